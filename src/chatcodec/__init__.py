@@ -1,0 +1,94 @@
+"""chatcodec: chat templates in, assistant messages out.
+
+* **Encoding** (:mod:`chatcodec.chat_templates`): a Jinja chat template turns messages, tools and
+  documents into the exact prompt a model was trained on.
+* **Decoding** (:mod:`chatcodec.response_templates`): a declarative response template turns the
+  text a model generates back into ``{"role": "assistant", "reasoning_content", "content",
+  "tool_calls"}``, whole or as a stream of events.
+* **Models** (:mod:`chatcodec.model`): :class:`ChatCodec` joins both halves for a model directory
+  or a bundled profile (:mod:`chatcodec.profiles`).
+
+Every public name is imported lazily on first access (PEP 562), so ``import chatcodec`` costs
+almost nothing and the decoding path never imports jinja2, rich or tokenizers.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+#: Public name -> module that defines it. Every name here is in ``__all__``.
+_LAZY: dict[str, str] = {
+    # decoding
+    "ResponseParser": "chatcodec.response_templates.engine",
+    "ResponseTemplate": "chatcodec.response_templates.template",
+    "load_response_template": "chatcodec.response_templates.template",
+    "parse_response": "chatcodec.response_templates.api",
+    "parse_response_batch": "chatcodec.response_templates.api",
+    # encoding
+    "render_chat_template": "chatcodec.chat_templates.render",
+    "render_chat_template_with_spans": "chatcodec.chat_templates.render",
+    "RenderedChat": "chatcodec.chat_templates.render",
+    "select_chat_template": "chatcodec.chat_templates.selection",
+    "get_json_schema": "chatcodec.tool_schemas",
+    # model directories
+    "ChatCodec": "chatcodec.model.codec",
+    "load_chat_templates": "chatcodec.model.storage",
+    "save_chat_templates": "chatcodec.model.storage",
+    # errors
+    "ChatCodecError": "chatcodec.errors",
+    "ChatTemplateNotFoundError": "chatcodec.errors",
+    "DocstringParsingException": "chatcodec.errors",
+    "MissingFieldError": "chatcodec.errors",
+    "ModelStorageError": "chatcodec.errors",
+    "ParserStateError": "chatcodec.errors",
+    "ResponseParseError": "chatcodec.errors",
+    "ResponseTemplateError": "chatcodec.errors",
+    "TokenizerUnavailableError": "chatcodec.errors",
+    "TypeHintParsingException": "chatcodec.errors",
+    "ChatTemplateError": "chatcodec.chat_templates.environment",
+}
+
+__all__ = sorted([*_LAZY, "__version__"])
+
+if TYPE_CHECKING:
+    from chatcodec.chat_templates.environment import ChatTemplateError
+    from chatcodec.chat_templates.render import (
+        RenderedChat,
+        render_chat_template,
+        render_chat_template_with_spans,
+    )
+    from chatcodec.chat_templates.selection import select_chat_template
+    from chatcodec.errors import (
+        ChatCodecError,
+        ChatTemplateNotFoundError,
+        DocstringParsingException,
+        MissingFieldError,
+        ModelStorageError,
+        ParserStateError,
+        ResponseParseError,
+        ResponseTemplateError,
+        TokenizerUnavailableError,
+        TypeHintParsingException,
+    )
+    from chatcodec.model.codec import ChatCodec
+    from chatcodec.model.storage import load_chat_templates, save_chat_templates
+    from chatcodec.response_templates.api import parse_response, parse_response_batch
+    from chatcodec.response_templates.engine import ResponseParser
+    from chatcodec.response_templates.template import ResponseTemplate, load_response_template
+    from chatcodec.tool_schemas import get_json_schema
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'chatcodec' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,0 +1,1 @@
+"""Template analysis tools (linting, inspection); never on the per-token path."""

@@ -1,0 +1,90 @@
+"""The ``chatcodec`` command line: ``main(argv) -> exit code``.
+
+Each command lives in its own module exporting ``add_arguments(parser)`` and ``run(args) -> int``.
+Only the module of the command being run is imported, so ``chatcodec parse`` never pays for
+jinja2 or rich. Rules kept here:
+
+* stdout carries only data (the prompt, a JSON message, JSON Lines events); diagnostics go to
+  stderr;
+* an expected error prints one line, ``chatcodec: <ErrorClass>: <message>``, and exits 1; usage
+  errors exit 2 (argparse's convention); ``--debug`` or ``CHATCODEC_DEBUG=1`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+__all__ = ["COMMANDS", "main"]
+
+#: Command name -> (module, one-line help). Modules are imported only when their command runs.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("chatcodec.cli.demo", "render a chat and stream a real model output through a bundled profile"),
+    "parse": ("chatcodec.cli.parse", "parse a model output into an assistant message (or events)"),
+    "render": ("chatcodec.cli.render", "render a conversation with a chat template"),
+    "migrate": ("chatcodec.cli.migrate", "rewrite a legacy model directory in the modern template format"),
+    "profiles": ("chatcodec.cli.profiles", "list the bundled model-family profiles and their coverage"),
+    "lint": ("chatcodec.cli.lint", "report portability problems in a chat or response template"),
+}
+
+
+def _build_parser(command: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="chatcodec",
+        description="Render chat templates and parse model output with response templates.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show the traceback of errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            importlib.import_module(module_name).add_arguments(command_parser)
+    return parser
+
+
+def _find_command(argv: Sequence[str]) -> str | None:
+    for arg in argv:
+        if arg in COMMANDS:
+            return arg
+        if not arg.startswith("-"):
+            return None
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line.
+
+    Args:
+        argv: the arguments after the program name; ``None`` reads ``sys.argv[1:]``.
+
+    Returns:
+        The exit code: 0 on success, 1 on an error in the input, 2 on a usage error.
+    """
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    parser = _build_parser(_find_command(args_list))
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    debug = args.debug or os.environ.get("CHATCODEC_DEBUG") == "1"
+    module = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        return int(module.run(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as error:  # the one place that turns any failure into one clear line
+        if debug:
+            traceback.print_exc()
+        from chatcodec.errors import ChatCodecError
+
+        kind = type(error).__name__
+        if not isinstance(error, (ChatCodecError, ValueError, OSError, LookupError)) and not debug:
+            kind = f"internal error ({kind}); rerun with --debug and report it"
+        print(f"chatcodec: {kind}: {error}", file=sys.stderr)
+        return 1

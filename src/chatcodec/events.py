@@ -1,0 +1,94 @@
+"""Streaming events: the shapes :class:`chatcodec.ResponseParser` emits, and helpers to combine them.
+
+Events are plain ``dict`` objects at run time (a dict literal costs a fraction of a typed object,
+and it runs once per generated token). The ``TypedDict`` classes below only describe them for
+readers and type checkers::
+
+    {"type": "region_open",  "field": "content"}
+    {"type": "region_chunk", "field": "content", "text": "Hel", "dirty": False}
+    {"type": "region_close", "field": "content", "value": "Hello"}
+
+``dirty`` is ``False`` for regions whose content parser streams verbatim (``text``, ``int``,
+``float``, ``bool``: every chunk is part of the final value, apart from whitespace stripped at
+close) and ``True`` for structured ones (``json``, ``xml-inline``, ``kv-lines`` and ``x-``
+extensions), whose parsed value only arrives with ``region_close``.
+
+The ``value`` of a ``region_close`` event is a separate copy from the value stored in the final
+message, so a consumer that mutates an event cannot change the message (and vice versa).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal, TypedDict, Union
+
+__all__ = ["Event", "RegionChunk", "RegionClose", "RegionOpen", "join_chunks", "merge_chunks"]
+
+
+class RegionOpen(TypedDict):
+    """A region (one occurrence of a field) started."""
+
+    type: Literal["region_open"]
+    field: str
+
+
+class RegionChunk(TypedDict):
+    """Raw text that belongs to the open region ``field``."""
+
+    type: Literal["region_chunk"]
+    field: str
+    text: str
+    dirty: bool
+
+
+class RegionClose(TypedDict):
+    """The region ``field`` ended; ``value`` is its parsed, transformed, typed value."""
+
+    type: Literal["region_close"]
+    field: str
+    value: Any
+
+
+Event = Union[RegionOpen, RegionChunk, RegionClose]
+
+
+def merge_chunks(events: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Merge adjacent ``region_chunk`` events of the same field into one.
+
+    Chunk boundaries depend on how the output was split; merging removes that difference, so two
+    event streams of the same output compare equal however they were fed.
+
+    Args:
+        events: events in emission order.
+
+    Returns:
+        A new list; merged chunks are new dicts, other events are the original objects.
+    """
+    merged: list[dict[str, Any]] = []
+    for event in events:
+        if (
+            event["type"] == "region_chunk"
+            and merged
+            and merged[-1]["type"] == "region_chunk"
+            and merged[-1]["field"] == event["field"]
+        ):
+            merged[-1] = {**merged[-1], "text": merged[-1]["text"] + event["text"]}
+        else:
+            merged.append(event)
+    return merged
+
+
+def join_chunks(events: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Concatenate the chunk text of every field.
+
+    Args:
+        events: events in emission order.
+
+    Returns:
+        ``{field: all region_chunk text of that field, in order}``; fields without chunks are absent.
+    """
+    joined: dict[str, list[str]] = {}
+    for event in events:
+        if event["type"] == "region_chunk":
+            joined.setdefault(event["field"], []).append(event["text"])
+    return {field: "".join(parts) for field, parts in joined.items()}
