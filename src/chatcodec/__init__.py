@@ -81,7 +81,13 @@ if TYPE_CHECKING:
     from chatcodec.tool_schemas import get_json_schema
 
 
+#: Subpackages reachable as attributes without an explicit import (``chatcodec.profiles.names()``).
+_SUBMODULES = frozenset({"profiles"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"chatcodec.{name}")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'chatcodec' has no attribute {name!r}")
