@@ -1,0 +1,313 @@
+"""A model directory's configuration files: ``tokenizer_config.json``, ``special_tokens_map.json``,
+``generation_config.json``.
+
+What lives here: reading the special tokens (strings, ``{"content": ...}`` objects or serialised
+``AddedToken`` objects), the added tokens (``added_tokens_decoder``), the ``response_template`` key
+and the end-of-sequence token ids; and writing ``tokenizer_config.json`` back with only the keys
+chatcodec owns changed. Chat templates are not read here (:mod:`chatcodec.model.storage` owns
+them) and nothing here tokenizes.
+
+Rule kept: a file is never half understood. A key chatcodec reads and cannot use raises
+:class:`~chatcodec.errors.ModelStorageError` naming the file and the key; keys chatcodec does not
+read are kept verbatim (and in order) when the file is written back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chatcodec.errors import ModelStorageError
+
+__all__ = [
+    "GENERATION_CONFIG_FILE",
+    "SPECIAL_TOKENS_ATTRIBUTES",
+    "SPECIAL_TOKENS_MAP_FILE",
+    "TOKENIZER_CONFIG_FILE",
+    "AddedToken",
+    "TokenizerConfig",
+    "read_json_file",
+    "read_tokenizer_config",
+    "token_content",
+    "write_tokenizer_config",
+]
+
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
+GENERATION_CONFIG_FILE = "generation_config.json"
+
+#: The named special tokens a chat template sees as variables (the reference's
+#: ``PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES``, transformers 5.23).
+SPECIAL_TOKENS_ATTRIBUTES = (
+    "bos_token",
+    "eos_token",
+    "unk_token",
+    "sep_token",
+    "pad_token",
+    "cls_token",
+    "mask_token",
+)
+
+
+@dataclass(frozen=True)
+class AddedToken:
+    """A token the tokenizer matches before splitting text (``added_tokens_decoder`` entries).
+
+    Attributes:
+        id: the token id.
+        content: the token's text, e.g. ``"<|im_start|>"``.
+        special: whether the tokenizer marks it special (``skip_special_tokens`` would drop it).
+    """
+
+    id: int
+    content: str
+    special: bool
+
+
+@dataclass
+class TokenizerConfig:
+    """What chatcodec reads from a model directory's configuration files.
+
+    Attributes:
+        data: the parsed ``tokenizer_config.json`` (``{}`` when the file is absent), kept verbatim
+            so that writing it back changes only the keys chatcodec owns.
+        special_tokens: the named special tokens as strings (``{"eos_token": "</s>", ...}``), in
+            :data:`SPECIAL_TOKENS_ATTRIBUTES` order; tokens set to ``null`` are absent.
+        extra_special_tokens: ``extra_special_tokens`` / ``additional_special_tokens`` as strings.
+        added_tokens: ``added_tokens_decoder`` as ``{id: AddedToken}``.
+        response_template: the ``response_template`` key, or ``None``.
+        chat_control_tokens: the ``chat_control_tokens`` key (tokens that must never come from
+            user input), or ``None``.
+        eos_token_ids: the end-of-sequence ids of ``generation_config.json`` (``eos_token_id``,
+            an int or a list), in file order; empty when the file or the key is absent.
+        pad_token_id: ``generation_config.json``'s ``pad_token_id``, or ``None``.
+        files: the configuration files that were read, by name.
+    """
+
+    data: dict[str, Any] = field(default_factory=dict)
+    special_tokens: dict[str, str] = field(default_factory=dict)
+    extra_special_tokens: list[str] = field(default_factory=list)
+    added_tokens: dict[int, AddedToken] = field(default_factory=dict)
+    response_template: dict[str, Any] | None = None
+    chat_control_tokens: list[str] | None = None
+    eos_token_ids: list[int] = field(default_factory=list)
+    pad_token_id: int | None = None
+    files: list[str] = field(default_factory=list)
+
+    @property
+    def padding_side(self) -> str:
+        """``"right"`` (the reference's default) or ``"left"``, from ``padding_side``."""
+        return str(self.data.get("padding_side") or "right")
+
+    @property
+    def truncation_side(self) -> str:
+        """``"right"`` (the reference's default) or ``"left"``, from ``truncation_side``."""
+        return str(self.data.get("truncation_side") or "right")
+
+    @property
+    def model_max_length(self) -> int | None:
+        """``model_max_length`` when it is a sensible integer, else ``None``."""
+        value = self.data.get("model_max_length")
+        return value if isinstance(value, int) and 0 < value < 10**12 else None
+
+
+def read_json_file(path: Path) -> Any:
+    """Parse a JSON file, naming the file, line and column when it is not valid JSON.
+
+    Raises:
+        ModelStorageError: the file is not UTF-8 JSON.
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ModelStorageError(
+            f"{path}: not UTF-8 text (byte {error.start}: {error.reason})", path=str(path)
+        ) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ModelStorageError(
+            f"{path}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}",
+            path=str(path),
+        ) from None
+
+
+def token_content(value: Any, where: str) -> str | None:
+    """The text of a special token as the configuration files store it.
+
+    Accepts a string, ``None``, or an object with a ``"content"`` string (both the plain
+    ``{"content": ...}`` form and the serialised ``{"__type": "AddedToken", "content": ...}``).
+
+    Args:
+        value: the stored value.
+        where: ``"file: key"`` for the error message.
+
+    Returns:
+        The token text, or ``None`` when the value is ``None``.
+
+    Raises:
+        ModelStorageError: any other shape.
+    """
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Mapping) and isinstance(value.get("content"), str):
+        return str(value["content"])
+    raise ModelStorageError(
+        f"{where}: expected a token string or an object with a 'content' string, got {value!r}"
+    )
+
+
+def _token_list(value: Any, where: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, Mapping):  # named model-specific tokens: {"image_token": "<image>"}
+        items = list(value.values())
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        raise ModelStorageError(f"{where}: expected a list of tokens, got {type(value).__name__}")
+    tokens = [token_content(item, f"{where}[{index}]") for index, item in enumerate(items)]
+    return [token for token in tokens if token is not None]
+
+
+def _added_tokens(value: Any, where: str) -> dict[int, AddedToken]:
+    if not isinstance(value, Mapping):
+        raise ModelStorageError(f"{where}: expected an object mapping token ids to tokens")
+    added: dict[int, AddedToken] = {}
+    for key, item in value.items():
+        try:
+            token_id = int(key)
+        except (TypeError, ValueError):
+            raise ModelStorageError(f"{where}: {key!r} is not a token id") from None
+        content = token_content(item, f"{where}.{key}")
+        if content is None:
+            raise ModelStorageError(f"{where}.{key}: a token without content")
+        special = bool(item.get("special", False)) if isinstance(item, Mapping) else False
+        added[token_id] = AddedToken(token_id, content, special)
+    return added
+
+
+def _named_special_tokens(source: Mapping[str, Any], where: str) -> dict[str, str | None]:
+    return {
+        key: token_content(source[key], f"{where}: {key}")
+        for key in SPECIAL_TOKENS_ATTRIBUTES
+        if key in source
+    }
+
+
+def _apply_special_tokens_map(config: TokenizerConfig, directory: Path,
+                              named: dict[str, str | None]) -> None:
+    """Merge the legacy ``special_tokens_map.json`` the way the reference does.
+
+    transformers 5.23 reads it only when ``tokenizer_config.json`` has no
+    ``added_tokens_decoder``, and then its values override the config's.
+    """
+    path = directory / SPECIAL_TOKENS_MAP_FILE
+    if "added_tokens_decoder" in config.data or not path.is_file():
+        return
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise ModelStorageError(f"{path}: expected a JSON object", path=str(path))
+    config.files.append(SPECIAL_TOKENS_MAP_FILE)
+    named.update(_named_special_tokens(data, SPECIAL_TOKENS_MAP_FILE))
+    for key in ("extra_special_tokens", "additional_special_tokens"):
+        for token in _token_list(data.get(key), f"{SPECIAL_TOKENS_MAP_FILE}: {key}"):
+            if token not in config.extra_special_tokens:
+                config.extra_special_tokens.append(token)
+
+
+def _read_generation_config(config: TokenizerConfig, directory: Path) -> None:
+    path = directory / GENERATION_CONFIG_FILE
+    if not path.is_file():
+        return
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise ModelStorageError(f"{path}: expected a JSON object", path=str(path))
+    config.files.append(GENERATION_CONFIG_FILE)
+    eos = data.get("eos_token_id")
+    ids = eos if isinstance(eos, list) else [eos]
+    config.eos_token_ids = [value for value in ids if isinstance(value, int)]
+    pad = data.get("pad_token_id")
+    config.pad_token_id = pad if isinstance(pad, int) else None
+
+
+def _response_template(data: Mapping[str, Any]) -> dict[str, Any] | None:
+    value = data.get("response_template")
+    if value is None or isinstance(value, dict):
+        return value
+    raise ModelStorageError(
+        f"{TOKENIZER_CONFIG_FILE}: response_template: expected a JSON object (a response template), "
+        f"got {type(value).__name__}"
+    )
+
+
+def _chat_control_tokens(data: Mapping[str, Any]) -> list[str] | None:
+    value = data.get("chat_control_tokens")
+    if value is None:
+        return None
+    if isinstance(value, list) and all(isinstance(token, str) for token in value):
+        return list(value)
+    raise ModelStorageError(f"{TOKENIZER_CONFIG_FILE}: chat_control_tokens: expected a list of strings")
+
+
+def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
+    """Read the configuration files of a model directory.
+
+    Follows transformers 5.23 (``PreTrainedTokenizerBase._from_pretrained``): named special tokens
+    come from ``tokenizer_config.json``; the legacy ``special_tokens_map.json`` is read only when
+    the config has no ``added_tokens_decoder``, and then overrides it; ``additional_special_tokens``
+    is the old name of ``extra_special_tokens``. Absent files are simply absent.
+
+    Args:
+        directory: the model directory.
+
+    Returns:
+        A :class:`TokenizerConfig`.
+
+    Raises:
+        ModelStorageError: a file is not valid JSON, or a key chatcodec reads has the wrong shape
+            (the message names the file and the key).
+    """
+    directory = Path(directory)
+    config = TokenizerConfig()
+    path = directory / TOKENIZER_CONFIG_FILE
+    if path.is_file():
+        data = read_json_file(path)
+        if not isinstance(data, dict):
+            raise ModelStorageError(f"{path}: expected a JSON object", path=str(path))
+        config.data = data
+        config.files.append(TOKENIZER_CONFIG_FILE)
+    named = _named_special_tokens(config.data, TOKENIZER_CONFIG_FILE)
+    for key in ("extra_special_tokens", "additional_special_tokens"):
+        if config.data.get(key) is not None and not config.extra_special_tokens:
+            config.extra_special_tokens = _token_list(config.data[key], f"{TOKENIZER_CONFIG_FILE}: {key}")
+    if "added_tokens_decoder" in config.data:
+        config.added_tokens = _added_tokens(
+            config.data["added_tokens_decoder"], f"{TOKENIZER_CONFIG_FILE}: added_tokens_decoder"
+        )
+    _apply_special_tokens_map(config, directory, named)
+    config.special_tokens = {
+        key: value for key in SPECIAL_TOKENS_ATTRIBUTES if (value := named.get(key)) is not None
+    }
+    config.response_template = _response_template(config.data)
+    config.chat_control_tokens = _chat_control_tokens(config.data)
+    _read_generation_config(config, directory)
+    return config
+
+
+def write_tokenizer_config(directory: str | Path, data: Mapping[str, Any]) -> Path:
+    """Write ``tokenizer_config.json`` (UTF-8, two-space indent, keys in the given order).
+
+    Args:
+        directory: the model directory (must exist).
+        data: the whole configuration object to write.
+
+    Returns:
+        The path written.
+    """
+    path = Path(directory) / TOKENIZER_CONFIG_FILE
+    path.write_text(json.dumps(dict(data), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
