@@ -112,7 +112,8 @@ def test_response_template_and_chat_control_tokens(tmp_path: Path) -> None:
      "tokenizer_config.json: response_template: expected a JSON object (a response template), got str"),
     ({"eos_token": 2},
      "tokenizer_config.json: eos_token: expected a token string or an object with a 'content' string, got 2"),
-    ({"chat_control_tokens": "<a>"}, "tokenizer_config.json: chat_control_tokens: expected a list of strings"),
+    ({"chat_control_tokens": "<a>"},
+     "tokenizer_config.json: chat_control_tokens: expected a list of strings"),
 ])
 def test_keys_of_the_wrong_shape_name_file_and_key(tmp_path: Path, config: dict[str, object],
                                                    message: str) -> None:
@@ -156,7 +157,7 @@ def test_token_content_shapes() -> None:
     assert token_content("<s>", "x") == "<s>"
     assert token_content(None, "x") is None
     assert token_content({"content": "<s>", "special": True}, "x") == "<s>"
-    with pytest.raises(ModelStorageError, match="^f: k: expected a token string"):
+    with pytest.raises(ModelStorageError, match=r"^f: k: expected a token string"):
         token_content({"text": "<s>"}, "f: k")
 
 

@@ -1,0 +1,251 @@
+"""Token ids: an optional wrapper over the ``tokenizers`` package, and incremental decoding.
+
+What lives here: loading ``tokenizer.json`` (``tokenizers`` is imported lazily, only when a model
+directory with a ``tokenizer.json`` is loaded), encoding with character offsets, encoding text
+"as text" (never producing an added or special token, for control-token sanitising), decoding with
+special tokens kept (delimiters are often special tokens), and :class:`IncrementalDecoder`, which
+turns ids arriving one step at a time into text.
+
+Rules kept:
+
+* ``import chatcodec`` and the decoding path never import ``tokenizers``.
+* When ids are asked for and no tokenizer exists, :class:`~chatcodec.errors.TokenizerUnavailableError`
+  names the fix (``pip install 'chatcodec[tokenizers]'``, or add ``tokenizer.json``).
+* Incremental decoding emits a multi-byte character once it is complete (never U+FFFD for a
+  character split across byte tokens) and keeps the word-boundary spaces of SentencePiece-style
+  tokenizers; the text it emits is always the text of decoding all ids at once.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from chatcodec.errors import TokenizerUnavailableError
+from chatcodec.model.config import AddedToken
+
+__all__ = [
+    "TOKENIZER_FILE",
+    "IncrementalDecoder",
+    "Tokenizer",
+    "load_tokenizer",
+    "tokenizer_unavailable",
+]
+
+TOKENIZER_FILE = "tokenizer.json"
+
+#: The character ``tokenizers`` decoders put where bytes do not (yet) form a character.
+REPLACEMENT_CHARACTER = "\ufffd"
+
+
+def tokenizer_unavailable(reason: str) -> TokenizerUnavailableError:
+    """The error raised when token ids are asked for and no tokenizer exists.
+
+    Args:
+        reason: why there is none (``"the tokenizers package is not installed"``, ...).
+    """
+    return TokenizerUnavailableError(
+        f"token ids: no tokenizer is available ({reason}). "
+        "Install the optional tokenizer support with `pip install 'chatcodec[tokenizers]'` and load a "
+        f"model directory that has a {TOKENIZER_FILE}; for the prompt text alone pass tokenize=False."
+    )
+
+
+def _import_tokenizers() -> Any:
+    try:
+        return importlib.import_module("tokenizers")
+    except ImportError:
+        raise tokenizer_unavailable("the tokenizers package is not installed") from None
+
+
+class Tokenizer:
+    """A ``tokenizers.Tokenizer`` with the operations chat templates and response parsing need.
+
+    Args:
+        backend: a ``tokenizers.Tokenizer``.
+        path: the ``tokenizer.json`` it was loaded from, if any (copied by ``save_pretrained``).
+    """
+
+    def __init__(self, backend: Any, path: Path | None = None) -> None:
+        self.backend = backend
+        self.path = path
+        self._added: dict[int, AddedToken] | None = None
+        self._newline_plain: list[int] | None = None
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> Tokenizer:
+        """Load a ``tokenizer.json``.
+
+        Raises:
+            TokenizerUnavailableError: the ``tokenizers`` package is not installed.
+            ModelStorageError: the file cannot be parsed by ``tokenizers``.
+        """
+        from chatcodec.errors import ModelStorageError
+
+        tokenizers = _import_tokenizers()
+        try:
+            backend = tokenizers.Tokenizer.from_file(str(path))
+        except Exception as error:  # tokenizers raises a bare Exception on malformed files
+            raise ModelStorageError(f"{path}: tokenizers cannot load it: {error}", path=str(path)) from None
+        return cls(backend, Path(path))
+
+    # -- vocabulary ------------------------------------------------------------------------------
+
+    @property
+    def added_tokens_decoder(self) -> dict[int, AddedToken]:
+        """The tokenizer's added tokens (special or not), ``{id: AddedToken}``."""
+        if self._added is None:
+            self._added = {
+                token_id: AddedToken(token_id, token.content, bool(token.special))
+                for token_id, token in sorted(self.backend.get_added_tokens_decoder().items())
+            }
+        return self._added
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token string (a vocabulary entry or an added token), or ``None``."""
+        value = self.backend.token_to_id(token)
+        return None if value is None else int(value)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The vocabulary string of an id, or ``None``."""
+        value = self.backend.id_to_token(token_id)
+        return None if value is None else str(value)
+
+    @property
+    def vocab_size(self) -> int:
+        """The vocabulary size, added tokens included."""
+        return int(self.backend.get_vocab_size(with_added_tokens=True))
+
+    # -- encoding --------------------------------------------------------------------------------
+
+    def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
+        """Token ids of ``text``; added and special tokens written in it become their ids.
+
+        Args:
+            text: the text to encode.
+            add_special_tokens: let the tokenizer's post-processor add its tokens (a BOS, ...).
+        """
+        return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
+
+    def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
+        """Token ids of ``text`` (no post-processor tokens) and each token's character span.
+
+        A character split over several byte tokens lies in the span of each of them.
+        """
+        encoding = self.backend.encode(text, add_special_tokens=False)
+        return list(encoding.ids), [(int(start), int(end)) for start, end in encoding.offsets]
+
+    def encode_plain(self, text: str) -> list[int]:
+        """Token ids of ``text`` read as plain text: no added or special token is matched in it.
+
+        Runs the tokenizer's normalizer, pre-tokenizer and model directly, skipping the added
+        vocabulary (the reference's ``split_special_tokens=True`` still matches added tokens that
+        are not special, and then refuses to sanitise them).
+        """
+        normalizer = self.backend.normalizer
+        normalized = normalizer.normalize_str(text) if normalizer is not None else text
+        pre_tokenizer = self.backend.pre_tokenizer
+        words = (
+            [word for word, _ in pre_tokenizer.pre_tokenize_str(normalized)]
+            if pre_tokenizer is not None
+            else [normalized]
+        )
+        model = self.backend.model
+        return [int(token.id) for word in words if word for token in model.tokenize(word)]
+
+    def encode_plain_inside(self, text: str) -> list[int]:
+        """:meth:`encode_plain` for text in the middle of a prompt.
+
+        SentencePiece-style tokenizers add a word-boundary space at the start of a string; the
+        text is encoded after a newline and the newline's ids are removed again (the reference
+        does the same for sanitised pieces).
+        """
+        if self._newline_plain is None:
+            self._newline_plain = self.encode_plain("\n")
+        ids = self.encode_plain("\n" + text)
+        size = len(self._newline_plain)
+        if ids[:size] == self._newline_plain:
+            return ids[size:]
+        return self.encode_plain(text)
+
+    # -- decoding --------------------------------------------------------------------------------
+
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+        """Text of ``ids``. Special tokens are kept unless ``skip_special_tokens`` is set.
+
+        No tokenization-space clean-up is applied (it would change model output).
+        """
+        return str(self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens))
+
+    def incremental_decoder(self) -> IncrementalDecoder:
+        """A fresh :class:`IncrementalDecoder` over this tokenizer (special tokens kept)."""
+        return IncrementalDecoder(self.decode)
+
+
+def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]:
+    """Load ``directory/tokenizer.json`` when it exists and ``tokenizers`` is installed.
+
+    Args:
+        directory: a model directory.
+
+    Returns:
+        ``(tokenizer, None)``, or ``(None, reason)`` saying why there is no tokenizer; the reason
+        goes into the :class:`~chatcodec.errors.TokenizerUnavailableError` raised if token ids
+        are asked for later.
+
+    Raises:
+        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed.
+    """
+    path = Path(directory) / TOKENIZER_FILE
+    if not path.is_file():
+        return None, f"{Path(directory) / TOKENIZER_FILE} does not exist"
+    try:
+        _import_tokenizers()
+    except TokenizerUnavailableError:
+        return None, "the tokenizers package is not installed"
+    return Tokenizer.from_file(path), None
+
+
+class IncrementalDecoder:
+    """Turns token ids arriving step by step into text, exactly as decoding them all at once would.
+
+    Decoding each id alone and concatenating is wrong twice over: a character split across
+    byte tokens decodes to U+FFFD pieces, and SentencePiece decoders drop the word-boundary space
+    of a sequence's first token. This decoder keeps a small window of recent ids instead: it
+    decodes the window with and without the new ids and emits the difference, and holds the
+    difference back while it ends in U+FFFD (an incomplete character).
+
+    Args:
+        decode: a function turning a list of ids into text (special tokens kept).
+    """
+
+    def __init__(self, decode: Callable[[list[int]], str]) -> None:
+        self._decode = decode
+        self._ids: list[int] = []
+        self._prefix_offset = 0  # start of the window decoded for context
+        self._read_offset = 0  # ids before this were emitted as text
+
+    def step(self, ids: int | Sequence[int]) -> str:
+        """Add one id or several and return the text that is now complete (maybe ``""``)."""
+        if isinstance(ids, int):
+            self._ids.append(ids)
+        else:
+            self._ids.extend(ids)
+        return self._emit(final=False)
+
+    def flush(self) -> str:
+        """Return the text still held back (an incomplete character decodes as U+FFFD here)."""
+        return self._emit(final=True)
+
+    def _emit(self, *, final: bool) -> str:
+        if self._read_offset == len(self._ids):
+            return ""
+        window = self._ids[self._prefix_offset:]
+        context = self._decode(window[: self._read_offset - self._prefix_offset])
+        text = self._decode(window)
+        if not final and (len(text) <= len(context) or text.endswith(REPLACEMENT_CHARACTER)):
+            return ""
+        self._prefix_offset, self._read_offset = self._read_offset, len(self._ids)
+        return text[len(context):]

@@ -1,0 +1,155 @@
+"""The optional ``tokenizers`` wrapper, with and without the package, and incremental decoding."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatcodec.errors import ModelStorageError, TokenizerUnavailableError
+from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, load_tokenizer
+from tests.model.helpers import chatml_tokenizer, sentencepiece_tokenizer
+
+
+@pytest.fixture(scope="module")
+def chatml() -> Tokenizer:
+    return Tokenizer(chatml_tokenizer())
+
+
+@pytest.fixture(scope="module")
+def spm() -> Tokenizer:
+    return Tokenizer(sentencepiece_tokenizer())
+
+
+@pytest.fixture
+def without_tokenizers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``import tokenizers`` fail, as on a machine without the optional extra."""
+    monkeypatch.setitem(sys.modules, "tokenizers", None)
+
+
+class TestLoading:
+    def test_loads_tokenizer_json(self, tmp_path: Path) -> None:
+        chatml_tokenizer().save(str(tmp_path / "tokenizer.json"))
+        tokenizer, reason = load_tokenizer(tmp_path)
+        assert reason is None
+        assert tokenizer is not None
+        assert tokenizer.path == tmp_path / "tokenizer.json"
+        assert tokenizer.token_to_id("<|im_end|>") == 2
+
+    def test_no_tokenizer_json(self, tmp_path: Path) -> None:
+        assert load_tokenizer(tmp_path) == (None, f"{tmp_path / 'tokenizer.json'} does not exist")
+
+    def test_without_the_package(self, tmp_path: Path, without_tokenizers: None) -> None:
+        (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
+        assert load_tokenizer(tmp_path) == (None, "the tokenizers package is not installed")
+
+    def test_from_file_without_the_package_names_the_fix(self, tmp_path: Path,
+                                                         without_tokenizers: None) -> None:
+        with pytest.raises(TokenizerUnavailableError) as caught:
+            Tokenizer.from_file(tmp_path / "tokenizer.json")
+        assert str(caught.value) == (
+            "token ids: no tokenizer is available (the tokenizers package is not installed). Install the "
+            "optional tokenizer support with `pip install 'chatcodec[tokenizers]'` and load a model "
+            "directory that has a tokenizer.json; for the prompt text alone pass tokenize=False."
+        )
+        assert isinstance(caught.value, ImportError)
+
+    def test_malformed_tokenizer_json(self, tmp_path: Path) -> None:
+        (tmp_path / "tokenizer.json").write_text('{"model": 3}', encoding="utf-8")
+        with pytest.raises(ModelStorageError, match=r"tokenizer.json: tokenizers cannot load it: "):
+            load_tokenizer(tmp_path)
+
+    def test_importing_the_module_does_not_import_tokenizers(self) -> None:
+        code = "import sys, chatcodec.model.tokenizer; print('tokenizers' in sys.modules)"
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        assert result.stdout == "False\n"
+
+
+class TestEncodeDecode:
+    def test_special_and_added_tokens_round_trip(self, chatml: Tokenizer) -> None:
+        text = "<|im_start|>assistant\n<think>ok</think><tool_call>{}</tool_call><|im_end|>"
+        ids = chatml.encode(text)
+        assert chatml.decode(ids) == text  # special tokens kept by default, unlike tokenizers' decode
+        assert ids[0] == chatml.token_to_id("<|im_start|>")
+        assert ids[-1] == chatml.token_to_id("<|im_end|>")
+        assert ids.count(chatml.token_to_id("<think>")) == 1
+        assert chatml.decode(ids, skip_special_tokens=True) == (
+            "assistant\n<think>ok</think><tool_call>{}</tool_call>")
+
+    def test_added_tokens_decoder(self, chatml: Tokenizer) -> None:
+        added = chatml.added_tokens_decoder
+        assert [(token.content, token.special) for token in added.values()][:4] == [
+            ("<|endoftext|>", True), ("<|im_start|>", True), ("<|im_end|>", True), ("<tool_call>", False)]
+
+    def test_offsets_cover_every_byte_token_of_a_split_character(self, chatml: Tokenizer) -> None:
+        text = "Hi 😀"
+        ids, offsets = chatml.encode_with_offsets(text)
+        assert chatml.decode(ids) == text
+        emoji = [span for span in offsets if span == (3, 4)]
+        assert len(emoji) == 4  # four UTF-8 bytes, four byte-level tokens, all covering the emoji
+
+    def test_encode_plain_never_produces_added_tokens(self, chatml: Tokenizer) -> None:
+        text = "<|im_start|>user <tool_call>"
+        ids = chatml.encode_plain(text)
+        assert not set(ids) & set(chatml.added_tokens_decoder)
+        assert chatml.decode(ids) == text
+        assert len(chatml.encode(text)) < len(ids)
+
+    def test_encode_plain_inside_adds_no_word_boundary_space(self, spm: Tokenizer) -> None:
+        assert spm.decode(spm.encode_plain("Hello")) == "Hello"
+        inside = spm.encode_plain_inside("Hello")
+        assert spm.decode(spm.encode("x") + inside) == "xHello"
+        assert spm.decode(spm.encode("x") + spm.encode_plain("Hello")) == "x Hello"
+
+
+class TestIncrementalDecoding:
+    def test_split_characters_and_word_boundary_spaces(self, spm: Tokenizer) -> None:
+        ids = spm.encode("Hello 日本 world", add_special_tokens=False)
+        # ▁Hello ▁ <E6> <97> <A5> <E6> <9C> <AC> ▁world
+        assert len(ids) == 9
+        decoder = spm.incremental_decoder()
+        assert [decoder.step(token_id) for token_id in ids] == [
+            "Hello", " ", "", "", "日", "", "", "本", " world"]
+        assert decoder.flush() == ""
+
+    def test_decoding_ids_one_by_one_is_wrong(self, spm: Tokenizer) -> None:
+        ids = spm.encode("Hello 日本 world", add_special_tokens=False)
+        assert "".join(spm.decode([token_id]) for token_id in ids) == "Hello" + "\ufffd" * 6 + "world"
+
+    def test_flush_releases_an_incomplete_character(self, spm: Tokenizer) -> None:
+        ids = spm.encode("Hello 日", add_special_tokens=False)
+        decoder = spm.incremental_decoder()
+        assert "".join(decoder.step(token_id) for token_id in ids[:-1]) == "Hello "
+        assert decoder.flush() == "\ufffd\ufffd"
+        assert decoder.flush() == ""
+
+    def test_several_ids_per_step(self, chatml: Tokenizer) -> None:
+        ids = chatml.encode("<think>x</think>Hé 😀!")
+        split = ids.index(chatml.token_to_id("</think>"))
+        decoder = chatml.incremental_decoder()
+        parts = [decoder.step(ids[:split]), decoder.step(ids[split:]), decoder.flush()]
+        assert parts == ["<think>x", "</think>Hé 😀!", ""]
+
+    @given(text=st.text(st.sampled_from(list("Helo wrd the 日本😀é\n<|>")), max_size=40),
+           use_spm=st.booleans())
+    def test_stream_equals_decoding_all_at_once(self, text: str, use_spm: bool) -> None:
+        tokenizer = Tokenizer(sentencepiece_tokenizer() if use_spm else chatml_tokenizer())
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        decoder = tokenizer.incremental_decoder()
+        deltas = [decoder.step(token_id) for token_id in ids] + [decoder.flush()]
+        assert "".join(deltas) == tokenizer.decode(ids)
+        assert not any("\ufffd" in delta for delta in deltas)
+
+    def test_works_with_any_decode_function(self) -> None:
+        table: dict[int, bytes] = {1: b"a", 2: "é".encode()[:1], 3: "é".encode()[1:]}
+
+        def decode(ids: list[int]) -> str:
+            return b"".join(table[i] for i in ids).decode("utf-8", errors="replace")
+
+        decoder: Any = IncrementalDecoder(decode)
+        assert [decoder.step(i) for i in (1, 2, 3, 1)] == ["a", "", "é", "a"]
