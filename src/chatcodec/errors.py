@@ -13,8 +13,10 @@ The hierarchy::
     │                                        or a template name that would escape its folder
     ├── TypeHintParsingException (ValueError)  ``get_json_schema``: a type hint with no JSON schema
     ├── DocstringParsingException (ValueError) ``get_json_schema``: a docstring without a description
-    └── TokenizerUnavailableError (ImportError)
-                                             token ids were asked for and no tokenizer can give them
+    ├── TokenizerUnavailableError (ImportError)
+    │                                        token ids were asked for and no tokenizer can give them
+    └── ControlTokenError (ValueError)       ``sanitize_control_tokens``: a control token in user input
+                                             that the tokenizer cannot encode as plain text
 
 ``ChatTemplateError`` (a Jinja ``TemplateError`` raised while a chat template renders) lives in
 :mod:`chatcodec.chat_templates.environment`, because it subclasses ``jinja2.TemplateError`` and this
@@ -36,6 +38,7 @@ from typing import Any
 
 __all__ = [
     "ChatCodecError",
+    "ControlTokenError",
     "DocstringParsingException",
     "MissingFieldError",
     "ChatTemplateNotFoundError",
@@ -188,3 +191,9 @@ class TokenizerUnavailableError(ChatCodecError, ImportError):
 
     The message names the fix: install ``chatcodec[tokenizers]`` or add ``tokenizer.json``.
     """
+
+
+class ControlTokenError(ChatCodecError, ValueError):
+    """``sanitize_control_tokens``: a control token typed into user input that the tokenizer turns
+    into that same control token even when it encodes it as plain text, so it cannot be sanitised
+    (the reference raises ``ValueError`` in the same case)."""
