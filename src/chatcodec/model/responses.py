@@ -1,0 +1,229 @@
+"""Model output as the model-level ``parse_response`` / ``get_response_parser`` receive it.
+
+What lives here: telling text from token ids and single sequences from batches (lists, tuples,
+and arrays or tensors through their ``tolist()``, so numpy and torch are never imported), the
+end of generation (:class:`EndOfSequence`), and :class:`ModelResponseParser`, a
+:class:`~chatcodec.ResponseParser` that accepts text or token ids at every step.
+
+Rule kept (SPEC §1.8a): an end-of-sequence token is a delimiter, not text. Generation ends at the
+first end-of-sequence token, as an id or as its text; it is never fed to the response parser (so
+it can never end up in ``reasoning_content`` or ``content``), and what follows it (padding, in a
+batch) is not part of the output. Regions still open are closed at the end of generation, as
+they are for truncated output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from chatcodec.errors import ParserStateError
+from chatcodec.model.tokenizer import IncrementalDecoder
+
+__all__ = [
+    "EndOfSequence",
+    "ModelResponseParser",
+    "as_id_list",
+    "is_token_ids",
+    "split_sequences",
+]
+
+
+def _to_python(value: Any) -> Any:
+    """Arrays and tensors become nested lists through ``tolist()``; other values pass through."""
+    tolist = getattr(value, "tolist", None)
+    return tolist() if callable(tolist) and not isinstance(value, (str, list, tuple)) else value
+
+
+def is_token_ids(value: Any) -> bool:
+    """Whether ``value`` is a sequence of ints (one sequence of token ids)."""
+    return isinstance(value, (list, tuple)) and all(
+        isinstance(item, int) and not isinstance(item, bool) for item in value
+    )
+
+
+def as_id_list(value: Any, what: str) -> list[int]:
+    """One sequence of token ids (an int, a list or tuple of ints, or a 1-D array) as a list.
+
+    Raises:
+        TypeError: anything else; the message names ``what``.
+    """
+    value = _to_python(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return [value]
+    if is_token_ids(value):
+        return list(value)
+    raise TypeError(f"{what}: expected text or a sequence of token ids, got {type(value).__name__}")
+
+
+def split_sequences(value: Any, what: str) -> tuple[list[str | list[int]], bool]:
+    """Split the input of the model-level ``parse_response`` into sequences.
+
+    Follows transformers 5.23 ``PreTrainedTokenizerBase.parse_response``: a string or a 1-D
+    sequence of ids is one sequence; a list of strings, a list of id lists or a 2-D array is a
+    batch; an empty list is an empty batch.
+
+    Args:
+        value: the response (or prefix).
+        what: ``"response"`` or ``"prefix"``, for messages.
+
+    Returns:
+        ``(sequences, batched)``; each sequence is a string or a list of ids.
+
+    Raises:
+        TypeError: the value is none of those shapes (the message names ``what``).
+    """
+    value = _to_python(value)
+    if isinstance(value, str):
+        return [value], False
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return [], True
+        if all(isinstance(item, str) for item in value):
+            return list(value), True
+        if is_token_ids(value):
+            return [list(value)], False
+        return [as_id_list(item, f"{what}[{index}]") for index, item in enumerate(value)], True
+    raise TypeError(
+        f"{what}: expected a string, token ids, a batch of either, or a 1-D/2-D array; "
+        f"got {type(value).__name__}"
+    )
+
+
+class EndOfSequence:
+    """Finds the end of generation in ids and in text, holding back text that may be its start.
+
+    Args:
+        token_ids: the end-of-sequence ids.
+        texts: the end-of-sequence tokens' texts.
+    """
+
+    def __init__(self, token_ids: Iterable[int], texts: Iterable[str]) -> None:
+        self.token_ids = frozenset(token_ids)
+        self.texts = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
+        self.ended = False
+        self._held = ""
+
+    def cut_ids(self, ids: Sequence[int]) -> list[int]:
+        """The ids before the first end-of-sequence id (all of them when there is none)."""
+        for index, token_id in enumerate(ids):
+            if token_id in self.token_ids:
+                self.ended = True
+                return list(ids[:index])
+        return list(ids)
+
+    def cut_text(self, text: str, *, final: bool = False) -> str:
+        """The text that is surely output: up to an end-of-sequence text, minus a possible start of one.
+
+        Args:
+            text: new text.
+            final: no more text follows (release what was held back).
+        """
+        if self.ended:
+            return ""
+        text, self._held = self._held + text, ""
+        ends = [index for index in (text.find(eos) for eos in self.texts) if index >= 0]
+        if ends:
+            self.ended = True
+            return text[: min(ends)]
+        if not final:
+            hold = self._partial_length(text)
+            if hold:
+                text, self._held = text[:-hold], text[-hold:]
+        return text
+
+    def _partial_length(self, text: str) -> int:
+        """Length of the longest suffix of ``text`` that is a proper prefix of an end text."""
+        longest = 0
+        for eos in self.texts:
+            index = text.find(eos[0], max(len(text) - len(eos) + 1, 0))
+            while index != -1 and len(text) - index > longest:
+                if eos.startswith(text[index:]):
+                    longest = len(text) - index
+                    break
+                index = text.find(eos[0], index + 1)
+        return longest
+
+
+class ModelResponseParser:
+    """A streaming response parser fed text or token ids, one generation step at a time.
+
+    Wraps :class:`~chatcodec.ResponseParser` (same events, same final message) with incremental
+    decoding of token ids (:class:`~chatcodec.model.tokenizer.IncrementalDecoder`) and the end of
+    generation (:class:`EndOfSequence`). Made by :meth:`chatcodec.ChatCodec.get_response_parser`.
+
+    Attributes:
+        parser: the wrapped :class:`~chatcodec.ResponseParser`.
+        ended: an end-of-sequence token was seen; later steps are not output and are ignored.
+        text: the generated text fed to the parser so far.
+    """
+
+    def __init__(self, parser: Any, end: EndOfSequence,
+                 decoder: Callable[[], IncrementalDecoder]) -> None:
+        self.parser = parser
+        self._end = end
+        self._new_decoder = decoder
+        self._decoder: IncrementalDecoder | None = None
+        self._finished = False
+        self.text = ""
+
+    @property
+    def ended(self) -> bool:
+        return self._end.ended
+
+    @property
+    def initial_events(self) -> list[dict[str, Any]]:
+        """Events the prefix produced (replay them before the first ``feed``)."""
+        return list(self.parser.initial_events)
+
+    def _decode(self, step: Any) -> str:
+        ids = as_id_list(step, "feed")
+        if self._decoder is None:
+            self._decoder = self._new_decoder()  # raises TokenizerUnavailableError without one
+        before = self._end.cut_ids(ids)
+        text = self._decoder.step(before)
+        return text + self._decoder.flush() if self._end.ended else text
+
+    def _pending(self) -> str:
+        return self._decoder.flush() if self._decoder is not None else ""
+
+    def feed(self, step: str | int | Sequence[int] | Any) -> list[dict[str, Any]]:
+        """Feed one step of output: text, one token id, or several ids (a list or 1-D array).
+
+        Returns:
+            The events this step produced.
+
+        Raises:
+            ParserStateError: the parser was finalized.
+            TokenizerUnavailableError: ids were fed and the model has no tokenizer.
+            ResponseParseError: the output cannot be parsed (strict mode).
+        """
+        if self._finished:
+            raise ParserStateError("feed: the parser was finalized; create a new one per sequence")
+        if self._end.ended:
+            return []
+        text = self._pending() + step if isinstance(step, str) else self._decode(step)
+        text = self._end.cut_text(text)
+        self.text += text
+        return list(self.parser.feed(text)) if text else []
+
+    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """End the generation: release held-back text, close open regions, return the message.
+
+        Returns:
+            ``(message, events)``: the final message and the events produced while finishing.
+
+        Raises:
+            ParserStateError: the parser was already finalized.
+            ResponseParseError: the output cannot be parsed (strict mode).
+        """
+        if self._finished:
+            raise ParserStateError("finalize: the parser was already finalized")
+        self._finished = True
+        events: list[dict[str, Any]] = []
+        text = self._end.cut_text(self._pending(), final=True)
+        if text:
+            self.text += text
+            events.extend(self.parser.feed(text))
+        message, final_events = self.parser.finalize()
+        return message, events + list(final_events)
