@@ -9,6 +9,8 @@ The hierarchy::
     ├── ParserStateError (RuntimeError)      ``feed``/``finalize`` on a parser that already finished
     ├── ChatTemplateNotFoundError (ValueError, LookupError)
     │                                        no chat template, or no template of the requested name
+    ├── ResponseTemplateNotFoundError (AttributeError, LookupError)
+    │                                        a model-level parse with no response template to use
     ├── ModelStorageError (ValueError)       a model directory whose files contradict each other,
     │                                        or a template name that would escape its folder
     ├── TypeHintParsingException (ValueError)  ``get_json_schema``: a type hint with no JSON schema
@@ -46,6 +48,7 @@ __all__ = [
     "ParserStateError",
     "ResponseParseError",
     "ResponseTemplateError",
+    "ResponseTemplateNotFoundError",
     "TokenizerUnavailableError",
     "TypeHintParsingException",
     "caret_excerpt",
@@ -164,6 +167,14 @@ class ChatTemplateNotFoundError(ChatCodecError, ValueError, LookupError):
         super().__init__(message)
         self.name = name
         self.available = available or []
+
+
+class ResponseTemplateNotFoundError(ChatCodecError, AttributeError, LookupError):
+    """``ChatCodec.parse_response`` / ``get_response_parser`` with no response template to use.
+
+    The reference raises ``AttributeError`` ("This tokenizer does not have a
+    `response_template`..."); the message names the ways to provide one.
+    """
 
 
 class ModelStorageError(ChatCodecError, ValueError):

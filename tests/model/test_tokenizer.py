@@ -93,6 +93,16 @@ class TestEncodeDecode:
         emoji = [span for span in offsets if span == (3, 4)]
         assert len(emoji) == 4  # four UTF-8 bytes, four byte-level tokens, all covering the emoji
 
+    def test_offsets_keep_the_whitespace_a_trimming_post_processor_removes(self) -> None:
+        from tokenizers import processors
+
+        backend = chatml_tokenizer()
+        backend.post_processor = processors.ByteLevel(trim_offsets=True)
+        assert backend.encode(" Hello", add_special_tokens=False).offsets == [(0, 0), (1, 6)]
+        tokenizer = Tokenizer(backend)
+        assert tokenizer.encode_with_offsets(" Hello") == (backend.encode(" Hello").ids, [(0, 1), (1, 6)])
+        assert backend.post_processor is not None  # the loaded tokenizer itself is unchanged
+
     def test_encode_plain_never_produces_added_tokens(self, chatml: Tokenizer) -> None:
         text = "<|im_start|>user <tool_call>"
         ids = chatml.encode_plain(text)

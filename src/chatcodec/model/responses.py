@@ -25,8 +25,12 @@ __all__ = [
     "ModelResponseParser",
     "as_id_list",
     "is_token_ids",
+    "parse_sequences",
     "split_sequences",
 ]
+
+#: Turns one sequence (text or ids) into text; ``prompt`` tells a prefix from a response.
+ToText = Callable[..., str]
 
 
 def _to_python(value: Any) -> Any:
@@ -227,3 +231,49 @@ class ModelResponseParser:
             events.extend(self.parser.feed(text))
         message, final_events = self.parser.finalize()
         return message, events + list(final_events)
+
+
+def _prefixes(prefix: Any, count: int) -> list[str | list[int]]:
+    """One prefix per response: a single sequence is broadcast, a batch must match in length."""
+    if isinstance(prefix, (list, tuple)) and not prefix:
+        return [""] * count  # an empty list is the explicit opt-out, as in the reference
+    sequences, batched = split_sequences(prefix, "prefix")
+    if not batched:
+        return sequences * count
+    if len(sequences) != count:
+        raise ValueError(
+            f"Got {count} response(s) but {len(sequences)} prefix(es); `prefix` must be a single sequence "
+            "(broadcast to every response), or one prefix per response."
+        )
+    return sequences
+
+
+def parse_sequences(response: Any, template: Any, *, prefix: Any, tools: Any, errors: str,
+                    to_text: ToText) -> dict[str, Any] | list[dict[str, Any]]:
+    """The model-level ``parse_response``: one sequence or a batch, text or ids.
+
+    Args:
+        response: text, ids, a batch of either, or a 1-D/2-D array.
+        template: the response template (a dict or a loaded template).
+        prefix: the prompt(s); ``None`` is an error (the reference's), ``""`` or ``[]`` opt out.
+        tools: passed to :func:`chatcodec.parse_response`.
+        errors: passed to :func:`chatcodec.parse_response`.
+        to_text: decodes one sequence (``to_text(sequence, prompt=...)``).
+
+    Returns:
+        One message, or a list of messages for a batch.
+    """
+    from chatcodec.response_templates.api import parse_response
+    from chatcodec.response_templates.template import load_response_template
+
+    compiled = load_response_template(template)
+    if prefix is None:  # the engine's own error says why a prefix is required
+        parse_response("", compiled, prefix=None, tools=tools, errors=errors)
+    responses, batched = split_sequences(response, "response")
+    prefixes = _prefixes(prefix, len(responses))
+    parsed = [
+        parse_response(to_text(text, prompt=False), compiled, prefix=to_text(before, prompt=True),
+                       tools=tools, errors=errors)
+        for text, before in zip(responses, prefixes, strict=True)
+    ]
+    return parsed if batched else parsed[0]

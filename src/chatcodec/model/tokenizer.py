@@ -73,6 +73,7 @@ class Tokenizer:
         self.path = path
         self._added: dict[int, AddedToken] | None = None
         self._newline_plain: list[int] | None = None
+        self._offsets_backend: Any = None
 
     @classmethod
     def from_file(cls, path: str | Path) -> Tokenizer:
@@ -132,10 +133,25 @@ class Tokenizer:
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Token ids of ``text`` (no post-processor tokens) and each token's character span.
 
-        A character split over several byte tokens lies in the span of each of them.
+        A character split over several byte tokens lies in the span of each of them, and a
+        token's span includes its whitespace: post-processors that trim whitespace from offsets
+        (``trim_offsets=True``) are bypassed, since without added tokens they change nothing else.
         """
-        encoding = self.backend.encode(text, add_special_tokens=False)
+        encoding = self._untrimmed_backend().encode(text, add_special_tokens=False)
         return list(encoding.ids), [(int(start), int(end)) for start, end in encoding.offsets]
+
+    def _untrimmed_backend(self) -> Any:
+        """The backend, or a copy without post-processor when the backend trims offsets."""
+        if self._offsets_backend is None:
+            self._offsets_backend = self.backend
+            probe = " a  b\n c"
+            offsets = self.backend.encode(probe, add_special_tokens=False).offsets
+            ends = [0] + [int(end) for _, end in offsets]
+            if any(int(start) > ends[i] for i, (start, _) in enumerate(offsets)) or ends[-1] != len(probe):
+                copy = type(self.backend).from_str(self.backend.to_str())
+                copy.post_processor = None
+                self._offsets_backend = copy
+        return self._offsets_backend
 
     def encode_plain(self, text: str) -> list[int]:
         """Token ids of ``text`` read as plain text: no added or special token is matched in it.

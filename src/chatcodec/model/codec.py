@@ -1,0 +1,357 @@
+"""``ChatCodec``: one model's chat template, special tokens, response template and tokenizer.
+
+What lives here: the model-level API with the reference's names, signatures and defaults
+(transformers 5.23 ``PreTrainedTokenizerBase.apply_chat_template / parse_response /
+get_response_parser / get_chat_template / encode / decode / save_pretrained``), as thin
+delegation. Loading lives in :mod:`chatcodec.model.loading`, rendering in
+:mod:`chatcodec.chat_templates`, tokenizing in :mod:`chatcodec.model.encoding`, parsing in
+:mod:`chatcodec.response_templates` (through :mod:`chatcodec.model.responses` for token ids).
+
+Rule kept: token ids are accepted wherever text is, and whatever needs a tokenizer raises
+:class:`~chatcodec.errors.TokenizerUnavailableError` naming the fix when there is none.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from chatcodec.errors import ResponseTemplateNotFoundError
+from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
+from chatcodec.model.responses import EndOfSequence, ModelResponseParser, split_sequences
+from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, tokenizer_unavailable
+
+__all__ = ["ChatCodec"]
+
+Conversation = Sequence[dict[str, Any]]
+Tool = dict[str, Any] | Callable[..., Any]
+
+
+class ChatCodec:
+    """A model's chat template, special tokens, response template and (optional) tokenizer.
+
+    Usually made by :meth:`from_pretrained`; the constructor builds one from values in memory.
+
+    Args:
+        chat_template: the template text, or ``{name: text}`` for named templates.
+        response_template: a response template (dict), or ``None``.
+        special_tokens: named special tokens (``{"eos_token": "<|im_end|>", ...}``).
+        tokenizer: a :class:`~chatcodec.model.tokenizer.Tokenizer` for token ids, or ``None``.
+        config: the configuration files read from a model directory (kept for saving).
+        name_or_path: where it came from (a directory, or a profile name).
+
+    Attributes:
+        response_template_source: where :attr:`response_template` came from:
+            ``"tokenizer_config.json"``, ``"profile:<name>"`` (a bundled profile, loaded by name
+            or detected from the chat template), ``"argument"``, or ``None`` when there is none.
+        profile: the bundled profile loaded or detected, or ``None``.
+    """
+
+    def __init__(self, chat_template: str | dict[str, str] | None = None,
+                 response_template: dict[str, Any] | None = None, *,
+                 special_tokens: dict[str, str] | None = None, tokenizer: Tokenizer | None = None,
+                 config: TokenizerConfig | None = None, name_or_path: str = "") -> None:
+        self.chat_template = chat_template
+        self.response_template = response_template
+        self.response_template_source: str | None = "argument" if response_template is not None else None
+        self.profile: str | None = None
+        self.config = config if config is not None else TokenizerConfig()
+        self.special_tokens_map: dict[str, str] = dict(
+            special_tokens if special_tokens is not None else self.config.special_tokens)
+        self.tokenizer = tokenizer
+        self.name_or_path = name_or_path
+        self._tokenizer_missing = "none was given" if tokenizer is None else None
+
+    @classmethod
+    def from_pretrained(cls, path_or_profile: str | os.PathLike[str]) -> ChatCodec:
+        """Load a model directory, or a bundled profile by name.
+
+        A directory is read in every storage format (``chat_template.jinja``,
+        ``additional_chat_templates/``, ``tokenizer_config.json``, ``chat_template.json``), with
+        its special tokens, its ``response_template`` and, when the ``tokenizers`` package is
+        installed, its ``tokenizer.json``. When the directory has no response template and its
+        chat template matches a bundled profile, that profile's response template is attached
+        (:attr:`response_template_source` says ``"profile:<name>"``). A name that is not an
+        existing directory is looked up among the bundled profiles (``chatcodec.profiles``).
+
+        Raises:
+            ModelStorageError: a file is malformed or the files contradict each other.
+            ResponseTemplateError: the stored response template is invalid.
+            LookupError: neither a directory nor a bundled profile of that name (the message
+                lists the profiles).
+        """
+        from chatcodec.model.loading import load_codec
+
+        return load_codec(cls, path_or_profile)
+
+    # -- special tokens --------------------------------------------------------------------------
+
+    def __getattr__(self, name: str) -> Any:
+        if name in SPECIAL_TOKENS_ATTRIBUTES:  # codec.eos_token, codec.pad_token, ...
+            return self.__dict__.get("special_tokens_map", {}).get(name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def eos_token_ids(self) -> list[int]:
+        """The ids that end generation: ``generation_config.json``'s, plus the ``eos_token``'s."""
+        ids = list(self.config.eos_token_ids)
+        token_id = self._token_id(self.special_tokens_map.get("eos_token"))
+        if token_id is not None and token_id not in ids:
+            ids.append(token_id)
+        return ids
+
+    def _end_of_sequence(self) -> EndOfSequence:
+        texts = [self.special_tokens_map.get("eos_token") or ""]
+        if self.tokenizer is not None:
+            texts += [self.tokenizer.decode([token_id]) for token_id in self.config.eos_token_ids]
+        return EndOfSequence(self.eos_token_ids, texts)
+
+    def _require_tokenizer(self) -> Tokenizer:
+        if self.tokenizer is None:
+            raise tokenizer_unavailable(self._tokenizer_missing or "none was loaded")
+        return self.tokenizer
+
+    # -- encoding --------------------------------------------------------------------------------
+
+    def get_chat_template(self, chat_template: str | None = None, tools: list[Tool] | None = None) -> str:
+        """The chat template text to use (the reference's selection rules).
+
+        With named templates, a ``chat_template`` naming one wins; without, ``tool_use`` when
+        tools are passed and it exists, else ``default``. A ``chat_template`` with Jinja
+        delimiters is template text. Unlike the reference, a string that is neither is an
+        unknown name, not template text (``chat_templates.selection.resolve_chat_template``).
+
+        Args:
+            chat_template: a template text, or the name of one of the model's named templates.
+            tools: when given and the model has a ``tool_use`` template, that one is chosen.
+
+        Raises:
+            ChatTemplateNotFoundError: no template at all, no template of that name, or several
+                and none applies (the message lists the names).
+        """
+        from chatcodec.chat_templates.selection import resolve_chat_template
+
+        return resolve_chat_template(self.chat_template, chat_template, tools)
+
+    def apply_chat_template(
+        self,
+        conversation: Conversation | Sequence[Conversation],
+        tools: list[Tool] | None = None,
+        documents: list[dict[str, Any]] | None = None,
+        chat_template: str | None = None,
+        add_generation_prompt: bool = False,
+        continue_final_message: bool | str = False,
+        tokenize: bool = True,
+        sanitize_control_tokens: bool = False,
+        padding: bool | str = False,
+        truncation: bool = False,
+        max_length: int | None = None,
+        return_tensors: str | None = None,
+        return_dict: bool = True,
+        return_assistant_tokens_mask: bool = False,
+        tokenizer_kwargs: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Render a conversation (or a batch) with the chat template, and tokenize it by default.
+
+        Same signature and defaults as transformers 5.23: ``tokenize=True`` and
+        ``return_dict=True``, so the default result is ``{"input_ids": [...], "attention_mask":
+        [...]}`` and needs a tokenizer; pass ``tokenize=False`` for the prompt text. The special
+        tokens of the model are template variables; ``**kwargs`` are more variables (and
+        override special tokens of the same name).
+
+        Differences from the reference (docs/compatibility.md): assistant masks mark every token
+        with a character inside a ``{% generation %}`` span, and work together with
+        ``sanitize_control_tokens``; sanitising treats every special and added token as a
+        control token; ``tokenizer_kwargs`` is not supported.
+
+        Args:
+            conversation: a list of messages, or a list of such lists (a batch; objects with a
+                ``messages`` attribute are accepted in a batch too).
+            tools: JSON schemas or Python functions.
+            documents: retrieval documents.
+            chat_template: a template text, or the name of one of the model's templates.
+            add_generation_prompt: append the header that starts an assistant turn.
+            continue_final_message: leave the final message open (``True``, or the field to
+                continue such as ``"reasoning_content"``); incompatible with
+                ``add_generation_prompt`` and ``return_assistant_tokens_mask``.
+            tokenize: return token ids instead of text.
+            sanitize_control_tokens: control tokens typed into the inputs become plain text ids.
+            padding: ``True``/``"longest"``, ``"max_length"`` or ``False``.
+            truncation: truncate to ``max_length`` (or the model's ``model_max_length``).
+            max_length: the length for padding / truncation.
+            return_tensors: ``None`` (lists), ``"np"`` or ``"pt"`` (numpy / torch, if installed).
+            return_dict: return the dict of outputs (only with ``tokenize``); else the ids.
+            return_assistant_tokens_mask: add ``assistant_masks`` (needs ``return_dict``).
+            tokenizer_kwargs: must be empty or ``None``.
+            **kwargs: template variables.
+
+        Returns:
+            The prompt text (or a list of them), the ids (or a list of lists), or the dict.
+
+        Raises:
+            ValueError: incompatible options, an empty conversation.
+            ChatTemplateNotFoundError: no chat template to use.
+            ChatTemplateError: the template failed (subclasses mirror the original error type).
+            TokenizerUnavailableError: token ids were asked for and there is no tokenizer.
+            ControlTokenError: a control token in the inputs cannot be encoded as text.
+        """
+        from chatcodec.model.prompts import ChatRequest, apply_chat_template
+
+        request = ChatRequest(
+            conversation=conversation, tools=tools, documents=documents,
+            add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
+            tokenize=tokenize, sanitize_control_tokens=sanitize_control_tokens, padding=padding,
+            truncation=truncation, max_length=max_length, return_tensors=return_tensors,
+            return_dict=return_dict, return_assistant_tokens_mask=return_assistant_tokens_mask,
+            tokenizer_kwargs=tokenizer_kwargs, variables=kwargs,
+        )
+        return apply_chat_template(self, self.get_chat_template(chat_template, tools), request)
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+        """Token ids of ``text``; special and added tokens written in it become their ids.
+
+        Raises:
+            TokenizerUnavailableError: the model has no tokenizer.
+        """
+        return self._require_tokenizer().encode(text, add_special_tokens=add_special_tokens)
+
+    def decode(self, token_ids: Any, skip_special_tokens: bool = False) -> str | list[str]:
+        """Text of one sequence of ids (a string), or of a batch (a list of strings).
+
+        Special tokens are kept by default, as in the reference. Arrays and tensors are
+        accepted through ``tolist()``.
+
+        Raises:
+            TokenizerUnavailableError: the model has no tokenizer.
+        """
+        tokenizer = self._require_tokenizer()
+        sequences, batched = split_sequences(token_ids, "token_ids")
+        texts = [tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
+                 for ids in sequences if isinstance(ids, list)]
+        return texts if batched else texts[0]
+
+    # -- decoding --------------------------------------------------------------------------------
+
+    def _response_template(self, schema: dict[str, Any] | None, where: str) -> Any:
+        template = schema if schema is not None else self.response_template
+        if template is None:
+            raise ResponseTemplateNotFoundError(
+                f"{where}: this model has no response template (none in tokenizer_config.json, and no "
+                "bundled profile matched its chat template). Pass one (schema= / response_template=), "
+                "set codec.response_template, or load a bundled profile: ChatCodec.from_pretrained('qwen3')."
+            )
+        return template
+
+    def _to_text(self, sequence: str | list[int], *, prompt: bool) -> str:
+        """A prompt or a response as text: ids decoded with special tokens kept.
+
+        A prompt loses leading pad ids (left padding in a batch); a response ends at the first
+        end-of-sequence id or text.
+        """
+        if prompt:
+            if isinstance(sequence, str):
+                return sequence
+            pads = {self.config.pad_token_id, self._token_id(self.special_tokens_map.get("pad_token"))}
+            start = next((i for i, token_id in enumerate(sequence) if token_id not in pads), len(sequence))
+            return self._require_tokenizer().decode(sequence[start:])
+        end = self._end_of_sequence()
+        if not isinstance(sequence, str):
+            sequence = self._require_tokenizer().decode(end.cut_ids(sequence))
+        text = sequence
+        return end.cut_text(text, final=True)
+
+    def _token_id(self, token: str | None) -> int | None:
+        return self.tokenizer.token_to_id(token) if self.tokenizer is not None and token else None
+
+    def parse_response(self, response: Any, schema: dict[str, Any] | None = None, *,
+                       prefix: Any = None, tools: list[Tool] | None = None,
+                       errors: str = "strict") -> dict[str, Any] | list[dict[str, Any]]:
+        """Parse generated output into an assistant message (or a list of them, for a batch).
+
+        Follows transformers 5.23: ``response`` is text, token ids, a batch of either (a list of
+        strings, a list of id lists) or a 2-D array; ``prefix`` (the prompt, required: ``""``
+        opts out) is one sequence broadcast to every response, or one per response. Token ids
+        are decoded with special tokens kept; generation ends at the first end-of-sequence
+        token (id or text), which is never part of the message.
+
+        Args:
+            response: the model output.
+            schema: a response template to use instead of the model's.
+            prefix: the prompt that preceded generation (text or ids; per item for a batch).
+            tools: JSON schemas or Python functions; tool-call arguments are typed with them.
+            errors: ``"strict"`` (raise on unparsable output) or ``"keep"`` (see
+                :func:`chatcodec.parse_response`).
+
+        Returns:
+            A message dict, or a list of them for a batch.
+
+        Raises:
+            ResponseTemplateNotFoundError: no response template.
+            ValueError: ``prefix`` is missing, or a per-item prefix list has the wrong length.
+            TokenizerUnavailableError: ids were given and the model has no tokenizer.
+            ResponseTemplateError, ResponseParseError: as :func:`chatcodec.parse_response`.
+        """
+        from chatcodec.model.responses import parse_sequences
+
+        template = self._response_template(schema, "parse_response")
+        return parse_sequences(response, template, prefix=prefix, tools=tools, errors=errors,
+                               to_text=self._to_text)
+
+    def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
+                            prefix: Any = None, tools: list[Tool] | None = None,
+                            errors: str = "strict") -> ModelResponseParser:
+        """A streaming parser for one generation, fed text or token ids at every step.
+
+        ``prefix`` (text or one sequence of ids) is required, as in the reference: ``""`` opts
+        out. Feed each step with ``parser.feed(text_or_ids)``; an end-of-sequence token ends
+        the generation; ``parser.finalize()`` returns ``(message, events)``.
+
+        Raises:
+            ResponseTemplateNotFoundError: no response template.
+            ValueError: ``prefix`` is missing or is a batch.
+            ResponseTemplateError: the response template is invalid.
+        """
+        from chatcodec.response_templates.engine import ResponseParser
+
+        template = self._response_template(response_template, "get_response_parser")
+        if prefix is not None and not isinstance(prefix, str):
+            sequences, batched = split_sequences(prefix, "prefix")
+            if batched:
+                raise ValueError("get_response_parser: prefix= must be a single sequence (text or 1-D ids)")
+            prefix = self._to_text(sequences[0], prompt=True)
+        parser = ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
+
+        def new_decoder() -> IncrementalDecoder:
+            return self._require_tokenizer().incremental_decoder()
+
+        return ModelResponseParser(parser, self._end_of_sequence(), new_decoder)
+
+    # -- saving ----------------------------------------------------------------------------------
+
+    def save_pretrained(self, save_directory: str | os.PathLike[str]) -> tuple[str, ...]:
+        """Write the model directory in the modern format; files chatcodec does not own are untouched.
+
+        Chat templates go to ``chat_template.jinja`` / ``additional_chat_templates/`` (the
+        ``chat_template`` key leaves ``tokenizer_config.json``); the response template goes under
+        ``tokenizer_config.json``'s ``response_template``; the other keys of that file are kept.
+        Saving elsewhere also copies ``tokenizer.json`` when one was loaded.
+
+        Returns:
+            The paths written.
+
+        Raises:
+            ModelStorageError: a template name would escape its folder.
+        """
+        from chatcodec.model.loading import save_codec
+
+        return save_codec(self, Path(save_directory))
+
+    def __repr__(self) -> str:
+        names = sorted(self.chat_template) if isinstance(self.chat_template, dict) else None
+        return (f"ChatCodec(name_or_path={self.name_or_path!r}, "
+                f"chat_templates={names or bool(self.chat_template)}, "
+                f"response_template_source={self.response_template_source!r}, "
+                f"tokenizer={self.tokenizer is not None})")

@@ -1,0 +1,164 @@
+"""Rendered prompts to token ids: the ``tokenize=True`` half of ``apply_chat_template``.
+
+What lives here: encoding a rendered prompt (plainly, or piece-wise when control tokens were
+sanitised), its assistant mask, and the batch output the reference returns (``input_ids``,
+``attention_mask``, ``assistant_masks``) with truncation, padding and ``return_tensors``. Rendering
+is not done here (:mod:`chatcodec.chat_templates`), and nothing here reads files.
+
+Rule kept: every entry point goes through :func:`encode_chat`, so the ids and the mask of a
+prompt are the same whether it is encoded alone, in a batch, padded, truncated or sanitised.
+Padding and truncation follow transformers 5.23 (``padding=True``/``"longest"``/``"max_length"``,
+``padding_side`` and ``truncation_side`` from ``tokenizer_config.json``); padded positions have
+attention and mask 0.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from chatcodec.model.control_tokens import encode_marked_chat
+from chatcodec.model.masks import assistant_mask
+from chatcodec.model.tokenizer import Tokenizer
+
+__all__ = ["EncodedChat", "PaddingOptions", "batch_output", "encode_chat"]
+
+
+@dataclass
+class EncodedChat:
+    """One prompt's ids, their character spans, and its assistant mask (or ``None``)."""
+
+    ids: list[int]
+    offsets: list[tuple[int, int]]
+    mask: list[int] | None = None
+
+
+def encode_chat(tokenizer: Tokenizer, text: str, spans: Sequence[tuple[int, int]] | None,
+                control_tokens: Iterable[str] | None) -> EncodedChat:
+    """Encode a rendered prompt without post-processor tokens (the template writes its own).
+
+    Args:
+        tokenizer: the model's tokenizer.
+        text: the rendered prompt (with control-token markers when ``control_tokens`` is set).
+        spans: the ``{% generation %}`` character spans of ``text``, or ``None`` for no mask.
+        control_tokens: the tokens marked in the inputs (sanitising), or ``None``.
+
+    Raises:
+        ControlTokenError: a marked control token cannot be encoded as plain text.
+    """
+    if control_tokens is None:
+        ids, offsets = tokenizer.encode_with_offsets(text)
+    else:
+        ids, offsets = encode_marked_chat(tokenizer, text, control_tokens)
+    mask = assistant_mask(offsets, spans) if spans is not None else None
+    return EncodedChat(ids, offsets, mask)
+
+
+@dataclass
+class PaddingOptions:
+    """The reference's padding / truncation arguments, with the model's defaults filled in."""
+
+    padding: bool | str = False
+    truncation: bool | str = False
+    max_length: int | None = None
+    pad_token_id: int | None = None
+    padding_side: str = "right"
+    truncation_side: str = "right"
+    model_max_length: int | None = None
+
+    def target_length(self, lengths: list[int]) -> int | None:
+        """The padded length, or ``None`` for no padding."""
+        strategy = "longest" if self.padding is True else (self.padding or "do_not_pad")
+        if strategy == "do_not_pad":
+            return None
+        if strategy == "longest":
+            return max(lengths, default=0)
+        if strategy == "max_length":
+            length = self.max_length or self.model_max_length
+            if length is None:
+                raise ValueError(
+                    "padding='max_length': pass max_length= (the model sets no model_max_length)")
+            return length
+        raise ValueError(
+            f"padding: expected True, False, 'longest', 'max_length' or 'do_not_pad', got {strategy!r}")
+
+    def truncation_length(self) -> int | None:
+        """The length to truncate to, or ``None`` for no truncation."""
+        if self.truncation in (False, "do_not_truncate"):
+            return None
+        return self.max_length or self.model_max_length
+
+
+def _truncate(chat: EncodedChat, length: int, side: str) -> None:
+    keep = slice(0, length) if side == "right" else slice(max(len(chat.ids) - length, 0), None)
+    chat.ids, chat.offsets = chat.ids[keep], chat.offsets[keep]
+    if chat.mask is not None:
+        chat.mask = chat.mask[keep]
+
+
+def _pad(values: list[int], length: int, value: int, side: str) -> list[int]:
+    fill = [value] * (length - len(values))
+    return values + fill if side == "right" else fill + values
+
+
+def _to_tensors(output: dict[str, Any], return_tensors: str) -> dict[str, Any]:
+    modules = {"np": "numpy", "pt": "torch"}
+    if return_tensors not in modules:
+        raise ValueError(f"return_tensors: expected None, 'np' or 'pt', got {return_tensors!r}")
+    try:
+        module = importlib.import_module(modules[return_tensors])
+    except ImportError:
+        raise ImportError(
+            f"return_tensors={return_tensors!r} needs {modules[return_tensors]}; install it, "
+            "or leave return_tensors=None for lists"
+        ) from None
+    make = module.array if return_tensors == "np" else module.tensor
+    lengths = {len(row) for row in output["input_ids"]}
+    if len(lengths) > 1:
+        raise ValueError(
+            f"return_tensors={return_tensors!r}: the prompts have different lengths {sorted(lengths)}; "
+            "pass padding=True"
+        )
+    return {key: make(value) for key, value in output.items()}
+
+
+def batch_output(chats: list[EncodedChat], *, batched: bool, options: PaddingOptions,
+                 return_tensors: str | None = None) -> dict[str, Any]:
+    """The ``return_dict=True`` output of ``apply_chat_template``.
+
+    Args:
+        chats: the encoded prompts (changed in place by truncation).
+        batched: the input was a batch; otherwise the lists are not nested (unless tensors are
+            asked for, which are always 2-D, as in the reference).
+        options: padding and truncation.
+        return_tensors: ``None`` (lists), ``"np"`` or ``"pt"``.
+
+    Returns:
+        ``{"input_ids", "attention_mask"}``, plus ``"assistant_masks"`` when masks were computed.
+
+    Raises:
+        ValueError: padding without a pad token, or an unknown strategy.
+    """
+    limit = options.truncation_length()
+    if limit is not None:
+        for chat in chats:
+            _truncate(chat, limit, options.truncation_side)
+    target = options.target_length([len(chat.ids) for chat in chats])
+    if target is not None and options.pad_token_id is None and any(len(c.ids) < target for c in chats):
+        raise ValueError("padding: the model has no pad_token; set one in tokenizer_config.json")
+    side, pad_id = options.padding_side, options.pad_token_id or 0
+    output: dict[str, Any] = {"input_ids": [], "attention_mask": []}
+    with_mask = bool(chats) and chats[0].mask is not None
+    if with_mask:
+        output["assistant_masks"] = []
+    for chat in chats:
+        length = max(target or 0, len(chat.ids))
+        output["input_ids"].append(_pad(chat.ids, length, pad_id, side))
+        output["attention_mask"].append(_pad([1] * len(chat.ids), length, 0, side))
+        if with_mask:
+            output["assistant_masks"].append(_pad(chat.mask or [], length, 0, side))
+    if return_tensors is not None:
+        return _to_tensors(output, return_tensors)
+    return output if batched else {key: value[0] for key, value in output.items()}

@@ -1,0 +1,163 @@
+"""``ChatCodec.from_pretrained`` and ``save_pretrained``: a model directory or a bundled profile.
+
+What lives here: deciding between a directory and a profile name, reading a directory (chat
+templates through :mod:`chatcodec.model.storage`, configuration through
+:mod:`chatcodec.model.config`, ``tokenizer.json`` through :mod:`chatcodec.model.tokenizer`),
+attaching a detected profile's response template, and writing a directory back.
+
+Rules kept: the stored response template is validated at load time (its errors name the file);
+a response template that did not come from the directory says where it came from
+(``codec.response_template_source``); saving changes only what chatcodec owns (the chat template
+files, the ``chat_template`` and ``response_template`` keys) and leaves other files and keys as
+they are.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from chatcodec.errors import ResponseTemplateError
+from chatcodec.model.config import (
+    GENERATION_CONFIG_FILE,
+    TOKENIZER_CONFIG_FILE,
+    read_json_file,
+    read_tokenizer_config,
+    write_tokenizer_config,
+)
+from chatcodec.model.tokenizer import TOKENIZER_FILE, load_tokenizer
+
+if TYPE_CHECKING:
+    from chatcodec.model.codec import ChatCodec
+
+__all__ = ["load_codec", "save_codec"]
+
+logger = logging.getLogger("chatcodec")
+
+Codec = TypeVar("Codec", bound="ChatCodec")
+
+
+def _validated(template: dict[str, Any], where: str) -> dict[str, Any]:
+    """Load the template once so a broken one fails now, naming the file it came from."""
+    from chatcodec.response_templates.template import load_response_template
+
+    try:
+        load_response_template(template)
+    except ResponseTemplateError as error:
+        raise ResponseTemplateError(f"{where}: response_template: {error}", field=error.field,
+                                    key=error.key, path=error.path) from None
+    return template
+
+
+def _default_template(templates: str | dict[str, str] | None) -> str | None:
+    if isinstance(templates, dict):
+        return templates.get("default") or next(iter(templates.values()), None)
+    return templates
+
+
+def _attach_detected_profile(codec: ChatCodec) -> None:
+    from chatcodec import profiles
+
+    template = _default_template(codec.chat_template)
+    name = profiles.detect(template) if template else None
+    if name is None:
+        return
+    codec.response_template = profiles.load(name).response_template
+    codec.response_template_source = f"profile:{name}"
+    codec.profile = name
+    logger.info("%s has no response_template; using the bundled profile %r, detected from its chat template",
+                codec.name_or_path, name)
+
+
+def _load_directory(cls: type[Codec], path: Path) -> Codec:
+    from chatcodec.model.storage import load_chat_templates
+
+    config = read_tokenizer_config(path)
+    tokenizer, missing = load_tokenizer(path)
+    codec = cls(load_chat_templates(path), special_tokens=config.special_tokens, tokenizer=tokenizer,
+                config=config, name_or_path=str(path))
+    codec._tokenizer_missing = missing
+    if config.response_template is not None:
+        codec.response_template = _validated(config.response_template, str(path / TOKENIZER_CONFIG_FILE))
+        codec.response_template_source = TOKENIZER_CONFIG_FILE
+    else:
+        _attach_detected_profile(codec)
+    return codec
+
+
+def _load_profile(cls: type[Codec], name: str) -> Codec:
+    from chatcodec import profiles
+
+    profile = profiles.load(name)
+    codec = cls(profile.chat_template, special_tokens=dict(profile.special_tokens or {}),
+                name_or_path=name)
+    codec.response_template = profile.response_template
+    codec.response_template_source = f"profile:{profile.name}"
+    codec.profile = profile.name
+    codec._tokenizer_missing = (
+        f"the bundled profile {profile.name!r} has no tokenizer; load a model directory")
+    return codec
+
+
+def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Codec:
+    """Load a model directory, or a bundled profile when no such directory exists.
+
+    See :meth:`chatcodec.ChatCodec.from_pretrained`.
+    """
+    path = Path(path_or_profile)
+    if path.is_dir():
+        return _load_directory(cls, path)
+    if path.exists():
+        from chatcodec.errors import ModelStorageError
+
+        raise ModelStorageError(f"{path}: not a directory; from_pretrained takes a model directory "
+                                "or the name of a bundled profile", path=str(path))
+    return _load_profile(cls, os.fspath(path_or_profile))
+
+
+def _config_to_save(codec: ChatCodec, directory: Path) -> dict[str, Any]:
+    """The destination's configuration (or the loaded one), with only chatcodec's keys changed."""
+    path = directory / TOKENIZER_CONFIG_FILE
+    if path.is_file():
+        data = dict(read_json_file(path))
+    else:
+        data = dict(codec.config.data)
+        for key, token in codec.special_tokens_map.items():
+            data.setdefault(key, token)
+    data.pop("chat_template", None)
+    if codec.response_template is not None:
+        data["response_template"] = codec.response_template
+    else:
+        data.pop("response_template", None)
+    return data
+
+
+def _copy_if_missing(source: Path | None, target: Path, written: list[str]) -> None:
+    if source is not None and source.is_file() and not target.exists():
+        shutil.copyfile(source, target)
+        written.append(str(target))
+
+
+def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
+    """Write ``codec`` to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`."""
+    from chatcodec.model.storage import save_chat_templates
+
+    directory.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    if codec.chat_template is not None:
+        saved = save_chat_templates(codec.chat_template, directory)
+        written.extend(str(item) for item in (saved or ()))
+    written.append(str(write_tokenizer_config(directory, _config_to_save(codec, directory))))
+    if codec.tokenizer is not None:
+        if codec.tokenizer.path is not None:
+            _copy_if_missing(codec.tokenizer.path, directory / TOKENIZER_FILE, written)
+        elif not (directory / TOKENIZER_FILE).exists():
+            codec.tokenizer.backend.save(str(directory / TOKENIZER_FILE))
+            written.append(str(directory / TOKENIZER_FILE))
+    source = Path(codec.name_or_path) if codec.name_or_path else None
+    if source is not None and source.is_dir():
+        _copy_if_missing(source / GENERATION_CONFIG_FILE, directory / GENERATION_CONFIG_FILE, written)
+    return tuple(written)

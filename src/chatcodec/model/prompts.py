@@ -1,0 +1,166 @@
+"""``ChatCodec.apply_chat_template`` step by step: check options, render, then tokenize.
+
+What lives here: the reference's option checks and batch detection (transformers 5.23
+``PreTrainedTokenizerBase.apply_chat_template``), control-token marking before rendering, one
+render per conversation (with ``{% generation %}`` spans when a mask is asked for), and the hand
+over to :mod:`chatcodec.model.encoding`. Rendering itself is :mod:`chatcodec.chat_templates`'s.
+
+Rule kept: the result has the reference's shape for every combination of ``tokenize``,
+``return_dict`` and batching: text, a list of texts, ids, a list of id lists, or the dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from chatcodec.model.encoding import PaddingOptions, batch_output, encode_chat
+
+if TYPE_CHECKING:
+    from chatcodec.model.codec import ChatCodec
+
+__all__ = ["ChatRequest", "apply_chat_template", "control_tokens_of"]
+
+
+@dataclass
+class ChatRequest:
+    """The arguments of one ``apply_chat_template`` call."""
+
+    conversation: Any
+    tools: Sequence[Any] | None = None
+    documents: Sequence[Any] | None = None
+    add_generation_prompt: bool = False
+    continue_final_message: bool | str = False
+    tokenize: bool = True
+    sanitize_control_tokens: bool = False
+    padding: bool | str = False
+    truncation: bool | str = False
+    max_length: int | None = None
+    return_tensors: str | None = None
+    return_dict: bool = True
+    return_assistant_tokens_mask: bool = False
+    tokenizer_kwargs: dict[str, Any] | None = None
+    variables: dict[str, Any] = field(default_factory=dict)
+
+
+def _check_options(request: ChatRequest) -> None:
+    """The reference's incompatible-option errors, with its wording."""
+    if not request.tokenize:
+        request.return_dict = False  # the reference: dicts come only from tokenizing
+    if request.return_assistant_tokens_mask and not (request.return_dict and request.tokenize):
+        raise ValueError(
+            "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`")
+    if request.continue_final_message and request.add_generation_prompt:
+        raise ValueError(
+            "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message "
+            "when you want the model to continue the final message, and add_generation_prompt when you want "
+            "to add a header that will prompt it to start a new assistant message instead."
+        )
+    if request.continue_final_message and request.return_assistant_tokens_mask:
+        raise ValueError("continue_final_message is not compatible with return_assistant_tokens_mask.")
+    if request.sanitize_control_tokens and not request.tokenize:
+        raise ValueError(
+            "`sanitize_control_tokens=True` requires `tokenize=True`: prompt text cannot tell a control "
+            "token typed by the user from one written by the template."
+        )
+    if request.tokenizer_kwargs:
+        raise ValueError(
+            f"tokenizer_kwargs: not supported by chatcodec (got {sorted(request.tokenizer_kwargs)}); "
+            "use the padding / truncation / max_length / return_tensors arguments"
+        )
+
+
+def _conversations(conversation: Any) -> tuple[list[Any], bool]:
+    """Split a conversation or a batch (the reference's detection); rendering checks the messages."""
+    if isinstance(conversation, (list, tuple)) and not conversation:
+        from chatcodec.chat_templates.inputs import ConversationError
+
+        raise ConversationError(
+            "Cannot apply chat template to an empty conversation. Provide at least one message.")
+    if isinstance(conversation, (list, tuple)) and (
+        isinstance(conversation[0], (list, tuple)) or hasattr(conversation[0], "messages")
+    ):
+        return [getattr(chat, "messages", chat) for chat in conversation], True
+    return [conversation], False
+
+
+def control_tokens_of(codec: ChatCodec) -> tuple[str, ...]:
+    """Every token that must not come from user input (SPEC §2.3).
+
+    The tokenizer's added tokens (special or not), the named and extra special tokens and the
+    ``chat_control_tokens`` of ``tokenizer_config.json``.
+    """
+    tokens: dict[str, None] = {}
+    if codec.tokenizer is not None:
+        tokens.update(dict.fromkeys(token.content for token in codec.tokenizer.added_tokens_decoder.values()))
+    tokens.update(dict.fromkeys(token.content for token in codec.config.added_tokens.values()))
+    tokens.update(dict.fromkeys(codec.special_tokens_map.values()))
+    tokens.update(dict.fromkeys(codec.config.extra_special_tokens))
+    tokens.update(dict.fromkeys(codec.config.chat_control_tokens or ()))
+    return tuple(tokens)
+
+
+def _mark_inputs(chats: list[Any], request: ChatRequest, variables: dict[str, Any],
+                 control_tokens: tuple[str, ...]) -> tuple[list[Any], dict[str, Any]]:
+    """Mark control tokens in every string of the inputs (after turning them into plain data)."""
+    from chatcodec.chat_templates.inputs import plain_template_data, prepare_documents, prepare_tools
+    from chatcodec.model.control_tokens import control_token_pattern, mark_control_tokens
+
+    pattern = control_token_pattern(control_tokens)
+    request.tools = mark_control_tokens(prepare_tools(request.tools), pattern)
+    request.documents = mark_control_tokens(prepare_documents(request.documents), pattern)
+    chats = [mark_control_tokens(plain_template_data(chat), pattern) for chat in chats]
+    return chats, mark_control_tokens(variables, pattern)  # strings inside are marked, other values kept
+
+
+def _render(chat_template: str, chats: list[list[dict[str, Any]]], request: ChatRequest,
+            variables: dict[str, Any]) -> list[tuple[str, list[tuple[int, int]] | None]]:
+    from chatcodec.chat_templates.render import render_chat_template, render_chat_template_with_spans
+
+    rendered: list[tuple[str, list[tuple[int, int]] | None]] = []
+    for chat in chats:
+        if request.return_assistant_tokens_mask:
+            result = render_chat_template_with_spans(
+                chat_template, chat, tools=request.tools, documents=request.documents,
+                add_generation_prompt=request.add_generation_prompt, **variables)
+            rendered.append((result.text, list(result.generation_spans)))
+        else:
+            text = render_chat_template(
+                chat_template, chat, tools=request.tools, documents=request.documents,
+                add_generation_prompt=request.add_generation_prompt,
+                continue_final_message=request.continue_final_message, **variables)
+            rendered.append((text, None))
+    return rendered
+
+
+def apply_chat_template(codec: ChatCodec, chat_template: str, request: ChatRequest) -> Any:
+    """Run one ``apply_chat_template`` call for ``codec`` with the selected template text.
+
+    See :meth:`chatcodec.ChatCodec.apply_chat_template` for arguments, results and errors.
+    """
+    _check_options(request)
+    chats, batched = _conversations(request.conversation)
+    variables = request.variables
+    control_tokens: tuple[str, ...] | None = None
+    if request.sanitize_control_tokens:
+        codec._require_tokenizer()
+        control_tokens = control_tokens_of(codec)
+        chats, variables = _mark_inputs(chats, request, variables, control_tokens)
+    rendered = _render(chat_template, chats, request, {**codec.special_tokens_map, **variables})
+    if not request.tokenize:
+        texts = [text for text, _ in rendered]
+        return texts if batched else texts[0]
+    tokenizer = codec._require_tokenizer()
+    encoded = [encode_chat(tokenizer, text, spans, control_tokens) for text, spans in rendered]
+    pad = codec.special_tokens_map.get("pad_token")
+    pad_id = tokenizer.token_to_id(pad) if pad else None
+    options = PaddingOptions(
+        padding=request.padding, truncation=request.truncation, max_length=request.max_length,
+        pad_token_id=pad_id if pad_id is not None else codec.config.pad_token_id,
+        padding_side=codec.config.padding_side, truncation_side=codec.config.truncation_side,
+        model_max_length=codec.config.model_max_length,
+    )
+    output = batch_output(encoded, batched=batched, options=options, return_tensors=request.return_tensors)
+    return output if request.return_dict else output["input_ids"]
+

@@ -1,0 +1,269 @@
+"""``ChatCodec.apply_chat_template``: text, ids, dicts, batches, masks, sanitising, padding.
+
+Prompts are checked against the corpus goldens (rendered by the reference); ids through the
+``tokenizers`` library itself (``backend.encode``), never through chatcodec.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from chatcodec.errors import ChatTemplateNotFoundError, TokenizerUnavailableError
+from chatcodec.model.codec import ChatCodec
+from chatcodec.model.config import TokenizerConfig
+from chatcodec.model.tokenizer import Tokenizer
+from tests.conftest import golden_renders, load_json
+from tests.model.helpers import QWEN3_TEMPLATE, SMOLLM3_TEMPLATE, chatml_tokenizer, corpus_template
+
+QWEN3_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+SMOLLM3_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|im_end|>"}
+CLOCK = datetime(2026, 1, 15, 12, 0, 0)
+
+
+def golden(template: str, conversation: str, add_generation_prompt: bool, **variant: Any) -> str:
+    for line in golden_renders():
+        if (line["template"], line["conversation"], line["add_generation_prompt"]) == (
+                template, conversation, add_generation_prompt) and all(
+                line["kwargs"].get(key) == value for key, value in variant.items()) and (
+                variant or set(line["kwargs"]) <= {"eos_token", "pad_token", "bos_token", "unk_token"}):
+            return str(line["rendered"])
+    raise LookupError((template, conversation, add_generation_prompt, variant))
+
+
+def messages(name: str) -> list[dict[str, Any]]:
+    return list(load_json("conversations.json")[name]["messages"])
+
+
+def tools_of(name: str) -> list[dict[str, Any]]:
+    return list(load_json("conversations.json")[name]["tools"])
+
+
+@pytest.fixture(scope="module")
+def backend() -> Any:
+    return chatml_tokenizer()
+
+
+@pytest.fixture
+def qwen3(backend: Any) -> ChatCodec:
+    return ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens=QWEN3_TOKENS,
+                     tokenizer=Tokenizer(backend))
+
+
+@pytest.fixture
+def smollm3(backend: Any) -> ChatCodec:
+    return ChatCodec(corpus_template(SMOLLM3_TEMPLATE), special_tokens=SMOLLM3_TOKENS,
+                     tokenizer=Tokenizer(backend))
+
+
+def plain_ids(backend: Any, text: str) -> list[int]:
+    return list(backend.encode(text, add_special_tokens=False).ids)
+
+
+class TestResultShapes:
+    def test_text(self, qwen3: ChatCodec) -> None:
+        text = qwen3.apply_chat_template(messages("multi_turn"), add_generation_prompt=True, tokenize=False)
+        assert text == golden(QWEN3_TEMPLATE, "multi_turn", True)
+
+    def test_default_is_a_dict_of_ids_as_in_the_reference(self, qwen3: ChatCodec, backend: Any) -> None:
+        result = qwen3.apply_chat_template(messages("unicode"), add_generation_prompt=True)
+        ids = plain_ids(backend, golden(QWEN3_TEMPLATE, "unicode", True))
+        assert result == {"input_ids": ids, "attention_mask": [1] * len(ids)}
+
+    def test_ids(self, qwen3: ChatCodec, backend: Any) -> None:
+        ids = qwen3.apply_chat_template(messages("multi_turn"), return_dict=False)
+        assert ids == plain_ids(backend, golden(QWEN3_TEMPLATE, "multi_turn", False))
+
+    def test_batch(self, qwen3: ChatCodec, backend: Any) -> None:
+        batch = [messages("multi_turn"), messages("unicode")]
+        texts = qwen3.apply_chat_template(batch, tokenize=False)
+        expected = [golden(QWEN3_TEMPLATE, "multi_turn", False), golden(QWEN3_TEMPLATE, "unicode", False)]
+        assert texts == expected
+        ids = qwen3.apply_chat_template(batch, return_dict=False)
+        assert ids == [plain_ids(backend, text) for text in expected]
+
+    def test_batch_of_objects_with_messages(self, qwen3: ChatCodec) -> None:
+        batch = [types.SimpleNamespace(messages=messages("multi_turn"))]
+        texts = qwen3.apply_chat_template(batch, tokenize=False)
+        assert texts == [golden(QWEN3_TEMPLATE, "multi_turn", False)]
+
+    def test_variables_and_special_tokens(self, qwen3: ChatCodec) -> None:
+        text = qwen3.apply_chat_template(messages("multi_turn"), add_generation_prompt=True, tokenize=False,
+                                         enable_thinking=False)
+        assert text == golden(QWEN3_TEMPLATE, "multi_turn", True, enable_thinking=False)
+        codec = ChatCodec("{{ eos_token }}|{{ bos_token }}",
+                          special_tokens={"eos_token": "E", "bos_token": "B"})
+        assert codec.apply_chat_template([{"role": "user"}], tokenize=False) == "E|B"
+        assert codec.apply_chat_template([{"role": "user"}], tokenize=False, eos_token="X") == "X|B"
+
+    def test_tools_as_schemas(self, smollm3: ChatCodec) -> None:
+        text = smollm3.apply_chat_template(messages("tools_offered"), tools=tools_of("tools_offered"),
+                                           add_generation_prompt=True, tokenize=False, now=CLOCK)
+        assert text == golden(SMOLLM3_TEMPLATE, "tools_offered", True)
+
+
+class TestErrors:
+    def test_ids_without_a_tokenizer_name_the_fix(self) -> None:
+        codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens=QWEN3_TOKENS)
+        with pytest.raises(TokenizerUnavailableError, match=r"pip install 'chatcodec\[tokenizers\]'"):
+            codec.apply_chat_template(messages("multi_turn"))
+        assert codec.apply_chat_template(messages("multi_turn"), tokenize=False) == golden(
+            QWEN3_TEMPLATE, "multi_turn", False)
+
+    def test_empty_conversation(self, qwen3: ChatCodec) -> None:
+        with pytest.raises(ValueError, match=r"^Cannot apply chat template to an empty conversation"):
+            qwen3.apply_chat_template([])
+
+    @pytest.mark.parametrize(("options", "message"), [
+        ({"return_assistant_tokens_mask": True, "return_dict": False},
+         "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`"),
+        ({"return_assistant_tokens_mask": True, "tokenize": False},
+         "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`"),
+        ({"continue_final_message": True, "add_generation_prompt": True},
+         "continue_final_message and add_generation_prompt are not compatible."),
+        ({"continue_final_message": True, "return_assistant_tokens_mask": True},
+         "continue_final_message is not compatible with return_assistant_tokens_mask."),
+        ({"sanitize_control_tokens": True, "tokenize": False},
+         "`sanitize_control_tokens=True` requires `tokenize=True`"),
+        ({"tokenizer_kwargs": {"add_special_tokens": True}},
+         "tokenizer_kwargs: not supported by chatcodec (got ['add_special_tokens'])"),
+    ])
+    def test_incompatible_options(self, qwen3: ChatCodec, options: dict[str, Any], message: str) -> None:
+        with pytest.raises(ValueError) as caught:
+            qwen3.apply_chat_template(messages("multi_turn"), **options)
+        assert str(caught.value).startswith(message)
+
+    def test_no_chat_template(self) -> None:
+        with pytest.raises(ChatTemplateNotFoundError, match="no chat template"):
+            ChatCodec().apply_chat_template(messages("multi_turn"), tokenize=False)
+
+
+class TestTemplateSelection:
+    def test_named_templates(self) -> None:
+        codec = ChatCodec({"default": "D{{ messages|length }}", "tool_use": "T{{ tools|length }}",
+                           "short": "S"})
+        chat = messages("multi_turn")
+        assert codec.apply_chat_template(chat, tokenize=False) == "D6"
+        assert codec.apply_chat_template(chat, tools=tools_of("tools_offered"), tokenize=False) == "T2"
+        assert codec.apply_chat_template(chat, chat_template="short", tokenize=False) == "S"
+        assert codec.apply_chat_template(chat, chat_template="{{ 'inline' }}", tokenize=False) == "inline"
+        assert codec.get_chat_template("short") == "S"
+        with pytest.raises(ChatTemplateNotFoundError, match="no template named 'missing'"):
+            codec.get_chat_template("missing")
+
+
+class TestAssistantMasks:
+    def assistant_text(self, codec: ChatCodec, result: dict[str, Any]) -> str:
+        assert codec.tokenizer is not None
+        return codec.tokenizer.decode([i for i, m in zip(result["input_ids"], result["assistant_masks"],
+                                                         strict=True) if m])
+
+    def test_a_real_template_with_generation_blocks(self, smollm3: ChatCodec) -> None:
+        result = smollm3.apply_chat_template(messages("multi_turn"), return_assistant_tokens_mask=True,
+                                             now=CLOCK)
+        assert self.assistant_text(smollm3, result) == (
+            '<|im_start|>assistant\nHow about "Pebble"?<|im_end|>\n'
+            '<|im_start|>assistant\nThen try "Sir Fluffington".<|im_end|>\n'
+        )
+        assert len(result["assistant_masks"]) == len(result["input_ids"])
+
+    def test_split_characters_at_the_edges_of_a_span(self, smollm3: ChatCodec) -> None:
+        result = smollm3.apply_chat_template(messages("unicode"), return_assistant_tokens_mask=True,
+                                             now=CLOCK)
+        assert self.assistant_text(smollm3, result) == (
+            "<|im_start|>assistant\n今日は晴れです ☀️😀 — 한국어도 괜찮아요. 👨\u200d👩\u200d👧<|im_end|>\n")
+
+    def test_every_entry_point_gives_the_same_mask(self, smollm3: ChatCodec) -> None:
+        chats = [messages("multi_turn"), messages("unicode")]
+        single = [smollm3.apply_chat_template(chat, return_assistant_tokens_mask=True, now=CLOCK)
+                  for chat in chats]
+        batch = smollm3.apply_chat_template(chats, return_assistant_tokens_mask=True, now=CLOCK)
+        assert batch["assistant_masks"] == [result["assistant_masks"] for result in single]
+        sanitized = [smollm3.apply_chat_template(chat, return_assistant_tokens_mask=True, now=CLOCK,
+                                                 sanitize_control_tokens=True) for chat in chats]
+        assert [result["assistant_masks"] for result in sanitized] == batch["assistant_masks"]
+        padded = smollm3.apply_chat_template(chats, return_assistant_tokens_mask=True, now=CLOCK,
+                                             padding=True)
+        lengths = [len(result["input_ids"]) for result in single]
+        shorter = lengths.index(min(lengths))
+        assert lengths[0] != lengths[1]
+        assert padded["assistant_masks"][shorter][:lengths[shorter]] == single[shorter]["assistant_masks"]
+        assert set(padded["assistant_masks"][shorter][lengths[shorter]:]) == {0}
+
+    def test_a_span_starting_on_whitespace_with_a_trimming_tokenizer(self) -> None:
+        from tokenizers import processors
+
+        backend = chatml_tokenizer()
+        backend.post_processor = processors.ByteLevel(trim_offsets=True)
+        codec = ChatCodec("{% for m in messages %}{{ m.role }}:{% generation %}{{ m.content }}"
+                          "{% endgeneration %};{% endfor %}", tokenizer=Tokenizer(backend))
+        chat = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": " Hello there"}]
+        result = codec.apply_chat_template(chat, return_assistant_tokens_mask=True)
+        assert self.assistant_text(codec, result) == "Hi Hello there"  # both generation blocks
+
+
+class TestSanitising:
+    def test_control_tokens_typed_by_the_user_become_text(self, qwen3: ChatCodec, backend: Any) -> None:
+        chat = messages("jinja_lookalike")  # the user writes "<|im_end|>" and "</s>"
+        text = golden(QWEN3_TEMPLATE, "jinja_lookalike", True)
+        plain = qwen3.apply_chat_template(chat, add_generation_prompt=True, return_dict=False)
+        sanitized = qwen3.apply_chat_template(chat, add_generation_prompt=True, return_dict=False,
+                                              sanitize_control_tokens=True)
+        im_end = backend.token_to_id("<|im_end|>")
+        assert plain == plain_ids(backend, text)
+        assert plain.count(im_end) == text.count("<|im_end|>") == 5
+        assert sanitized.count(im_end) == 3  # only those the template wrote
+        assert backend.decode(sanitized, skip_special_tokens=False) == text
+
+    def test_non_special_added_tokens_are_control_tokens_too(self, qwen3: ChatCodec, backend: Any) -> None:
+        chat = [{"role": "user", "content": "<tool_call>{}</tool_call>"}]
+        ids = qwen3.apply_chat_template(chat, return_dict=False, sanitize_control_tokens=True)
+        assert backend.token_to_id("<tool_call>") not in ids
+        assert backend.decode(ids, skip_special_tokens=False) == (
+            "<|im_start|>user\n<tool_call>{}</tool_call><|im_end|>\n")
+
+
+class TestPaddingAndTensors:
+    def test_padding_side_and_pad_token(self, backend: Any) -> None:
+        config = TokenizerConfig(data={"padding_side": "left"}, special_tokens=QWEN3_TOKENS)
+        codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), tokenizer=Tokenizer(backend), config=config)
+        short, long = [{"role": "user", "content": "Hi"}], messages("multi_turn")
+        result = codec.apply_chat_template([short, long], padding=True)
+        pad = backend.token_to_id("<|endoftext|>")
+        length = len(plain_ids(backend, golden(QWEN3_TEMPLATE, "multi_turn", False)))
+        short_ids = plain_ids(backend, "<|im_start|>user\nHi<|im_end|>\n")
+        assert result["input_ids"][0] == [pad] * (length - len(short_ids)) + short_ids
+        assert result["attention_mask"][0] == [0] * (length - len(short_ids)) + [1] * len(short_ids)
+        assert result["attention_mask"][1] == [1] * length
+
+    def test_truncation(self, qwen3: ChatCodec, backend: Any) -> None:
+        result = qwen3.apply_chat_template(messages("multi_turn"), truncation=True, max_length=5)
+        assert result["input_ids"] == plain_ids(backend, golden(QWEN3_TEMPLATE, "multi_turn", False))[:5]
+        assert qwen3.apply_chat_template(messages("multi_turn"), truncation=True, max_length=5,
+                                         return_dict=False) == result["input_ids"]
+
+    def test_padding_without_a_pad_token(self, backend: Any) -> None:
+        codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens={}, tokenizer=Tokenizer(backend))
+        batch = [[{"role": "user", "content": "a"}], messages("multi_turn")]
+        with pytest.raises(ValueError, match=r"^padding: the model has no pad_token"):
+            codec.apply_chat_template(batch, padding=True)
+
+    def test_numpy_tensors(self, qwen3: ChatCodec, monkeypatch: pytest.MonkeyPatch) -> None:
+        fake = types.ModuleType("numpy")
+        fake.array = lambda value: ("array", value)  # type: ignore[attr-defined]
+        monkeypatch.setitem(sys.modules, "numpy", fake)
+        result = qwen3.apply_chat_template([{"role": "user", "content": "Hi"}], return_tensors="np")
+        ids = qwen3.apply_chat_template([{"role": "user", "content": "Hi"}], return_dict=False)
+        assert result == {"input_ids": ("array", [ids]), "attention_mask": ("array", [[1] * len(ids)])}
+        with pytest.raises(ValueError, match="different lengths"):
+            qwen3.apply_chat_template([[{"role": "user", "content": "Hi"}], messages("multi_turn")],
+                                      return_tensors="np")
+
+    def test_tensors_without_the_library(self, qwen3: ChatCodec, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setitem(sys.modules, "torch", None)
+        with pytest.raises(ImportError, match=r"^return_tensors='pt' needs torch"):
+            qwen3.apply_chat_template([{"role": "user", "content": "Hi"}], return_tensors="pt")
