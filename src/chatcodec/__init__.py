@@ -48,13 +48,13 @@ _LAZY: dict[str, str] = {
     "ResponseTemplateError": "chatcodec.errors",
     "TokenizerUnavailableError": "chatcodec.errors",
     "TypeHintParsingException": "chatcodec.errors",
-    "ChatTemplateError": "chatcodec.chat_templates.environment",
+    "ChatTemplateError": "chatcodec.chat_templates.errors",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])
 
 if TYPE_CHECKING:
-    from chatcodec.chat_templates.environment import ChatTemplateError
+    from chatcodec.chat_templates.errors import ChatTemplateError
     from chatcodec.chat_templates.render import (
         RenderedChat,
         render_chat_template,

@@ -1,0 +1,122 @@
+"""The ``{% generation %}...{% endgeneration %}`` block and the character spans it marks.
+
+A chat template wraps the text the assistant generated in ``{% generation %}`` blocks; the spans
+of those blocks in the rendered prompt become the assistant mask used in training. Two ways of
+finding them, both linear in the output size:
+
+* **direct** (every block is written straight to the output, the case of real templates): the
+  renderer counts the characters it has received so far (``RenderState.offset``); a block's
+  span starts there. The reference does the same but re-joins all previous output for every block
+  (quadratic), and gets wrong offsets for blocks inside macros or ``{% set %}`` blocks.
+* **marked** (some block sits inside a macro, a ``{% call %}``, ``{% filter %}`` or ``{% set %}``
+  block, a recursive loop or another generation block, whose output is buffered first): each
+  block's text is wrapped in two private markers, and the spans are read off (and the markers
+  removed) after rendering. The renderer checks the result against a plain render, so a template
+  that transforms a block's text (``|trim`` on a buffer, say) fails loudly instead of giving
+  wrong spans.
+
+This module holds the extension, the AST check that picks the way, and the marker scan.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jinja2 import nodes
+from jinja2.ext import Extension
+from jinja2.parser import Parser
+
+from chatcodec.chat_templates.limits import current_state
+
+__all__ = ["SPAN_END", "SPAN_START", "GenerationExtension", "generation_is_direct", "strip_span_markers"]
+
+#: Marks the start of a generation block's text in a marked render (a Unicode noncharacter).
+SPAN_START = "\U0010fffe"
+#: Marks the end of a generation block's text in a marked render.
+SPAN_END = "\U0010ffff"
+
+# Nodes whose body is rendered into a buffer instead of straight to the output.
+_BUFFERING_NODES = (nodes.Macro, nodes.CallBlock, nodes.FilterBlock, nodes.AssignBlock)
+
+
+class GenerationExtension(Extension):
+    """The ``{% generation %}`` tag: renders its body unchanged and records where it landed."""
+
+    tags = {"generation"}  # noqa: RUF012 - Jinja's Extension API declares a plain class attribute
+
+    def parse(self, parser: Parser) -> nodes.Node:
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        call = self.call_method("_generation_support")
+        return nodes.CallBlock(call, [], [], body).set_lineno(lineno)
+
+    def _generation_support(self, caller: Any) -> str:
+        text: str = caller()
+        state = current_state()
+        if state.track_spans:
+            if state.mark_spans:
+                return SPAN_START + text + SPAN_END
+            state.spans.append((state.offset, state.offset + len(text)))
+        return text
+
+
+def _is_generation_block(node: nodes.Node) -> bool:
+    if not isinstance(node, nodes.CallBlock) or not isinstance(node.call, nodes.Call):
+        return False
+    target = node.call.node
+    return (isinstance(target, nodes.ExtensionAttribute)
+            and target.identifier == GenerationExtension.identifier)
+
+
+def generation_is_direct(template: nodes.Template) -> bool:
+    """Whether every ``{% generation %}`` block of a parsed template writes straight to the output.
+
+    Args:
+        template: the template's AST (``ENVIRONMENT.parse(source)``).
+
+    Returns:
+        ``False`` when some generation block sits inside a construct that buffers its output.
+    """
+    stack: list[tuple[nodes.Node, bool]] = [(template, False)]
+    while stack:
+        node, buffered = stack.pop()
+        if _is_generation_block(node) and buffered:
+            return False
+        inner = buffered or isinstance(node, _BUFFERING_NODES) or (
+            isinstance(node, nodes.For) and bool(node.recursive))
+        stack.extend((child, inner) for child in node.iter_child_nodes())
+    return True
+
+
+def strip_span_markers(text: str) -> tuple[str, list[tuple[int, int]]] | None:
+    """Remove the span markers of a marked render and return the text and the spans.
+
+    Returns:
+        ``(text, spans)`` with spans in order of their start, or ``None`` when the markers are not
+        properly nested (the template cut or reordered a block's text).
+    """
+    pieces: list[str] = []
+    spans: list[tuple[int, int]] = []
+    open_starts: list[int] = []
+    length = 0
+    position = 0
+    while True:
+        start_at = text.find(SPAN_START, position)
+        end_at = text.find(SPAN_END, position)
+        if start_at < 0 and end_at < 0:
+            break
+        at = end_at if start_at < 0 or (0 <= end_at < start_at) else start_at
+        pieces.append(text[position:at])
+        length += at - position
+        if at == start_at:
+            open_starts.append(length)
+        elif open_starts:
+            spans.append((open_starts.pop(), length))
+        else:
+            return None
+        position = at + 1
+    if open_starts:
+        return None
+    pieces.append(text[position:])
+    spans.sort()
+    return "".join(pieces), spans

@@ -1,0 +1,174 @@
+"""What a chat template sees: inputs rebuilt from plain JSON types, with the reference's normalisation.
+
+Rules kept here (SPEC §2.2; reference: ``apply_chat_template`` + ``render_jinja_template``):
+
+* Everything the template can see is rebuilt from plain types (:func:`plain_template_data`):
+  ``str``/``int``/``float``/``bool``/``None``, dicts, lists and tuples are copied; subclasses
+  (``StrEnum``, ``IntEnum``, numpy scalars) are reduced to their base type, dataclasses and
+  pydantic models to dicts, other ``Enum`` members to their value; anything else becomes an inert
+  ``"<TypeName>"`` placeholder. The caller's objects are never handed to the template, so the
+  template can neither mutate them nor call their methods.
+* Top-level message keys whose value is ``None`` are dropped (``content: None`` on a tool-call
+  turn is absent, not the text ``"None"``).
+* Reasoning given as ``reasoning_content``, ``thinking`` or ``reasoning`` is exposed under both
+  ``reasoning_content`` and ``thinking``; an empty string never hides a non-empty alias.
+* Tools are JSON schemas (Python functions are converted by :func:`chatcodec.tool_schemas.tool_to_schema`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from chatcodec.errors import ChatCodecError
+from chatcodec.tool_schemas import tool_to_schema
+
+__all__ = [
+    "REASONING_FIELDS",
+    "ConversationError",
+    "alias_reasoning",
+    "plain_template_data",
+    "prepare_documents",
+    "prepare_messages",
+    "prepare_tools",
+]
+
+#: The names a message's reasoning may be given under; the first is the one templates read most.
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+_SCALARS = (str, int, float, bool, type(None))
+
+
+class ConversationError(ChatCodecError, ValueError, TypeError):
+    """The messages, tools, documents or options given to a chat template are unusable.
+
+    A ``ValueError`` and a ``TypeError``: the reference raises one or the other for these checks.
+    """
+
+
+def plain_template_data(value: Any) -> Any:
+    """Rebuild ``value`` from plain JSON-like types (see the module docstring)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return {plain_template_data(key): plain_template_data(item) for key, item in value.items()}
+    if kind is list:
+        return [plain_template_data(item) for item in value]
+    return _plain_other(value)
+
+
+def _plain_other(value: Any) -> Any:
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {plain_template_data(key): plain_template_data(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain_template_data(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(plain_template_data(item) for item in value)
+    if isinstance(value, enum.Enum):
+        return plain_template_data(value.value)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.generic):
+        return plain_template_data(value.item())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain_template_data(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    model_dump = getattr(value, "model_dump", None)
+    if callable(model_dump):
+        return plain_template_data(model_dump())
+    return f"<{type(value).__name__}>"
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and not value)
+
+
+def alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
+    """Expose a message's reasoning under ``reasoning_content`` and ``thinking`` (in place).
+
+    The reasoning is the first non-empty of ``reasoning_content``, ``thinking``, ``reasoning``
+    (or, when all are empty strings, the first one present). ``reasoning_content`` is set to it;
+    ``thinking`` keeps its own value when that is non-empty (gpt-oss templates read it).
+    """
+    present = [message[key] for key in REASONING_FIELDS if message.get(key) is not None]
+    if not present:
+        return message
+    reasoning = next((value for value in present if not _is_empty(value)), present[0])
+    if _is_empty(message.get("thinking")):
+        message["thinking"] = reasoning
+    message["reasoning_content"] = reasoning
+    return message
+
+
+def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """Rebuild a conversation for a template: plain data, ``None`` keys dropped, reasoning aliased.
+
+    Raises:
+        ConversationError: ``messages`` is empty or not a list, or a message is not a dict
+            (dataclasses and pydantic models count as dicts).
+    """
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise ConversationError(
+            f"messages: expected a list of message dicts, got {type(messages).__name__}"
+        )
+    if not messages:
+        raise ConversationError(
+            "messages: cannot apply a chat template to an empty conversation. Provide at least one message."
+        )
+    prepared = []
+    for index, message in enumerate(messages):
+        plain = plain_template_data(message)
+        if not isinstance(plain, dict):
+            raise ConversationError(
+                f"messages[{index}]: chat messages should be dicts, dataclasses or pydantic models, "
+                f"but got {message!r:.80}"
+            )
+        plain = {key: value for key, value in plain.items() if value is not None}
+        prepared.append(alias_reasoning(plain))
+    return prepared
+
+
+def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -> list[Any] | None:
+    """Turn ``tools`` (JSON schemas or Python functions) into plain JSON schemas.
+
+    Raises:
+        ConversationError: ``tools`` is not a list.
+        TypeError: a tool is neither a dict nor a function (from ``tool_to_schema``).
+        TypeHintParsingException, DocstringParsingException: a function cannot be converted.
+    """
+    if tools is None:
+        return None
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
+        raise ConversationError(
+            f"tools: expected a list of JSON schemas or functions, got {type(tools).__name__}"
+        )
+    schemas: list[Any] = plain_template_data([tool_to_schema(tool) for tool in tools])
+    return schemas
+
+
+def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | None:
+    """Rebuild ``documents`` (a list of dicts, typically with ``title`` and ``text``).
+
+    Raises:
+        ConversationError: ``documents`` is not a list of dicts.
+    """
+    if documents is None:
+        return None
+    if isinstance(documents, (str, bytes, Mapping)) or not isinstance(documents, Sequence):
+        raise ConversationError(f"documents: expected a list of dicts, got {type(documents).__name__}")
+    for index, document in enumerate(documents):
+        if not isinstance(document, Mapping):
+            raise ConversationError(
+                f"documents[{index}]: documents should be a list of dicts with 'title' and 'text' keys, "
+                f"got {type(document).__name__}"
+            )
+    result: list[Any] = plain_template_data(list(documents))
+    return result

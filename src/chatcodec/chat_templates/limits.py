@@ -1,0 +1,177 @@
+"""Resource limits of the chat-template sandbox, and the per-render state that enforces them.
+
+Chat templates come from strangers. Jinja's sandbox stops them from reaching Python internals,
+but not from burning memory or time (the reference adds no limit). Every limit below is a module
+constant; change it by assigning the module attribute (it is read at each check). Each error
+names its constant and value (:class:`ChatTemplateLimitError`).
+
+What is bounded, and where it is enforced:
+
+* time: every loop iteration and every call a template makes is a *step*
+  (:data:`MAX_TEMPLATE_STEPS`), and the wall clock is checked every :data:`CLOCK_CHECK_STEPS` steps
+  (:data:`MAX_RENDER_SECONDS`);
+* memory: every string or list a template builds with ``+``, ``~``, ``*``, ``%``, ``join``,
+  ``replace``, padding methods and filters, ``{% set %}`` blocks and macros
+  (:data:`MAX_STRING_LENGTH`), integer powers (:data:`MAX_INT_BITS`), padding widths
+  (:data:`MAX_FORMAT_WIDTH`), and the rendered prompt itself (:data:`MAX_OUTPUT_LENGTH`);
+* ``range()`` keeps Jinja's own ``MAX_RANGE`` (100,000 items);
+* recursion: Python's recursion limit, reported as a limit error (``"recursion"``).
+
+This module keeps one rule: checks are cheap enough to run on every operation they guard.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from chatcodec.chat_templates.errors import ChatTemplateLimitError
+
+__all__ = [
+    "CLOCK_CHECK_STEPS",
+    "MAX_FORMAT_WIDTH",
+    "MAX_INT_BITS",
+    "MAX_OUTPUT_LENGTH",
+    "MAX_RENDER_SECONDS",
+    "MAX_STRING_LENGTH",
+    "MAX_TEMPLATE_STEPS",
+    "RenderState",
+    "check_length",
+    "check_width",
+    "current_state",
+    "limit_error",
+]
+
+#: Maximum steps (loop iterations plus function, method and macro calls) in one render.
+#: A 200-message conversation takes a few thousand; this allows millions.
+MAX_TEMPLATE_STEPS = 20_000_000
+
+#: Maximum wall-clock seconds one render may take (checked every ``CLOCK_CHECK_STEPS`` steps
+#: and at every piece of output).
+MAX_RENDER_SECONDS = 60.0
+
+#: How many steps pass between two checks of the clock.
+CLOCK_CHECK_STEPS = 4096
+
+#: Maximum length of any string or list a template builds (characters or items).
+MAX_STRING_LENGTH = 50_000_000
+
+#: Maximum length of the rendered prompt, in characters.
+MAX_OUTPUT_LENGTH = 100_000_000
+
+#: Maximum width or indent a template may ask for (``"%9999999d"``, ``ljust``, ``center``,
+#: ``indent``, ``tojson(indent=...)``, ...).
+MAX_FORMAT_WIDTH = 100_000
+
+#: Maximum size, in bits, of an integer computed with ``**``.
+MAX_INT_BITS = 100_000
+
+
+def limit_error(what: str, limit: str, value: float, hint: str = "") -> ChatTemplateLimitError:
+    """Build the error for a limit that was hit.
+
+    Args:
+        what: what the template tried (``"a string of 60000000 characters"``).
+        limit: the constant's name.
+        value: the constant's value.
+        hint: how to proceed, if the template is trusted.
+    """
+    hint = hint or f"if the template is trusted, raise chatcodec.chat_templates.limits.{limit}"
+    return ChatTemplateLimitError(
+        f"chat template sandbox: {what} exceeds {limit} ({value:,}). {hint}", limit=limit, value=value
+    )
+
+
+def check_length(size: int, what: str = "string or list") -> None:
+    """Raise when a template would build something longer than :data:`MAX_STRING_LENGTH`."""
+    if size > MAX_STRING_LENGTH:
+        raise limit_error(f"a {what} of {size:,} items", "MAX_STRING_LENGTH", MAX_STRING_LENGTH)
+
+
+def check_width(width: object, what: str) -> None:
+    """Raise when an integer width or indent is larger than :data:`MAX_FORMAT_WIDTH`."""
+    if isinstance(width, int) and width > MAX_FORMAT_WIDTH:
+        raise limit_error(f"{what} of {width:,}", "MAX_FORMAT_WIDTH", MAX_FORMAT_WIDTH)
+    if isinstance(width, str) and len(width) > MAX_FORMAT_WIDTH:
+        raise limit_error(f"{what} of {len(width):,} characters", "MAX_FORMAT_WIDTH", MAX_FORMAT_WIDTH)
+
+
+@dataclass(slots=True)
+class RenderState:
+    """What one render needs beyond the template variables (a context variable holds it).
+
+    Attributes:
+        now: the time ``strftime_now()`` reports; ``None`` means the current local time, read once.
+        steps_left: steps the render may still take.
+        deadline: ``time.monotonic()`` value after which the render fails.
+        track_spans: whether ``{% generation %}`` blocks record spans.
+        mark_spans: record spans by wrapping generation output in markers (blocks not written
+            directly to the output, see :mod:`chatcodec.chat_templates.generation`).
+        offset: characters written to the output so far (direct span tracking).
+        spans: the character spans recorded so far.
+    """
+
+    now: datetime | None = None
+    steps_left: int = field(default_factory=lambda: MAX_TEMPLATE_STEPS)
+    deadline: float = field(default_factory=lambda: time.monotonic() + MAX_RENDER_SECONDS)
+    track_spans: bool = False
+    mark_spans: bool = False
+    offset: int = 0
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def step(self) -> None:
+        """Count one step; raise when the step or time budget is spent."""
+        left = self.steps_left - 1
+        self.steps_left = left
+        if left < 0 or not left % CLOCK_CHECK_STEPS:
+            self._check_budget(left)
+
+    def _check_budget(self, left: int) -> None:
+        if left < 0:
+            raise limit_error("the number of loop iterations and calls", "MAX_TEMPLATE_STEPS",
+                              MAX_TEMPLATE_STEPS)
+        self.check_clock()
+
+    def check_clock(self) -> None:
+        """Raise when the render has run longer than :data:`MAX_RENDER_SECONDS`."""
+        if time.monotonic() > self.deadline:
+            raise limit_error("the render time", "MAX_RENDER_SECONDS", MAX_RENDER_SECONDS)
+
+    def guard(self, iterable: Iterable[Any]) -> Iterator[Any]:
+        """Iterate ``iterable``, counting one step per item (wraps every ``{% for %}``)."""
+        for item in iterable:
+            left = self.steps_left - 1
+            self.steps_left = left
+            if left < 0 or not left % CLOCK_CHECK_STEPS:
+                self._check_budget(left)
+            yield item
+
+    def current_time(self) -> datetime:
+        """The time for ``strftime_now``: ``now`` if given, else the local time at the first call."""
+        if self.now is None:
+            self.now = datetime.now()
+        return self.now
+
+
+_STATE: contextvars.ContextVar[RenderState | None] = contextvars.ContextVar("chatcodec_render_state",
+                                                                            default=None)
+
+
+def current_state() -> RenderState:
+    """The state of the render in progress (a fresh one when called outside a render)."""
+    state = _STATE.get()
+    return RenderState() if state is None else state
+
+
+def enter_render(state: RenderState) -> contextvars.Token[RenderState | None]:
+    """Make ``state`` the current render state; pass the token to :func:`exit_render`."""
+    return _STATE.set(state)
+
+
+def exit_render(token: contextvars.Token[RenderState | None]) -> None:
+    """Restore the render state that was current before :func:`enter_render`."""
+    _STATE.reset(token)
