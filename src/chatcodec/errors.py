@@ -15,6 +15,8 @@ The hierarchy::
     │                                        or a template name that would escape its folder
     ├── TypeHintParsingException (ValueError)  ``get_json_schema``: a type hint with no JSON schema
     ├── DocstringParsingException (ValueError) ``get_json_schema``: a docstring without a description
+    ├── UnknownProfileError (ValueError, LookupError)
+    │                                        no bundled profile has the requested name or alias
     ├── TokenizerUnavailableError (ImportError)
     │                                        token ids were asked for and no tokenizer can give them
     └── ControlTokenError (ValueError)       ``sanitize_control_tokens``: a control token in user input
@@ -51,6 +53,7 @@ __all__ = [
     "ResponseTemplateNotFoundError",
     "TokenizerUnavailableError",
     "TypeHintParsingException",
+    "UnknownProfileError",
     "caret_excerpt",
 ]
 
@@ -195,6 +198,20 @@ class TypeHintParsingException(ChatCodecError, ValueError):
 
 class DocstringParsingException(ChatCodecError, ValueError):
     """``get_json_schema``: a missing docstring or argument description (reference name)."""
+
+
+class UnknownProfileError(ChatCodecError, ValueError, LookupError):
+    """No bundled profile has the requested name or alias (:func:`chatcodec.profiles.load`).
+
+    Attributes:
+        name: the requested name.
+        available: the profile names that do exist.
+    """
+
+    def __init__(self, message: str, *, name: str, available: list[str]) -> None:
+        super().__init__(message)
+        self.name = name
+        self.available = available
 
 
 class TokenizerUnavailableError(ChatCodecError, ImportError):

@@ -1,0 +1,261 @@
+"""Bundled model-family profiles: data folders, and the only code that reads them.
+
+Each family is a folder beside this module, named by the ``family`` id of the peer-output corpus:
+``response_template.json`` (loaded by users through :func:`chatcodec.load_response_template`),
+``profile.json`` (generation prompts, special tokens, the markers that identify the family in a
+chat template, license, sources, demo data) and, only where the model's license allows
+redistribution, ``chat_template.jinja``. Folders are read with :mod:`importlib.resources`, so
+profiles work from a wheel or a zip.
+
+Rules kept here: profiles are data (no family-specific code in this module); :func:`load` returns
+fresh copies, so a caller that mutates a profile's dicts cannot change what the next caller gets;
+:func:`detect` only ever answers with a profile whose markers were checked against real chat
+templates (profiles without markers are never detected).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from chatcodec.errors import UnknownProfileError
+
+__all__ = ["Demo", "Markers", "Profile", "detect", "load", "names"]
+
+#: Keys every ``profile.json`` must have; anything else (besides the optional keys below) is an error.
+_REQUIRED_KEYS = frozenset({"name", "description", "generation_prompt", "generation_prompts", "license",
+                            "redistributable", "sources"})
+_OPTIONAL_KEYS = frozenset({"aliases", "models", "special_tokens", "detect", "chat_template", "demo",
+                            "notes", "template_kwargs"})
+
+
+@dataclass(frozen=True)
+class Markers:
+    """Substrings that identify a family's chat template (all of ``all``, one of ``any``, none of ``none``).
+
+    ``priority`` orders the checks in :func:`detect`: a more specific family is checked first.
+    """
+
+    all: tuple[str, ...] = ()
+    any: tuple[str, ...] = ()
+    none: tuple[str, ...] = ()
+    priority: int = 0
+
+    def match(self, chat_template: str) -> bool:
+        """Whether ``chat_template`` carries these markers (never true for empty markers)."""
+        if not (self.all or self.any):
+            return False
+        return (all(marker in chat_template for marker in self.all)
+                and (not self.any or any(marker in chat_template for marker in self.any))
+                and not any(marker in chat_template for marker in self.none))
+
+
+@dataclass(frozen=True)
+class Demo:
+    """What ``chatcodec demo`` shows for a profile: a conversation with tools and a real output.
+
+    ``output`` is one real model output copied from the peer-output corpus (``source`` names the
+    vector and the project whose test it comes from); ``prompt_suffix`` is what the generation
+    prompt must end with for that output (e.g. a pre-opened ``<think>``), ``None`` for nothing.
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    output: str
+    source: str
+    prompt_suffix: str | None = None
+    template_kwargs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A bundled model-family profile (see the module docstring for the folder layout).
+
+    Attributes:
+        name: the family id (folder name), e.g. ``"qwen3"``.
+        aliases: other names :func:`load` accepts (``"qwen2.5"`` for ``"hermes"``).
+        description: one line on the output format.
+        models: example models whose output this profile parses.
+        response_template: the response template as a JSON-shaped dict (a fresh copy).
+        generation_prompt: what ``add_generation_prompt`` appends with the profile's chat template and
+            default options, including a pre-opened reasoning block such as ``<think>\\n``.
+        generation_prompts: every generation prompt the family's templates produce (options such as
+            ``enable_thinking`` change it); the first pre-opens nothing.
+        special_tokens: ``bos_token``, ``eos_token``, ... as strings (chat templates read them).
+        markers: what identifies the family in a chat template (:func:`detect`).
+        chat_template: the chat template text when the license allows bundling it, else ``None``.
+        chat_template_source: where the bundled chat template comes from (model, repository, commit).
+        license: the model's license (SPDX id or name), which decides ``redistributable``.
+        redistributable: whether the chat template may be bundled.
+        sources: where the output format is documented or parsed (peer parsers, model cards).
+        notes: anything a user should know (fields a template drops, assumptions).
+        template_kwargs: extra variables the profile's chat template expects by default.
+        demo: the bundled demo data, or ``None``.
+    """
+
+    name: str
+    aliases: tuple[str, ...]
+    description: str
+    models: tuple[str, ...]
+    response_template: dict[str, Any]
+    generation_prompt: str
+    generation_prompts: tuple[str, ...]
+    special_tokens: dict[str, str]
+    markers: Markers
+    chat_template: str | None
+    chat_template_source: dict[str, Any] | None
+    license: str
+    redistributable: bool
+    sources: tuple[str, ...]
+    notes: str
+    template_kwargs: dict[str, Any]
+    demo: Demo | None
+
+    @property
+    def needs_chatcodec(self) -> bool:
+        """Whether the response template uses ``x-`` content parsers (the reference cannot load it)."""
+        return any(str(spec.get("content", "")).startswith("x-")
+                   for spec in self.response_template.get("fields", {}).values())
+
+    def generation_prompt_ending(self, suffix: str | None) -> str:
+        """The family's generation prompt that ends with ``suffix`` (``None``: the first, nothing pre-opened).
+
+        Raises:
+            ValueError: no generation prompt of the family ends with ``suffix``.
+        """
+        if suffix is None:
+            return self.generation_prompts[0]
+        for prompt in self.generation_prompts:
+            if prompt.endswith(suffix):
+                return prompt
+        raise ValueError(f"profile {self.name!r}: no generation prompt ends with {suffix!r}. "
+                         f"Known: {list(self.generation_prompts)}")
+
+
+def names() -> list[str]:
+    """The names of every bundled profile, sorted."""
+    return list(_folders())
+
+
+def load(name: str) -> Profile:
+    """Load a bundled profile by name or alias (case-insensitive; ``-`` and ``_`` are the same).
+
+    Args:
+        name: a profile name such as ``"qwen3"`` or an alias such as ``"qwen2.5"``.
+
+    Returns:
+        A :class:`Profile` whose dicts are fresh copies.
+
+    Raises:
+        UnknownProfileError: no profile has that name or alias; the message lists the names.
+    """
+    folder = _index().get(_normalize(name))
+    if folder is None:
+        known = names()
+        raise UnknownProfileError(
+            f"profile {name!r}: no bundled profile has this name or alias. "
+            f"Known profiles: {', '.join(known)}",
+            name=name, available=known)
+    return _build(folder, copy.deepcopy(_read_json(folder, "profile.json")),
+                  copy.deepcopy(_read_json(folder, "response_template.json")))
+
+
+def detect(chat_template: str) -> str | None:
+    """Name the bundled profile whose markers a chat template carries.
+
+    Args:
+        chat_template: the chat template text (Jinja source).
+
+    Returns:
+        The profile name, or ``None`` when no profile's markers match.
+    """
+    for priority_name in _detection_order():
+        if _markers(priority_name).match(chat_template):
+            return priority_name
+    return None
+
+
+# ----------------------------------------------------------------------------- reading the folders
+
+
+def _normalize(name: str) -> str:
+    return name.strip().lower().replace("-", "_")
+
+
+@cache
+def _folders() -> tuple[str, ...]:
+    root = resources.files(__name__)
+    return tuple(sorted(entry.name for entry in root.iterdir()
+                        if entry.is_dir() and entry.joinpath("profile.json").is_file()))
+
+
+@cache
+def _index() -> dict[str, str]:
+    index: dict[str, str] = {}
+    for folder in _folders():
+        data = _read_json(folder, "profile.json")
+        for alias in [folder, *data.get("aliases", [])]:
+            index[_normalize(alias)] = folder
+    return index
+
+
+@cache
+def _read_json(folder: str, filename: str) -> Any:
+    text = resources.files(__name__).joinpath(folder).joinpath(filename).read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"profiles/{folder}/{filename}: invalid JSON (line {error.lineno}, "
+                         f"column {error.colno}): {error.msg}") from None
+
+
+def _read_text(folder: str, filename: str) -> str:
+    return resources.files(__name__).joinpath(folder).joinpath(filename).read_text(encoding="utf-8")
+
+
+@cache
+def _markers(folder: str) -> Markers:
+    spec = _read_json(folder, "profile.json").get("detect") or {}
+    return Markers(all=tuple(spec.get("all", ())), any=tuple(spec.get("any", ())),
+                   none=tuple(spec.get("none", ())), priority=int(spec.get("priority", 0)))
+
+
+@cache
+def _detection_order() -> tuple[str, ...]:
+    return tuple(sorted(_folders(), key=lambda folder: (-_markers(folder).priority, folder)))
+
+
+def _build(folder: str, data: dict[str, Any], response_template: dict[str, Any]) -> Profile:
+    where = f"profiles/{folder}/profile.json"
+    missing = sorted(_REQUIRED_KEYS - set(data))
+    unknown = sorted(set(data) - _REQUIRED_KEYS - _OPTIONAL_KEYS)
+    if missing or unknown:
+        raise ValueError(f"{where}: missing keys {missing}, unknown keys {unknown}")
+    if data["name"] != folder:
+        raise ValueError(f"{where}: 'name' is {data['name']!r} but the folder is {folder!r}")
+    source = data.get("chat_template")
+    chat_template = _read_text(folder, source["file"]) if source else None
+    demo = data.get("demo")
+    return Profile(
+        name=folder,
+        aliases=tuple(data.get("aliases", ())),
+        description=data["description"],
+        models=tuple(data.get("models", ())),
+        response_template=response_template,
+        generation_prompt=data["generation_prompt"],
+        generation_prompts=tuple(data["generation_prompts"]),
+        special_tokens=dict(data.get("special_tokens", {})),
+        markers=_markers(folder),
+        chat_template=chat_template,
+        chat_template_source=source,
+        license=data["license"],
+        redistributable=bool(data["redistributable"]),
+        sources=tuple(data["sources"]),
+        notes=data.get("notes", ""),
+        template_kwargs=dict(data.get("template_kwargs", {})),
+        demo=Demo(**demo) if demo else None,
+    )

@@ -1,0 +1,119 @@
+"""The ``x-findall`` and ``x-first`` content parsers: regex-driven and fallback parsing.
+
+``x-findall`` runs a regex over the region text (``regex`` module, ``DOTALL``) and turns every
+match into a dict of its named groups, each parsed by the content parser named for it. It reads
+formats that put several tool calls inside one marked section (Kimi-K2, DeepSeek V3.x, MiniMax-M2,
+Step3) and per-parameter tags whose value type is written beside them (DeepSeek V3.2's
+``string="true"`` / ``string="false"``). ``content_args``:
+
+* ``pattern`` (required): the regex; groups that did not take part in a match are left out;
+* ``value_parsers``: ``{group: {"name": parser, "args": {...}}}``; other groups stay text;
+* ``into``: ``"list"`` (default, one dict per match) or ``"dict"`` (the pattern needs a ``key``
+  group; each match adds ``key -> the parsed value of its first other participating group``);
+* ``skip_invalid`` (bool): drop a match whose value parser fails instead of raising.
+
+Text between matches is not part of any value (the section's framing and separators).
+
+``x-first`` tries ``content_args.parsers`` (a list of ``{"name", "args"}``) in order and returns
+the first value that parses; when all fail it raises the last error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import regex
+
+__all__ = ["make_findall", "make_first"]
+
+ParserSpec = Mapping[str, Any]
+RunParser = Callable[[ParserSpec, str], Any]
+CheckParser = Callable[[Any, str], None]
+
+
+def make_findall(run: RunParser, check: CheckParser) -> tuple[
+        Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
+    """Build ``x-findall``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
+
+    def validate(args: Mapping[str, Any], where: str) -> None:
+        unknown = sorted(set(args) - {"pattern", "value_parsers", "into", "skip_invalid"})
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown} for x-findall. "
+                             "Known: ['into', 'pattern', 'skip_invalid', 'value_parsers']")
+        pattern = _compile(args.get("pattern"), f"{where}.pattern")
+        parsers = args.get("value_parsers", {})
+        if not isinstance(parsers, dict):
+            raise ValueError(f"{where}.value_parsers: must be an object {{group: parser}}")
+        for group, spec in parsers.items():
+            if group not in pattern.groupindex:
+                raise ValueError(f"{where}.value_parsers.{group}: the pattern has no group {group!r}")
+            check(spec, f"{where}.value_parsers.{group}")
+        into = args.get("into", "list")
+        if into not in ("list", "dict"):
+            raise ValueError(f"{where}.into: must be 'list' or 'dict', got {into!r}")
+        if into == "dict" and "key" not in pattern.groupindex:
+            raise ValueError(f"{where}.pattern: 'into': 'dict' needs a named group 'key'")
+        if not isinstance(args.get("skip_invalid", False), bool):
+            raise ValueError(f"{where}.skip_invalid: must be a bool")
+
+    def parse(text: str, args: Mapping[str, Any]) -> Any:
+        pattern = _compile(args["pattern"], "x-findall pattern")
+        parsers: Mapping[str, ParserSpec] = args.get("value_parsers", {})
+        skip = bool(args.get("skip_invalid", False))
+        items: list[dict[str, Any]] = []
+        for match in pattern.finditer(text):
+            try:
+                items.append({group: run(parsers[group], value) if group in parsers else value
+                              for group, value in match.groupdict().items() if value is not None})
+            except ValueError as error:
+                if not skip:
+                    raise ValueError(f"x-findall: match at offset {match.start()}: {error}") from None
+        if args.get("into", "list") == "list":
+            return items
+        return {item.pop("key"): next(iter(item.values()), "") for item in items if "key" in item}
+
+    return parse, validate
+
+
+def make_first(run: RunParser, check: CheckParser) -> tuple[
+        Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
+    """Build ``x-first``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
+
+    def validate(args: Mapping[str, Any], where: str) -> None:
+        unknown = sorted(set(args) - {"parsers"})
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {unknown} for x-first. Known: ['parsers']")
+        parsers = args.get("parsers")
+        if not isinstance(parsers, list) or not parsers:
+            raise ValueError(f"{where}.parsers: must be a non-empty list of {{name, args}}")
+        for index, spec in enumerate(parsers):
+            check(spec, f"{where}.parsers[{index}]")
+
+    def parse(text: str, args: Mapping[str, Any]) -> Any:
+        error: ValueError | None = None
+        for spec in args["parsers"]:
+            try:
+                return run(spec, text)
+            except ValueError as failure:
+                error = failure
+        assert error is not None
+        raise ValueError(f"x-first: no parser accepted the text; last error: {error}")
+
+    return parse, validate
+
+
+_CACHE: dict[str, Any] = {}
+
+
+def _compile(pattern: Any, where: str) -> Any:
+    if not isinstance(pattern, str) or not pattern:
+        raise ValueError(f"{where}: a non-empty regex string is required")
+    compiled = _CACHE.get(pattern)
+    if compiled is None:
+        try:
+            compiled = regex.compile(pattern, regex.DOTALL)
+        except regex.error as error:
+            raise ValueError(f"{where}: invalid regex: {error}") from None
+        _CACHE[pattern] = compiled
+    return compiled

@@ -1,0 +1,150 @@
+"""The ``x-json-calls`` content parser: tool calls written as JSON objects, one or many.
+
+Covers the JSON tool-call dialects: one object per region (Hermes), an array (Mistral before v11,
+Granite, Jamba), objects separated by ``;`` or newlines (Llama 3.x, MiniMax-M1), an object per
+marker (granite-20b-functioncalling), the function name as the key (Apertus:
+``[{"get_time": {"city": "Paris"}}]``), and ``arguments`` serialized as a JSON *string* (Granite 4).
+Each call becomes ``{"name": ..., "arguments": {...}}``.
+
+``content_args`` (all optional):
+
+* ``name_keys`` (list, default ``["name"]``) and ``arguments_keys`` (list, default
+  ``["arguments", "parameters"]``): the keys tried, in order, for the name and the arguments;
+* ``name_as_key`` (bool): each object is ``{NAME: {arguments}}``;
+* ``require_arguments`` (bool, default false): an object without an arguments key is not a call
+  (otherwise its arguments are ``{}``);
+* ``separators`` (list of strings, default ``[";"]``): literal text allowed between values besides
+  whitespace (e.g. a repeated marker such as ``<|python_tag|>``);
+* ``single`` (bool): the region holds exactly one call; the value is that call, not a list;
+* ``skip_invalid`` (bool): drop values that are not calls, skip text that is not JSON (before,
+  between and after the values) and resume at the next ``{`` or ``[``. Without it any of these
+  raises ``ValueError`` naming the offset.
+
+``arguments`` given as a string that holds a JSON object are decoded (the value is an object).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["parse_json_calls", "validate_json_calls"]
+
+_DECODER = json.JSONDecoder()
+_LIST_KEYS = ("name_keys", "arguments_keys", "separators")
+_BOOL_KEYS = ("name_as_key", "require_arguments", "single", "skip_invalid")
+
+
+def validate_json_calls(args: Mapping[str, Any], where: str) -> None:
+    """Check the ``content_args`` of an ``x-json-calls`` region (see the module docstring)."""
+    known = sorted((*_LIST_KEYS, *_BOOL_KEYS))
+    unknown = sorted(set(args) - set(known))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown} for x-json-calls. Known: {known}")
+    for key in _LIST_KEYS:
+        value = args.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            raise ValueError(f"{where}.{key}: must be a list of non-empty strings")
+    for key in _BOOL_KEYS:
+        if not isinstance(args.get(key, False), bool):
+            raise ValueError(f"{where}.{key}: must be a bool")
+
+
+def parse_json_calls(text: str, args: Mapping[str, Any]) -> Any:
+    """Parse the JSON tool calls in ``text``.
+
+    Args:
+        text: the region's raw text.
+        args: the region's ``content_args`` (see the module docstring).
+
+    Returns:
+        A list of ``{"name": str, "arguments": dict}`` (an empty text gives ``[]``), or with
+        ``single`` the one call.
+
+    Raises:
+        ValueError: text that is not JSON, a value that is not a call, or (with ``single``) not
+            exactly one call; the message names the offset in ``text``.
+    """
+    skip = bool(args.get("skip_invalid", False))
+    calls: list[dict[str, Any]] = []
+    for offset, value in _values(text, list(args.get("separators", [";"])), skip):
+        for item in value if isinstance(value, list) else [value]:
+            call = _to_call(item, args)
+            if call is not None:
+                calls.append(call)
+            elif not skip:
+                raise ValueError(f"x-json-calls: the JSON value at offset {offset} is not a tool call: "
+                                 f"{json.dumps(item, ensure_ascii=False)[:80]}")
+    if args.get("single"):
+        if len(calls) != 1:
+            raise ValueError(f"x-json-calls: expected exactly one tool call, found {len(calls)}")
+        return calls[0]
+    return calls
+
+
+def _values(text: str, separators: list[str], skip: bool) -> list[tuple[int, Any]]:
+    values: list[tuple[int, Any]] = []
+    position = _skip_separators(text, 0, separators)
+    while position < len(text):
+        try:
+            value, end = _DECODER.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            if not skip:
+                raise ValueError(f"x-json-calls: invalid JSON at offset {error.pos}: {error.msg}") from None
+            position = _next_start(text, position + 1)
+            continue
+        values.append((position, value))
+        position = _skip_separators(text, end, separators)
+        if position < len(text) and not skip and text[position] not in "{[":
+            excerpt = text[position:position + 40]
+            raise ValueError(f"x-json-calls: unexpected text at offset {position}: {excerpt!r}")
+    return values
+
+
+def _skip_separators(text: str, position: int, separators: list[str]) -> int:
+    while position < len(text):
+        if text[position].isspace():
+            position += 1
+            continue
+        for separator in separators:
+            if text.startswith(separator, position):
+                position += len(separator)
+                break
+        else:
+            return position
+    return position
+
+
+def _next_start(text: str, position: int) -> int:
+    starts = [index for index in (text.find("{", position), text.find("[", position)) if index >= 0]
+    return min(starts) if starts else len(text)
+
+
+def _to_call(item: Any, args: Mapping[str, Any]) -> dict[str, Any] | None:
+    if not isinstance(item, dict):
+        return None
+    if args.get("name_as_key"):
+        if len(item) != 1:
+            return None
+        ((name, arguments),) = item.items()
+    else:
+        name = _first(item, args.get("name_keys", ["name"]))
+        arguments = _first(item, args.get("arguments_keys", ["arguments", "parameters"]))
+        if arguments is None and not args.get("require_arguments"):
+            arguments = {}
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except json.JSONDecodeError:
+            return None
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return None
+    return {"name": name, "arguments": arguments}
+
+
+def _first(item: dict[str, Any], keys: list[str]) -> Any:
+    for key in keys:
+        if key in item:
+            return item[key]
+    return None

@@ -1,0 +1,170 @@
+"""The ``x-pythonic`` content parser: tool calls written as Python calls.
+
+Llama 3.2 / Llama 4, LFM2 and others write parallel tool calls as a Python list of calls::
+
+    [get_weather(city="Paris", days=3), get_time()]
+
+The text is parsed with :mod:`ast` and never evaluated: only literals are accepted as argument
+values (strings, numbers, ``True``/``False``/``None`` and their JSON spellings ``true``/``false``/
+``null``, lists, tuples, dicts). Each call becomes ``{"name": ..., "arguments": {...}}``; a dict
+element such as ``{"name": "f", "arguments": {...}}`` (some models switch to JSON inside the same
+markers) is accepted too.
+
+``content_args``:
+
+* ``skip_invalid`` (bool, default false): drop a call whose arguments are not JSON values (a bytes
+  literal, ``1e999``) and keep its siblings; when the list as a whole does not parse (an unbalanced
+  quote in a later call), keep the longest run of leading calls that does. Without it, either
+  problem raises ``ValueError``.
+
+This module only turns text into a list of calls; the response template's transform shapes them.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["parse_pythonic", "validate_pythonic"]
+
+_NAMED_LITERALS: dict[str, Any] = {
+    "True": True, "False": False, "None": None, "true": True, "false": False, "null": None,
+}
+
+
+class _NotJSON(ValueError):
+    """An argument value that has no JSON equivalent."""
+
+
+def validate_pythonic(args: Mapping[str, Any], where: str) -> None:
+    """Check the ``content_args`` of an ``x-pythonic`` region (see the module docstring)."""
+    unknown = sorted(set(args) - {"skip_invalid"})
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown} for x-pythonic. Known: ['skip_invalid']")
+    if not isinstance(args.get("skip_invalid", False), bool):
+        raise ValueError(f"{where}.skip_invalid: must be a bool")
+
+
+def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Parse ``[f(a=1), g(b="x")]`` (or a single call ``f(a=1)``) into a list of calls.
+
+    Args:
+        text: the region's raw text.
+        args: the region's ``content_args`` (``skip_invalid``).
+
+    Returns:
+        ``[{"name": str, "arguments": dict}, ...]``; an empty or whitespace-only text gives ``[]``.
+
+    Raises:
+        ValueError: the text is not a list of calls, or a value is not a JSON value (unless
+            ``skip_invalid``); the message names the offending call or offset.
+    """
+    skip = bool(args.get("skip_invalid", False))
+    source = text.strip()
+    if not source:
+        return []
+    try:
+        tree = ast.parse(source, mode="eval").body
+    except SyntaxError as error:
+        if not skip:
+            raise ValueError(
+                f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
+            ) from None
+        return _salvage(source)
+    return _calls(tree, skip)
+
+
+def _calls(tree: ast.expr, skip: bool) -> list[dict[str, Any]]:
+    elements = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
+    calls: list[dict[str, Any]] = []
+    for element in elements:
+        try:
+            calls.append(_call(element))
+        except _NotJSON as error:
+            if not skip:
+                raise ValueError(f"x-pythonic: {error}") from None
+    return calls
+
+
+def _call(node: ast.expr) -> dict[str, Any]:
+    if isinstance(node, ast.Dict):
+        value = _literal(node)
+        name = value.get("name")
+        if not isinstance(name, str):
+            raise _NotJSON("a dict element without a string 'name' is not a call")
+        given = value.get("arguments", value.get("parameters", {}))
+        if not isinstance(given, dict):
+            raise _NotJSON(f"call {name!r}: 'arguments' is not an object")
+        return {"name": name, "arguments": given}
+    if not isinstance(node, ast.Call):
+        raise _NotJSON(f"{ast.unparse(node)!r} is not a call")
+    name = _dotted_name(node.func)
+    if node.args:
+        raise _NotJSON(f"call {name!r}: positional arguments have no parameter names")
+    arguments: dict[str, Any] = {}
+    for keyword in node.keywords:
+        if keyword.arg is None:
+            raise _NotJSON(f"call {name!r}: '**' unpacking is not a literal")
+        try:
+            arguments[keyword.arg] = _literal(keyword.value)
+        except _NotJSON as error:
+            raise _NotJSON(f"call {name!r}, argument {keyword.arg!r}: {error}") from None
+    return {"name": name, "arguments": arguments}
+
+
+def _dotted_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted_name(node.value)}.{node.attr}"
+    raise _NotJSON(f"{ast.unparse(node)!r} is not a function name")
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Constant):
+        return _constant(node.value)
+    if isinstance(node, ast.Name) and node.id in _NAMED_LITERALS:
+        return _NAMED_LITERALS[node.id]
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _literal(node.operand)
+        if isinstance(operand, bool) or not isinstance(operand, (int, float)):
+            raise _NotJSON(f"{ast.unparse(node)!r} is not a number")
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [_literal(element) for element in node.elts]
+    if isinstance(node, ast.Dict):
+        result: dict[str, Any] = {}
+        for key_node, value_node in zip(node.keys, node.values, strict=True):
+            key = None if key_node is None else _literal(key_node)
+            if not isinstance(key, str):
+                raise _NotJSON("dict keys must be strings")
+            result[key] = _literal(value_node)
+        return result
+    raise _NotJSON(f"{ast.unparse(node)!r} is not a literal")
+
+
+def _constant(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, str, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise _NotJSON(f"{value!r} is not a finite number")
+        return value
+    raise _NotJSON(f"a {type(value).__name__} literal has no JSON equivalent")
+
+
+def _salvage(source: str) -> list[dict[str, Any]]:
+    """Keep the longest run of leading calls that parses (the rest of the list is broken)."""
+    start = 1 if source.startswith("[") else 0
+    end = source.rfind(")")
+    while end > start:
+        candidate = "[" + source[start:end + 1] + "]"
+        try:
+            tree = ast.parse(candidate, mode="eval").body
+        except SyntaxError:
+            end = source.rfind(")", start, end)
+            continue
+        return _calls(tree, skip=True)
+    return []

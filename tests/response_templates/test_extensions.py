@@ -1,0 +1,206 @@
+"""The ``x-`` content parsers: what each accepts, what it rejects, and load-time validation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatcodec.response_templates.extensions import EXTENSIONS, check_parser_spec, run_parser
+
+
+def parse(name: str, text: str, **args: Any) -> Any:
+    return EXTENSIONS[name][0](text, args)
+
+
+def validate(name: str, **args: Any) -> None:
+    EXTENSIONS[name][1](args, "fields.tool_calls.content_args")
+
+
+def test_every_extension_name_starts_with_x() -> None:
+    assert sorted(EXTENSIONS) == ["x-findall", "x-first", "x-json-calls", "x-pythonic"]
+
+
+class TestPythonic:
+    def test_list_of_calls_with_python_and_json_literals(self) -> None:
+        text = "[f(a=1, b='x', c=True, d=None, e=[1, 2.5], g={'k': false}, h=null, i=-3), g()]"
+        assert parse("x-pythonic", text) == [
+            {"name": "f", "arguments": {"a": 1, "b": "x", "c": True, "d": None, "e": [1, 2.5],
+                                        "g": {"k": False}, "h": None, "i": -3}},
+            {"name": "g", "arguments": {}},
+        ]
+
+    def test_single_call_tuple_and_dotted_name(self) -> None:
+        assert parse("x-pythonic", "tools.search(q=(1, 2))") == [
+            {"name": "tools.search", "arguments": {"q": [1, 2]}}]
+
+    def test_escapes_and_unicode(self) -> None:
+        assert parse("x-pythonic", "[f(s='Martha\\'s \"x\"\\n', u='東京')]") == [
+            {"name": "f", "arguments": {"s": "Martha's \"x\"\n", "u": "東京"}}]
+
+    def test_json_object_elements_are_calls(self) -> None:
+        assert parse("x-pythonic", '{"name": "w", "arguments": {"city": "Rome"}}') == [
+            {"name": "w", "arguments": {"city": "Rome"}}]
+
+    def test_empty_text_is_no_calls(self) -> None:
+        assert parse("x-pythonic", "  \n") == []
+        assert parse("x-pythonic", "[]") == []
+
+    @pytest.mark.parametrize("text, message", [
+        ("[f(x=b'z')]", "bytes literal"),
+        ("[f(x=1e999)]", "not a finite number"),
+        ("[f(1)]", "positional arguments"),
+        ("[f(**k)]", "'**' unpacking"),
+        ("[f(x=y)]", "'y' is not a literal"),
+        ("[f(x=__import__('os'))]", "is not a literal"),
+        ("[1]", "is not a call"),
+    ])
+    def test_values_without_json_meaning_raise(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError, match="x-pythonic") as error:
+            parse("x-pythonic", text)
+        assert message in str(error.value)
+
+    def test_skip_invalid_drops_only_the_bad_call(self) -> None:
+        assert parse("x-pythonic", "[bad(x=b'z'), ok(a=1)]", skip_invalid=True) == [
+            {"name": "ok", "arguments": {"a": 1}}]
+
+    def test_syntax_error_raises_with_offset(self) -> None:
+        with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls \(offset"):
+            parse("x-pythonic", "[f(a='x 'y')]")
+
+    def test_skip_invalid_salvages_the_leading_calls(self) -> None:
+        text = "[a(x='1'), b(y=2), c(z='broken 'quote')]"
+        assert parse("x-pythonic", text, skip_invalid=True) == [
+            {"name": "a", "arguments": {"x": "1"}}, {"name": "b", "arguments": {"y": 2}}]
+        assert parse("x-pythonic", "[c(z='broken 'quote')]", skip_invalid=True) == []
+
+    def test_validation(self) -> None:
+        validate("x-pythonic", skip_invalid=True)
+        with pytest.raises(ValueError, match=r"tool_calls.content_args: unknown key\(s\) \['strict'\]"):
+            validate("x-pythonic", strict=True)
+        with pytest.raises(ValueError, match=r"content_args.skip_invalid: must be a bool"):
+            validate("x-pythonic", skip_invalid="yes")
+
+
+class TestJsonCalls:
+    def test_array_semicolons_newlines_and_key_aliases(self) -> None:
+        text = '[{"name": "a", "arguments": {"x": 1}}]; {"name": "b", "parameters": {}}\n{"name": "c"}'
+        assert parse("x-json-calls", text) == [
+            {"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}},
+            {"name": "c", "arguments": {}}]
+
+    def test_stringified_arguments_are_decoded(self) -> None:
+        assert parse("x-json-calls", '{"name": "a", "arguments": "{\\"k\\": \\"v\\"}"}', single=True) == {
+            "name": "a", "arguments": {"k": "v"}}
+
+    def test_custom_keys_separators_and_name_as_key(self) -> None:
+        text = ('<|python_tag|>{"tool_name": "t", "parameters": {"p": 2}}'
+                '<|python_tag|>{"tool_name": "u", "parameters": {}}')
+        assert parse("x-json-calls", text, name_keys=["tool_name"], separators=["<|python_tag|>"]) == [
+            {"name": "t", "arguments": {"p": 2}}, {"name": "u", "arguments": {}}]
+        assert parse("x-json-calls", '[{"get_time": {"city": "Paris"}}]', name_as_key=True) == [
+            {"name": "get_time", "arguments": {"city": "Paris"}}]
+
+    def test_require_arguments(self) -> None:
+        with pytest.raises(ValueError, match="at offset 0 is not a tool call"):
+            parse("x-json-calls", '{"name": "a"}', require_arguments=True)
+        assert parse("x-json-calls", '{"name": "a"} {"name": "b", "arguments": {}}',
+                     require_arguments=True, skip_invalid=True) == [{"name": "b", "arguments": {}}]
+
+    @pytest.mark.parametrize("text, message", [
+        ('{"name": "a", "arguments": {x}}', "invalid JSON at offset"),
+        ('{"name": "a", "arguments": {}} trailing', "unexpected text at offset 31"),
+        ('junk {"name": "a"}', "invalid JSON at offset 0"),
+        ('[1]', "is not a tool call"),
+    ])
+    def test_strict_errors(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError, match="x-json-calls") as error:
+            parse("x-json-calls", text)
+        assert message in str(error.value)
+
+    def test_skip_invalid_skips_text_and_bad_values(self) -> None:
+        text = (' junk [{"name": "add", "arguments": {"a": 1}}] trail {"query": "q"}\n{bad}\n'
+                '{"name": "z", "arguments": {}}')
+        assert parse("x-json-calls", text, skip_invalid=True) == [
+            {"name": "add", "arguments": {"a": 1}}, {"name": "z", "arguments": {}}]
+
+    def test_single_needs_exactly_one_call(self) -> None:
+        with pytest.raises(ValueError, match="expected exactly one tool call, found 2"):
+            parse("x-json-calls", '{"name": "a"} {"name": "b"}', single=True)
+        assert parse("x-json-calls", "") == []
+
+    def test_validation(self) -> None:
+        validate("x-json-calls", separators=[";"], single=True)
+        with pytest.raises(ValueError, match=r"content_args.separators: must be a list of non-empty strings"):
+            validate("x-json-calls", separators=[""])
+        with pytest.raises(ValueError, match=r"content_args.single: must be a bool"):
+            validate("x-json-calls", single=1)
+        with pytest.raises(ValueError, match=r"unknown key\(s\) \['nam_keys'\]"):
+            validate("x-json-calls", nam_keys=["name"])
+
+
+class TestFindall:
+    KIMI = ("<\\|tool_call_begin\\|>(?:functions\\.)?(?P<name>[\\w.]+?):\\d+<\\|tool_call_argument_begin\\|>"
+            "(?P<arguments>.*?)<\\|tool_call_end\\|>")
+
+    def test_groups_of_every_match(self) -> None:
+        text = ("noise<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>X<|tool_call_end|>"
+                "<|tool_call_begin|>b:1<|tool_call_argument_begin|>Y<|tool_call_end|>")
+        assert parse("x-findall", text, pattern=self.KIMI) == [
+            {"name": "a", "arguments": "X"}, {"name": "b", "arguments": "Y"}]
+
+    def test_value_parsers_and_skip_invalid(self) -> None:
+        parsers = {"arguments": {"name": "x-pythonic", "args": {}}}
+        text = "<c>f(a=1)</c><c>g(b=b'x')</c><c>h()</c>"
+        pattern = "<c>(?P<arguments>.*?)</c>"
+        assert parse("x-findall", text, pattern=pattern, value_parsers=parsers, skip_invalid=True) == [
+            {"arguments": [{"name": "f", "arguments": {"a": 1}}]},
+            {"arguments": [{"name": "h", "arguments": {}}]}]
+        with pytest.raises(ValueError, match="x-findall: match at offset 13: x-pythonic"):
+            parse("x-findall", text, pattern=pattern, value_parsers=parsers)
+
+    def test_into_dict_takes_the_first_participating_value_group(self) -> None:
+        pattern = '<p k="(?P<key>\\w+)" (?:raw>(?P<text>.*?)|py>(?P<py>.*?))</p>'
+        parsers = {"py": {"name": "x-pythonic", "args": {}}}
+        text = '<p k="a" raw> 1 </p><p k="b" py>f()</p><p k="c" raw></p>'
+        assert parse("x-findall", text, pattern=pattern, value_parsers=parsers, into="dict") == {
+            "a": " 1 ", "b": [{"name": "f", "arguments": {}}], "c": ""}
+
+    def test_validation(self) -> None:
+        validate("x-findall", pattern="(?P<key>a)(?P<v>b)", into="dict")
+        with pytest.raises(ValueError, match=r"content_args.pattern: a non-empty regex string is required"):
+            validate("x-findall")
+        with pytest.raises(ValueError, match=r"content_args.pattern: invalid regex"):
+            validate("x-findall", pattern="(")
+        with pytest.raises(ValueError, match=r"value_parsers.nope: the pattern has no group 'nope'"):
+            validate("x-findall", pattern="(?P<a>.)", value_parsers={"nope": {"name": "x-pythonic"}})
+        with pytest.raises(ValueError, match=r"'into': 'dict' needs a named group 'key'"):
+            validate("x-findall", pattern="(?P<a>.)", into="dict")
+        with pytest.raises(ValueError, match=r"content_args.into: must be 'list' or 'dict'"):
+            validate("x-findall", pattern="(?P<a>.)", into="set")
+        bad = {"a": {"name": "x-pythonic", "args": {"x": 1}}}
+        with pytest.raises(ValueError, match=r"a.args: unknown key\(s\) \['x'\] for x-pythonic"):
+            validate("x-findall", pattern="(?P<a>.)", value_parsers=bad)
+
+
+class TestFirst:
+    def test_first_parser_that_accepts_wins(self) -> None:
+        parsers = [{"name": "x-json-calls", "args": {"single": True}}, {"name": "x-pythonic"}]
+        assert parse("x-first", '{"name": "a"}', parsers=parsers) == {"name": "a", "arguments": {}}
+        assert parse("x-first", "a(b=1)", parsers=parsers) == [{"name": "a", "arguments": {"b": 1}}]
+        with pytest.raises(ValueError, match="x-first: no parser accepted the text; last error: x-pythonic"):
+            parse("x-first", "a(", parsers=parsers)
+
+    def test_validation(self) -> None:
+        with pytest.raises(ValueError, match=r"content_args.parsers: must be a non-empty list"):
+            validate("x-first", parsers=[])
+        with pytest.raises(ValueError, match=r"content_args.parsers\[0\]: must be an object"):
+            validate("x-first", parsers=["json"])
+        with pytest.raises(ValueError, match=r"content_args.parsers\[0\]: unknown key\(s\) \['arg'\]"):
+            validate("x-first", parsers=[{"name": "x-pythonic", "arg": {}}])
+
+
+def test_nested_specs_resolve_like_field_content() -> None:
+    assert run_parser({"name": "x-pythonic"}, "f()") == [{"name": "f", "arguments": {}}]
+    with pytest.raises(ValueError, match=r"where.args: must be an object"):
+        check_parser_spec({"name": "x-pythonic", "args": []}, "where")
