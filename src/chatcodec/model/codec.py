@@ -62,6 +62,9 @@ class ChatCodec:
             special_tokens if special_tokens is not None else self.config.special_tokens)
         self.tokenizer = tokenizer
         self.name_or_path = name_or_path
+        #: Template variables every render gets (a bundled profile's ``template_kwargs``); special
+        #: tokens come first, then these, then the call's ``**kwargs``.
+        self.template_variables: dict[str, Any] = {}
         self._tokenizer_missing = "none was given" if tokenizer is None else None
 
     @classmethod

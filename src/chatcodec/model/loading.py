@@ -72,12 +72,21 @@ def _attach_detected_profile(codec: ChatCodec) -> None:
                 codec.name_or_path, name)
 
 
-def _load_directory(cls: type[Codec], path: Path) -> Codec:
+def _chat_templates(path: Path) -> str | dict[str, str] | None:
+    """The directory's chat templates, or ``None`` when it has none (a base model)."""
+    from chatcodec.errors import ChatTemplateNotFoundError
     from chatcodec.model.storage import load_chat_templates
 
+    try:
+        return load_chat_templates(path)
+    except ChatTemplateNotFoundError:
+        return None
+
+
+def _load_directory(cls: type[Codec], path: Path) -> Codec:
     config = read_tokenizer_config(path)
     tokenizer, missing = load_tokenizer(path)
-    codec = cls(load_chat_templates(path), special_tokens=config.special_tokens, tokenizer=tokenizer,
+    codec = cls(_chat_templates(path), special_tokens=config.special_tokens, tokenizer=tokenizer,
                 config=config, name_or_path=str(path))
     codec._tokenizer_missing = missing
     if config.response_template is not None:
@@ -97,6 +106,7 @@ def _load_profile(cls: type[Codec], name: str) -> Codec:
     codec.response_template = profile.response_template
     codec.response_template_source = f"profile:{profile.name}"
     codec.profile = profile.name
+    codec.template_variables = dict(profile.template_kwargs or {})
     codec._tokenizer_missing = (
         f"the bundled profile {profile.name!r} has no tokenizer; load a model directory")
     return codec
@@ -148,8 +158,8 @@ def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
     directory.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     if codec.chat_template is not None:
-        saved = save_chat_templates(codec.chat_template, directory)
-        written.extend(str(item) for item in (saved or ()))
+        changes = save_chat_templates(codec.chat_template, directory)
+        written.extend(str(directory / change.path) for change in changes if change.action != "delete")
     written.append(str(write_tokenizer_config(directory, _config_to_save(codec, directory))))
     if codec.tokenizer is not None:
         if codec.tokenizer.path is not None:

@@ -147,7 +147,8 @@ def apply_chat_template(codec: ChatCodec, chat_template: str, request: ChatReque
         codec._require_tokenizer()
         control_tokens = control_tokens_of(codec)
         chats, variables = _mark_inputs(chats, request, variables, control_tokens)
-    rendered = _render(chat_template, chats, request, {**codec.special_tokens_map, **variables})
+    rendered = _render(chat_template, chats, request,
+                       {**codec.special_tokens_map, **codec.template_variables, **variables})
     if not request.tokenize:
         texts = [text for text, _ in rendered]
         return texts if batched else texts[0]
