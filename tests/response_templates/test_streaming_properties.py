@@ -130,7 +130,8 @@ CONTEXT = {
 
 _PIECES = {
     "qwen": ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>", "<|im_", "<th", "</",
-             '{"name": "f", "arguments": {"x": 1}}', " ", "\n", "hi", "<", ">", "é", "😀"],
+             '{"name": "f", "arguments": {"x": 1}}', '{"s": "', '"</tool_call>"', '"', "\\", ":", " ",
+             "\n", "hi", "<", ">", "é", "😀"],
     "overlapping": ["<t", "<to", "<tool>", "END", "ENDX", "ENDXY", "/>", "<|e", "<|end|>", "<|", "x", " ",
                     "\n"],
     "regex": ["<think>", "</think>", "  ", "\n", "<call f>", "<call ", "</call>", "<stop>", "<eos>", "a",
