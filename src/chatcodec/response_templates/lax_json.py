@@ -223,9 +223,10 @@ class StringTracker:
         if self._escape and n:
             i, self._escape = 1, False
         while i < n:
-            if self._closer is None:
+            closer = self._closer
+            if closer is None:
                 i = self._step_outside(text, i)
-            elif self._closer == '"':
+            elif closer == '"':
                 m = _IN_QUOTED.search(text, i)
                 if m is None:
                     return
@@ -235,11 +236,11 @@ class StringTracker:
                 else:
                     self._closer, self._last, i = None, '"', m.end()
             else:
-                end = text.find(self._closer, i)
+                end = text.find(closer, i)
                 if end < 0:
-                    self._carry = _cut_prefix(text, i, self._closer)
+                    self._carry = _cut_prefix(text, i, closer)
                     return
-                self._closer, self._last, i = None, '"', end + len(self._closer)
+                self._closer, self._last, i = None, '"', end + len(closer)
 
     def _step_outside(self, text: str, i: int) -> int:
         m = self._outside.search(text, i)
