@@ -5,7 +5,8 @@ The hierarchy::
     ChatCodecError
     ├── ResponseTemplateError (ValueError)   a response template is invalid; raised when it is loaded
     ├── ResponseParseError (ValueError)      model output that the template cannot parse
-    │   └── MissingFieldError                required (``optional: false``) fields never matched
+    │   ├── MissingFieldError                required (``optional: false``) fields never matched
+    │   └── UnknownPlaceholderError (KeyError)  a transform names a variable that does not exist
     ├── ParserStateError (RuntimeError)      ``feed``/``finalize`` on a parser that already finished
     ├── ChatTemplateNotFoundError (ValueError, LookupError)
     │                                        no chat template, or no template of the requested name
@@ -42,10 +43,10 @@ from typing import Any
 
 __all__ = [
     "ChatCodecError",
+    "ChatTemplateNotFoundError",
     "ControlTokenError",
     "DocstringParsingException",
     "MissingFieldError",
-    "ChatTemplateNotFoundError",
     "ModelStorageError",
     "ParserStateError",
     "ResponseParseError",
@@ -53,6 +54,7 @@ __all__ = [
     "ResponseTemplateNotFoundError",
     "TokenizerUnavailableError",
     "TypeHintParsingException",
+    "UnknownPlaceholderError",
     "UnknownProfileError",
     "caret_excerpt",
 ]
@@ -123,8 +125,9 @@ class ResponseParseError(ChatCodecError, ValueError):
     Attributes:
         field: the field whose region failed to parse.
         parser: the content parser that failed (``"json"``, ``"int"``, ...), or ``None``.
-        offset: character offset of the failing region's body in the generated text (negative
-            offsets point into the prefix), or ``None`` when unknown.
+        offset: character offset in the generated text where the failure was found: the start of
+            the failing region's body, or the exact spot when the content parser reports one (a
+            JSON syntax error). Negative offsets point into the prefix; ``None`` when unknown.
         text: the raw text of the failing region.
         partial_message: the message as parsed up to the failure (a new dict, safe to keep).
     """
@@ -151,6 +154,17 @@ class MissingFieldError(ResponseParseError):
                  partial_message: dict[str, Any] | None = None) -> None:
         super().__init__(message, partial_message=partial_message)
         self.fields = fields
+
+
+class UnknownPlaceholderError(ResponseParseError, KeyError):
+    """A transform placeholder names a variable that is not defined when the region closes.
+
+    A ``KeyError`` as well, because the reference raises ``KeyError`` here. Its ``str`` is the plain
+    message (``KeyError`` would wrap it in quotes).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class ParserStateError(ChatCodecError, RuntimeError):

@@ -1,0 +1,170 @@
+"""Delimiters: one field's open or close, as literals or a regex, and what is known about it.
+
+A :class:`Delimiter` is compiled once, when the template loads. Besides its pattern, this module
+works out the facts that the matchers (:mod:`~chatcodec.response_templates.matcher`) use to skip
+work on every chunk: which characters can start a match (:func:`first_chars`), which whitespace a
+pending match keeps absorbing (:func:`absorbed_whitespace`), and whether a match at the buffer
+edge waits for one more character (``can_extend``).
+
+Rule kept here (SPEC §1.2): every pattern is compiled with ``DOTALL`` and without ``MULTILINE``,
+and ``$`` means the end of the input. It is rewritten to ``\\Z`` unless the pattern turns
+MULTILINE on, because Python's ``$`` also matches before a final newline, and a chunk boundary
+moves where that is (the reference closes a ``$`` region early when a chunk ends with a newline).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+__all__ = [
+    "WHITESPACE",
+    "Delimiter",
+    "absorbed_whitespace",
+    "compile_pattern",
+    "first_chars",
+    "literal_delimiter",
+    "regex_delimiter",
+    "rewrite_dollar",
+]
+
+#: The characters of a whitespace run that a ``\\s*``-style delimiter can keep absorbing.
+WHITESPACE = " \t\n\r"
+
+_WS_CONTEXTS = ("", "x", " ", "\n", ">")
+# Constructs that make what can start a match depend on the text before it.
+_CONTEXT_DEPENDENT = regex.compile(r"\(\?<[=!]|\\[bBAGmMK]|(?<![\[\\])\^|\(\?\(")
+_MULTILINE_FLAG = regex.compile(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]")
+
+
+def rewrite_dollar(source: str) -> str:
+    """Replace every unescaped ``$`` outside a character class by ``\\Z`` (unless MULTILINE is on).
+
+    Args:
+        source: a template regex.
+
+    Returns:
+        The pattern with SPEC §1.2's meaning of ``$``: the end of the input, and nothing else.
+    """
+    if "$" not in source or _MULTILINE_FLAG.search(source):
+        return source
+    out: list[str] = []
+    i, n, in_class = 0, len(source), False
+    while i < n:
+        char = source[i]
+        if char == "\\":
+            out.append(source[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            out.append(char)
+            i += 1
+            if i < n and source[i] == "^":
+                out.append("^")
+                i += 1
+            if i < n and source[i] == "]":
+                out.append("]")
+                i += 1
+            continue
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def compile_pattern(source: str) -> regex.Pattern[str]:
+    """Compile a template regex: ``DOTALL``, no ``MULTILINE``, ``$`` as the end of the input.
+
+    Raises:
+        regex.error: the pattern is invalid.
+    """
+    return regex.compile(rewrite_dollar(source), regex.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Delimiter:
+    """One field's open or close delimiter.
+
+    Attributes:
+        field: the field name.
+        is_open: ``True`` for an open, ``False`` for a close.
+        pattern: the delimiter alone (literals are escaped and ordered longest first).
+        literals: the literal alternatives, longest first; ``None`` for a regex delimiter.
+        rank: the tie-break after position and length: opens before closes, then field name.
+        settled: for a regex delimiter, matches ``pattern`` and then fails without backtracking into
+            it; a *partial* match of ``settled`` at a position means a higher-priority way to
+            match there ran into the end of the buffer, so more input could still change the
+            match found there (``\\[TOOL_CALLS\\]\\w+(?:\\[ARGS\\])?`` on ``[TOOL_CALLS]read[``).
+            Lower-priority paths, such as a lazy ``.*?`` going further, do not count.
+        can_extend: one literal is a prefix of another (``["<think>", "<think>\n"]``); a match of
+            this delimiter that reaches the buffer edge then waits for one more character, as in
+            the reference (a regex delimiter always does).
+    """
+
+    field: str
+    is_open: bool
+    pattern: regex.Pattern[str]
+    literals: tuple[str, ...] | None
+    rank: tuple[int, str]
+    can_extend: bool = True
+    settled: regex.Pattern[str] | None = None
+
+
+def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
+    """A delimiter matching any of ``literals`` (non-empty strings; the longest wins at one position)."""
+    ordered = tuple(sorted(dict.fromkeys(literals), key=len, reverse=True))
+    pattern = regex.compile("|".join(regex.escape(s) for s in ordered), regex.DOTALL)
+    can_extend = any(a != b and a.startswith(b) for a in ordered for b in ordered)
+    return Delimiter(field, is_open, pattern, ordered, (0 if is_open else 1, field), can_extend)
+
+
+def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
+    """A delimiter matching the regex ``source``.
+
+    Raises:
+        regex.error: the pattern is invalid.
+    """
+    pattern = compile_pattern(source)
+    settled = regex.compile(f"(?:{pattern.pattern})(*PRUNE)(?!)", regex.DOTALL)
+    return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled)
+
+
+def absorbed_whitespace(delimiter: Delimiter) -> str:
+    """The whitespace characters that a pending match of ``delimiter`` keeps absorbing.
+
+    For ``\\s*</think>`` that is all of :data:`WHITESPACE`: a run of spaces, however long, is still
+    a partial match, so the engine need not rescan the run for every new space. Checked in several
+    contexts (start of input, after a word, after whitespace, after ``>``); literals absorb nothing.
+
+    Returns:
+        A subset of :data:`WHITESPACE` (``""`` when nothing is absorbed).
+    """
+    if delimiter.literals is not None:
+        return ""
+
+    def absorbs(sample: str) -> bool:
+        return all(delimiter.pattern.fullmatch(ctx + sample, len(ctx), partial=True) is not None
+                   for ctx in _WS_CONTEXTS)
+
+    chars = "".join(c for c in WHITESPACE if absorbs(c * 64))
+    return chars if chars and absorbs(chars * 16) else ""
+
+
+def first_chars(delimiter: Delimiter) -> str | None:
+    """The ASCII characters that can start a match of ``delimiter`` (non-ASCII ones always may).
+
+    Returns:
+        The characters, or ``None`` when nearly any character may start a match or when that
+        depends on the text before it (look-behinds, ``^``, ``\\b``, conditionals).
+    """
+    if delimiter.literals is not None:
+        return "".join(sorted({lit[0] for lit in delimiter.literals}))
+    if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
+        return None
+    chars = "".join(chr(c) for c in range(128) if delimiter.pattern.match(chr(c), partial=True) is not None)
+    return None if len(chars) > 64 else chars

@@ -1,0 +1,283 @@
+"""The JSON dialect of the ``json`` content parser: strict JSON plus the knobs models need.
+
+Three ``content_args`` knobs (SPEC §1.3), applied in this order before ``json.loads``:
+
+* ``string_delims``: ``[[open, close], ...]`` pairs that delimit string values instead of ``"``
+  (Gemma 4 writes ``<|"|>text<|"|>``). Delimited strings may hold raw newlines, quotes and
+  non-ASCII; they come back as ordinary JSON strings. While they are set aside they are replaced
+  by reserved sentinel characters (``\\x01``/``\\x02``), so input that already contains those is
+  rejected (as the reference does).
+* ``unquoted_keys``: bare identifier keys (``{city: "London"}``) are quoted. Unlike the reference,
+  a key may be preceded by whitespace (``{ a: 1, b: 2}``) and nothing inside a quoted string is
+  ever rewritten (``{a: "x,y:z"}`` keeps its value).
+* ``allow_non_json``: on failure, return the stripped raw text instead of raising.
+
+What this module never does: accept ``NaN``/``Infinity`` (they are not JSON, and a message holding
+them cannot be serialised as JSON again). Rule kept: every failure is a ``ValueError`` whose message
+says whether the dialect rewrote the text (``after dialect transforms``) or not (``could not parse
+region as JSON``), with the JSON error's position.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import regex
+
+__all__ = [
+    "SENTINEL_CLOSE",
+    "SENTINEL_OPEN",
+    "JSONContentError",
+    "StringTracker",
+    "loads_json",
+    "parse_json_dialect",
+    "quote_bare_keys",
+]
+
+#: Marks the start of a set-aside delimited string while the dialect is applied.
+SENTINEL_OPEN = "\x01"
+#: Marks the end of a set-aside delimited string while the dialect is applied.
+SENTINEL_CLOSE = "\x02"
+
+class JSONContentError(ValueError):
+    """A region that is not JSON in its dialect.
+
+    Attributes:
+        position: index in the raw region text where decoding failed, or ``None`` when the failure
+            was found in the dialect-rewritten text (positions there do not map back).
+    """
+
+    def __init__(self, message: str, position: int | None = None) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+_BARE_KEY = regex.compile(r"(\w+)(\s*):")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
+
+
+def loads_json(text: str) -> Any:
+    """``json.loads`` that rejects the non-standard ``NaN``/``Infinity`` tokens.
+
+    Raises:
+        ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``).
+    """
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def quote_bare_keys(text: str) -> str:
+    """Quote bare identifier keys that follow ``{`` or ``,`` (whitespace allowed) outside strings.
+
+    Args:
+        text: JSON-like text; double-quoted strings (with backslash escapes) are copied untouched.
+
+    Returns:
+        The text with ``key:`` rewritten to ``"key":`` wherever a key may stand.
+    """
+    out: list[str] = []
+    i, n = 0, len(text)
+    key_may_follow = False
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = _string_end(text, i)
+            out.append(text[i:end])
+            i, key_may_follow = end, False
+            continue
+        if key_may_follow and not char.isspace():
+            match = _BARE_KEY.match(text, i)
+            if match is not None:
+                out.append(f'"{match.group(1)}"{match.group(2)}:')
+                i, key_may_follow = match.end(), False
+                continue
+        if not char.isspace():
+            key_may_follow = char in "{,"
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
+def _string_end(text: str, start: int) -> int:
+    """Index just past the double-quoted string starting at ``start`` (or the end of ``text``)."""
+    i, n = start + 1, len(text)
+    while i < n:
+        char = text[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == '"':
+            return i + 1
+        i += 1
+    return n
+
+
+def _set_aside_delimited(text: str, pairs: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
+    """Replace each delimited string by a sentinel token; return the text and the strings."""
+    captured: list[str] = []
+
+    def capture(match: Any) -> str:
+        captured.append(match.group(1))
+        return f"{SENTINEL_OPEN}{len(captured) - 1}{SENTINEL_CLOSE}"
+
+    for open_delim, close_delim in pairs:
+        pattern = regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim)
+        text = regex.sub(pattern, capture, text, flags=regex.DOTALL)
+    return text, captured
+
+
+def _restore_delimited(text: str, captured: list[str]) -> str:
+    for index, value in enumerate(captured):
+        text = text.replace(f"{SENTINEL_OPEN}{index}{SENTINEL_CLOSE}", json.dumps(value, ensure_ascii=False))
+    return text
+
+
+def parse_json_dialect(text: str, args: Mapping[str, Any]) -> Any:
+    """Parse ``text`` as JSON with the ``content_args`` dialect knobs.
+
+    Args:
+        text: the raw region text.
+        args: ``content_args`` (``string_delims``, ``unquoted_keys``, ``allow_non_json``, ``strip``),
+            already validated when the template was loaded.
+
+    Returns:
+        The decoded value, or with ``allow_non_json`` the (stripped) raw text when decoding fails.
+
+    Raises:
+        ValueError: the text is not JSON in this dialect, or contains the reserved sentinels.
+    """
+    pairs = args.get("string_delims") or []
+    if pairs and (SENTINEL_OPEN in text or SENTINEL_CLOSE in text):
+        raise JSONContentError(
+            "input contains the reserved sentinel characters \\x01/\\x02 that string_delims uses "
+            "internally; cannot parse it safely"
+        )
+    working, captured = _set_aside_delimited(text, pairs) if pairs else (text, [])
+    if args.get("unquoted_keys"):
+        working = quote_bare_keys(working)
+    if captured:
+        working = _restore_delimited(working, captured)
+    try:
+        return loads_json(working)
+    except ValueError as error:
+        if args.get("allow_non_json"):
+            return text.strip() if args.get("strip", True) else text
+        detail = _describe(error)
+        if working == text:
+            position = error.pos if isinstance(error, json.JSONDecodeError) else None
+            raise JSONContentError(f"could not parse region as JSON: {detail}", position) from None
+        raise JSONContentError(
+            f"could not parse after dialect transforms: {detail}; the text after the dialect "
+            f"rewrite was {_clip(working)}"
+        ) from None
+
+
+def _describe(error: ValueError) -> str:
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} (line {error.lineno}, column {error.colno}, char {error.pos})"
+    return str(error)
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+#: Characters after which (ignoring whitespace) a quote opens a JSON string; other quotes are stray.
+_STRING_MAY_START = frozenset({"", "{", "[", ",", ":"})
+_IN_QUOTED = regex.compile(r'["\\]')
+
+
+class StringTracker:
+    """Follows a ``json`` region's text, chunk by chunk, to tell whether it is inside a string.
+
+    A close delimiter that appears inside a JSON string (``{"s": "</tool_call>"}``) is text, not a
+    close (SPEC §1.5 improvement over the reference). Strings are ``"..."`` with backslash escapes
+    and the ``string_delims`` pairs of the dialect. Only a quote in a place where JSON allows a
+    string (after ``{``, ``[``, ``,``, ``:`` or at the start) opens one, so a stray quote in broken
+    JSON (``{"name": "a, "x": 1}``) does not hide the close delimiter for the rest of the output.
+    Work is linear in the text fed.
+    """
+
+    __slots__ = ("_carry", "_closer", "_closers", "_escape", "_last", "_outside")
+
+    def __init__(self, string_delims: Sequence[Sequence[str]] = ()) -> None:
+        self._closers = {'"': '"', **{open_: close for open_, close in string_delims}}
+        tokens = sorted(self._closers, key=len, reverse=True)
+        prefixes = sorted({t[:i] for t in tokens for i in range(1, len(t))}, key=len, reverse=True)
+        tail = "|".join(regex.escape(p) for p in prefixes)
+        self._outside = regex.compile(
+            "(" + "|".join(regex.escape(t) for t in tokens) + ")" + (f"|(?:{tail})\\Z" if tail else ""))
+        self._closer: str | None = None  # what ends the string we are in
+        self._escape = False  # the last character fed was a backslash inside a "..." string
+        self._last = ""  # the last non-whitespace character outside strings
+        self._carry = ""  # the start of a multi-character token cut off by the chunk end
+
+    def feed(self, text: str) -> None:
+        """Advance over the next piece of the region's text."""
+        text, self._carry = self._carry + text, ""
+        i, n = 0, len(text)
+        if self._escape and n:
+            i, self._escape = 1, False
+        while i < n:
+            closer = self._closer
+            if closer is None:
+                i = self._step_outside(text, i)
+            elif closer == '"':
+                m = _IN_QUOTED.search(text, i)
+                if m is None:
+                    return
+                if m.group() == "\\":
+                    i = m.end() + 1
+                    self._escape = i > n
+                else:
+                    self._closer, self._last, i = None, '"', m.end()
+            else:
+                end = text.find(closer, i)
+                if end < 0:
+                    self._carry = _cut_prefix(text, i, closer)
+                    return
+                self._closer, self._last, i = None, '"', end + len(closer)
+
+    def _step_outside(self, text: str, i: int) -> int:
+        m = self._outside.search(text, i)
+        stop = len(text) if m is None else m.start()
+        significant = text[i:stop].rstrip()
+        if significant:
+            self._last = significant[-1]
+        if m is None:
+            return len(text)
+        if m.lastindex is None:
+            self._carry = text[m.start():]
+            return len(text)
+        if self._last in _STRING_MAY_START:
+            self._closer = self._closers[m.group()]
+        else:
+            self._last = m.group()[-1]
+        return int(m.end())
+
+    def inside(self, delimiter_text: str) -> bool:
+        """Whether a delimiter starting right after the text fed so far falls inside a string.
+
+        Args:
+            delimiter_text: the delimiter's own text (it may complete a string opener cut off by
+                the previous chunk; only text already in the buffer is looked at, so the answer
+                does not depend on chunking).
+        """
+        if self._closer is not None:
+            return True
+        if not self._carry or self._last not in _STRING_MAY_START:
+            return False
+        joined = self._carry + delimiter_text
+        return any(joined.startswith(token) for token in self._closers)
+
+
+def _cut_prefix(text: str, start: int, token: str) -> str:
+    """The longest end of ``text[start:]`` that begins ``token`` (kept until the next chunk)."""
+    for size in range(min(len(token) - 1, len(text) - start), 0, -1):
+        if token.startswith(text[-size:]):
+            return text[-size:]
+    return ""
