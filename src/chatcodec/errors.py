@@ -5,7 +5,8 @@ The hierarchy::
     ChatCodecError
     ├── ResponseTemplateError (ValueError)   a response template is invalid; raised when it is loaded
     ├── ResponseParseError (ValueError)      model output that the template cannot parse
-    │   └── MissingFieldError                required (``optional: false``) fields never matched
+    │   ├── MissingFieldError                required (``optional: false``) fields never matched
+    │   └── UnknownPlaceholderError (KeyError)  a transform names a variable that does not exist
     ├── ParserStateError (RuntimeError)      ``feed``/``finalize`` on a parser that already finished
     ├── ChatTemplateNotFoundError (ValueError, LookupError)
     │                                        no chat template, or no template of the requested name
@@ -38,15 +39,16 @@ from typing import Any
 
 __all__ = [
     "ChatCodecError",
+    "ChatTemplateNotFoundError",
     "DocstringParsingException",
     "MissingFieldError",
-    "ChatTemplateNotFoundError",
     "ModelStorageError",
     "ParserStateError",
     "ResponseParseError",
     "ResponseTemplateError",
     "TokenizerUnavailableError",
     "TypeHintParsingException",
+    "UnknownPlaceholderError",
     "UnknownProfileError",
     "caret_excerpt",
 ]
@@ -145,6 +147,17 @@ class MissingFieldError(ResponseParseError):
                  partial_message: dict[str, Any] | None = None) -> None:
         super().__init__(message, partial_message=partial_message)
         self.fields = fields
+
+
+class UnknownPlaceholderError(ResponseParseError, KeyError):
+    """A transform placeholder names a variable that is not defined when the region closes.
+
+    A ``KeyError`` as well, because the reference raises ``KeyError`` here. Its ``str`` is the plain
+    message (``KeyError`` would wrap it in quotes).
+    """
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 class ParserStateError(ChatCodecError, RuntimeError):

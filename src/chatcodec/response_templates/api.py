@@ -1,0 +1,94 @@
+"""One-shot parsing: ``parse_response`` and ``parse_response_batch``.
+
+Both run the streaming engine (:class:`~chatcodec.response_templates.engine.ResponseParser`) over
+the whole text, so a one-shot parse is exactly a stream fed in one chunk; there is no second
+parser to disagree with it. The template is loaded once per call (once per batch).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from chatcodec.response_templates.engine import ResponseParser
+from chatcodec.response_templates.template import ResponseTemplate, load_response_template
+
+__all__ = ["parse_response", "parse_response_batch"]
+
+Tools = Iterable[dict[str, Any] | Callable[..., Any]] | None
+
+
+def parse_response(text: str, response_template: dict[str, Any] | ResponseTemplate, *,
+                   prefix: str | None, tools: Tools = None, errors: str = "strict") -> dict[str, Any]:
+    """Parse a complete model output into an assistant message.
+
+    The same engine as streaming, fed the whole text at once (SPEC §1.8). Follows transformers'
+    ``parse_response``, except where chatcodec keeps data the reference drops (see
+    docs/compatibility.md).
+
+    Args:
+        text: the generated text (only the model's output; the prompt goes in ``prefix``).
+        response_template: a template dict or a loaded :class:`ResponseTemplate`.
+        prefix: the prompt that preceded generation; required, because chat templates often
+            pre-write part of the assistant message (an opening ``<think>``). ``""`` opts out.
+        tools: tool JSON schemas or Python functions; tool-call arguments are typed with them.
+        errors: ``"strict"`` raises on content that cannot be parsed; ``"keep"`` never raises on
+            model output and lists the problems under the message's ``"parse_errors"`` key.
+
+    Returns:
+        The message dict (``defaults`` plus every field that matched with a non-empty value).
+
+    Raises:
+        ResponseTemplateError: the template is invalid.
+        ValueError: ``prefix`` is ``None`` (the message explains why it is required).
+        ResponseParseError: (strict) a region's content cannot be parsed; ``partial_message`` and
+            ``text`` carry what was parsed and the failing region's raw text.
+        MissingFieldError: (strict) a required field never matched.
+
+    Example:
+        >>> template = {"start_anchor": "<|im_start|>assistant\\n", "fields": {
+        ...     "reasoning_content": {"open": "<think>", "close": "</think>"},
+        ...     "content": {"close": "<|im_end|>"}}}
+        >>> parse_response("<think>Hm.</think>Hi!<|im_end|>", template, prefix="")
+        {'reasoning_content': 'Hm.', 'content': 'Hi!'}
+    """
+    parser = ResponseParser(response_template, prefix=prefix, tools=tools, errors=errors)
+    parser.feed(text)
+    message, _ = parser.finalize()
+    return message
+
+
+def parse_response_batch(texts: Sequence[str], response_template: dict[str, Any] | ResponseTemplate, *,
+                         prefix: str | Sequence[str] | None, tools: Tools = None,
+                         errors: str = "strict") -> list[dict[str, Any]]:
+    """Parse several model outputs with one template.
+
+    Args:
+        texts: the generated texts.
+        response_template: a template dict or a loaded :class:`ResponseTemplate` (loaded once).
+        prefix: one prompt for every text (a string, or ``[]`` meaning ``""``), or one per text.
+        tools: as :func:`parse_response`.
+        errors: as :func:`parse_response`.
+
+    Returns:
+        One message per text, in order.
+
+    Raises:
+        ValueError: ``prefix`` is ``None``, or a list whose length differs from ``texts``.
+        ResponseTemplateError, ResponseParseError, MissingFieldError: as :func:`parse_response`.
+    """
+    template = load_response_template(response_template)
+    if prefix is None:
+        ResponseParser(template, prefix=None)  # raises the explanation
+    if isinstance(prefix, str):
+        prefixes = [prefix] * len(texts)
+    elif not prefix:
+        prefixes = [""] * len(texts)
+    else:
+        prefixes = list(prefix)
+        if len(prefixes) != len(texts):
+            raise ValueError(
+                f"parse_response_batch: got {len(texts)} response(s) but {len(prefixes)} prefix(es); "
+                "pass one prefix (used for every response) or one prefix per response")
+    return [parse_response(text, template, prefix=p, tools=tools, errors=errors)
+            for text, p in zip(texts, prefixes, strict=True)]

@@ -1,0 +1,172 @@
+"""Tool-argument typing: cast the string arguments of parsed tool calls with the tools' JSON schemas.
+
+Formats such as Qwen3-Coder's XML write every argument as text (``<parameter=hour>7</parameter>``);
+the called tool's parameter schema says that ``hour`` is an integer. SPEC §1.6, following the
+reference: a string argument is cast by the first type of its schema that accepts it
+(``integer``: ``"7"``, ``"3.0"``; ``number``: finite, ``"2"`` stays an int; ``boolean``:
+``true/false/1/0``; ``null``: ``null``/``None``; ``object``/``array``: JSON), trying ``type`` lists,
+``anyOf``/``oneOf`` and ``nullable`` in order.
+
+Rules kept here (differences from the reference, see docs/compatibility.md): numeric and boolean
+types listed after ``string`` are not tried (``anyOf: [string, integer]`` leaves ``"5"`` alone)
+while ``null`` and JSON objects/arrays still are; numbers are ASCII (``"1_000"`` and non-ASCII
+digits stay text); casting never raises and never mutates its input. Any value shaped like a tool
+call is typed, whatever its field is called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from chatcodec.response_templates.content import parse_float, parse_int
+from chatcodec.response_templates.lax_json import loads_json
+from chatcodec.tool_schemas import tool_to_schema
+
+__all__ = [
+    "ToolParameters",
+    "cast_tool_calls",
+    "coerce_argument",
+    "schema_types",
+    "tool_parameters",
+]
+
+#: Tool name -> the ``properties`` of its parameter schema.
+ToolParameters = dict[str, dict[str, Any]]
+
+
+def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None) -> ToolParameters:
+    """Map each tool's name to its parameter properties.
+
+    Args:
+        tools: JSON schemas (``{"type": "function", "function": {...}}`` or the bare function
+            object) or Python functions (converted with :func:`chatcodec.tool_schemas.tool_to_schema`).
+
+    Returns:
+        ``{name: properties}``; tools without a name are ignored, tools without properties map to ``{}``.
+
+    Raises:
+        TypeError: a tool is neither a dict nor a function.
+    """
+    params: ToolParameters = {}
+    for tool in tools or []:
+        schema = tool_to_schema(tool)
+        function = schema.get("function", schema)
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            parameters = function.get("parameters")
+            properties = parameters.get("properties") if isinstance(parameters, dict) else None
+            params[function["name"]] = properties if isinstance(properties, dict) else {}
+    return params
+
+
+def schema_types(schema: Any) -> tuple[str, ...]:
+    """The JSON types a parameter schema allows, in the order a cast should try them."""
+    if not isinstance(schema, dict):
+        return ()
+    declared = schema.get("type")
+    types = [declared] if isinstance(declared, str) else []
+    if isinstance(declared, list):
+        types.extend(t for t in declared if isinstance(t, str))
+    for union in ("anyOf", "oneOf"):
+        for choice in schema.get(union) or []:
+            types.extend(schema_types(choice))
+    if schema.get("nullable") and "null" not in types:
+        types.append("null")
+    return tuple(types)
+
+
+_NO_CAST = object()
+
+
+def _cast(raw: str, type_name: str) -> Any:
+    """``raw`` as ``type_name``, or ``_NO_CAST``."""
+    text = raw.strip()
+    try:
+        if type_name == "integer":
+            try:
+                return parse_int(text)
+            except ValueError:
+                number = parse_float(text)
+                return int(number) if number.is_integer() else _NO_CAST
+        if type_name == "number":
+            number = parse_float(text)
+            if number != number or number in (float("inf"), float("-inf")):
+                return _NO_CAST
+            return int(number) if number.is_integer() and "." not in text else number
+        if type_name == "boolean" and text.lower() in ("true", "1", "false", "0"):
+            return text.lower() in ("true", "1")
+        if type_name == "null" and text in ("null", "None"):
+            return None
+        if type_name in ("object", "array"):
+            decoded = loads_json(raw)
+            if isinstance(decoded, dict if type_name == "object" else list):
+                return decoded
+    except ValueError:
+        pass
+    return _NO_CAST
+
+
+#: Casts that still apply after a ``string`` type in a union: ``null`` and JSON containers are
+#: unmistakable, while scalar text (``"5"``, ``"true"``) is already a valid string.
+_CASTS_AFTER_STRING = ("null", "object", "array")
+
+
+def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
+    """Cast one string argument by the first of ``types`` that accepts it, in order.
+
+    Once a ``string`` type has been passed, later numeric and boolean types are not tried (the
+    text is a valid string as it stands); ``null`` and JSON objects/arrays still are. So
+    ``["integer", "string"]`` casts ``"5"`` to ``5`` while ``["string", "integer"]`` keeps ``"5"``.
+
+    Returns:
+        The cast value, or ``raw`` unchanged when nothing accepts it.
+    """
+    after_string = False
+    for type_name in types:
+        if type_name == "string":
+            after_string = True
+            continue
+        if after_string and type_name not in _CASTS_AFTER_STRING:
+            continue
+        value = _cast(raw, type_name)
+        if value is not _NO_CAST:
+            return value
+    return raw
+
+
+def _cast_arguments(arguments: dict[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+    typed = {}
+    for key, argument in arguments.items():
+        types = schema_types(properties.get(key)) if key in properties else ()
+        if types and isinstance(argument, str):
+            argument = coerce_argument(argument, types)
+        elif types and isinstance(argument, list) and "array" not in types:
+            # repeated keys collected by xml-inline's merge_duplicates: cast each element
+            argument = [coerce_argument(a, types) if isinstance(a, str) else a for a in argument]
+        typed[key] = argument
+    return typed
+
+
+def cast_tool_calls(value: Any, params: ToolParameters) -> Any:
+    """Type the arguments of every tool call in ``value`` (a call, a list of calls, or anything else).
+
+    A tool call is ``{"function": {"name": str, "arguments": dict}, ...}``; only top-level string
+    arguments (and lists of strings for non-array parameters) are cast.
+
+    Returns:
+        ``value`` itself when nothing is cast, else a new structure sharing the untouched parts.
+    """
+    if not params:
+        return value
+    if isinstance(value, list):
+        return [cast_tool_calls(item, params) for item in value]
+    function = value.get("function") if isinstance(value, dict) else None
+    if not isinstance(function, dict):
+        return value
+    name, arguments = function.get("name"), function.get("arguments")
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return value
+    properties = params.get(name)
+    if not properties:
+        return value
+    return {**value, "function": {**function, "arguments": _cast_arguments(arguments, properties)}}

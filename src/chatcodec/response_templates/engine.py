@@ -1,0 +1,359 @@
+"""The streaming parser: every state transition of response parsing lives here.
+
+Theory of operation. A :class:`ResponseParser` owns one sequence. Text (the prompt's tail after the
+start anchor, then each generated chunk) is appended to an unresolved buffer; the matcher of the
+current state (:mod:`~chatcodec.response_templates.delimiters`) either commits a delimiter or says
+how far the text is safe to emit; the engine applies the transition, routes text to the current
+region and returns the events. Region values are computed by pure functions (content parser,
+transform, argument typing) and folded into the message by
+:class:`~chatcodec.response_templates.message.MessageBuilder`. ``parse_response`` runs this same
+engine, so one-shot and streaming parsing cannot disagree.
+
+Region states and transitions (``TRANSITIONS`` below; ``tests/response_templates/test_engine_states.py``
+walks every row)::
+
+    state       input                       -> next        events
+    OUTSIDE     text                        -> OUTSIDE     implicit field: region_open on its first
+                                                           byte, then region_chunk; none: discarded
+    OUTSIDE     open(f) committed           -> INSIDE(f)   region_close(implicit) if opened; region_open(f)
+    OUTSIDE     implicit close committed    -> OUTSIDE     region_close(implicit) if opened
+    INSIDE(f)   text                        -> INSIDE(f)   region_chunk(f)
+    INSIDE(f)   close(f) committed          -> OUTSIDE     region_close(f)
+    any         end of generation           -> FINISHED    region_close of the open region, if opened
+
+Lifecycle: ``FEEDING -> FINISHED`` after :meth:`ResponseParser.finalize`; ``FEEDING -> FAILED`` when
+``errors="strict"`` raises; ``feed``/``finalize`` in ``FINISHED`` or ``FAILED`` raise
+:class:`~chatcodec.errors.ParserStateError` and change nothing.
+
+This module never parses region content itself and never touches files.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatcodec.errors import (
+    ChatCodecError,
+    MissingFieldError,
+    ParserStateError,
+    ResponseParseError,
+    UnknownPlaceholderError,
+    caret_excerpt,
+)
+from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
+from chatcodec.response_templates.delimiters import WHITESPACE, Commit, Matcher
+from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
+from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
+from chatcodec.response_templates.transform import apply_transform, apply_transform_each
+
+__all__ = ["TRANSITIONS", "Lifecycle", "ResponseParser"]
+
+#: The region transition table: (state, input, next state, events). Documentation as data.
+TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("OUTSIDE", "text", "OUTSIDE", "implicit: region_open on first byte, region_chunk"),
+    ("OUTSIDE", "open(f) committed", "INSIDE(f)", "region_close(implicit) if opened; region_open(f)"),
+    ("OUTSIDE", "implicit close committed", "OUTSIDE", "region_close(implicit) if opened"),
+    ("INSIDE(f)", "text", "INSIDE(f)", "region_chunk(f)"),
+    ("INSIDE(f)", "close(f) committed", "OUTSIDE", "region_close(f)"),
+    ("any", "end of generation", "FINISHED", "region_close of the open region, if opened"),
+)
+
+#: Characters of already-consumed text kept before the unresolved tail, so look-behinds, ``\\b``
+#: and ``^`` see the same context as with the whole text.
+LOOKBEHIND_CONTEXT = 256
+#: The consumed part of the buffer is dropped once it is this long (amortised O(1) per character).
+TRIM_THRESHOLD = 1024
+
+_PREFIX_REQUIRED = (
+    "ResponseParser/parse_response requires `prefix` (the chat prompt sent to the model before "
+    "generation), because chat templates often pre-write part of the assistant message (e.g. an "
+    "opening `<think>` tag) that the parser must see to parse the output correctly. If the "
+    'generation already contains the complete message, pass `prefix=""` to opt out explicitly.'
+)
+
+
+class Lifecycle(enum.Enum):
+    """Where a parser is in its life."""
+
+    FEEDING = "feeding"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class _Region:
+    """The region text currently goes to (the one piece of per-region state)."""
+
+    spec: FieldSpec | None  # None: no implicit field, text outside regions is discarded
+    matcher: Matcher | None  # what to watch while in this region
+    explicit: bool
+    captures: dict[str, str] = field(default_factory=dict)
+    parts: list[str] = field(default_factory=list)
+    opened: bool = False
+    offset: int = 0  # where the body starts, relative to the start of the generated text
+
+
+class ResponseParser:
+    """Parse one model output with a response template, chunk by chunk.
+
+    Create one parser per generated sequence, replay :attr:`initial_events`, call :meth:`feed`
+    after every generation step and :meth:`finalize` at the end. Feeding any split of the same
+    text (one character at a time, random chunks, all at once) gives the same message and the
+    same concatenated chunk text per region as :func:`~chatcodec.parse_response`.
+
+    With ``errors="strict"`` (the default), content that cannot be parsed raises
+    :class:`~chatcodec.errors.ResponseParseError`, carrying the message parsed so far and the raw
+    text of the failing region. With ``errors="keep"`` nothing raises on model output: the failing
+    region's value is left out, its ``region_close`` event has ``"value": None`` and an ``"error"``
+    record, and the record (``{"field", "parser", "offset", "error", "text"}`` with the raw
+    ``text``) is listed under the message's ``"parse_errors"`` key and in :attr:`parse_errors`.
+
+    Args:
+        response_template: a template dict or a loaded :class:`ResponseTemplate`.
+        prefix: the prompt that preceded generation (required; ``""`` opts out). It is cut after
+            the last start-anchor match and fed first, so regions the prompt opened are continued.
+        tools: tool JSON schemas or Python functions; tool-call arguments are typed with them.
+        errors: ``"strict"`` or ``"keep"``.
+
+    Raises:
+        ResponseTemplateError: the template is invalid.
+        ValueError: ``prefix`` is ``None``, or ``errors`` is neither ``"strict"`` nor ``"keep"``.
+        ResponseParseError: (strict) a region closed inside the prefix cannot be parsed.
+
+    Example:
+        >>> parser = ResponseParser({"start_anchor": "<|im_start|>assistant\\n",
+        ...     "fields": {"content": {"close": "<|im_end|>"}}}, prefix="")
+        >>> [event["type"] for event in parser.feed("Hi<|im_")]
+        ['region_open', 'region_chunk']
+        >>> parser.finalize()[0]
+        {'content': 'Hi'}
+    """
+
+    def __init__(self, response_template: dict[str, Any] | ResponseTemplate, prefix: str | None = None,
+                 *, tools: Iterable[dict[str, Any] | Callable[..., Any]] | None = None,
+                 errors: str = "strict") -> None:
+        self._template = load_response_template(response_template)
+        if prefix is None:
+            raise ValueError(_PREFIX_REQUIRED)
+        if errors not in ("strict", "keep"):
+            raise ValueError(f"errors: expected 'strict' or 'keep', got {errors!r}")
+        self._keep = errors == "keep"
+        if self._keep and PARSE_ERRORS_KEY in self._template.fields:
+            raise ValueError(f"errors='keep' records problems under {PARSE_ERRORS_KEY!r}, which this "
+                             "template uses as a field name; rename the field or use errors='strict'")
+        self._tools: ToolParameters = tool_parameters(tools)
+        self._message = MessageBuilder(self._template)
+        self._lifecycle = Lifecycle.FEEDING
+        self._failure: ChatCodecError | None = None
+        self._buf = ""
+        self._pos = 0
+        self._origin = 0  # offset of _buf[0] relative to the start of the generated text
+        self._memo: dict[Matcher, int] = {}
+        self._after_empty = False  # the last commit was zero-width and nothing followed it yet
+        self._held_whitespace: list[str] | None = None  # whitespace fed while a \s* delimiter waits
+        self._region = self._outside()
+        #: Events produced by the prefix, to replay before the first ``feed``.
+        self.initial_events: list[dict[str, Any]] = []
+        remainder = self._template.truncate_prefix(_prefix_text(prefix))
+        if remainder:
+            self._origin = -len(remainder)
+            self.initial_events = self._advance(remainder, eos=False)
+
+    @property
+    def lifecycle(self) -> Lifecycle:
+        """``FEEDING``, ``FINISHED`` or ``FAILED``."""
+        return self._lifecycle
+
+    @property
+    def parse_errors(self) -> list[dict[str, Any]]:
+        """The problems recorded so far with ``errors="keep"`` (empty in strict mode)."""
+        return list(self._message.errors)
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        """Feed the next chunk of generated text.
+
+        Args:
+            text: the new text (may be empty).
+
+        Returns:
+            The events this chunk produced, in order (possibly none: text that could still be the
+            start of a delimiter is held back until more input decides).
+
+        Raises:
+            ParserStateError: the parser already finished or failed.
+            ResponseParseError: (strict) a region that closed cannot be parsed; the parser fails.
+        """
+        if self._lifecycle is not Lifecycle.FEEDING:
+            raise self._state_error()
+        if self._held_whitespace is not None and text and not text.strip(WHITESPACE):
+            self._held_whitespace.append(text)
+            return []
+        return self._advance(text, eos=False)
+
+    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """End the generation: close the open region, check required fields, return the message.
+
+        Returns:
+            ``(message, events)``: the assistant message, and the events the end produced.
+
+        Raises:
+            ParserStateError: the parser already finished or failed.
+            ResponseParseError: (strict) the last region cannot be parsed.
+            MissingFieldError: (strict) required fields never matched.
+        """
+        if self._lifecycle is not Lifecycle.FEEDING:
+            raise self._state_error()
+        events = self._advance("", eos=True)
+        missing = self._message.missing_required()
+        if missing and not self._keep:
+            self._fail(MissingFieldError(
+                f"finalize: required response_template fields missing from parsed output: {missing}. "
+                "The output never matched them; check their delimiters or mark them optional",
+                fields=missing, partial_message=self._message.snapshot()))
+        for name in missing:
+            self._message.errors.append({"field": name, "parser": None, "offset": None,
+                                         "error": "required field never matched", "text": ""})
+        self._lifecycle = Lifecycle.FINISHED
+        return self._message.build(), events
+
+    # -- the per-chunk path -----------------------------------------------------------------------
+
+    def _advance(self, text: str, eos: bool) -> list[dict[str, Any]]:
+        if self._held_whitespace is not None:
+            text = "".join(self._held_whitespace) + text
+            self._held_whitespace = None
+        buf = self._buf + text if text else self._buf
+        if self._memo:
+            self._memo.clear()
+        events: list[dict[str, Any]] = []
+        pos = self._pos
+        try:
+            while True:
+                region = self._region
+                matcher = region.matcher
+                if matcher is None:
+                    result: Commit | int = len(buf)
+                else:
+                    result = matcher.scan(
+                        buf, pos, eos, self._memo, pos if self._after_empty else -1,
+                        -1 if region.explicit or region.opened else pos)
+                if type(result) is int:
+                    if result > pos:
+                        self._after_empty = False
+                        self._route(events, buf[pos:result], pos)
+                        pos = result
+                    if eos:
+                        self._close(events)
+                    elif matcher is not None and matcher.absorbs_whitespace and result < len(buf) \
+                            and not buf[result:].strip(WHITESPACE):
+                        self._held_whitespace = []
+                    break
+                assert isinstance(result, Commit)
+                if result.start > pos:
+                    self._route(events, buf[pos : result.start], pos)
+                self._after_empty = result.start == result.end
+                pos = result.end
+                self._close(events)
+                if result.delimiter.is_open:
+                    self._open(events, result)
+        except ChatCodecError as error:
+            self._fail(error)
+        if pos > TRIM_THRESHOLD:
+            cut = pos - LOOKBEHIND_CONTEXT
+            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+        self._buf, self._pos = buf, pos
+        return events
+
+    def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
+        """Send ``text`` (found at buffer index ``at``) to the current region."""
+        region = self._region
+        spec = region.spec
+        if spec is None:
+            return
+        if not region.opened:
+            region.opened = True
+            region.offset = self._origin + at
+            events.append({"type": "region_open", "field": spec.name})
+        region.parts.append(text)
+        events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
+
+    def _open(self, events: list[dict[str, Any]], commit: Commit) -> None:
+        spec = self._template.fields[commit.delimiter.field]
+        self._region = _Region(spec, spec.close_matcher, True, commit.captures, [], True,
+                               self._origin + commit.end)
+        events.append({"type": "region_open", "field": spec.name})
+
+    def _outside(self) -> _Region:
+        return _Region(self._template.implicit, self._template.outside_matcher, False)
+
+    def _close(self, events: list[dict[str, Any]]) -> None:
+        """Close the current region (if it ever opened) and return to OUTSIDE."""
+        region = self._region
+        self._region = self._outside()
+        spec = region.spec
+        if spec is None or not region.opened:
+            return
+        raw = "".join(region.parts)
+        try:
+            value = self._value(spec, raw, region.captures)
+            self._message.add(spec, value, raw)
+        except (ValueError, KeyError) as error:
+            record = self._problem(spec, raw, region.offset, error)
+            events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
+            return
+        events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
+
+    def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
+        """Content parser, then transform, then tool-argument typing (pure; raises on bad content)."""
+        value = spec.parser.parse(raw, spec.content_args)
+        if spec.transform is not None:
+            if spec.transform_each:
+                value = apply_transform_each(spec.transform, value, captures)
+            else:
+                value = apply_transform(spec.transform, {**captures, "content": value})
+        return cast_tool_calls(value, self._tools) if self._tools else value
+
+    # -- errors -----------------------------------------------------------------------------------
+
+    def _problem(self, spec: FieldSpec, raw: str, offset: int,
+                 error: ValueError | KeyError) -> dict[str, Any]:
+        """Record (keep) or raise (strict) a region that could not become a value."""
+        what = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
+        where = getattr(error, "position", None)
+        message = f"field {spec.name!r} (content parser {spec.content!r}): {what}"
+        at = offset + (where or 0)
+        record = {"field": spec.name, "parser": spec.content, "offset": at, "error": message, "text": raw}
+        if self._keep:
+            self._message.errors.append(record)
+            return record
+        kind = UnknownPlaceholderError if isinstance(error, KeyError) else ResponseParseError
+        raise kind(f"{message}\n{caret_excerpt(raw, where or 0)}", field=spec.name, parser=spec.content,
+                   offset=at, text=raw, partial_message=self._message.snapshot())
+
+    def _fail(self, error: ChatCodecError) -> None:
+        self._lifecycle = Lifecycle.FAILED
+        self._failure = error
+        raise error
+
+    def _state_error(self) -> ParserStateError:
+        if self._lifecycle is Lifecycle.FINISHED:
+            return ParserStateError(
+                "ResponseParser already finalized: feed() and finalize() cannot be called again. "
+                "Create a new ResponseParser for the next sequence")
+        return ParserStateError(
+            f"ResponseParser failed earlier ({type(self._failure).__name__}: "
+            f"{str(self._failure).splitlines()[0]}); create a new ResponseParser. The message parsed "
+            "up to the failure is on that exception's partial_message")
+
+
+def _prefix_text(prefix: str | Sequence[Any]) -> str:
+    if isinstance(prefix, str):
+        return prefix
+    if isinstance(prefix, (list, tuple)) and not prefix:
+        return ""
+    raise TypeError(
+        f"prefix: expected the prompt text, got {type(prefix).__name__}; decode token ids first "
+        "(ChatCodec.get_response_parser accepts token ids)")

@@ -1,0 +1,129 @@
+"""The assistant message under construction: how closed regions become message keys.
+
+SPEC §1.5 "Values" and "Finalize", with chatcodec's "nothing is lost" rules:
+
+* ``repeats`` appends each value to a list; ``join`` concatenates string values with the separator.
+* A non-repeating plain-text field (``content: text``, no transform) keeps **all** its text: its value
+  is the parsed concatenation of the raw text of every region it had, so the final message agrees
+  with the streamed chunks (the reference keeps only the last region).
+* Any other non-repeating field that matches a second time is an error (``errors="strict"``) or a
+  recorded problem that keeps the first value (``errors="keep"``), never a silent overwrite.
+* A field's first value replaces its default (the reference appended a ``join`` to a string default).
+* At the end, empty values (``None``, ``""``, ``[]``, ``{}``) are dropped unless the key is in
+  ``defaults`` or belongs to a required (``optional: false``) field that matched.
+
+This module never sees the buffer or the events; the engine hands it finished values.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from chatcodec.response_templates.template import FieldSpec, ResponseTemplate
+
+__all__ = ["PARSE_ERRORS_KEY", "MessageBuilder", "copy_value"]
+
+#: Message key under which ``errors="keep"`` records the problems it did not raise.
+PARSE_ERRORS_KEY = "parse_errors"
+
+
+def copy_value(value: Any) -> Any:
+    """A copy of a JSON-like value (dicts and lists are copied, other values are immutable)."""
+    if isinstance(value, dict):
+        return {key: copy_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [copy_value(item) for item in value]
+    return value
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
+class MessageBuilder:
+    """Collects the values of closed regions into one message.
+
+    Attributes:
+        errors: the problems recorded with ``errors="keep"`` (``{"field", "parser", "offset",
+            "error", "text"}`` each).
+    """
+
+    __slots__ = ("_matched", "_template", "_texts", "_values", "errors")
+
+    def __init__(self, template: ResponseTemplate) -> None:
+        self._template = template
+        self._values: dict[str, Any] = copy.deepcopy(dict(template.defaults))
+        self._matched: set[str] = set()
+        self._texts: dict[str, list[str]] = {}
+        self.errors: list[dict[str, Any]] = []
+
+    def add(self, field: FieldSpec, value: Any, raw: str) -> None:
+        """Store the value of one closed region of ``field``.
+
+        Args:
+            field: the region's field.
+            value: the parsed, transformed, typed value.
+            raw: the region's raw text (what a concatenating text field keeps).
+
+        Raises:
+            ValueError: ``join`` got a non-string value, or a non-repeating structured field matched
+                again; nothing is stored then.
+        """
+        name = field.name
+        first = name not in self._matched
+        if field.join is not None:
+            if not isinstance(value, str):
+                raise ValueError(
+                    f"'join' requires each match to parse to a string, got {type(value).__name__}"
+                )
+            self._values[name] = value if first else self._values[name] + field.join + value
+        elif field.repeats:
+            if first:
+                self._values[name] = [value]
+            else:
+                self._values[name].append(value)
+        elif field.concatenates:
+            self._texts.setdefault(name, []).append(raw)
+            if first:
+                self._values.setdefault(name, None)  # keeps the key's place in the message
+        elif first:
+            self._values[name] = value
+        else:
+            raise ValueError(
+                "matched a second time, but the field has no 'repeats', so it holds one value (the "
+                'earlier one is kept). Set "repeats": true to collect every match'
+            )
+        self._matched.add(name)
+
+    def missing_required(self) -> list[str]:
+        """Required (``optional: false``) fields that never matched, in template order."""
+        fields = self._template.fields.values()
+        return [f.name for f in fields if not f.optional and f.name not in self._matched]
+
+    def build(self) -> dict[str, Any]:
+        """The message as it stands: concatenated text parsed, empty values dropped, problems listed.
+
+        Returns:
+            A new dict (values are not copied; the builder is not used after ``finalize``).
+        """
+        fields = self._template.fields
+        for name, parts in self._texts.items():
+            field = fields[name]
+            self._values[name] = field.parser.parse("".join(parts), field.content_args)
+        defaults = self._template.defaults
+        message = {
+            key: value
+            for key, value in self._values.items()
+            if key in defaults
+            or not _is_empty(value)
+            or (key in self._matched and key in fields and not fields[key].optional)
+        }
+        if self.errors:
+            message[PARSE_ERRORS_KEY] = list(self.errors)
+        return message
+
+    def snapshot(self) -> dict[str, Any]:
+        """A deep copy of :meth:`build`, safe to hand out with an exception."""
+        snapshot: dict[str, Any] = copy_value(self.build())
+        return snapshot

@@ -1,0 +1,333 @@
+"""Response templates: JSON spec in, frozen compiled template out, every check done at load.
+
+``load_response_template`` validates every key of SPEC §1.1 and compiles everything the engine
+needs (delimiters, the per-state matchers, content parsers) so that nothing is looked up or
+validated mid-stream. Each error is a :class:`~chatcodec.errors.ResponseTemplateError` whose
+message starts with the JSON path of the offending key (``fields.tool_calls.close_pattern: ...``)
+and keeps the reference's wording, with ``.field``, ``.key`` and ``.path`` set.
+
+This module never parses model output; it only describes how to.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from chatcodec.errors import ResponseTemplateError
+from chatcodec.response_templates.content import ContentParser, known_parser_names, lookup_parser
+from chatcodec.response_templates.delimiters import (
+    Delimiter,
+    Matcher,
+    compile_pattern,
+    literal_delimiter,
+    regex_delimiter,
+)
+from chatcodec.response_templates.transform import validate_transform
+
+__all__ = ["FieldSpec", "ResponseTemplate", "load_response_template"]
+
+_TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
+_FIELD_KEYS = frozenset({
+    "open", "open_pattern", "close", "close_pattern", "content", "content_args", "repeats", "join",
+    "optional", "transform", "transform_each",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One compiled field of a response template.
+
+    Attributes:
+        name: the output key.
+        open: the open delimiter; ``None`` for the implicit field.
+        close: the close delimiter; ``None`` when the region runs to the end of the generation.
+        content: the content parser's name; ``parser`` is the parser itself.
+        content_args: the parser's arguments (validated; treat as read-only).
+        repeats, join, optional, transform, transform_each: as in the JSON spec.
+        dirty: the ``dirty`` flag of this field's ``region_chunk`` events.
+        concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
+            all its regions' raw text (SPEC §1.5, "nothing is lost").
+        close_matcher: the matcher used while this (explicit) field's region is open.
+    """
+
+    name: str
+    open: Delimiter | None
+    close: Delimiter | None
+    content: str
+    content_args: Mapping[str, Any]
+    parser: ContentParser
+    repeats: bool
+    join: str | None
+    optional: bool
+    transform: Any
+    transform_each: bool
+    dirty: bool
+    concatenates: bool
+    close_matcher: Matcher | None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseTemplate:
+    """A validated, compiled response template (build it with :func:`load_response_template`).
+
+    Attributes:
+        fields: field name -> :class:`FieldSpec`, in template order.
+        defaults: values pre-set in every message (copied for each message).
+        implicit: the field without ``open`` (collects text outside every region), or ``None``.
+        start_anchor: matches where the current assistant message starts inside a prompt.
+        outside_matcher: the matcher used while no explicit region is open (``None``: nothing to watch).
+        extensions_used: the ``x-`` content parsers used; non-empty means the template needs chatcodec.
+        spec: the JSON spec the template was loaded from (a private copy).
+    """
+
+    fields: Mapping[str, FieldSpec]
+    defaults: Mapping[str, Any]
+    implicit: FieldSpec | None
+    start_anchor: regex.Pattern[str]
+    outside_matcher: Matcher | None
+    extensions_used: frozenset[str]
+    spec: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON spec, as a new dict (what ``tokenizer_config.json`` stores)."""
+        return copy.deepcopy(dict(self.spec))
+
+    def truncate_prefix(self, prefix: str) -> str:
+        """The part of ``prefix`` after the last start-anchor match (all of it if there is none).
+
+        Matches are found left to right without overlap, as ``finditer`` does.
+        """
+        last_end = None
+        for match in self.start_anchor.finditer(prefix):
+            last_end = match.end()
+        return prefix if last_end is None else prefix[last_end:]
+
+
+def _error(message: str, *, field: str | None = None, key: str | None = None) -> ResponseTemplateError:
+    path = (key or "response_template") if field is None else f"fields.{field}" + (f".{key}" if key else "")
+    return ResponseTemplateError(f"{path}: {message}", field=field, key=key, path=path)
+
+
+def _literals(raw: Any, key: str, field: str | None) -> list[str]:
+    if isinstance(raw, str):
+        literals = [raw]
+    elif isinstance(raw, list):
+        if not raw:
+            raise _error(f"'{key}' list must contain at least one literal", field=field, key=key)
+        if not all(isinstance(s, str) for s in raw):
+            raise _error(f"'{key}' list must contain only strings", field=field, key=key)
+        literals = list(raw)
+    else:
+        raise _error(f"'{key}' must be a string or list of strings, got {type(raw).__name__}",
+                     field=field, key=key)
+    if any(s == "" for s in literals):
+        raise _error(f"'{key}' literals cannot be empty strings", field=field, key=key)
+    return literals
+
+
+def _delimiter(spec: Mapping[str, Any], name: str, literal_key: str, is_open: bool) -> Delimiter | None:
+    pattern_key = f"{literal_key}_pattern"
+    if literal_key in spec and pattern_key in spec:
+        raise _error(f"cannot specify both '{literal_key}' and '{pattern_key}'", field=name, key=pattern_key)
+    if literal_key in spec:
+        return literal_delimiter(name, is_open, _literals(spec[literal_key], literal_key, name))
+    if pattern_key not in spec:
+        return None
+    source = spec[pattern_key]
+    if not isinstance(source, str):
+        raise _error(f"'{pattern_key}' must be a regex string, got {type(source).__name__}",
+                     field=name, key=pattern_key)
+    try:
+        return regex_delimiter(name, is_open, source)
+    except regex.error as error:
+        raise _error(f"invalid {pattern_key} regex: {error}", field=name, key=pattern_key) from None
+
+
+def _check_bool(spec: Mapping[str, Any], name: str, key: str, default: bool) -> bool:
+    value = spec.get(key, default)
+    if not isinstance(value, bool):
+        raise _error(f"'{key}' must be true or false, got {type(value).__name__}", field=name, key=key)
+    return value
+
+
+def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, dict[str, Any]]:
+    content = spec.get("content", "text")
+    parser = lookup_parser(content) if isinstance(content, str) else None
+    if parser is None:
+        raise _error(f"unknown content parser {content!r}. Available: {known_parser_names()}",
+                     field=name, key="content")
+    args = spec.get("content_args", {})
+    if not isinstance(args, dict):
+        raise _error(f"'content_args' must be an object, got {type(args).__name__}",
+                     field=name, key="content_args")
+    try:
+        parser.validate(args, f"fields.{name}.content_args")
+    except ValueError as error:
+        raise ResponseTemplateError(str(error), field=name, key="content_args",
+                                    path=f"fields.{name}.content_args") from None
+    return parser, copy.deepcopy(args)
+
+
+def _check_join_and_transform(spec: Mapping[str, Any], name: str, repeats: bool) -> tuple[str | None, bool]:
+    join = spec.get("join")
+    if join is not None and not isinstance(join, str):
+        raise _error(f"'join' must be a string, got {type(join).__name__}", field=name, key="join")
+    if join is not None and not repeats:
+        raise _error("'join' requires 'repeats': true", field=name, key="join")
+    transform_each = _check_bool(spec, name, "transform_each", False)
+    if transform_each and spec.get("transform") is None:
+        raise _error("transform_each is set but no transform was provided", field=name, key="transform_each")
+    if spec.get("transform") is not None:
+        try:
+            validate_transform(spec["transform"], f"fields.{name}.transform")
+        except ValueError as error:
+            raise ResponseTemplateError(str(error), field=name, key="transform",
+                                        path=f"fields.{name}.transform") from None
+    return join, transform_each
+
+
+def _check_named_groups(name: str, open_: Delimiter | None, close: Delimiter | None) -> None:
+    for key, delimiter in (("open_pattern", open_), ("close_pattern", close)):
+        groups = sorted(delimiter.pattern.groupindex) if delimiter and delimiter.literals is None else []
+        if groups:
+            raise _error(
+                f"{key} declares named group(s) {groups}, but the field has no 'transform'. Named "
+                "captures only reach the output through a 'transform' (alongside 'content'); add a "
+                "transform that uses them, or remove the named groups from the pattern.",
+                field=name, key=key,
+            )
+
+
+def _build_field(name: Any, spec: Any) -> FieldSpec:
+    if not isinstance(name, str):
+        raise _error(f"field names must be strings, got {type(name).__name__}", key="fields")
+    if not isinstance(spec, dict):
+        raise _error(f"a field spec must be an object, got {type(spec).__name__}", field=name)
+    unknown = sorted(set(spec) - _FIELD_KEYS)
+    if unknown:
+        raise _error(f"unknown keys {unknown}. Allowed keys: {', '.join(sorted(_FIELD_KEYS))}", field=name)
+    parser, args = _content_parser(spec, name)
+    open_ = _delimiter(spec, name, "open", True)
+    close = _delimiter(spec, name, "close", False)
+    repeats = _check_bool(spec, name, "repeats", False)
+    optional = _check_bool(spec, name, "optional", True)
+    join, transform_each = _check_join_and_transform(spec, name, repeats)
+    transform = copy.deepcopy(spec.get("transform"))
+    if transform is None:
+        _check_named_groups(name, open_, close)
+    return FieldSpec(
+        name=name, open=open_, close=close, content=parser.name, content_args=args, parser=parser,
+        repeats=repeats, join=join, optional=optional, transform=transform,
+        transform_each=transform_each, dirty=not parser.streams_verbatim,
+        concatenates=parser.name == "text" and transform is None and not repeats,
+        close_matcher=Matcher([close]) if close is not None and open_ is not None else None,
+    )
+
+
+def _check_shape(spec: Any) -> None:
+    if not isinstance(spec, dict):
+        raise _error(f"a response template must be an object, got {type(spec).__name__}")
+    version = spec.get("version", 1)
+    if isinstance(version, bool) or version != 1:
+        raise _error(f"Unsupported response_template version: {version!r} (only 1 exists)", key="version")
+    unknown = sorted(set(spec) - _TEMPLATE_KEYS)
+    if unknown:
+        raise _error(f"Unknown keys in response_template: {unknown}. Allowed keys: "
+                     f"{', '.join(sorted(_TEMPLATE_KEYS))}")
+    if not isinstance(spec.get("defaults", {}), dict):
+        raise _error("response_template.defaults must be an object", key="defaults")
+    fields = spec.get("fields")
+    if not isinstance(fields, dict) or not fields:
+        raise _error("response_template.fields must be a non-empty object", key="fields")
+
+
+def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
+    if "start_anchor" in spec and "start_anchor_pattern" in spec:
+        raise _error("cannot specify both 'start_anchor' and 'start_anchor_pattern'",
+                     key="start_anchor_pattern")
+    if "start_anchor" in spec:
+        literals = sorted(_literals(spec["start_anchor"], "start_anchor", None), key=len, reverse=True)
+        return regex.compile("|".join(regex.escape(s) for s in literals), regex.DOTALL)
+    if "start_anchor_pattern" not in spec:
+        raise _error(
+            "response_template must define 'start_anchor' or 'start_anchor_pattern' (where the "
+            "assistant message starts in the prompt, e.g. \"<|im_start|>assistant\\n\")",
+            key="start_anchor",
+        )
+    source = spec["start_anchor_pattern"]
+    if not isinstance(source, str):
+        raise _error("'start_anchor_pattern' must be a regex string", key="start_anchor_pattern")
+    try:
+        return compile_pattern(source)
+    except regex.error as error:
+        raise _error(f"invalid start_anchor_pattern regex: {error}", key="start_anchor_pattern") from None
+
+
+def _extensions_used(fields: Mapping[str, FieldSpec]) -> frozenset[str]:
+    """Every ``x-`` parser a field uses, directly or as a (nested) ``value_parser``."""
+    used: set[str] = set()
+    for field in fields.values():
+        names = [field.content]
+        value_parser = field.content_args.get("value_parser")
+        while isinstance(value_parser, Mapping):
+            names.append(value_parser.get("name", "text"))
+            value_parser = (value_parser.get("args") or {}).get("value_parser")
+        used.update(name for name in names if name.startswith("x-"))
+    return frozenset(used)
+
+
+def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> ResponseTemplate:
+    """Validate and compile a response template.
+
+    Every problem SPEC §1.1 lists is found here, not when a region first appears: conflicting or
+    empty delimiters, invalid regexes, ``join``/``transform_each`` misuse, named groups that no
+    transform uses, unknown content parsers or ``content_args``, mixed transform strings, more than
+    one implicit field, unknown keys.
+
+    Args:
+        spec: the JSON object (as found under ``response_template`` in ``tokenizer_config.json``),
+            or an already loaded template (returned as is).
+
+    Returns:
+        The compiled :class:`ResponseTemplate`.
+
+    Raises:
+        ResponseTemplateError: the template is invalid; the message starts with the JSON path of
+            the offending key (also in ``.path``, ``.field`` and ``.key``).
+
+    Example:
+        >>> template = load_response_template({"start_anchor": "<|im_start|>assistant\\n",
+        ...     "fields": {"content": {"close": "<|im_end|>"}}})
+        >>> template.implicit.name
+        'content'
+    """
+    if isinstance(spec, ResponseTemplate):
+        return spec
+    _check_shape(spec)
+    assert isinstance(spec, dict)
+    fields = {name: _build_field(name, raw) for name, raw in spec["fields"].items()}
+    implicit = [field for field in fields.values() if field.open is None]
+    if len(implicit) > 1:
+        raise _error(
+            "At most one field may omit 'open'/'open_pattern' (that field is the implicit one, which "
+            f"collects text outside every region). Found: {', '.join(f.name for f in implicit)}",
+            key="fields",
+        )
+    start_anchor = _start_anchor(spec)
+    watched = [field.open for field in fields.values() if field.open is not None]
+    if implicit and implicit[0].close is not None:
+        watched.append(implicit[0].close)
+    return ResponseTemplate(
+        fields=fields,
+        defaults=copy.deepcopy(spec.get("defaults", {})),
+        implicit=implicit[0] if implicit else None,
+        start_anchor=start_anchor,
+        outside_matcher=Matcher(watched) if watched else None,
+        extensions_used=_extensions_used(fields),
+        spec=copy.deepcopy(spec),
+    )

@@ -1,0 +1,115 @@
+"""Transforms: JSON-shaped templates that reshape a region's parsed value (SPEC §1.4).
+
+A transform is any JSON value. A string that is exactly ``"{name}"`` or ``"{name.key.key}"`` is
+replaced by the value it names, keeping its type; every other string, number, bool or null is a
+literal; dicts and lists are walked. Variables are ``content`` (the parsed body), the named groups
+of the field's open/close patterns and, with ``transform_each``, the keys of the current element.
+
+Rules kept here: a string that mixes a placeholder with literal text is rejected when the template
+loads (these are not f-strings); an unknown variable raises ``KeyError`` and a missing key
+``ValueError`` when the region closes, never a silently malformed tool call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import regex
+
+__all__ = ["PLACEHOLDER", "apply_transform", "apply_transform_each", "validate_transform"]
+
+#: A whole-string placeholder: ``{name}`` or ``{name.key.key}`` (``\w`` is Unicode-aware).
+PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+
+
+def validate_transform(transform: Any, where: str) -> None:
+    """Reject strings that mix a ``{placeholder}`` with literal text, anywhere in ``transform``.
+
+    Args:
+        transform: the field's ``transform`` value.
+        where: the JSON path of ``transform`` in the template, for the message.
+
+    Raises:
+        ValueError: the first mixed string found; the message names its path.
+    """
+    if isinstance(transform, dict):
+        for key, value in transform.items():
+            validate_transform(value, f"{where}.{key}")
+    elif isinstance(transform, list):
+        for index, value in enumerate(transform):
+            validate_transform(value, f"{where}[{index}]")
+    elif (
+        isinstance(transform, str)
+        and PLACEHOLDER.search(transform) is not None
+        and PLACEHOLDER.fullmatch(transform) is None
+    ):
+        raise ValueError(
+            f"{where}: transform string {transform!r} mixes a {{placeholder}} with literal text; "
+            'string interpolation is not supported. Use a whole-string placeholder such as "{content}" '
+            "or a plain literal."
+        )
+
+
+def _lookup(path: str, scope: Mapping[str, Any]) -> Any:
+    root, *keys = path.split(".")
+    if root not in scope:
+        raise KeyError(
+            f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}"
+        )
+    value = scope[root]
+    for key in keys:
+        if not isinstance(value, dict):
+            raise ValueError(
+                f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'"
+            )
+        if key not in value:
+            raise ValueError(
+                f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}"
+            )
+        value = value[key]
+    return value
+
+
+def apply_transform(transform: Any, scope: Mapping[str, Any]) -> Any:
+    """Build the output value from ``transform`` with the variables in ``scope``.
+
+    Returns:
+        A new structure; placeholder values are inserted as they are (not copied).
+
+    Raises:
+        KeyError: a placeholder's root variable is not in ``scope``.
+        ValueError: a dotted path indexes into a non-object or names a missing key.
+    """
+    if isinstance(transform, dict):
+        return {key: apply_transform(value, scope) for key, value in transform.items()}
+    if isinstance(transform, list):
+        return [apply_transform(value, scope) for value in transform]
+    if isinstance(transform, str):
+        whole = PLACEHOLDER.fullmatch(transform)
+        if whole is not None:
+            return _lookup(whole.group(1), scope)
+    return transform
+
+
+def apply_transform_each(transform: Any, content: Any, captures: Mapping[str, str]) -> list[Any]:
+    """Apply ``transform`` to every element of the list ``content`` (``transform_each``).
+
+    Each element's keys are the variables, over the pattern captures (element keys win).
+
+    Raises:
+        ValueError: ``content`` is not a list of objects.
+        KeyError: as :func:`apply_transform`.
+    """
+    if not isinstance(content, list):
+        raise ValueError(
+            f"transform_each requires the parsed content to be a list, got {type(content).__name__}"
+        )
+    out = []
+    for item in content:
+        if not isinstance(item, dict):
+            raise ValueError(
+                f"transform_each requires each list element to be an object, got {type(item).__name__}"
+            )
+        out.append(apply_transform(transform, {**captures, **item}))
+    return out
