@@ -18,8 +18,11 @@ from chatcodec.chat_templates.render import render_chat_template
 from tests.conftest import corpus_path
 from tests.profiles.helpers import parse_three_ways
 
-CALL = {"id": "call00001", "type": "function",
-        "function": {"name": "get_weather", "arguments": json.dumps({"city": "Lisbon"})}}
+CALL = {
+    "id": "call00001",
+    "type": "function",
+    "function": {"name": "get_weather", "arguments": json.dumps({"city": "Lisbon"})},
+}
 CONVERSATION: list[dict[str, Any]] = [
     {"role": "user", "content": "What's the weather in Lisbon?"},
     {"role": "assistant", "content": "", "tool_calls": [CALL]},
@@ -38,8 +41,9 @@ CASES = {
 
 def _prompt(file: str, name: str) -> str:
     chat_template = corpus_path("chat_templates", file).read_text(encoding="utf-8")
-    return render_chat_template(chat_template, CONVERSATION, add_generation_prompt=True,
-                                **profiles.load(name).special_tokens)
+    return render_chat_template(
+        chat_template, CONVERSATION, add_generation_prompt=True, **profiles.load(name).special_tokens
+    )
 
 
 @pytest.mark.parametrize("file", sorted(CASES))
