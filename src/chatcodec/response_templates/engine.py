@@ -44,7 +44,7 @@ from chatcodec.errors import (
     caret_excerpt,
 )
 from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
-from chatcodec.response_templates.delimiters import WHITESPACE, Commit, Matcher
+from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
@@ -151,9 +151,10 @@ class ResponseParser:
         self._buf = ""
         self._pos = 0
         self._origin = 0  # offset of _buf[0] relative to the start of the generated text
-        self._memo: dict[Matcher, int] = {}
+        self._memo: dict[Any, int] = {}
         self._after_empty = False  # the last commit was zero-width and nothing followed it yet
         self._held_whitespace: list[str] | None = None  # whitespace fed while a \s* delimiter waits
+        self._absorbed = ""  # the whitespace characters the pending delimiter absorbs
         self._region = self._outside()
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
@@ -188,7 +189,7 @@ class ResponseParser:
         """
         if self._lifecycle is not Lifecycle.FEEDING:
             raise self._state_error()
-        if self._held_whitespace is not None and text and not text.strip(WHITESPACE):
+        if self._held_whitespace is not None and text and not text.strip(self._absorbed):
             self._held_whitespace.append(text)
             return []
         return self._advance(text, eos=False)
@@ -247,9 +248,9 @@ class ResponseParser:
                         pos = result
                     if eos:
                         self._close(events)
-                    elif matcher is not None and matcher.absorbs_whitespace and result < len(buf) \
-                            and not buf[result:].strip(WHITESPACE):
-                        self._held_whitespace = []
+                    elif matcher is not None and matcher.absorbed and result < len(buf) \
+                            and not buf[result:].strip(matcher.absorbed):
+                        self._held_whitespace, self._absorbed = [], matcher.absorbed
                     break
                 assert isinstance(result, Commit)
                 if result.start > pos:

@@ -22,11 +22,11 @@ from chatcodec.errors import ResponseTemplateError
 from chatcodec.response_templates.content import ContentParser, known_parser_names, lookup_parser
 from chatcodec.response_templates.delimiters import (
     Delimiter,
-    Matcher,
     compile_pattern,
     literal_delimiter,
     regex_delimiter,
 )
+from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
 
 __all__ = ["FieldSpec", "ResponseTemplate", "load_response_template"]
@@ -225,7 +225,7 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
         repeats=repeats, join=join, optional=optional, transform=transform,
         transform_each=transform_each, dirty=not parser.streams_verbatim,
         concatenates=parser.name == "text" and transform is None and not repeats,
-        close_matcher=Matcher([close]) if close is not None and open_ is not None else None,
+        close_matcher=build_matcher([close]) if close is not None and open_ is not None else None,
     )
 
 
@@ -327,7 +327,7 @@ def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> Respon
         defaults=copy.deepcopy(spec.get("defaults", {})),
         implicit=implicit[0] if implicit else None,
         start_anchor=start_anchor,
-        outside_matcher=Matcher(watched) if watched else None,
+        outside_matcher=build_matcher(watched) if watched else None,
         extensions_used=_extensions_used(fields),
         spec=copy.deepcopy(spec),
     )

@@ -1,0 +1,244 @@
+"""Matchers: every delimiter watched in one parser state, searched together.
+
+A matcher is compiled once per state when the template loads: all explicit opens plus the
+implicit field's close while no region is open (OUTSIDE), or one field's close while its region
+is open (INSIDE). ``scan`` answers one question and never changes parser state (h11's readers):
+is there a delimiter to commit now (:class:`Commit`), or up to which index is the text certainly
+not part of a delimiter (an ``int``; ``len(buf)`` means all of it)?
+
+Rules kept here (SPEC §1.2, §1.5):
+
+* **Earliest, then longest, then opens before closes, then field name.**
+* **Nothing is emitted and later retracted.** Text is held back from the leftmost position where a
+  delimiter could still match: a partial match, a regex match reaching the buffer edge (more input
+  could extend it), a literal that a longer literal could still become. Unlike the reference, a
+  pending match *anywhere* before a complete one holds it back, so no chunk boundary can make a
+  shorter or later delimiter win (``["<t", "<tool>"]`` split after ``<to``).
+* **One combined search per chunk.** :class:`LiteralMatcher` finds complete literals and pending
+  literal prefixes at the end of the buffer with one regex. :class:`RegexMatcher` runs one
+  combined search for complete matches; the costly partial-match search runs only from the first
+  character that can start a delimiter, and its result is memoised per buffer.
+* A zero-width match at the very end of the input never commits (it would delimit nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import regex
+
+from chatcodec.response_templates.delimiters import Delimiter, absorbed_whitespace, first_chars
+
+__all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher"]
+
+# Constructs whose meaning depends on group numbers or on other groups: a pattern using them is
+# searched on its own instead of as an alternative of the combined regex.
+_NOT_COMBINABLE = regex.compile(
+    r"\\[1-9]|\\g<?[-+]?[0-9]|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[-+]?[0-9]|\(\?\(|\(\?\|"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A delimiter the engine can act on now: ``buffer[start:end]`` is the delimiter's text."""
+
+    delimiter: Delimiter
+    start: int
+    end: int
+    captures: dict[str, str]
+
+
+class LiteralMatcher:
+    """A state whose delimiters are all literals: one search per chunk, no partial matching.
+
+    Attributes:
+        delimiters: the watched delimiters.
+        absorbed: always ``""`` (literals never absorb a whitespace run).
+    """
+
+    __slots__ = ("_complete", "_edge_wait", "_extenders", "_owner", "_scan", "absorbed", "delimiters")
+
+    def __init__(self, delimiters: Iterable[Delimiter]) -> None:
+        self.delimiters = tuple(delimiters)
+        self.absorbed = ""
+        pairs = sorted(((lit, d) for d in self.delimiters for lit in d.literals or ()),
+                       key=lambda pair: (-len(pair[0]), pair[1].rank))
+        self._owner: dict[str, Delimiter] = {}
+        for literal, delimiter in pairs:
+            self._owner.setdefault(literal, delimiter)
+        #: literals that wait at the buffer edge because a literal of their set extends another
+        self._edge_wait = frozenset(lit for lit, d in pairs if d.can_extend)
+        self._extenders = {
+            lit: longer for lit in self._owner
+            if (longer := tuple(o for o in self._owner if len(o) > len(lit) and o.startswith(lit)))
+        }
+        literals = "|".join(regex.escape(lit) for lit in self._owner)  # longest first
+        prefixes = sorted({lit[:i] for lit in self._owner for i in range(1, len(lit))}, key=len, reverse=True)
+        tail = "|".join(regex.escape(p) for p in prefixes)
+        self._complete = regex.compile(literals)
+        # a complete literal (group 1), or the start of one cut off by the end of the buffer
+        self._scan = regex.compile(f"({literals})" + (f"|(?:{tail})\\Z" if tail else ""))
+
+    def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
+             block_empty: int = -1, block_empty_close: int = -1) -> Commit | int:
+        """See the module docstring; ``memo`` and the ``block_*`` arguments do not apply to literals."""
+        if eos:
+            m = self._complete.search(buf, pos)
+            if m is None:
+                return len(buf)
+            return Commit(self._owner[m.group()], m.start(), m.end(), {})
+        m = self._scan.search(buf, pos)
+        if m is None:
+            return len(buf)
+        q: int = m.start()
+        if m.lastindex is None:
+            return q  # a literal may be starting here
+        literal, end = m.group(1), m.end()
+        if end == len(buf) and literal in self._edge_wait:
+            return q
+        longer = self._extenders.get(literal)
+        if longer is not None:
+            rest = buf[q:]
+            if any(len(other) > len(rest) and other.startswith(rest) for other in longer):
+                return q
+        return Commit(self._owner[literal], q, end, {})
+
+
+class RegexMatcher:
+    """A state with at least one regex delimiter.
+
+    Attributes:
+        delimiters: the watched delimiters.
+        absorbed: the whitespace characters that some delimiter keeps absorbing while pending
+            (``\\s*</think>``); a held run of them stays held while only they arrive.
+    """
+
+    __slots__ = ("_combined", "_prefilter", "_probes", "absorbed", "delimiters")
+
+    def __init__(self, delimiters: Iterable[Delimiter]) -> None:
+        self.delimiters = tuple(delimiters)
+        self.absorbed = max((absorbed_whitespace(d) for d in self.delimiters), key=len)
+        sources = [d.pattern.pattern for d in self.delimiters]
+        self._combined: regex.Pattern[str] | None = None
+        if any(_NOT_COMBINABLE.search(source) for source in sources):
+            # searched one by one: each keeps its own group numbers
+            self._probes = tuple(regex.compile(f"(?:{s})(?!)", regex.DOTALL) for s in sources)
+        else:
+            alternation = "|".join(f"(?:{s})" for s in sources)
+            self._combined = regex.compile(alternation, regex.DOTALL)
+            self._probes = (regex.compile(f"(?:{alternation})(?!)", regex.DOTALL),)
+        starts = [first_chars(d) for d in self.delimiters]
+        self._prefilter: regex.Pattern[str] | None = None
+        if all(chars is not None for chars in starts):
+            ascii_chars = "".join(sorted(set("".join(c for c in starts if c is not None))))
+            self._prefilter = regex.compile(f"[{regex.escape(ascii_chars)}\\x80-\\U0010FFFF]")
+
+    def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
+             block_empty: int = -1, block_empty_close: int = -1) -> Commit | int:
+        """Find the delimiter to commit at or after ``pos``, or how far the text is plain text.
+
+        Args:
+            buf: the unresolved buffer (already-consumed context may precede ``pos``).
+            pos: where unconsumed text starts.
+            eos: the input is complete: nothing is partial, nothing can grow.
+            memo: the leftmost partial match per matcher for this ``buf`` (owned by the caller).
+            block_empty: a position where no zero-width match may commit (progress guard).
+            block_empty_close: a position where a zero-width *close* may not commit (it would
+                close an implicit region that holds nothing).
+
+        Returns:
+            A :class:`Commit`, or the index up to which ``buf`` is plain text.
+        """
+        n = len(buf)
+        start = pos
+        while True:
+            q = self._first_complete(buf, start)
+            if not eos:
+                pending = self._leftmost_partial(buf, pos, q, memo)
+                if pending < q:
+                    return pending
+            if q >= n:
+                return n
+            outcome = self._decide(buf, q, eos, block_empty, block_empty_close)
+            if outcome is not None:
+                return outcome
+            start = q + 1  # only blocked zero-width matches at q: look further
+
+    def _first_complete(self, buf: str, start: int) -> int:
+        """Start of the leftmost complete match of any delimiter (``len(buf)`` if none)."""
+        if self._combined is not None:
+            m = self._combined.search(buf, start)
+            return len(buf) if m is None else m.start()
+        found = [m.start() for d in self.delimiters if (m := d.pattern.search(buf, start)) is not None]
+        return min(found, default=len(buf))
+
+    def _leftmost_partial(self, buf: str, pos: int, limit: int, memo: dict[Any, int]) -> int:
+        """The leftmost start ``>= pos`` of a partial match if it is ``< limit``, else ``len(buf)``."""
+        cached = memo.get(self)
+        if cached is not None and cached >= pos:
+            return cached
+        n = len(buf)
+        low = pos
+        if self._prefilter is not None:
+            m = self._prefilter.search(buf, pos, limit)
+            if m is None:
+                return n
+            low = m.start()
+        found = n
+        for probe in self._probes:
+            m = probe.search(buf, low, partial=True)
+            if m is not None and m.partial:
+                found = min(found, m.start())
+        memo[self] = found
+        return found
+
+    def _decide(self, buf: str, q: int, eos: bool, block_empty: int,
+                block_empty_close: int) -> Commit | int | None:
+        """Choose among the delimiters matching at ``q``; hold at ``q`` if any may still change."""
+        n = len(buf)
+        best: tuple[tuple[int, tuple[int, str]], Delimiter, int, Any] | None = None
+        for delimiter in self.delimiters:
+            match = delimiter.pattern.match(buf, q, partial=not eos)
+            if match is None:
+                continue
+            if match.partial:
+                return q
+            end = match.end()
+            if delimiter.literals is not None:
+                if not eos and delimiter.literals[0] != match.group() and _longer_pending(delimiter, buf, q):
+                    return q
+                if not eos and end == n and delimiter.can_extend:
+                    return q
+            elif end == q and (q == block_empty or (q == block_empty_close and not delimiter.is_open)):
+                continue
+            elif not eos and end == n:
+                return q  # a regex match reaching the buffer edge may still grow
+            key = (q - end, delimiter.rank)
+            if best is None or key < best[0]:
+                best = (key, delimiter, end, match)
+        if best is None:
+            return None
+        _, delimiter, end, match = best
+        captures = {} if delimiter.literals is not None else {
+            k: v for k, v in match.groupdict().items() if v is not None}
+        return Commit(delimiter, q, end, captures)
+
+
+def _longer_pending(delimiter: Delimiter, buf: str, q: int) -> bool:
+    """A longer literal of ``delimiter`` could still match at ``q`` (the buffer ends inside it)."""
+    rest = buf[q:]
+    return any(len(lit) > len(rest) and lit.startswith(rest) for lit in delimiter.literals or ())
+
+
+#: A compiled matcher for one parser state.
+Matcher = LiteralMatcher | RegexMatcher
+
+
+def build_matcher(delimiters: Iterable[Delimiter]) -> Matcher:
+    """The fastest matcher for ``delimiters`` (literal-only states need no partial matching)."""
+    delimiters = tuple(delimiters)
+    if all(d.literals is not None for d in delimiters):
+        return LiteralMatcher(delimiters)
+    return RegexMatcher(delimiters)
