@@ -7,11 +7,12 @@ with ``ensure_ascii`` / ``indent`` / ``separators`` / ``sort_keys``; the globals
 ``strftime_now``, a ``dict`` that only builds dicts, and a ``namespace`` that refuses names
 starting with ``_``.
 
-What chatcodec adds is enforcement of the limits in :mod:`chatcodec.chat_templates.limits`: every
-``{% for %}`` iterates through a step counter (a code-generator hook), every call counts a step,
-and the operations that can build huge values (``+ * % **``, ``~``, buffers, ``join``, ``replace``,
-padding, ``tojson(indent=...)``, ``batch``, ``slice``, ``lipsum``) check sizes. None of this
-changes what a template renders while it stays within the limits.
+What chatcodec adds is enforcement of the limits in :mod:`chatcodec.chat_templates.limits`,
+through three Jinja extension points: a code generator (every ``{% for %}`` iterable passes a step
+counter, every ``+`` and ``~`` a size check), the sandbox's ``call`` / ``call_binop`` /
+``wrap_str_format`` hooks (calls count steps; ``* % **`` and growing ``str`` methods check sizes)
+and replaced filters (:mod:`~chatcodec.chat_templates.safe_ops`). None of this changes what a
+template renders while it stays within the limits.
 
 Everything here is module-level (one environment, built at import); render-specific state lives
 in a context variable (:mod:`~chatcodec.chat_templates.limits`), so renders may run concurrently.
@@ -20,25 +21,23 @@ in a context variable (:mod:`~chatcodec.chat_templates.limits`), so renders may 
 from __future__ import annotations
 
 import functools
-import json
-import re
-import string
-from collections.abc import Callable, Iterable
+import types
 from typing import Any
 
 import jinja2
 import jinja2.ext
-import jinja2.filters
 import jinja2.utils
 from jinja2 import nodes
-from jinja2.compiler import CodeGenerator, Frame
+from jinja2.compiler import CodeGenerator, Frame, optimizeconst
 from jinja2.exceptions import SecurityError
-from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.runtime import LoopContext
+from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter, modifies_known_mutable
 
 from chatcodec.chat_templates import limits
 from chatcodec.chat_templates.errors import ChatTemplateError, error_from_exception
 from chatcodec.chat_templates.generation import GenerationExtension
-from chatcodec.chat_templates.limits import check_length, check_width, current_state
+from chatcodec.chat_templates.limits import checked_buffer, current_state
+from chatcodec.chat_templates.safe_ops import SAFE_FILTERS, check_format_spec, check_str_method, lipsum
 
 __all__ = [
     "ENVIRONMENT",
@@ -56,9 +55,31 @@ TEMPLATE_CACHE_SIZE = 128
 #: Name of the filter every ``{% for %}`` iterable is passed through (the step counter).
 LOOP_GUARD_FILTER = "chatcodec_loop_guard"
 
-# A %-format conversion with its flags, width and precision (``*`` takes them from the arguments).
-_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
-_DIGITS = re.compile(r"\d+")
+_BUILTIN_METHOD = types.BuiltinMethodType
+
+_METHOD_TYPES = (types.BuiltinMethodType, types.MethodType)
+
+# Every attribute a plain dict has: any other name on a dict can only be one of its keys.
+_DICT_ATTRIBUTES = frozenset(dir(dict))
+_STR_ATTRIBUTES = frozenset(dir(str))
+
+
+def _plain_attributes(sample: Any) -> frozenset[str]:
+    """Public attributes of ``type(sample)`` the sandbox always allows as they are: not private,
+    not mutating (ImmutableSandboxedEnvironment's rule), not ``str.format`` (which it wraps)."""
+    return frozenset(
+        name for name in dir(type(sample))
+        if not name.startswith("_") and not modifies_known_mutable(sample, name)
+        and name not in ("format", "format_map")
+    )
+
+
+#: Types whose public attributes ``getattr`` returns without the sandbox's checks, because the
+#: sandbox would allow them unchanged (the values of most attribute reads in real templates).
+_PLAIN_ATTRIBUTES: dict[type, frozenset[str]] = {
+    str: _plain_attributes(""), dict: _plain_attributes({}), list: _plain_attributes([]),
+    LoopContext: frozenset(name for name in dir(LoopContext) if not name.startswith("_")),
+}
 
 
 # --- globals -----------------------------------------------------------------------------------
@@ -107,198 +128,155 @@ class TemplateNamespace(jinja2.utils.Namespace):
             )
 
 
-def _lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
-    check_length(n * max * 12, "lipsum text")
-    return jinja2.utils.generate_lorem_ipsum(n=n, html=html, min=min, max=max)
-
-
-# --- filters -----------------------------------------------------------------------------------
-
-
-def tojson(value: Any, ensure_ascii: bool = False, indent: int | str | None = None,
-           separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
-    """``tojson``: plain ``json.dumps`` (no HTML escaping), as in the reference."""
-    check_width(indent, "a tojson indent")
-    result = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
-                        sort_keys=sort_keys)
-    check_length(len(result), "tojson result")
-    return result
-
-
-@jinja2.pass_context
-def _loop_guard(context: jinja2.runtime.Context, iterable: Iterable[Any]) -> Iterable[Any]:
+@jinja2.pass_context  # pass_context keeps Jinja from evaluating it at compile time on constant lists
+def _loop_guard(context: jinja2.runtime.Context, iterable: Any) -> Any:
     return current_state().guard(iterable)
-
-
-def _check_printf(fmt: str, args: Any) -> None:
-    for match in _PRINTF_SPEC.finditer(fmt):
-        for number in match.groups():
-            if number is not None and number != "*":
-                check_width(int(number), "a %-format width")
-    if "*" in fmt:
-        for arg in args if isinstance(args, tuple) else (args,):
-            check_width(arg, "a %-format width")
-
-
-def _center(value: Any, width: int = 80) -> str:
-    check_width(width, "a center width")
-    return jinja2.filters.do_center(value, width)
-
-
-def _indent(s: str, width: int | str = 4, first: bool = False, blank: bool = False) -> str:
-    check_width(width, "an indent width")
-    result = jinja2.filters.do_indent(s, width, first, blank)
-    check_length(len(result), "indented string")
-    return result
-
-
-def _format(value: str, *args: Any, **kwargs: Any) -> str:
-    _check_printf(str(value), kwargs or args)
-    return jinja2.filters.do_format(value, *args, **kwargs)
-
-
-@jinja2.pass_eval_context
-def _join(eval_ctx: jinja2.nodes.EvalContext, value: Iterable[Any], d: str = "",
-          attribute: str | int | None = None) -> str:
-    items = list(value)
-    if attribute is None:
-        check_length(sum(len(item) for item in items if isinstance(item, str))
-                     + len(str(d)) * max(len(items) - 1, 0), "joined string")
-    result = jinja2.filters.sync_do_join(eval_ctx, items, d, attribute)
-    check_length(len(result), "joined string")
-    return result
-
-
-@jinja2.pass_eval_context
-def _replace(eval_ctx: jinja2.nodes.EvalContext, s: str, old: str, new: str, count: int | None = None) -> str:
-    _check_replace(str(s), str(old), str(new), -1 if count is None else count)
-    return jinja2.filters.do_replace(eval_ctx, s, old, new, count)
-
-
-def _batch(value: Iterable[Any], linecount: int, fill_with: Any = None) -> Any:
-    check_length(linecount, "batch")
-    return jinja2.filters.do_batch(value, linecount, fill_with)
-
-
-def _slice(value: Iterable[Any], slices: int, fill_with: Any = None) -> Any:
-    check_length(slices, "slice count")
-    return jinja2.filters.sync_do_slice(list(value), slices, fill_with)
-
-
-def _check_replace(s: str, old: str, new: str, count: int) -> None:
-    if len(new) <= len(old):
-        return
-    hits = len(s) + 1 if not old else s.count(old)
-    if count >= 0:
-        hits = min(hits, count)
-    check_length(len(s) + hits * (len(new) - len(old)), "replaced string")
-
-
-# --- str methods reachable from templates ------------------------------------------------------
-
-
-def _check_str_method(obj: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """Check a call of ``obj.<name>(*args)`` for a result size over the limits; return the args."""
-    if name in ("ljust", "rjust", "center", "zfill") and args:
-        check_width(args[0], f"a str.{name} width")
-    elif name == "expandtabs":
-        tabsize = args[0] if args else kwargs.get("tabsize", 8)
-        check_width(tabsize, "a str.expandtabs tab size")
-    elif name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
-        _check_replace(obj, args[0], args[1], args[2] if len(args) > 2 and isinstance(args[2], int) else -1)
-    elif name == "join" and args:
-        items = list(args[0])
-        check_length(sum(len(item) for item in items if isinstance(item, str))
-                     + len(obj) * max(len(items) - 1, 0), "joined string")
-        return (items, *args[1:])
-    return args
-
-
-def _check_format_string(fmt: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-    for _literal, field_name, spec, _conversion in string.Formatter().parse(fmt):
-        if field_name is None or not spec:
-            continue
-        for number in _DIGITS.findall(spec):
-            check_width(int(number), "a str.format width")
-        if "{" in spec:
-            for value in (*args, *kwargs.values()):
-                check_width(value, "a str.format width")
 
 
 # --- the environment ---------------------------------------------------------------------------
 
 
+def _checked_binop(function: str) -> Any:
+    """A code-generator visitor writing ``function(left, right)`` for a binary operator."""
+
+    @optimizeconst
+    def visitor(self: CodeGenerator, node: nodes.BinExpr, frame: Frame) -> None:
+        self.write(f"{function}(")
+        self.visit(node.left, frame)
+        self.write(", ")
+        self.visit(node.right, frame)
+        self.write(")")
+
+    return visitor
+
+
 class _GuardedCodeGenerator(CodeGenerator):
-    """Jinja's code generator, with every ``{% for %}`` iterable passed through the loop guard."""
+    """Jinja's code generator, plus the limit checks of :mod:`~chatcodec.chat_templates.limits`.
+
+    Every ``{% for %}`` iterable goes through the loop-guard filter; ``+ * % **`` and ``~`` call
+    size-checking functions (module globals of the generated code: the check costs one function
+    call, not a trip through the sandbox's ``call_binop``).
+    """
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
+        self.writeline("from chatcodec.chat_templates.limits import checked_add as cc_add, "
+                       "checked_concat as cc_concat")
+        self.writeline("from chatcodec.chat_templates.safe_ops import checked_mul as cc_mul, "
+                       "checked_mod as cc_mod, checked_pow as cc_pow")
         for loop in node.find_all(nodes.For):
             loop.iter = nodes.Filter(loop.iter, LOOP_GUARD_FILTER, [], [], None, None, lineno=loop.lineno)
         super().visit_Template(node, frame)
 
+    visit_Add = _checked_binop("cc_add")
+    visit_Mul = _checked_binop("cc_mul")
+    visit_Mod = _checked_binop("cc_mod")
+    visit_Pow = _checked_binop("cc_pow")
 
-def _checked_concat(parts: Iterable[str]) -> str:
-    """``environment.concat`` (joins output buffers of macros and blocks), with a size check."""
-    if type(parts) is list:
-        check_length(sum(map(len, parts)), "buffered output")
-    return "".join(parts)
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
+        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
+            super().visit_Concat(node, frame)
+            return
+        self.write("cc_concat((")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write("))")
 
 
 class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
     """The reference's sandbox plus chatcodec's resource limits. Use :data:`ENVIRONMENT`."""
 
     code_generator_class = _GuardedCodeGenerator
-    concat = staticmethod(_checked_concat)
-    intercepted_binops = frozenset({"+", "*", "%", "**"})
+    concat = staticmethod(checked_buffer)
+    #: ``* % **`` must not be folded at compile time (``"a" * 10**9`` would run in the compiler);
+    #: at run time the code generator routes them to the checked functions, not to ``call_binop``.
+    intercepted_binops = frozenset({"*", "%", "**"})
 
-    def call_binop(self, context: jinja2.runtime.Context, operator: str, left: Any, right: Any) -> Any:
-        """Run ``+ * % **`` with size checks (Jinja's hook for intercepted operators)."""
-        if operator == "+":
-            result = left + right
-            if type(result) in (str, list, tuple):
-                check_length(len(result))
-            return result
-        if operator == "*":
-            for seq, times in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(times, int):
-                    check_length(len(seq) * times, "repeated string or list")
-            return left * right
-        if operator == "%" and isinstance(left, str):
-            _check_printf(left, right)
-            result = left % right
-            check_length(len(result), "formatted string")
-            return result
-        if operator == "**" and isinstance(left, int) and isinstance(right, int) and right > 0:
-            bits = max(abs(left).bit_length() - 1, 0) * right
-            if bits > limits.MAX_INT_BITS:
-                raise limits.limit_error(f"an integer of about {bits:,} bits", "MAX_INT_BITS",
-                                         limits.MAX_INT_BITS)
-        return self.binop_table[operator](left, right)
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        """``obj.attribute`` for the template: Jinja's sandbox rules, with the frequent cases
+        decided first (a public method of a str, dict or list, a key of a plain dict, a loop or
+        namespace attribute). Each gives exactly what the sandbox gives; the rest goes through it."""
+        kind = type(obj)
+        plain = _PLAIN_ATTRIBUTES.get(kind)
+        if plain is not None:
+            if attribute in plain:
+                return getattr(obj, attribute)
+            if kind is dict and attribute not in _DICT_ATTRIBUTES:
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    return self.undefined(obj=obj, name=attribute)
+        elif kind is TemplateNamespace and not attribute.startswith("_"):
+            try:
+                value = getattr(obj, attribute)
+            except AttributeError:
+                return self.undefined(obj=obj, name=attribute)
+            if not isinstance(value, _METHOD_TYPES):
+                return value
+        return super().getattr(obj, attribute)
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        """``obj[argument]`` for the template: the sandbox's rules, with a missing dict key and a
+        string subscripted by a name (``content['type']`` on a str) decided first."""
+        kind = type(obj)
+        if kind is dict:
+            try:
+                return obj[argument]
+            except KeyError:
+                if type(argument) is not str or argument not in _DICT_ATTRIBUTES:
+                    return self.undefined(obj=obj, name=argument)
+            except TypeError:
+                pass
+        elif kind is str and type(argument) is str:
+            if argument in _PLAIN_ATTRIBUTES[str]:
+                return getattr(obj, argument)
+            if argument not in _STR_ATTRIBUTES:
+                return self.undefined(obj=obj, name=argument)
+        return super().getitem(obj, argument)
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        """Call ``__obj`` for the template: count a step, check str methods that pad or grow."""
-        current_state().step()
-        owner = getattr(__obj, "__self__", None)
-        if isinstance(owner, str):
-            args = _check_str_method(owner, getattr(__obj, "__name__", ""), args, kwargs)
-        return super().call(__context, __obj, *args, **kwargs)
+        """Call ``__obj`` for the template: count a step, check ``str`` methods that pad or grow."""
+        state = limits.active_state()
+        if state is not None:  # count a step (inlined: this runs for every call a template makes)
+            left = state.steps_left - 1
+            state.steps_left = left
+            if left < 0 or not left % limits.CLOCK_CHECK_STEPS:
+                state.check_budget(left)
+        if type(__obj) is _BUILTIN_METHOD and type(__obj.__self__) is str:
+            args = check_str_method(__obj.__self__, __obj.__name__, args, kwargs)
+        if not __self.is_safe_callable(__obj):
+            raise SecurityError(f"{__obj!r} is not safely callable")
+        return __context.call(__obj, *args, **kwargs)
 
-    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
-        """Jinja's sandboxed ``str.format``, with width checks."""
-        wrapper = super().wrap_str_format(value)
-        if wrapper is None:
+    def wrap_str_format(self, value: Any) -> Any:
+        """Jinja's sandboxed ``str.format`` / ``format_map``, with width and size checks."""
+        if type(value) not in _METHOD_TYPES or value.__name__ not in ("format", "format_map"):
             return None
-        fmt: str = value.__self__
+        owner = value.__self__
+        if type(owner) is not str:  # Markup and str subclasses: Jinja's own handling
+            return super().wrap_str_format(value)
+        vformat = _CheckedFormatter(self).vformat
         is_format_map = value.__name__ == "format_map"
 
         def checked(*args: Any, **kwargs: Any) -> str:
-            mapping = args[0] if is_format_map and args and isinstance(args[0], dict) else kwargs
-            _check_format_string(fmt, () if is_format_map else args, mapping)
-            result = wrapper(*args, **kwargs)
-            check_length(len(result), "formatted string")
+            if is_format_map:
+                if kwargs or len(args) != 1:
+                    raise TypeError("format_map() takes exactly one argument and no keyword arguments")
+                result = vformat(owner, (), args[0])
+            else:
+                result = vformat(owner, args, kwargs)
+            limits.check_length(len(result), "formatted string")
             return result
 
         return functools.update_wrapper(checked, value)
+
+
+class _CheckedFormatter(SandboxedFormatter):
+    """Jinja's sandboxed formatter, refusing widths over ``MAX_FORMAT_WIDTH``."""
+
+    def format_field(self, value: Any, format_spec: str) -> Any:
+        check_format_spec(format_spec)
+        return super().format_field(value, format_spec)
 
 
 def _build_environment() -> ChatTemplateEnvironment:
@@ -306,13 +284,11 @@ def _build_environment() -> ChatTemplateEnvironment:
         trim_blocks=True, lstrip_blocks=True,
         extensions=[GenerationExtension, jinja2.ext.loopcontrols],
     )
-    env.filters.update({
-        "tojson": tojson, "center": _center, "indent": _indent, "format": _format, "join": _join,
-        "replace": _replace, "batch": _batch, "slice": _slice, LOOP_GUARD_FILTER: _loop_guard,
-    })
+    env.filters.update(SAFE_FILTERS)
+    env.filters[LOOP_GUARD_FILTER] = _loop_guard
     env.globals.update({
         "raise_exception": raise_exception, "strftime_now": strftime_now, "dict": TemplateDict(),
-        "namespace": TemplateNamespace, "lipsum": _lipsum,
+        "namespace": TemplateNamespace, "lipsum": lipsum,
     })
     return env
 

@@ -26,7 +26,7 @@ from jinja2 import nodes
 from jinja2.ext import Extension
 from jinja2.parser import Parser
 
-from chatcodec.chat_templates.limits import current_state
+from chatcodec.chat_templates.limits import active_state
 
 __all__ = ["SPAN_END", "SPAN_START", "GenerationExtension", "generation_is_direct", "strip_span_markers"]
 
@@ -52,8 +52,8 @@ class GenerationExtension(Extension):
 
     def _generation_support(self, caller: Any) -> str:
         text: str = caller()
-        state = current_state()
-        if state.track_spans:
+        state = active_state()
+        if state is not None and state.track_spans:
             if state.mark_spans:
                 return SPAN_START + text + SPAN_END
             state.spans.append((state.offset, state.offset + len(text)))

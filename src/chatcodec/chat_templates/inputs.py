@@ -39,7 +39,7 @@ __all__ = [
 #: The names a message's reasoning may be given under; the first is the one templates read most.
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
-_SCALARS = (str, int, float, bool, type(None))
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 class ConversationError(ChatCodecError, ValueError, TypeError):
@@ -54,10 +54,14 @@ def plain_template_data(value: Any) -> Any:
     kind = type(value)
     if kind in _SCALARS:
         return value
-    if kind is dict:
-        return {plain_template_data(key): plain_template_data(item) for key, item in value.items()}
+    if kind is dict:  # the common case, with scalars copied inline (no call per key or value)
+        return {
+            key if type(key) in _SCALARS else plain_template_data(key):
+                item if type(item) in _SCALARS else plain_template_data(item)
+            for key, item in value.items()
+        }
     if kind is list:
-        return [plain_template_data(item) for item in value]
+        return [item if type(item) in _SCALARS else plain_template_data(item) for item in value]
     return _plain_other(value)
 
 
@@ -126,13 +130,16 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     prepared = []
     for index, message in enumerate(messages):
         plain = plain_template_data(message)
-        if not isinstance(plain, dict):
+        if type(plain) is not dict:
             raise ConversationError(
                 f"messages[{index}]: chat messages should be dicts, dataclasses or pydantic models, "
                 f"but got {message!r:.80}"
             )
-        plain = {key: value for key, value in plain.items() if value is not None}
-        prepared.append(alias_reasoning(plain))
+        if None in plain.values():
+            plain = {key: value for key, value in plain.items() if value is not None}
+        if "reasoning_content" in plain or "thinking" in plain or "reasoning" in plain:
+            alias_reasoning(plain)
+        prepared.append(plain)
     return prepared
 
 

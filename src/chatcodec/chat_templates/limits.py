@@ -39,10 +39,18 @@ __all__ = [
     "MAX_RENDER_SECONDS",
     "MAX_STRING_LENGTH",
     "MAX_TEMPLATE_STEPS",
+    "UPFRONT_LOOP_ITEMS",
     "RenderState",
+    "active_state",
     "check_length",
     "check_width",
+    "checked_add",
+    "checked_buffer",
+    "checked_concat",
+    "count_call",
     "current_state",
+    "enter_render",
+    "exit_render",
     "limit_error",
 ]
 
@@ -55,7 +63,12 @@ MAX_TEMPLATE_STEPS = 20_000_000
 MAX_RENDER_SECONDS = 60.0
 
 #: How many steps pass between two checks of the clock.
-CLOCK_CHECK_STEPS = 4096
+CLOCK_CHECK_STEPS = 256
+
+#: Loops over a list, tuple, dict, str or range of at most this many items are charged their
+#: length up front and then run at full speed; longer loops (and loops over anything else) count
+#: one step per item, so the clock is checked while they run.
+UPFRONT_LOOP_ITEMS = 256
 
 #: Maximum length of any string or list a template builds (characters or items).
 MAX_STRING_LENGTH = 50_000_000
@@ -128,9 +141,9 @@ class RenderState:
         left = self.steps_left - 1
         self.steps_left = left
         if left < 0 or not left % CLOCK_CHECK_STEPS:
-            self._check_budget(left)
+            self.check_budget(left)
 
-    def _check_budget(self, left: int) -> None:
+    def check_budget(self, left: int) -> None:
         if left < 0:
             raise limit_error("the number of loop iterations and calls", "MAX_TEMPLATE_STEPS",
                               MAX_TEMPLATE_STEPS)
@@ -141,13 +154,28 @@ class RenderState:
         if time.monotonic() > self.deadline:
             raise limit_error("the render time", "MAX_RENDER_SECONDS", MAX_RENDER_SECONDS)
 
-    def guard(self, iterable: Iterable[Any]) -> Iterator[Any]:
-        """Iterate ``iterable``, counting one step per item (wraps every ``{% for %}``)."""
+    def charge(self, steps: int) -> None:
+        """Count ``steps`` steps at once (a loop over a sized iterable is charged when it starts)."""
+        before = self.steps_left
+        left = before - steps
+        self.steps_left = left
+        if left < 0 or before // CLOCK_CHECK_STEPS != left // CLOCK_CHECK_STEPS:
+            self.check_budget(left)
+
+    def guard(self, iterable: Iterable[Any]) -> Iterable[Any]:
+        """What a ``{% for %}`` iterates: sized built-ins are charged up front and returned as they
+        are (no cost per item); anything else is wrapped to count one step per item."""
+        if type(iterable) in _SIZED and len(iterable) <= UPFRONT_LOOP_ITEMS:  # type: ignore[arg-type]
+            self.charge(len(iterable))  # type: ignore[arg-type]
+            return iterable
+        return self._counted(iterable)
+
+    def _counted(self, iterable: Iterable[Any]) -> Iterator[Any]:
         for item in iterable:
             left = self.steps_left - 1
             self.steps_left = left
             if left < 0 or not left % CLOCK_CHECK_STEPS:
-                self._check_budget(left)
+                self.check_budget(left)
             yield item
 
     def current_time(self) -> datetime:
@@ -157,14 +185,56 @@ class RenderState:
         return self.now
 
 
+#: Iterable types whose length is known before iterating (their loops are charged up front).
+_SIZED = frozenset({list, tuple, dict, str, range})
+_SEQUENCES = frozenset({str, list, tuple})
+
 _STATE: contextvars.ContextVar[RenderState | None] = contextvars.ContextVar("chatcodec_render_state",
                                                                             default=None)
+
+
+def active_state() -> RenderState | None:
+    """The state of the render in progress, or ``None`` outside a render."""
+    return _STATE.get()
 
 
 def current_state() -> RenderState:
     """The state of the render in progress (a fresh one when called outside a render)."""
     state = _STATE.get()
     return RenderState() if state is None else state
+
+
+def checked_add(left: Any, right: Any) -> Any:
+    """``left + right`` for templates (generated code calls it for every ``+``)."""
+    result = left + right
+    if type(result) in _SEQUENCES and len(result) > MAX_STRING_LENGTH:
+        check_length(len(result))
+    return result
+
+
+def checked_concat(values: Iterable[Any]) -> str:
+    """``a ~ b ~ c`` for templates (generated code calls it for every ``~``)."""
+    result = "".join(map(str, values))
+    if len(result) > MAX_STRING_LENGTH:
+        check_length(len(result), "concatenated string")
+    return result
+
+
+def checked_buffer(parts: Iterable[str]) -> str:
+    """``environment.concat``: joins the output buffer of a macro or block, size-checked first."""
+    if type(parts) is list:
+        check_length(sum(map(len, parts)), "buffered output")
+    return "".join(parts)
+
+
+def count_call() -> None:
+    """Count one call as a step of the current render."""
+    state = _STATE.get()
+    if state is not None:
+        left = state.steps_left - 1
+        state.steps_left = left
+        if left < 0 or not left % CLOCK_CHECK_STEPS:
+            state.check_budget(left)
 
 
 def enter_render(state: RenderState) -> contextvars.Token[RenderState | None]:

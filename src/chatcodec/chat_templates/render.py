@@ -174,31 +174,46 @@ def _run(template: jinja2.Template, source: str, context: dict[str, Any], state:
     """Render ``template`` under ``state``, enforcing the output limit and translating errors."""
     token = enter_render(state)
     parts: list[str] = []
+    append = parts.append
     total = 0
+    limit = limits.MAX_OUTPUT_LENGTH
     try:
-        for block in template.generate(context):
-            total += len(block)
-            state.offset = total
-            parts.append(block)
-            if total > limits.MAX_OUTPUT_LENGTH:
-                raise limits.limit_error(f"a prompt of more than {total:,} characters", "MAX_OUTPUT_LENGTH",
-                                         limits.MAX_OUTPUT_LENGTH)
+        blocks = template.root_render_func(template.new_context(context))
+        if state.track_spans and not state.mark_spans:
+            for block in blocks:  # generation blocks read the offset of the output so far
+                total += len(block)
+                state.offset = total
+                append(block)
+                if total > limit:
+                    raise _output_limit_error(total)
+        else:
+            for block in blocks:
+                total += len(block)
+                append(block)
+                if total > limit:
+                    raise _output_limit_error(total)
     except ChatTemplateError as error:
-        raise error_from_exception(error, lineno=_template_line(error), source=source) from None
+        raise error_from_exception(error, lineno=_template_line(template, error), source=source) from None
     except RecursionError as error:
         limit_error = limits.limit_error("the template's recursion depth", "recursion", 0,
                                          "the template calls macros (or recursive loops) too deeply")
-        raise error_from_exception(limit_error, lineno=_template_line(error), source=source) from None
+        lineno = _template_line(template, error)
+        raise error_from_exception(limit_error, lineno=lineno, source=source) from None
     except MemoryError:
         raise
     except Exception as error:
-        raise error_from_exception(error, lineno=_template_line(error), source=source) from error
+        raise error_from_exception(error, lineno=_template_line(template, error), source=source) from error
     finally:
         exit_render(token)
     return "".join(parts)
 
 
-def _template_line(error: BaseException) -> int | None:
+def _output_limit_error(total: int) -> Exception:
+    return limits.limit_error(f"a prompt of more than {total:,} characters", "MAX_OUTPUT_LENGTH",
+                              limits.MAX_OUTPUT_LENGTH)
+
+
+def _template_line(template: jinja2.Template, error: BaseException) -> int | None:
     """The template line of the innermost template frame in ``error``'s traceback."""
     lineno = None
     tb = error.__traceback__
@@ -206,7 +221,7 @@ def _template_line(error: BaseException) -> int | None:
         if tb.tb_frame.f_code.co_filename == "<template>":
             lineno = tb.tb_lineno
         tb = tb.tb_next
-    return lineno
+    return None if lineno is None else template.get_corresponding_lineno(lineno)
 
 
 @functools.lru_cache(maxsize=64)

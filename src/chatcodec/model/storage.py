@@ -1,0 +1,338 @@
+"""Chat templates on disk: loading every storage format, saving the modern one, migrating.
+
+A model directory may hold (SPEC §2.5):
+
+1. ``tokenizer_config.json`` → ``chat_template``: a string, or a list of ``{"name", "template"}``
+   (legacy, read-only);
+2. ``chat_template.json`` → ``{"chat_template": ...}`` (legacy processor format, read-only);
+3. ``chat_template.jinja``: the default template (the modern format);
+4. ``additional_chat_templates/<name>.jinja``: named templates.
+
+Loading reads 2 when it holds a template, else 1; ``chat_template.jinja`` then overrides the default and every
+``additional_chat_templates/*.jinja`` is merged in by name (the reference instead drops everything
+from 1 as soon as any ``.jinja`` file exists). A processor directory that combines 2 with ``.jinja``
+files is an error, as in the reference. ``.jinja`` files are read with universal newlines, as the
+reference reads them.
+
+Saving writes only the modern format, leaves exactly the given templates in the directory, and
+removes ``chat_template`` from the legacy JSON files. Names that would escape
+``additional_chat_templates/`` are rejected before anything is written. Every change is described
+by a :class:`StorageChange`, which is what ``chatcodec migrate`` prints.
+
+This module never renders and never reads tokenizers; other keys of the JSON files are kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
+
+__all__ = [
+    "ADDITIONAL_TEMPLATES_DIR",
+    "CHAT_TEMPLATE_FILE",
+    "LEGACY_PROCESSOR_FILE",
+    "TOKENIZER_CONFIG_FILE",
+    "StorageChange",
+    "check_template_name",
+    "load_chat_templates",
+    "migrate_chat_templates",
+    "plan_chat_template_save",
+    "save_chat_templates",
+]
+
+#: The default template of the modern format.
+CHAT_TEMPLATE_FILE = "chat_template.jinja"
+#: The folder of named templates of the modern format.
+ADDITIONAL_TEMPLATES_DIR = "additional_chat_templates"
+#: The legacy processor file holding ``{"chat_template": ...}``.
+LEGACY_PROCESSOR_FILE = "chat_template.json"
+#: The tokenizer configuration, whose ``chat_template`` key is the legacy tokenizer format.
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+
+_CONFLICT = (
+    "cannot load the chat template due to conflicting files: this directory combines a legacy "
+    "chat_template.json file with separate .jinja template files, which is not supported. Replace the "
+    "legacy chat_template.json file with a modern chat_template.jinja file."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StorageChange:
+    """One change to a model directory, made by (or planned for) a save.
+
+    Attributes:
+        action: ``"write"`` a template file, ``"delete"`` a file, or ``"update"`` a JSON file.
+        path: the file, relative to the model directory (``/`` separated).
+        detail: what changes, for people (``"removed key 'chat_template'"``).
+        content: the new file content (``None`` for a deletion).
+    """
+
+    action: Literal["write", "delete", "update"]
+    path: str
+    detail: str
+    content: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.path}: {self.detail}"
+
+
+def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
+    """Load a model directory's chat templates, whatever format they are stored in.
+
+    Args:
+        path: the model directory.
+
+    Returns:
+        The template text when the directory holds only a default template, else a dict
+        ``{name: template}`` (with ``"default"`` when there is one).
+
+    Raises:
+        ChatTemplateNotFoundError: the directory holds no chat template.
+        ModelStorageError: the directory does not exist, a file is malformed (not JSON, not UTF-8,
+            a wrongly shaped ``chat_template`` value), or a legacy ``chat_template.json`` is combined
+            with ``.jinja`` files.
+    """
+    directory = Path(path)
+    if not directory.is_dir():
+        raise ModelStorageError(f"{directory}: not a model directory (no such directory)",
+                                path=str(directory))
+    default_file = directory / CHAT_TEMPLATE_FILE
+    named_files = _named_template_files(directory)
+    legacy = directory / LEGACY_PROCESSOR_FILE
+    templates = _templates_from_json(legacy)
+    if templates:
+        if default_file.is_file() or named_files:
+            raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(legacy))
+    else:
+        templates = _templates_from_json(directory / TOKENIZER_CONFIG_FILE)
+    if default_file.is_file():
+        templates["default"] = _read_template(default_file)
+    for name, file in named_files.items():
+        templates[name] = _read_template(file)
+    if not templates:
+        raise ChatTemplateNotFoundError(
+            f"{directory}: no chat template found (looked for {CHAT_TEMPLATE_FILE}, "
+            f"{ADDITIONAL_TEMPLATES_DIR}/, the 'chat_template' key of {TOKENIZER_CONFIG_FILE} and "
+            f"{LEGACY_PROCESSOR_FILE})"
+        )
+    if list(templates) == ["default"]:
+        return templates["default"]
+    return templates
+
+
+def save_chat_templates(templates: str | Mapping[str, str],
+                        path: str | os.PathLike[str]) -> list[StorageChange]:
+    """Save chat templates in the modern format, leaving exactly these templates in the directory.
+
+    A string goes to ``chat_template.jinja``; a dict's ``"default"`` goes there and every other
+    name to ``additional_chat_templates/<name>.jinja``. Template files not in ``templates`` are
+    removed, ``chat_template`` is removed from ``tokenizer_config.json`` (other keys are kept) and
+    a legacy ``chat_template.json`` is removed, so that loading gives back ``templates``.
+
+    Args:
+        templates: one template, or ``{name: template}``.
+        path: the model directory (created if missing).
+
+    Returns:
+        The changes made (empty when the directory already held exactly these templates).
+
+    Raises:
+        ModelStorageError: a name would escape ``additional_chat_templates/`` (or is empty), a
+            template is not a string, or a JSON file to update is malformed. Nothing is written then.
+    """
+    changes = plan_chat_template_save(templates, path)
+    _apply(Path(path), changes)
+    return changes
+
+
+def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = False) -> list[StorageChange]:
+    """Rewrite a model directory's chat templates in the modern format.
+
+    Args:
+        path: the model directory.
+        dry_run: only compute the changes.
+
+    Returns:
+        The changes made (or, with ``dry_run``, that would be made); empty when the directory is
+        already in the modern format.
+
+    Raises:
+        ChatTemplateNotFoundError, ModelStorageError: as for :func:`load_chat_templates` and
+            :func:`save_chat_templates`.
+    """
+    changes = plan_chat_template_save(load_chat_templates(path), path)
+    if not dry_run:
+        _apply(Path(path), changes)
+    return changes
+
+
+def check_template_name(name: object, directory: Path | None = None) -> str:
+    """Return ``name`` if it can name ``additional_chat_templates/<name>.jinja``, else raise.
+
+    Raises:
+        ModelStorageError: the name is not a string, is empty, or would escape the folder.
+    """
+    if not isinstance(name, str) or not name or name in (".", "..") or "\0" in name \
+            or any(sep in name for sep in ("/", "\\", os.sep)):
+        raise ModelStorageError(
+            f"chat template name {name!r}: invalid; a name becomes the file name "
+            f"{ADDITIONAL_TEMPLATES_DIR}/<name>.jinja and must not contain path separators",
+            path=None if directory is None else str(directory),
+        )
+    if directory is not None:
+        folder = (directory / ADDITIONAL_TEMPLATES_DIR).resolve()
+        if (folder / f"{name}.jinja").resolve().parent != folder:
+            raise ModelStorageError(f"chat template name {name!r}: would escape {folder}",
+                                    path=str(directory))
+    return name
+
+
+def plan_chat_template_save(templates: str | Mapping[str, str],
+                            path: str | os.PathLike[str]) -> list[StorageChange]:
+    """The changes :func:`save_chat_templates` would make, without making them.
+
+    Raises:
+        ModelStorageError: as for :func:`save_chat_templates`.
+    """
+    directory = Path(path)
+    wanted = _normalise(templates, directory)
+    changes: list[StorageChange] = []
+    default = wanted.pop("default", None)
+    _plan_file(changes, directory, CHAT_TEMPLATE_FILE, default)
+    existing = _named_template_files(directory) if directory.is_dir() else {}
+    for name in sorted(set(wanted) | set(existing)):
+        _plan_file(changes, directory, f"{ADDITIONAL_TEMPLATES_DIR}/{name}.jinja", wanted.get(name))
+    for file in (TOKENIZER_CONFIG_FILE, LEGACY_PROCESSOR_FILE):
+        _plan_key_removal(changes, directory, file)
+    return changes
+
+
+def _normalise(templates: str | Mapping[str, str], directory: Path) -> dict[str, str]:
+    if isinstance(templates, str):
+        return {"default": templates}
+    if not isinstance(templates, Mapping):
+        raise ModelStorageError(
+            f"chat templates: expected a string or a dict of named templates, got {type(templates).__name__}",
+            path=str(directory),
+        )
+    result: dict[str, str] = {}
+    for name, template in templates.items():
+        check_template_name(name, directory)
+        if not isinstance(template, str):
+            raise ModelStorageError(
+                f"chat template {name!r}: expected the template text, got {type(template).__name__}",
+                path=str(directory),
+            )
+        result[name] = template
+    return result
+
+
+def _plan_file(changes: list[StorageChange], directory: Path, relative: str, content: str | None) -> None:
+    file = directory / relative
+    exists = file.is_file()
+    if content is None:
+        if exists:
+            changes.append(StorageChange("delete", relative, "no longer one of the chat templates"))
+        return
+    if exists and _read_template(file) == content:
+        return
+    detail = f"{'replaced' if exists else 'new'} chat template ({len(content):,} characters)"
+    changes.append(StorageChange("write", relative, detail, content))
+
+
+def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: str) -> None:
+    file = directory / relative
+    if not file.is_file():
+        return
+    data = _read_json(file)
+    if not isinstance(data, dict) or "chat_template" not in data:
+        return
+    del data["chat_template"]
+    if relative == LEGACY_PROCESSOR_FILE and not data:
+        changes.append(StorageChange("delete", relative,
+                                     "legacy processor chat template (now in .jinja files)"))
+        return
+    content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    changes.append(StorageChange("update", relative, "removed key 'chat_template' (now in .jinja files)",
+                                 content))
+
+
+def _apply(directory: Path, changes: list[StorageChange]) -> None:
+    for change in changes:
+        file = directory / change.path
+        if change.content is None:
+            file.unlink()
+            continue
+        file.parent.mkdir(parents=True, exist_ok=True)
+        with open(file, "w", encoding="utf-8", newline="") as handle:
+            handle.write(change.content)
+    folder = directory / ADDITIONAL_TEMPLATES_DIR
+    if folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+
+
+def _named_template_files(directory: Path) -> dict[str, Path]:
+    folder = directory / ADDITIONAL_TEMPLATES_DIR
+    if not folder.is_dir():
+        return {}
+    files = {}
+    for file in sorted(folder.glob("*.jinja")):
+        name = file.name.removesuffix(".jinja")
+        if name and file.is_file():
+            files[name] = file
+    return files
+
+
+def _read_template(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise _not_utf8(file, error) from None
+
+
+def _read_json(file: Path) -> Any:
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ModelStorageError(
+            f"{file}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}", path=str(file)
+        ) from None
+    except UnicodeDecodeError as error:
+        raise _not_utf8(file, error) from None
+
+
+def _not_utf8(file: Path, error: UnicodeDecodeError) -> ModelStorageError:
+    return ModelStorageError(f"{file}: not UTF-8 text (byte {error.start}: {error.reason})", path=str(file))
+
+
+def _templates_from_json(file: Path) -> dict[str, str]:
+    """The ``chat_template`` of a legacy JSON file as ``{name: template}`` (empty when absent)."""
+    if not file.is_file():
+        return {}
+    data = _read_json(file)
+    value = data.get("chat_template") if isinstance(data, dict) else None
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {"default": value}
+    if not isinstance(value, list):
+        raise ModelStorageError(
+            f"{file}: 'chat_template' must be a string or a list of {{\"name\", \"template\"}} objects, "
+            f"got {type(value).__name__}", path=str(file),
+        )
+    templates: dict[str, str] = {}
+    for index, entry in enumerate(value):
+        if not (isinstance(entry, dict) and isinstance(entry.get("name"), str)
+                and isinstance(entry.get("template"), str)):
+            raise ModelStorageError(
+                f"{file}: chat_template[{index}] must be an object with string 'name' and 'template'",
+                path=str(file),
+            )
+        templates[entry["name"]] = entry["template"]
+    return templates

@@ -1,0 +1,362 @@
+"""Chat templates on disk: every storage layout, load precedence, saving, migration, unsafe names.
+
+Every directory is built by the test in tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatcodec import load_chat_templates, save_chat_templates
+from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
+from chatcodec.model.storage import (
+    StorageChange,
+    check_template_name,
+    migrate_chat_templates,
+    plan_chat_template_save,
+)
+from tests.conftest import corpus_path
+
+DEFAULT = "{% for m in messages %}{{ m.content }}{% endfor %}"
+TOOL_USE = "{{ tools | tojson }}{% for m in messages %}{{ m.content }}{% endfor %}"
+RAG = "{{ documents | tojson }}"
+
+
+def write(directory: Path, files: dict[str, Any]) -> Path:
+    """Create files: str values are written as text, other values as JSON."""
+    for name, content in files.items():
+        path = directory / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            path.write_text(content, encoding="utf-8", newline="")
+        else:
+            path.write_text(json.dumps(content, indent=2), encoding="utf-8")
+    return directory
+
+
+def listing(directory: Path) -> dict[str, str]:
+    return {
+        str(path.relative_to(directory)): path.read_text(encoding="utf-8")
+        for path in sorted(directory.rglob("*"))
+        if path.is_file()
+    }
+
+
+class TestLoadLayouts:
+    def test_modern_single_template(self, tmp_path: Path) -> None:
+        write(tmp_path, {"chat_template.jinja": DEFAULT})
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_modern_named_templates(self, tmp_path: Path) -> None:
+        write(
+            tmp_path,
+            {
+                "chat_template.jinja": DEFAULT,
+                "additional_chat_templates/tool_use.jinja": TOOL_USE,
+                "additional_chat_templates/rag.jinja": RAG,
+            },
+        )
+        assert load_chat_templates(tmp_path) == {"default": DEFAULT, "tool_use": TOOL_USE, "rag": RAG}
+
+    def test_named_templates_without_default(self, tmp_path: Path) -> None:
+        write(tmp_path, {"additional_chat_templates/tool_use.jinja": TOOL_USE})
+        assert load_chat_templates(tmp_path) == {"tool_use": TOOL_USE}
+
+    def test_legacy_tokenizer_config_string(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": DEFAULT, "eos_token": "</s>"}})
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_legacy_tokenizer_config_named_list(self, tmp_path: Path) -> None:
+        config = {
+            "chat_template": [
+                {"name": "default", "template": DEFAULT},
+                {"name": "tool_use", "template": TOOL_USE},
+            ]
+        }
+        write(tmp_path, {"tokenizer_config.json": config})
+        assert load_chat_templates(tmp_path) == {"default": DEFAULT, "tool_use": TOOL_USE}
+
+    def test_legacy_processor_file(self, tmp_path: Path) -> None:
+        write(tmp_path, {"chat_template.json": {"chat_template": DEFAULT}, "processor_config.json": {}})
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_real_corpus_template_keeps_its_bytes(self, tmp_path: Path) -> None:
+        text = corpus_path("chat_templates", "Qwen--Qwen3-0.6B.jinja").read_text(encoding="utf-8")
+        write(tmp_path, {"chat_template.jinja": text})
+        assert load_chat_templates(tmp_path) == text
+
+    def test_jinja_files_are_read_with_universal_newlines(self, tmp_path: Path) -> None:
+        # as the reference reads them (open(..., encoding="utf-8"))
+        write(tmp_path, {"chat_template.jinja": "{{ a }}\r\n{{ b }}\r"})
+        assert load_chat_templates(tmp_path) == "{{ a }}\n{{ b }}\n"
+
+    def test_non_jinja_files_and_folders_in_the_named_folder_are_ignored(self, tmp_path: Path) -> None:
+        write(tmp_path, {"chat_template.jinja": DEFAULT, "additional_chat_templates/README.md": "notes"})
+        (tmp_path / "additional_chat_templates" / "folder.jinja").mkdir()
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+
+class TestPrecedence:
+    def test_jinja_file_overrides_the_config_default(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": "old"}, "chat_template.jinja": DEFAULT})
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_named_files_merge_with_the_config_string(self, tmp_path: Path) -> None:
+        # reference: the config's template is dropped as soon as any .jinja file exists
+        write(
+            tmp_path,
+            {
+                "tokenizer_config.json": {"chat_template": DEFAULT},
+                "additional_chat_templates/tool_use.jinja": TOOL_USE,
+            },
+        )
+        assert load_chat_templates(tmp_path) == {"default": DEFAULT, "tool_use": TOOL_USE}
+
+    def test_named_files_override_config_names_and_keep_the_others(self, tmp_path: Path) -> None:
+        config = {"chat_template": [{"name": "default", "template": "old"}, {"name": "rag", "template": RAG}]}
+        write(
+            tmp_path,
+            {
+                "tokenizer_config.json": config,
+                "chat_template.jinja": DEFAULT,
+                "additional_chat_templates/rag.jinja": "new rag",
+            },
+        )
+        assert load_chat_templates(tmp_path) == {"default": DEFAULT, "rag": "new rag"}
+
+    def test_processor_file_replaces_the_tokenizer_config(self, tmp_path: Path) -> None:
+        write(
+            tmp_path,
+            {
+                "tokenizer_config.json": {"chat_template": "tokenizer's"},
+                "chat_template.json": {"chat_template": "processor's"},
+            },
+        )
+        assert load_chat_templates(tmp_path) == "processor's"
+
+    @pytest.mark.parametrize(
+        "extra",
+        [{"chat_template.jinja": DEFAULT}, {"additional_chat_templates/tool_use.jinja": TOOL_USE}],
+        ids=["default-jinja", "named-jinja"],
+    )
+    def test_processor_file_with_jinja_files_is_a_conflict(
+        self, tmp_path: Path, extra: dict[str, str]
+    ) -> None:
+        write(tmp_path, {"chat_template.json": {"chat_template": DEFAULT}, **extra})
+        with pytest.raises(ModelStorageError, match="conflicting files") as caught:
+            load_chat_templates(tmp_path)
+        assert caught.value.path == str(tmp_path / "chat_template.json")
+
+
+class TestLoadErrors:
+    def test_no_template(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"eos_token": "</s>"}})
+        with pytest.raises(ChatTemplateNotFoundError, match="no chat template found"):
+            load_chat_templates(tmp_path)
+
+    def test_null_chat_template_is_no_template(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": None}})
+        with pytest.raises(ChatTemplateNotFoundError):
+            load_chat_templates(tmp_path)
+
+    def test_missing_directory(self, tmp_path: Path) -> None:
+        with pytest.raises(ModelStorageError, match="not a model directory"):
+            load_chat_templates(tmp_path / "nope")
+
+    def test_invalid_json(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": '{"chat_template": '})
+        with pytest.raises(ModelStorageError, match=r"tokenizer_config.json: invalid JSON \(line 1, column"):
+            load_chat_templates(tmp_path)
+
+    @pytest.mark.parametrize(
+        ("value", "message"),
+        [
+            (3, "must be a string or a list"),
+            ([{"name": "default"}], r"chat_template\[0\] must be an object"),
+            (["x"], r"chat_template\[0\] must be an object"),
+        ],
+        ids=["number", "entry-without-template", "entry-not-an-object"],
+    )
+    def test_malformed_chat_template_value(self, tmp_path: Path, value: Any, message: str) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": value}})
+        with pytest.raises(ModelStorageError, match=message):
+            load_chat_templates(tmp_path)
+
+    def test_template_that_is_not_utf8(self, tmp_path: Path) -> None:
+        (tmp_path / "chat_template.jinja").write_bytes(b"\xff\xfe{{ x }}")
+        with pytest.raises(ModelStorageError, match="not UTF-8 text"):
+            load_chat_templates(tmp_path)
+
+
+class TestSave:
+    def test_single_template(self, tmp_path: Path) -> None:
+        changes = save_chat_templates(DEFAULT, tmp_path)
+        assert listing(tmp_path) == {"chat_template.jinja": DEFAULT}
+        assert [(c.action, c.path) for c in changes] == [("write", "chat_template.jinja")]
+
+    def test_named_templates(self, tmp_path: Path) -> None:
+        save_chat_templates({"default": DEFAULT, "tool_use": TOOL_USE}, tmp_path)
+        assert listing(tmp_path) == {
+            "chat_template.jinja": DEFAULT,
+            "additional_chat_templates/tool_use.jinja": TOOL_USE,
+        }
+
+    def test_bytes_are_written_exactly(self, tmp_path: Path) -> None:
+        save_chat_templates("a\r\nb ✓", tmp_path)
+        assert (tmp_path / "chat_template.jinja").read_bytes() == "a\r\nb ✓".encode()
+
+    def test_round_trip(self, tmp_path: Path) -> None:
+        templates = {"default": DEFAULT, "tool_use": TOOL_USE, "rag": RAG}
+        save_chat_templates(templates, tmp_path)
+        assert load_chat_templates(tmp_path) == templates
+
+    def test_saving_again_changes_nothing(self, tmp_path: Path) -> None:
+        save_chat_templates({"default": DEFAULT, "tool_use": TOOL_USE}, tmp_path)
+        assert save_chat_templates({"default": DEFAULT, "tool_use": TOOL_USE}, tmp_path) == []
+
+    def test_removes_the_key_from_tokenizer_config_and_keeps_other_keys(self, tmp_path: Path) -> None:
+        write(
+            tmp_path,
+            {
+                "tokenizer_config.json": {
+                    "eos_token": "</s>",
+                    "chat_template": "old",
+                    "response_template": {"x": 1},
+                }
+            },
+        )
+        save_chat_templates(DEFAULT, tmp_path)
+        config = json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))
+        assert config == {"eos_token": "</s>", "response_template": {"x": 1}}
+        assert list(config) == ["eos_token", "response_template"]
+
+    def test_templates_no_longer_given_are_removed(self, tmp_path: Path) -> None:
+        save_chat_templates({"default": DEFAULT, "tool_use": TOOL_USE, "rag": RAG}, tmp_path)
+        changes = save_chat_templates({"tool_use": TOOL_USE}, tmp_path)
+        assert listing(tmp_path) == {"additional_chat_templates/tool_use.jinja": TOOL_USE}
+        assert sorted((c.action, c.path) for c in changes) == [
+            ("delete", "additional_chat_templates/rag.jinja"),
+            ("delete", "chat_template.jinja"),
+        ]
+        assert load_chat_templates(tmp_path) == {"tool_use": TOOL_USE}
+
+    def test_empty_named_folder_is_removed(self, tmp_path: Path) -> None:
+        save_chat_templates({"default": DEFAULT, "rag": RAG}, tmp_path)
+        save_chat_templates(DEFAULT, tmp_path)
+        assert not (tmp_path / "additional_chat_templates").exists()
+
+    def test_creates_the_directory(self, tmp_path: Path) -> None:
+        save_chat_templates(DEFAULT, tmp_path / "new" / "model")
+        assert load_chat_templates(tmp_path / "new" / "model") == DEFAULT
+
+    def test_change_descriptions(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": "old"}})
+        changes = plan_chat_template_save("new", tmp_path)
+        assert [str(change) for change in changes] == [
+            "write chat_template.jinja: new chat template (3 characters)",
+            "update tokenizer_config.json: removed key 'chat_template' (now in .jinja files)",
+        ]
+        assert listing(tmp_path) == {"tokenizer_config.json": json.dumps({"chat_template": "old"}, indent=2)}
+
+
+class TestUnsafeNames:
+    @pytest.mark.parametrize(
+        "name",
+        ["../evil", "a/b", "..", ".", "", "x\\y", "nul\0"],
+        ids=["dotdot-slash", "slash", "dotdot", "dot", "empty", "backslash", "nul"],
+    )
+    def test_rejected_before_anything_is_written(self, tmp_path: Path, name: str) -> None:
+        model = tmp_path / "model"
+        with pytest.raises(ModelStorageError, match="chat template name"):
+            save_chat_templates({"default": DEFAULT, name: "x"}, model)
+        assert not model.exists()
+        assert listing(tmp_path) == {}
+
+    def test_non_string_name_and_template(self, tmp_path: Path) -> None:
+        with pytest.raises(ModelStorageError, match="invalid"):
+            save_chat_templates({3: "x"}, tmp_path)  # type: ignore[dict-item]
+        with pytest.raises(ModelStorageError, match="expected the template text"):
+            save_chat_templates({"default": 3}, tmp_path)  # type: ignore[dict-item]
+
+    def test_check_template_name_accepts_ordinary_names(self, tmp_path: Path) -> None:
+        assert check_template_name("tool_use", tmp_path) == "tool_use"
+        assert check_template_name("rag-v2.1", tmp_path) == "rag-v2.1"
+
+    def test_legacy_list_with_an_escaping_name_cannot_be_migrated(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": [{"name": "../x", "template": "t"}]}})
+        with pytest.raises(ModelStorageError, match=r"chat template name '\.\./x'"):
+            migrate_chat_templates(tmp_path)
+        assert not (tmp_path.parent / "x.jinja").exists()
+
+
+class TestMigrate:
+    def test_named_legacy_list(self, tmp_path: Path) -> None:
+        config = {
+            "eos_token": "</s>",
+            "chat_template": [
+                {"name": "default", "template": DEFAULT},
+                {"name": "tool_use", "template": TOOL_USE},
+            ],
+        }
+        write(tmp_path, {"tokenizer_config.json": config})
+        changes = migrate_chat_templates(tmp_path)
+        assert [(c.action, c.path) for c in changes] == [
+            ("write", "chat_template.jinja"),
+            ("write", "additional_chat_templates/tool_use.jinja"),
+            ("update", "tokenizer_config.json"),
+        ]
+        assert listing(tmp_path) == {
+            "additional_chat_templates/tool_use.jinja": TOOL_USE,
+            "chat_template.jinja": DEFAULT,
+            "tokenizer_config.json": '{\n  "eos_token": "</s>"\n}\n',
+        }
+        assert load_chat_templates(tmp_path) == {"default": DEFAULT, "tool_use": TOOL_USE}
+
+    def test_processor_directory(self, tmp_path: Path) -> None:
+        write(tmp_path, {"chat_template.json": {"chat_template": DEFAULT}, "processor_config.json": {"x": 1}})
+        changes = migrate_chat_templates(tmp_path)
+        assert [(c.action, c.path) for c in changes] == [
+            ("write", "chat_template.jinja"),
+            ("delete", "chat_template.json"),
+        ]
+        assert listing(tmp_path) == {
+            "chat_template.jinja": DEFAULT,
+            "processor_config.json": '{\n  "x": 1\n}',
+        }
+
+    def test_processor_file_with_other_keys_is_kept_without_the_template(self, tmp_path: Path) -> None:
+        write(tmp_path, {"chat_template.json": {"chat_template": DEFAULT, "note": "kept"}})
+        migrate_chat_templates(tmp_path)
+        assert json.loads((tmp_path / "chat_template.json").read_text(encoding="utf-8")) == {"note": "kept"}
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_dry_run_changes_nothing(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": DEFAULT}})
+        before = listing(tmp_path)
+        changes = migrate_chat_templates(tmp_path, dry_run=True)
+        assert [(c.action, c.path) for c in changes] == [
+            ("write", "chat_template.jinja"),
+            ("update", "tokenizer_config.json"),
+        ]
+        assert listing(tmp_path) == before
+
+    def test_modern_directory_needs_nothing(self, tmp_path: Path) -> None:
+        write(tmp_path, {"chat_template.jinja": DEFAULT, "additional_chat_templates/rag.jinja": RAG})
+        assert migrate_chat_templates(tmp_path) == []
+
+    def test_mixed_directory_keeps_the_jinja_default(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": "stale"}, "chat_template.jinja": DEFAULT})
+        changes = migrate_chat_templates(tmp_path)
+        assert changes == [
+            StorageChange(
+                "update",
+                "tokenizer_config.json",
+                "removed key 'chat_template' (now in .jinja files)",
+                "{}\n",
+            )
+        ]
+        assert load_chat_templates(tmp_path) == DEFAULT
