@@ -195,3 +195,8 @@ def test_enough_families_reach_the_threshold() -> None:
     verified = [family for family, (passed, total) in rates.items() if passed / total >= THRESHOLD]
     assert len(verified) >= MIN_FAMILIES
     assert len(rates) == len(profiles.names()), "every bundled profile has peer vectors"
+
+
+def test_bundled_coverage_matches_the_suite() -> None:
+    """``coverage.json`` (written by scripts/gen_profiles_doc.py) agrees with these tests."""
+    assert {name: profiles.load(name).coverage for name in profiles.names()} == _pass_rates()

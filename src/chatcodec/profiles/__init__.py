@@ -24,8 +24,10 @@ from typing import Any
 
 from chatcodec.errors import UnknownProfileError
 
-__all__ = ["Demo", "Markers", "Profile", "detect", "load", "names"]
+__all__ = ["COVERAGE_FILE", "Demo", "Markers", "Profile", "detect", "load", "names"]
 
+#: Generated file (beside this module) with each family's peer-vector pass counts.
+COVERAGE_FILE = "coverage.json"
 #: Keys every ``profile.json`` must have; anything else (besides the optional keys below) is an error.
 _REQUIRED_KEYS = frozenset(
     {
@@ -107,6 +109,8 @@ class Profile:
         notes: anything a user should know (fields a template drops, assumptions).
         template_kwargs: extra variables the profile's chat template expects by default.
         demo: the bundled demo data, or ``None``.
+        coverage: ``(passed, total)`` peer vectors of the family, as measured by
+            ``scripts/gen_profiles_doc.py`` when the profiles were built (``None`` if unmeasured).
     """
 
     name: str
@@ -126,6 +130,7 @@ class Profile:
     notes: str
     template_kwargs: dict[str, Any]
     demo: Demo | None
+    coverage: tuple[int, int] | None = None
 
     @property
     def needs_chatcodec(self) -> bool:
@@ -291,4 +296,14 @@ def _build(folder: str, data: dict[str, Any], response_template: dict[str, Any])
         notes=data.get("notes", ""),
         template_kwargs=dict(data.get("template_kwargs", {})),
         demo=Demo(**demo) if demo else None,
+        coverage=_coverage().get(folder),
     )
+
+
+@cache
+def _coverage() -> dict[str, tuple[int, int]]:
+    entry = resources.files(__name__).joinpath(COVERAGE_FILE)
+    if not entry.is_file():
+        return {}
+    families = json.loads(entry.read_text(encoding="utf-8")).get("families", {})
+    return {name: (int(counts["passed"]), int(counts["vectors"])) for name, counts in families.items()}
