@@ -119,8 +119,9 @@ class ResponseParseError(ChatCodecError, ValueError):
     Attributes:
         field: the field whose region failed to parse.
         parser: the content parser that failed (``"json"``, ``"int"``, ...), or ``None``.
-        offset: character offset of the failing region's body in the generated text (negative
-            offsets point into the prefix), or ``None`` when unknown.
+        offset: character offset in the generated text where the failure was found: the start of
+            the failing region's body, or the exact spot when the content parser reports one (a
+            JSON syntax error). Negative offsets point into the prefix; ``None`` when unknown.
         text: the raw text of the failing region.
         partial_message: the message as parsed up to the failure (a new dict, safe to keep).
     """

@@ -96,6 +96,11 @@ class Delimiter:
         pattern: the delimiter alone (literals are escaped and ordered longest first).
         literals: the literal alternatives, longest first; ``None`` for a regex delimiter.
         rank: the tie-break after position and length: opens before closes, then field name.
+        settled: for a regex delimiter, matches ``pattern`` and then fails without backtracking into
+            it; a *partial* match of ``settled`` at a position means a higher-priority way to
+            match there ran into the end of the buffer, so more input could still change the
+            match found there (``\\[TOOL_CALLS\\]\\w+(?:\\[ARGS\\])?`` on ``[TOOL_CALLS]read[``).
+            Lower-priority paths, such as a lazy ``.*?`` going further, do not count.
         can_extend: one literal is a prefix of another (``["<think>", "<think>\n"]``); a match of
             this delimiter that reaches the buffer edge then waits for one more character, as in
             the reference (a regex delimiter always does).
@@ -107,6 +112,7 @@ class Delimiter:
     literals: tuple[str, ...] | None
     rank: tuple[int, str]
     can_extend: bool = True
+    settled: regex.Pattern[str] | None = None
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
@@ -123,7 +129,9 @@ def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
     Raises:
         regex.error: the pattern is invalid.
     """
-    return Delimiter(field, is_open, compile_pattern(source), None, (0 if is_open else 1, field))
+    pattern = compile_pattern(source)
+    settled = regex.compile(f"(?:{pattern.pattern})(*PRUNE)(?!)", regex.DOTALL)
+    return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled)
 
 
 def absorbed_whitespace(delimiter: Delimiter) -> str:

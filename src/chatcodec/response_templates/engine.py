@@ -44,6 +44,7 @@ from chatcodec.errors import (
     caret_excerpt,
 )
 from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
+from chatcodec.response_templates.lax_json import StringTracker
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
@@ -94,6 +95,7 @@ class _Region:
     parts: list[str] = field(default_factory=list)
     opened: bool = False
     offset: int = 0  # where the body starts, relative to the start of the generated text
+    strings: StringTracker | None = None  # json regions: is the text so far inside a string?
 
 
 class ResponseParser:
@@ -255,6 +257,12 @@ class ResponseParser:
                 assert isinstance(result, Commit)
                 if result.start > pos:
                     self._route(events, buf[pos : result.start], pos)
+                    pos = result.start
+                if region.strings is not None and not result.delimiter.is_open \
+                        and region.strings.inside(buf[pos : result.end]):
+                    self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
+                    pos += 1
+                    continue
                 self._after_empty = result.start == result.end
                 pos = result.end
                 self._close(events)
@@ -279,16 +287,19 @@ class ResponseParser:
             region.offset = self._origin + at
             events.append({"type": "region_open", "field": spec.name})
         region.parts.append(text)
+        if region.strings is not None:
+            region.strings.feed(text)
         events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
 
     def _open(self, events: list[dict[str, Any]], commit: Commit) -> None:
         spec = self._template.fields[commit.delimiter.field]
         self._region = _Region(spec, spec.close_matcher, True, commit.captures, [], True,
-                               self._origin + commit.end)
+                               self._origin + commit.end, _strings(spec))
         events.append({"type": "region_open", "field": spec.name})
 
     def _outside(self) -> _Region:
-        return _Region(self._template.implicit, self._template.outside_matcher, False)
+        implicit = self._template.implicit
+        return _Region(implicit, self._template.outside_matcher, False, strings=_strings(implicit))
 
     def _close(self, events: list[dict[str, Any]]) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE."""
@@ -348,6 +359,13 @@ class ResponseParser:
             f"ResponseParser failed earlier ({type(self._failure).__name__}: "
             f"{str(self._failure).splitlines()[0]}); create a new ResponseParser. The message parsed "
             "up to the failure is on that exception's partial_message")
+
+
+def _strings(spec: FieldSpec | None) -> StringTracker | None:
+    """A string tracker for ``json`` regions, whose close only counts outside JSON strings."""
+    if spec is None or spec.content != "json":
+        return None
+    return StringTracker(spec.content_args.get("string_delims", ()))
 
 
 def _prefix_text(prefix: str | Sequence[Any]) -> str:

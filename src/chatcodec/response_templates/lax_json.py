@@ -30,6 +30,7 @@ __all__ = [
     "SENTINEL_CLOSE",
     "SENTINEL_OPEN",
     "JSONContentError",
+    "StringTracker",
     "loads_json",
     "parse_json_dialect",
     "quote_bare_keys",
@@ -183,3 +184,100 @@ def _describe(error: ValueError) -> str:
 
 def _clip(text: str, limit: int = 200) -> str:
     return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+#: Characters after which (ignoring whitespace) a quote opens a JSON string; other quotes are stray.
+_STRING_MAY_START = frozenset({"", "{", "[", ",", ":"})
+_IN_QUOTED = regex.compile(r'["\\]')
+
+
+class StringTracker:
+    """Follows a ``json`` region's text, chunk by chunk, to tell whether it is inside a string.
+
+    A close delimiter that appears inside a JSON string (``{"s": "</tool_call>"}``) is text, not a
+    close (SPEC §1.5 improvement over the reference). Strings are ``"..."`` with backslash escapes
+    and the ``string_delims`` pairs of the dialect. Only a quote in a place where JSON allows a
+    string (after ``{``, ``[``, ``,``, ``:`` or at the start) opens one, so a stray quote in broken
+    JSON (``{"name": "a, "x": 1}``) does not hide the close delimiter for the rest of the output.
+    Work is linear in the text fed.
+    """
+
+    __slots__ = ("_carry", "_closer", "_closers", "_escape", "_last", "_outside")
+
+    def __init__(self, string_delims: Sequence[Sequence[str]] = ()) -> None:
+        self._closers = {'"': '"', **{open_: close for open_, close in string_delims}}
+        tokens = sorted(self._closers, key=len, reverse=True)
+        prefixes = sorted({t[:i] for t in tokens for i in range(1, len(t))}, key=len, reverse=True)
+        tail = "|".join(regex.escape(p) for p in prefixes)
+        self._outside = regex.compile(
+            "(" + "|".join(regex.escape(t) for t in tokens) + ")" + (f"|(?:{tail})\\Z" if tail else ""))
+        self._closer: str | None = None  # what ends the string we are in
+        self._escape = False  # the last character fed was a backslash inside a "..." string
+        self._last = ""  # the last non-whitespace character outside strings
+        self._carry = ""  # the start of a multi-character token cut off by the chunk end
+
+    def feed(self, text: str) -> None:
+        """Advance over the next piece of the region's text."""
+        text, self._carry = self._carry + text, ""
+        i, n = 0, len(text)
+        if self._escape and n:
+            i, self._escape = 1, False
+        while i < n:
+            closer = self._closer
+            if closer is None:
+                i = self._step_outside(text, i)
+            elif closer == '"':
+                m = _IN_QUOTED.search(text, i)
+                if m is None:
+                    return
+                if m.group() == "\\":
+                    i = m.end() + 1
+                    self._escape = i > n
+                else:
+                    self._closer, self._last, i = None, '"', m.end()
+            else:
+                end = text.find(closer, i)
+                if end < 0:
+                    self._carry = _cut_prefix(text, i, closer)
+                    return
+                self._closer, self._last, i = None, '"', end + len(closer)
+
+    def _step_outside(self, text: str, i: int) -> int:
+        m = self._outside.search(text, i)
+        stop = len(text) if m is None else m.start()
+        significant = text[i:stop].rstrip()
+        if significant:
+            self._last = significant[-1]
+        if m is None:
+            return len(text)
+        if m.lastindex is None:
+            self._carry = text[m.start():]
+            return len(text)
+        if self._last in _STRING_MAY_START:
+            self._closer = self._closers[m.group()]
+        else:
+            self._last = m.group()[-1]
+        return int(m.end())
+
+    def inside(self, delimiter_text: str) -> bool:
+        """Whether a delimiter starting right after the text fed so far falls inside a string.
+
+        Args:
+            delimiter_text: the delimiter's own text (it may complete a string opener cut off by
+                the previous chunk; only text already in the buffer is looked at, so the answer
+                does not depend on chunking).
+        """
+        if self._closer is not None:
+            return True
+        if not self._carry or self._last not in _STRING_MAY_START:
+            return False
+        joined = self._carry + delimiter_text
+        return any(joined.startswith(token) for token in self._closers)
+
+
+def _cut_prefix(text: str, start: int, token: str) -> str:
+    """The longest end of ``text[start:]`` that begins ``token`` (kept until the next chunk)."""
+    for size in range(min(len(token) - 1, len(text) - start), 0, -1):
+        if token.startswith(text[-size:]):
+            return text[-size:]
+    return ""

@@ -10,8 +10,10 @@ Rules kept here (SPEC §1.2, §1.5):
 
 * **Earliest, then longest, then opens before closes, then field name.**
 * **Nothing is emitted and later retracted.** Text is held back from the leftmost position where a
-  delimiter could still match: a partial match, a regex match reaching the buffer edge (more input
-  could extend it), a literal that a longer literal could still become. Unlike the reference, a
+  delimiter could still match: a partial match, a regex match reaching the buffer edge, a regex
+  match that a higher-priority alternative could still replace (an optional tail cut off by the
+  chunk boundary: ``[TOOL_CALLS]read`` then ``[ARGS]``), a literal that a longer literal of the
+  same set could still become. Unlike the reference, a
   pending match *anywhere* before a complete one holds it back, so no chunk boundary can make a
   shorter or later delimiter win (``["<t", "<tool>"]`` split after ``<to``).
 * **One combined search per chunk.** :class:`LiteralMatcher` finds complete literals and pending
@@ -213,8 +215,8 @@ class RegexMatcher:
                     return q
             elif end == q and (q == block_empty or (q == block_empty_close and not delimiter.is_open)):
                 continue
-            elif not eos and end == n:
-                return q  # a regex match reaching the buffer edge may still grow
+            elif not eos and (end == n or _unsettled(delimiter, buf, q)):
+                return q  # more input could still extend or change this regex match
             key = (q - end, delimiter.rank)
             if best is None or key < best[0]:
                 best = (key, delimiter, end, match)
@@ -224,6 +226,12 @@ class RegexMatcher:
         captures = {} if delimiter.literals is not None else {
             k: v for k, v in match.groupdict().items() if v is not None}
         return Commit(delimiter, q, end, captures)
+
+
+def _unsettled(delimiter: Delimiter, buf: str, q: int) -> bool:
+    """A higher-priority way for the regex ``delimiter`` to match at ``q`` ran into the buffer end."""
+    m = delimiter.settled.match(buf, q, partial=True) if delimiter.settled is not None else None
+    return m is not None and bool(m.partial)
 
 
 def _longer_pending(delimiter: Delimiter, buf: str, q: int) -> bool:
