@@ -25,36 +25,53 @@ class TestPythonic:
     def test_list_of_calls_with_python_and_json_literals(self) -> None:
         text = "[f(a=1, b='x', c=True, d=None, e=[1, 2.5], g={'k': false}, h=null, i=-3), g()]"
         assert parse("x-pythonic", text) == [
-            {"name": "f", "arguments": {"a": 1, "b": "x", "c": True, "d": None, "e": [1, 2.5],
-                                        "g": {"k": False}, "h": None, "i": -3}},
+            {
+                "name": "f",
+                "arguments": {
+                    "a": 1,
+                    "b": "x",
+                    "c": True,
+                    "d": None,
+                    "e": [1, 2.5],
+                    "g": {"k": False},
+                    "h": None,
+                    "i": -3,
+                },
+            },
             {"name": "g", "arguments": {}},
         ]
 
     def test_single_call_tuple_and_dotted_name(self) -> None:
         assert parse("x-pythonic", "tools.search(q=(1, 2))") == [
-            {"name": "tools.search", "arguments": {"q": [1, 2]}}]
+            {"name": "tools.search", "arguments": {"q": [1, 2]}}
+        ]
 
     def test_escapes_and_unicode(self) -> None:
         assert parse("x-pythonic", "[f(s='Martha\\'s \"x\"\\n', u='東京')]") == [
-            {"name": "f", "arguments": {"s": "Martha's \"x\"\n", "u": "東京"}}]
+            {"name": "f", "arguments": {"s": 'Martha\'s "x"\n', "u": "東京"}}
+        ]
 
     def test_json_object_elements_are_calls(self) -> None:
         assert parse("x-pythonic", '{"name": "w", "arguments": {"city": "Rome"}}') == [
-            {"name": "w", "arguments": {"city": "Rome"}}]
+            {"name": "w", "arguments": {"city": "Rome"}}
+        ]
 
     def test_empty_text_is_no_calls(self) -> None:
         assert parse("x-pythonic", "  \n") == []
         assert parse("x-pythonic", "[]") == []
 
-    @pytest.mark.parametrize("text, message", [
-        ("[f(x=b'z')]", "bytes literal"),
-        ("[f(x=1e999)]", "not a finite number"),
-        ("[f(1)]", "positional arguments"),
-        ("[f(**k)]", "'**' unpacking"),
-        ("[f(x=y)]", "'y' is not a literal"),
-        ("[f(x=__import__('os'))]", "is not a literal"),
-        ("[1]", "is not a call"),
-    ])
+    @pytest.mark.parametrize(
+        "text, message",
+        [
+            ("[f(x=b'z')]", "bytes literal"),
+            ("[f(x=1e999)]", "not a finite number"),
+            ("[f(1)]", "positional arguments"),
+            ("[f(**k)]", "'**' unpacking"),
+            ("[f(x=y)]", "'y' is not a literal"),
+            ("[f(x=__import__('os'))]", "is not a literal"),
+            ("[1]", "is not a call"),
+        ],
+    )
     def test_values_without_json_meaning_raise(self, text: str, message: str) -> None:
         with pytest.raises(ValueError, match="x-pythonic") as error:
             parse("x-pythonic", text)
@@ -62,7 +79,8 @@ class TestPythonic:
 
     def test_skip_invalid_drops_only_the_bad_call(self) -> None:
         assert parse("x-pythonic", "[bad(x=b'z'), ok(a=1)]", skip_invalid=True) == [
-            {"name": "ok", "arguments": {"a": 1}}]
+            {"name": "ok", "arguments": {"a": 1}}
+        ]
 
     def test_syntax_error_raises_with_offset(self) -> None:
         with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls \(offset"):
@@ -71,7 +89,9 @@ class TestPythonic:
     def test_skip_invalid_salvages_the_leading_calls(self) -> None:
         text = "[a(x='1'), b(y=2), c(z='broken 'quote')]"
         assert parse("x-pythonic", text, skip_invalid=True) == [
-            {"name": "a", "arguments": {"x": "1"}}, {"name": "b", "arguments": {"y": 2}}]
+            {"name": "a", "arguments": {"x": "1"}},
+            {"name": "b", "arguments": {"y": 2}},
+        ]
         assert parse("x-pythonic", "[c(z='broken 'quote')]", skip_invalid=True) == []
 
     def test_validation(self) -> None:
@@ -86,43 +106,63 @@ class TestJsonCalls:
     def test_array_semicolons_newlines_and_key_aliases(self) -> None:
         text = '[{"name": "a", "arguments": {"x": 1}}]; {"name": "b", "parameters": {}}\n{"name": "c"}'
         assert parse("x-json-calls", text) == [
-            {"name": "a", "arguments": {"x": 1}}, {"name": "b", "arguments": {}},
-            {"name": "c", "arguments": {}}]
+            {"name": "a", "arguments": {"x": 1}},
+            {"name": "b", "arguments": {}},
+            {"name": "c", "arguments": {}},
+        ]
 
     def test_stringified_arguments_are_decoded(self) -> None:
         assert parse("x-json-calls", '{"name": "a", "arguments": "{\\"k\\": \\"v\\"}"}', single=True) == {
-            "name": "a", "arguments": {"k": "v"}}
+            "name": "a",
+            "arguments": {"k": "v"},
+        }
 
     def test_custom_keys_separators_and_name_as_key(self) -> None:
-        text = ('<|python_tag|>{"tool_name": "t", "parameters": {"p": 2}}'
-                '<|python_tag|>{"tool_name": "u", "parameters": {}}')
+        text = (
+            '<|python_tag|>{"tool_name": "t", "parameters": {"p": 2}}'
+            '<|python_tag|>{"tool_name": "u", "parameters": {}}'
+        )
         assert parse("x-json-calls", text, name_keys=["tool_name"], separators=["<|python_tag|>"]) == [
-            {"name": "t", "arguments": {"p": 2}}, {"name": "u", "arguments": {}}]
+            {"name": "t", "arguments": {"p": 2}},
+            {"name": "u", "arguments": {}},
+        ]
         assert parse("x-json-calls", '[{"get_time": {"city": "Paris"}}]', name_as_key=True) == [
-            {"name": "get_time", "arguments": {"city": "Paris"}}]
+            {"name": "get_time", "arguments": {"city": "Paris"}}
+        ]
 
     def test_require_arguments(self) -> None:
         with pytest.raises(ValueError, match="at offset 0 is not a tool call"):
             parse("x-json-calls", '{"name": "a"}', require_arguments=True)
-        assert parse("x-json-calls", '{"name": "a"} {"name": "b", "arguments": {}}',
-                     require_arguments=True, skip_invalid=True) == [{"name": "b", "arguments": {}}]
+        assert parse(
+            "x-json-calls",
+            '{"name": "a"} {"name": "b", "arguments": {}}',
+            require_arguments=True,
+            skip_invalid=True,
+        ) == [{"name": "b", "arguments": {}}]
 
-    @pytest.mark.parametrize("text, message", [
-        ('{"name": "a", "arguments": {x}}', "invalid JSON at offset"),
-        ('{"name": "a", "arguments": {}} trailing', "unexpected text at offset 31"),
-        ('junk {"name": "a"}', "invalid JSON at offset 0"),
-        ('[1]', "is not a tool call"),
-    ])
+    @pytest.mark.parametrize(
+        "text, message",
+        [
+            ('{"name": "a", "arguments": {x}}', "invalid JSON at offset"),
+            ('{"name": "a", "arguments": {}} trailing', "unexpected text at offset 31"),
+            ('junk {"name": "a"}', "invalid JSON at offset 0"),
+            ("[1]", "is not a tool call"),
+        ],
+    )
     def test_strict_errors(self, text: str, message: str) -> None:
         with pytest.raises(ValueError, match="x-json-calls") as error:
             parse("x-json-calls", text)
         assert message in str(error.value)
 
     def test_skip_invalid_skips_text_and_bad_values(self) -> None:
-        text = (' junk [{"name": "add", "arguments": {"a": 1}}] trail {"query": "q"}\n{bad}\n'
-                '{"name": "z", "arguments": {}}')
+        text = (
+            ' junk [{"name": "add", "arguments": {"a": 1}}] trail {"query": "q"}\n{bad}\n'
+            '{"name": "z", "arguments": {}}'
+        )
         assert parse("x-json-calls", text, skip_invalid=True) == [
-            {"name": "add", "arguments": {"a": 1}}, {"name": "z", "arguments": {}}]
+            {"name": "add", "arguments": {"a": 1}},
+            {"name": "z", "arguments": {}},
+        ]
 
     def test_single_needs_exactly_one_call(self) -> None:
         with pytest.raises(ValueError, match="expected exactly one tool call, found 2"):
@@ -140,14 +180,20 @@ class TestJsonCalls:
 
 
 class TestFindall:
-    KIMI = ("<\\|tool_call_begin\\|>(?:functions\\.)?(?P<name>[\\w.]+?):\\d+<\\|tool_call_argument_begin\\|>"
-            "(?P<arguments>.*?)<\\|tool_call_end\\|>")
+    KIMI = (
+        "<\\|tool_call_begin\\|>(?:functions\\.)?(?P<name>[\\w.]+?):\\d+<\\|tool_call_argument_begin\\|>"
+        "(?P<arguments>.*?)<\\|tool_call_end\\|>"
+    )
 
     def test_groups_of_every_match(self) -> None:
-        text = ("noise<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>X<|tool_call_end|>"
-                "<|tool_call_begin|>b:1<|tool_call_argument_begin|>Y<|tool_call_end|>")
+        text = (
+            "noise<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>X<|tool_call_end|>"
+            "<|tool_call_begin|>b:1<|tool_call_argument_begin|>Y<|tool_call_end|>"
+        )
         assert parse("x-findall", text, pattern=self.KIMI) == [
-            {"name": "a", "arguments": "X"}, {"name": "b", "arguments": "Y"}]
+            {"name": "a", "arguments": "X"},
+            {"name": "b", "arguments": "Y"},
+        ]
 
     def test_value_parsers_and_skip_invalid(self) -> None:
         parsers = {"arguments": {"name": "x-pythonic", "args": {}}}
@@ -155,7 +201,8 @@ class TestFindall:
         pattern = "<c>(?P<arguments>.*?)</c>"
         assert parse("x-findall", text, pattern=pattern, value_parsers=parsers, skip_invalid=True) == [
             {"arguments": [{"name": "f", "arguments": {"a": 1}}]},
-            {"arguments": [{"name": "h", "arguments": {}}]}]
+            {"arguments": [{"name": "h", "arguments": {}}]},
+        ]
         with pytest.raises(ValueError, match="x-findall: match at offset 13: x-pythonic"):
             parse("x-findall", text, pattern=pattern, value_parsers=parsers)
 
@@ -164,7 +211,10 @@ class TestFindall:
         parsers = {"py": {"name": "x-pythonic", "args": {}}}
         text = '<p k="a" raw> 1 </p><p k="b" py>f()</p><p k="c" raw></p>'
         assert parse("x-findall", text, pattern=pattern, value_parsers=parsers, into="dict") == {
-            "a": " 1 ", "b": [{"name": "f", "arguments": {}}], "c": ""}
+            "a": " 1 ",
+            "b": [{"name": "f", "arguments": {}}],
+            "c": "",
+        }
 
     def test_validation(self) -> None:
         validate("x-findall", pattern="(?P<key>a)(?P<v>b)", into="dict")

@@ -24,13 +24,25 @@ from typing import Any
 
 from chatcodec.errors import UnknownProfileError
 
-__all__ = ["Demo", "Markers", "Profile", "detect", "load", "names"]
+__all__ = ["COVERAGE_FILE", "Demo", "Markers", "Profile", "detect", "load", "names"]
 
+#: Generated file (beside this module) with each family's peer-vector pass counts.
+COVERAGE_FILE = "coverage.json"
 #: Keys every ``profile.json`` must have; anything else (besides the optional keys below) is an error.
-_REQUIRED_KEYS = frozenset({"name", "description", "generation_prompt", "generation_prompts", "license",
-                            "redistributable", "sources"})
-_OPTIONAL_KEYS = frozenset({"aliases", "models", "special_tokens", "detect", "chat_template", "demo",
-                            "notes", "template_kwargs"})
+_REQUIRED_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "generation_prompt",
+        "generation_prompts",
+        "license",
+        "redistributable",
+        "sources",
+    }
+)
+_OPTIONAL_KEYS = frozenset(
+    {"aliases", "models", "special_tokens", "detect", "chat_template", "demo", "notes", "template_kwargs"}
+)
 
 
 @dataclass(frozen=True)
@@ -49,9 +61,11 @@ class Markers:
         """Whether ``chat_template`` carries these markers (never true for empty markers)."""
         if not (self.all or self.any):
             return False
-        return (all(marker in chat_template for marker in self.all)
-                and (not self.any or any(marker in chat_template for marker in self.any))
-                and not any(marker in chat_template for marker in self.none))
+        return (
+            all(marker in chat_template for marker in self.all)
+            and (not self.any or any(marker in chat_template for marker in self.any))
+            and not any(marker in chat_template for marker in self.none)
+        )
 
 
 @dataclass(frozen=True)
@@ -95,6 +109,8 @@ class Profile:
         notes: anything a user should know (fields a template drops, assumptions).
         template_kwargs: extra variables the profile's chat template expects by default.
         demo: the bundled demo data, or ``None``.
+        coverage: ``(passed, total)`` peer vectors of the family, as measured by
+            ``scripts/gen_profiles_doc.py`` when the profiles were built (``None`` if unmeasured).
     """
 
     name: str
@@ -114,12 +130,15 @@ class Profile:
     notes: str
     template_kwargs: dict[str, Any]
     demo: Demo | None
+    coverage: tuple[int, int] | None = None
 
     @property
     def needs_chatcodec(self) -> bool:
         """Whether the response template uses ``x-`` content parsers (the reference cannot load it)."""
-        return any(str(spec.get("content", "")).startswith("x-")
-                   for spec in self.response_template.get("fields", {}).values())
+        return any(
+            str(spec.get("content", "")).startswith("x-")
+            for spec in self.response_template.get("fields", {}).values()
+        )
 
     def generation_prompt_ending(self, suffix: str | None) -> str:
         """The family's generation prompt that ends with ``suffix`` (``None``: the first, nothing pre-opened).
@@ -132,8 +151,10 @@ class Profile:
         for prompt in self.generation_prompts:
             if prompt.endswith(suffix):
                 return prompt
-        raise ValueError(f"profile {self.name!r}: no generation prompt ends with {suffix!r}. "
-                         f"Known: {list(self.generation_prompts)}")
+        raise ValueError(
+            f"profile {self.name!r}: no generation prompt ends with {suffix!r}. "
+            f"Known: {list(self.generation_prompts)}"
+        )
 
 
 def names() -> list[str]:
@@ -159,9 +180,14 @@ def load(name: str) -> Profile:
         raise UnknownProfileError(
             f"profile {name!r}: no bundled profile has this name or alias. "
             f"Known profiles: {', '.join(known)}",
-            name=name, available=known)
-    return _build(folder, copy.deepcopy(_read_json(folder, "profile.json")),
-                  copy.deepcopy(_read_json(folder, "response_template.json")))
+            name=name,
+            available=known,
+        )
+    return _build(
+        folder,
+        copy.deepcopy(_read_json(folder, "profile.json")),
+        copy.deepcopy(_read_json(folder, "response_template.json")),
+    )
 
 
 def detect(chat_template: str) -> str | None:
@@ -189,8 +215,13 @@ def _normalize(name: str) -> str:
 @cache
 def _folders() -> tuple[str, ...]:
     root = resources.files(__name__)
-    return tuple(sorted(entry.name for entry in root.iterdir()
-                        if entry.is_dir() and entry.joinpath("profile.json").is_file()))
+    return tuple(
+        sorted(
+            entry.name
+            for entry in root.iterdir()
+            if entry.is_dir() and entry.joinpath("profile.json").is_file()
+        )
+    )
 
 
 @cache
@@ -209,19 +240,26 @@ def _read_json(folder: str, filename: str) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"profiles/{folder}/{filename}: invalid JSON (line {error.lineno}, "
-                         f"column {error.colno}): {error.msg}") from None
+        raise ValueError(
+            f"profiles/{folder}/{filename}: invalid JSON (line {error.lineno}, "
+            f"column {error.colno}): {error.msg}"
+        ) from None
 
 
 def _read_text(folder: str, filename: str) -> str:
-    return resources.files(__name__).joinpath(folder).joinpath(filename).read_text(encoding="utf-8")
+    # bytes, not read_text(): universal newlines would turn a template's CRLF into LF
+    return resources.files(__name__).joinpath(folder).joinpath(filename).read_bytes().decode("utf-8")
 
 
 @cache
 def _markers(folder: str) -> Markers:
     spec = _read_json(folder, "profile.json").get("detect") or {}
-    return Markers(all=tuple(spec.get("all", ())), any=tuple(spec.get("any", ())),
-                   none=tuple(spec.get("none", ())), priority=int(spec.get("priority", 0)))
+    return Markers(
+        all=tuple(spec.get("all", ())),
+        any=tuple(spec.get("any", ())),
+        none=tuple(spec.get("none", ())),
+        priority=int(spec.get("priority", 0)),
+    )
 
 
 @cache
@@ -258,4 +296,14 @@ def _build(folder: str, data: dict[str, Any], response_template: dict[str, Any])
         notes=data.get("notes", ""),
         template_kwargs=dict(data.get("template_kwargs", {})),
         demo=Demo(**demo) if demo else None,
+        coverage=_coverage().get(folder),
     )
+
+
+@cache
+def _coverage() -> dict[str, tuple[int, int]]:
+    entry = resources.files(__name__).joinpath(COVERAGE_FILE)
+    if not entry.is_file():
+        return {}
+    families = json.loads(entry.read_text(encoding="utf-8")).get("families", {})
+    return {name: (int(counts["passed"]), int(counts["vectors"])) for name, counts in families.items()}

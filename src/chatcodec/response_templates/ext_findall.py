@@ -32,15 +32,18 @@ RunParser = Callable[[ParserSpec, str], Any]
 CheckParser = Callable[[Any, str], None]
 
 
-def make_findall(run: RunParser, check: CheckParser) -> tuple[
-        Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
+def make_findall(
+    run: RunParser, check: CheckParser
+) -> tuple[Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
     """Build ``x-findall``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
 
     def validate(args: Mapping[str, Any], where: str) -> None:
         unknown = sorted(set(args) - {"pattern", "value_parsers", "into", "skip_invalid"})
         if unknown:
-            raise ValueError(f"{where}: unknown key(s) {unknown} for x-findall. "
-                             "Known: ['into', 'pattern', 'skip_invalid', 'value_parsers']")
+            raise ValueError(
+                f"{where}: unknown key(s) {unknown} for x-findall. "
+                "Known: ['into', 'pattern', 'skip_invalid', 'value_parsers']"
+            )
         pattern = _compile(args.get("pattern"), f"{where}.pattern")
         parsers = args.get("value_parsers", {})
         if not isinstance(parsers, dict):
@@ -64,8 +67,13 @@ def make_findall(run: RunParser, check: CheckParser) -> tuple[
         items: list[dict[str, Any]] = []
         for match in pattern.finditer(text):
             try:
-                items.append({group: run(parsers[group], value) if group in parsers else value
-                              for group, value in match.groupdict().items() if value is not None})
+                items.append(
+                    {
+                        group: run(parsers[group], value) if group in parsers else value
+                        for group, value in match.groupdict().items()
+                        if value is not None
+                    }
+                )
             except ValueError as error:
                 if not skip:
                     raise ValueError(f"x-findall: match at offset {match.start()}: {error}") from None
@@ -76,8 +84,9 @@ def make_findall(run: RunParser, check: CheckParser) -> tuple[
     return parse, validate
 
 
-def make_first(run: RunParser, check: CheckParser) -> tuple[
-        Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
+def make_first(
+    run: RunParser, check: CheckParser
+) -> tuple[Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
     """Build ``x-first``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
 
     def validate(args: Mapping[str, Any], where: str) -> None:

@@ -74,8 +74,10 @@ def parse_json_calls(text: str, args: Mapping[str, Any]) -> Any:
             if call is not None:
                 calls.append(call)
             elif not skip:
-                raise ValueError(f"x-json-calls: the JSON value at offset {offset} is not a tool call: "
-                                 f"{json.dumps(item, ensure_ascii=False)[:80]}")
+                raise ValueError(
+                    f"x-json-calls: the JSON value at offset {offset} is not a tool call: "
+                    f"{json.dumps(item, ensure_ascii=False)[:80]}"
+                )
     if args.get("single"):
         if len(calls) != 1:
             raise ValueError(f"x-json-calls: expected exactly one tool call, found {len(calls)}")
@@ -97,7 +99,7 @@ def _values(text: str, separators: list[str], skip: bool) -> list[tuple[int, Any
         values.append((position, value))
         position = _skip_separators(text, end, separators)
         if position < len(text) and not skip and text[position] not in "{[":
-            excerpt = text[position:position + 40]
+            excerpt = text[position : position + 40]
             raise ValueError(f"x-json-calls: unexpected text at offset {position}: {excerpt!r}")
     return values
 

@@ -30,7 +30,12 @@ from typing import Any
 __all__ = ["parse_pythonic", "validate_pythonic"]
 
 _NAMED_LITERALS: dict[str, Any] = {
-    "True": True, "False": False, "None": None, "true": True, "false": False, "null": None,
+    "True": True,
+    "False": False,
+    "None": None,
+    "true": True,
+    "false": False,
+    "null": None,
 }
 
 
@@ -160,7 +165,7 @@ def _salvage(source: str) -> list[dict[str, Any]]:
     start = 1 if source.startswith("[") else 0
     end = source.rfind(")")
     while end > start:
-        candidate = "[" + source[start:end + 1] + "]"
+        candidate = "[" + source[start : end + 1] + "]"
         try:
             tree = ast.parse(candidate, mode="eval").body
         except SyntaxError:

@@ -60,7 +60,7 @@ def check_parser_spec(spec: Any, where: str) -> None:
         ValueError: not an object, an unknown key or parser name, or bad ``args`` (named by ``where``).
     """
     if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise ValueError(f"{where}: must be an object {{\"name\": parser, \"args\": {{...}}}}")
+        raise ValueError(f'{where}: must be an object {{"name": parser, "args": {{...}}}}')
     unknown = sorted(set(spec) - {"name", "args"})
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {unknown}. Known: ['args', 'name']")
@@ -74,8 +74,10 @@ def check_parser_spec(spec: Any, where: str) -> None:
 
     parser = lookup_parser(spec["name"])
     if parser is None:
-        raise ValueError(f"{where}.name: unknown content parser {spec['name']!r}. "
-                         f"Known parsers: {', '.join(known_parser_names())}")
+        raise ValueError(
+            f"{where}.name: unknown content parser {spec['name']!r}. "
+            f"Known parsers: {', '.join(known_parser_names())}"
+        )
     parser.validate(args, f"{where}.args")
 
 

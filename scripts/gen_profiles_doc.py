@@ -1,0 +1,222 @@
+"""Write ``docs/profiles.md`` and ``src/chatcodec/profiles/coverage.json`` from the profiles and the corpus.
+
+Run from the repository root (the corpus is read from ``../shared/corpus`` or ``CHATCODEC_CORPUS``)::
+
+    python scripts/gen_profiles_doc.py
+
+Every number in the generated files is measured here: each peer vector is parsed with its family's
+profile and compared as the corpus README says (the same comparison the test suite uses, imported
+from ``tests/profiles/helpers.py``). The known differences and the round-trip notes are read from
+the test modules that assert them. The files are never edited by hand; the test suite checks that
+``coverage.json`` matches the suite's own results.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
+
+from tests.conftest import load_json  # noqa: E402
+from tests.profiles import test_peer_vectors, test_round_trip  # noqa: E402
+from tests.profiles.helpers import matches, peer_view, whitespace_is_exact  # noqa: E402
+
+import chatcodec  # noqa: E402
+from chatcodec import profiles  # noqa: E402
+from chatcodec.response_templates import ext_findall, ext_json_calls, ext_pythonic  # noqa: E402
+
+DOC = ROOT / "docs" / "profiles.md"
+COVERAGE = ROOT / "src" / "chatcodec" / "profiles" / profiles.COVERAGE_FILE
+
+
+def measure() -> dict[str, dict[str, int]]:
+    """Parse every vector of every profiled family; count the vectors that match the peer's parse."""
+    counts: dict[str, dict[str, int]] = {}
+    for vector in load_json("peer_vectors.json")["vectors"]:
+        family = counts.setdefault(vector["family"], {"vectors": 0, "passed": 0})
+        family["vectors"] += 1
+        if vector["family"] in profiles.names() and _passes(vector):
+            family["passed"] += 1
+    return counts
+
+
+def _passes(vector: dict[str, Any]) -> bool:
+    profile = profiles.load(vector["family"])
+    prefix = profile.generation_prompt_ending(vector["prompt_suffix"])
+    try:
+        message = chatcodec.parse_response(
+            vector["output"], profile.response_template, prefix=prefix, tools=vector["tools"]
+        )
+    except ValueError:
+        return False
+    return matches(
+        peer_view(message), vector["expected"], exact_whitespace=whitespace_is_exact(vector["note"])
+    )
+
+
+def _corpus_templates() -> dict[str, list[str]]:
+    detected: dict[str, list[str]] = {}
+    for file, name in sorted(test_round_trip.SPECS.items()):
+        detected.setdefault(name.profile, []).append(file.removesuffix(".jinja"))
+    return detected
+
+
+def family_table(counts: dict[str, dict[str, int]]) -> list[str]:
+    corpus = _corpus_templates()
+    lines = [
+        "| family (profile) | vectors | passed | rate | chat template bundled | corpus templates detected "
+        "| x- parsers | license |",
+        "|---|---:|---:|---:|---|---|---|---|",
+    ]
+    for name in profiles.names():
+        profile, count = profiles.load(name), counts[name]
+        rate = count["passed"] / count["vectors"]
+        mark = "" if rate >= test_peer_vectors.THRESHOLD else " (partial)"
+        bundled = (profile.chat_template_source or {}).get("model", "—")
+        detected = ", ".join(corpus.get(name, [])) or "—"
+        extensions = "yes" if profile.needs_chatcodec else "no"
+        lines.append(
+            f"| `{name}`{mark} | {count['vectors']} | {count['passed']} | {rate:.0%} | {bundled} "
+            f"| {detected} | {extensions} | {profile.license} |"
+        )
+    return lines
+
+
+def summary(counts: dict[str, dict[str, int]]) -> list[str]:
+    profiled = {name: counts[name] for name in profiles.names()}
+    verified = [
+        name for name, c in profiled.items() if c["passed"] / c["vectors"] >= test_peer_vectors.THRESHOLD
+    ]
+    perfect = [name for name, c in profiled.items() if c["passed"] == c["vectors"]]
+    passed = sum(c["passed"] for c in profiled.values())
+    total = sum(c["vectors"] for c in profiled.values())
+    missing = sorted(set(counts) - set(profiled))
+    unprofiled = ", ".join(f"`{name}` ({counts[name]['vectors']} vectors)" for name in missing)
+    partial = "; ".join(
+        f"`{name}`: {_md(why)}" for name, why in sorted(test_peer_vectors.PARTIAL_FAMILIES.items())
+    )
+    return [
+        f"- **{len(profiled)} profiles**; **{len(verified)} families pass >= 95 %** of their peer vectors "
+        f"({len(perfect)} pass all of them); {passed} of {total} vectors of profiled families pass.",
+        f"- Families without a profile: {unprofiled}.",
+        f"- Partial families (below 95 %): {partial}.",
+    ]
+
+
+def _md(text: str) -> str:
+    """Prose for a Markdown table or list: markers such as <think> must not read as HTML tags."""
+    return text.replace("<", "&lt;").replace("|", "\\|")
+
+
+def known_differences() -> list[str]:
+    lines = ["| vector | why chatcodec differs |", "|---|---|"]
+    for vector_id, difference in sorted(test_peer_vectors.KNOWN_DIFFERENCES.items()):
+        lines.append(f"| `{vector_id}` | {_md(difference.reason)} |")
+    return lines
+
+
+def round_trips() -> list[str]:
+    lines = ["| corpus chat template | profile | fields the template drops or changes |", "|---|---|---|"]
+    for file, spec in sorted(test_round_trip.SPECS.items()):
+        notes = [f"{kind}: drops {', '.join(fields)}" for kind, fields in spec.drops.items()]
+        notes += [f"{kind}: changes {', '.join(sorted(change))}" for kind, change in spec.changes.items()]
+        reasons: dict[str, list[str]] = {}
+        for kind, why in spec.unrenderable.items():
+            reasons.setdefault(why, []).append(kind)
+        notes += [f"{', '.join(kinds)}: cannot render ({why})" for why, kinds in reasons.items()]
+        lines.append(
+            f"| {file.removesuffix('.jinja')} | `{spec.profile}` | {_md('; '.join(notes)) or 'none'} |"
+        )
+    return lines
+
+
+def profile_notes() -> list[str]:
+    lines = []
+    for name in profiles.names():
+        profile = profiles.load(name)
+        aliases = f" (aliases: {', '.join(f'`{a}`' for a in profile.aliases)})" if profile.aliases else ""
+        lines.append(
+            f"- **`{name}`**{aliases}: {_md(profile.description)}"
+            + (f" {_md(profile.notes)}" if profile.notes else "")
+        )
+    return lines
+
+
+def extension_docs() -> list[str]:
+    sections = []
+    for module in (ext_pythonic, ext_json_calls, ext_findall):
+        doc = (module.__doc__ or "").strip().splitlines()
+        sections += [f"### {doc[0].rstrip('.')}", "", *doc[1:], ""]
+    return sections
+
+
+INTRO = """\
+# Bundled profiles
+
+<!-- Generated by scripts/gen_profiles_doc.py from the profiles and ../shared/corpus; do not edit by hand. -->
+
+A profile is a folder of data under `src/chatcodec/profiles/<family>/`: `response_template.json`,
+`profile.json` and, where the model's license allows it, `chat_template.jinja`. Load one with
+`chatcodec.profiles.load(name)`, find one with `chatcodec.profiles.detect(chat_template)`, and parse
+with `chatcodec.parse_response(text, profile.response_template, prefix=prompt)`.
+
+Vectors are the real outputs of `peer_vectors.json` (vLLM, SGLang and llama.cpp tests), compared as
+the corpus README says, and parsed with the family's generation prompt that ends in the vector's
+`prompt_suffix`.
+"""
+
+ROUND_TRIP_INTRO = """\
+Each corpus chat template of a profiled family renders four assistant messages (content; reasoning;
+one tool call; two calls with unicode, number and nested arguments), which are parsed back. What a
+template does not render cannot come back:
+"""
+
+EXTENSIONS_INTRO = """\
+Templates that use these `x-` parsers need chatcodec (the reference does not know them);
+`Profile.needs_chatcodec` says which. Their `content_args` are validated when a template is loaded.
+"""
+
+
+def render(counts: dict[str, dict[str, int]]) -> str:
+    sections = [
+        ("", [INTRO]),
+        ("## Summary", summary(counts)),
+        ("## Families", family_table(counts)),
+        ("## Known differences from the peers", known_differences()),
+        ("## Round trips with the real chat templates", [ROUND_TRIP_INTRO, *round_trips()]),
+        ("## Profiles", profile_notes()),
+        ("## Content-parser extensions", [EXTENSIONS_INTRO, *extension_docs()]),
+    ]
+    text = "\n\n".join(
+        (f"{title}\n\n" if title else "") + "\n".join(lines).strip() for title, lines in sections
+    )
+    return text.rstrip() + "\n"
+
+
+def main() -> int:
+    counts = measure()
+    DOC.parent.mkdir(exist_ok=True)
+    DOC.write_text(render(counts), encoding="utf-8")
+    coverage = {
+        "generated_by": "scripts/gen_profiles_doc.py",
+        "families": {name: counts[name] for name in profiles.names()},
+    }
+    COVERAGE.write_text(json.dumps(coverage, indent=2) + "\n", encoding="utf-8")
+    totals = Counter(
+        {key: sum(c[key] for c in coverage["families"].values()) for key in ("passed", "vectors")}
+    )
+    print(
+        f"wrote {DOC.relative_to(ROOT)} and {COVERAGE.relative_to(ROOT)}: "
+        f"{totals['passed']}/{totals['vectors']} vectors of profiled families pass"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,139 @@
+"""``chatcodec profiles``: list the bundled model-family profiles with their peer-vector coverage.
+
+Without arguments it prints one line per profile (name, coverage, bundled chat template, summary);
+``chatcodec profiles NAME`` prints one profile in full; ``--json`` prints the same data as JSON
+(``--response-template`` with a NAME prints just that profile's response template, ready for
+``chatcodec parse --template``). Data goes to stdout; nothing here imports jinja2 or rich.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from chatcodec import profiles
+
+__all__ = ["add_arguments", "format_profile", "format_table", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the ``profiles`` command's arguments."""
+    parser.add_argument("name", nargs="?", help="show one profile (a name or alias) instead of the list")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+    parser.add_argument(
+        "--response-template",
+        action="store_true",
+        help="with NAME: print only the profile's response template (JSON)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """List the profiles, or show one. Returns the exit code (0)."""
+    if args.response_template:
+        if not args.name:
+            raise ValueError("profiles: --response-template needs a profile NAME")
+        sys.stdout.write(
+            json.dumps(profiles.load(args.name).response_template, indent=2, ensure_ascii=False) + "\n"
+        )
+        return 0
+    if args.name:
+        profile = profiles.load(args.name)
+        text = (
+            json.dumps(_summary(profile, full=True), indent=2, ensure_ascii=False)
+            if args.json
+            else format_profile(profile)
+        )
+    else:
+        loaded = [profiles.load(name) for name in profiles.names()]
+        text = (
+            json.dumps([_summary(profile) for profile in loaded], indent=2)
+            if args.json
+            else format_table(loaded)
+        )
+    sys.stdout.write(text + "\n")
+    return 0
+
+
+def _coverage(profile: profiles.Profile) -> str:
+    if profile.coverage is None:
+        return "-"
+    passed, total = profile.coverage
+    return f"{passed}/{total} ({passed / total:.0%})"
+
+
+def _summary(profile: profiles.Profile, *, full: bool = False) -> dict[str, Any]:
+    source = profile.chat_template_source or {}
+    data: dict[str, Any] = {
+        "name": profile.name,
+        "aliases": list(profile.aliases),
+        "description": profile.description,
+        "peer_vectors": None
+        if profile.coverage is None
+        else {"passed": profile.coverage[0], "total": profile.coverage[1]},
+        "chat_template": source.get("model"),
+        "needs_chatcodec": profile.needs_chatcodec,
+        "demo": profile.demo is not None,
+    }
+    if full:
+        data.update(
+            models=list(profile.models),
+            generation_prompt=profile.generation_prompt,
+            generation_prompts=list(profile.generation_prompts),
+            special_tokens=profile.special_tokens,
+            license=profile.license,
+            redistributable=profile.redistributable,
+            sources=list(profile.sources),
+            notes=profile.notes,
+        )
+    return data
+
+
+def format_table(loaded: list[profiles.Profile]) -> str:
+    """One line per profile: name, coverage, bundled chat template (``-`` if none), description."""
+    rows = [("profile", "peer vectors", "chat template", "format")]
+    rows += [
+        (profile.name, _coverage(profile), _template_name(profile), profile.description) for profile in loaded
+    ]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:3], widths, strict=True)) + "  " + row[3]
+        for row in rows
+    ]
+    verified = sum(
+        1 for profile in loaded if profile.coverage and profile.coverage[0] >= 0.95 * profile.coverage[1]
+    )
+    lines.append(
+        f"\n{len(loaded)} profiles, {verified} pass >= 95 % of their peer vectors. "
+        "`chatcodec profiles NAME` shows one; `chatcodec demo --profile NAME` runs its demo."
+    )
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _template_name(profile: profiles.Profile) -> str:
+    model = (profile.chat_template_source or {}).get("model")
+    return "-" if model is None else str(model).rsplit("/", 1)[-1]
+
+
+def format_profile(profile: profiles.Profile) -> str:
+    """Everything a user needs to know about one profile, as text."""
+    source = profile.chat_template_source or {}
+    others = [prompt for prompt in profile.generation_prompts if prompt != profile.generation_prompt]
+    lines = [
+        f"{profile.name}: {profile.description}",
+        f"  aliases:            {', '.join(profile.aliases) or '-'}",
+        f"  models:             {', '.join(profile.models)}",
+        f"  peer vectors:       {_coverage(profile)}",
+        f"  generation prompt:  {profile.generation_prompt!r}",
+        f"  other prompts:      {', '.join(repr(p) for p in others) or '-'}",
+        f"  special tokens:     {', '.join(f'{k}={v!r}' for k, v in profile.special_tokens.items()) or '-'}",
+        f"  chat template:      {source.get('model', 'not bundled')} ({profile.license}"
+        f"{', redistributable' if profile.redistributable else ''})",
+        f"  x- parsers:         {'yes, needs chatcodec' if profile.needs_chatcodec else 'no'}",
+        f"  demo:               {'chatcodec demo --profile ' + profile.name if profile.demo else '-'}",
+        f"  sources:            {'; '.join(profile.sources)}",
+    ]
+    if profile.notes:
+        lines.append(f"  notes:              {profile.notes}")
+    return "\n".join(lines)

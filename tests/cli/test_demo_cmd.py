@@ -1,0 +1,84 @@
+"""``chatcodec demo``: render the demo conversation, stream a real output, print the final message."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from chatcodec import profiles
+from chatcodec.cli import main
+from chatcodec.cli.demo import DEFAULT_PROFILE, chunks
+
+WITH_DEMO = [name for name in profiles.names() if profiles.load(name).demo is not None]
+
+
+def _final_message(stdout: str) -> dict[str, object]:
+    return json.loads(stdout.split("# final message:\n", 1)[1])
+
+
+def test_default_demo_streams_reasoning_and_a_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
+    assert DEFAULT_PROFILE == "qwen3_coder"
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# profile qwen3_coder: ")
+    assert "# user: Which directory is the terminal in?\n# tools: run_in_terminal\n" in out
+    assert "ending in 'is the terminal in?<|im_end|>\\n<|im_start|>assistant\\n<think>\\n'" in out
+    assert "\n[reasoning_content] Need to inspect the current directory.\n" in out
+    assert '\n[tool_calls parsed] {"type": "function", "function": {"name": "run_in_terminal", ' in out
+    assert _final_message(out) == {
+        "role": "assistant",
+        "reasoning_content": "Need to inspect the current directory.",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "run_in_terminal", "arguments": {"command": "pwd"}}}
+        ],
+    }
+
+
+@pytest.mark.parametrize("name", WITH_DEMO)
+def test_every_demo_runs_and_prints_the_parsed_message(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--profile", name, "--delay", "0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# profile {name}: ")
+    message = _final_message(out)
+    assert message["role"] == "assistant" and len(message) > 1
+
+
+def test_alias_picks_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--profile", "qwen2.5"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("# profile hermes: ")
+    assert _final_message(out)["content"] == "Sure, let me check the weather."
+
+
+def test_profile_without_a_demo_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--profile", "lfm2"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("chatcodec: ValueError: demo: profile 'lfm2' has no bundled demo")
+    assert "Profiles with a demo: apertus, deepseek_r1," in err
+    assert err.count("\n") == 1
+
+
+def test_unknown_profile_lists_the_names(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--profile", "gpt5"]) == 1
+    assert capsys.readouterr().err.startswith(
+        "chatcodec: UnknownProfileError: profile 'gpt5': no bundled profile"
+    )
+
+
+def test_chunks_split_like_a_token_stream() -> None:
+    assert chunks("abcdefg") == ["abc", "def", "g"]
+    assert chunks("") == []
+
+
+def test_console_entry_point_runs_the_demo() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "chatcodec", "demo", "--profile", "gpt_oss"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert _final_message(result.stdout)["reasoning_content"] == "Thinking about edit..."

@@ -1,0 +1,158 @@
+"""Loading bundled profiles: names, aliases, errors, fresh copies, and the data each profile carries."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+import chatcodec
+from chatcodec import profiles
+from chatcodec.chat_templates.render import render_chat_template
+from chatcodec.errors import UnknownProfileError
+from tests.conftest import ROOT, corpus_path
+from tests.profiles.test_detect import EXPECTED
+
+NAMES = profiles.names()
+PERMISSIVE = {"Apache-2.0", "MIT", "Modified MIT"}
+#: "tool_use" templates that fail without tools (``for tool in tools``).
+NEEDS_TOOLS = {
+    "CohereForAI--c4ai-command-r-plus-tool_use.jinja",
+    "NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja",
+}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "now",
+        "description": "The time.",
+        "parameters": {"type": "object", "properties": {}},
+    },
+}
+
+
+def test_names_are_sorted_folders_named_by_peer_families() -> None:
+    assert sorted(NAMES) == NAMES
+    assert len(NAMES) == 51
+    assert {"hermes", "qwen3", "qwen3_coder", "deepseek_r1", "gpt_oss", "mistral", "llama3_json"} <= set(
+        NAMES
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_profile_loads_through_load_response_template(name: str) -> None:
+    profile = profiles.load(name)
+    template = chatcodec.load_response_template(profile.response_template)
+    assert isinstance(template, chatcodec.ResponseTemplate)
+    assert profile.name == name
+    assert profile.description and profile.models and profile.sources and profile.license
+    assert profile.generation_prompt in profile.generation_prompts
+    assert profile.response_template["defaults"] == {"role": "assistant"}
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_uses_extension_parsers_exactly_when_needs_chatcodec(name: str) -> None:
+    profile = profiles.load(name)
+    contents = {spec.get("content", "text") for spec in profile.response_template["fields"].values()}
+    assert profile.needs_chatcodec == any(content.startswith("x-") for content in contents)
+
+
+@pytest.mark.parametrize(
+    "alias, name",
+    [
+        ("qwen2.5", "hermes"),
+        ("QWEN3", "qwen3"),
+        ("qwen3-coder", "qwen3_coder"),
+        ("gpt-oss", "gpt_oss"),
+        ("harmony", "gpt_oss"),
+        ("deepseek-v3.1", "deepseek_v31"),
+        (" llama3 ", "llama3_json"),
+    ],
+)
+def test_aliases_case_and_dashes(alias: str, name: str) -> None:
+    assert profiles.load(alias).name == name
+
+
+def test_unknown_name_lists_the_profiles() -> None:
+    with pytest.raises(UnknownProfileError) as error:
+        profiles.load("qwen9")
+    assert isinstance(error.value, LookupError) and isinstance(error.value, ValueError)
+    assert str(error.value).startswith(
+        "profile 'qwen9': no bundled profile has this name or alias. Known profiles: "
+    )
+    assert "apertus, apriel," in str(error.value)
+    assert error.value.name == "qwen9" and error.value.available == NAMES
+
+
+def test_load_returns_fresh_copies() -> None:
+    first = profiles.load("qwen3")
+    first.response_template["fields"].clear()
+    first.special_tokens.clear()
+    second = profiles.load("qwen3")
+    assert second.response_template["fields"] and second.special_tokens == {
+        "eos_token": "<|im_end|>",
+        "pad_token": "<|endoftext|>",
+    }
+
+
+def test_generation_prompt_ending() -> None:
+    profile = profiles.load("qwen3")
+    assert profile.generation_prompt_ending(None) == "<|im_start|>assistant\n"
+    assert profile.generation_prompt_ending("<think>\n") == "<|im_start|>assistant\n<think>\n"
+    assert (
+        profile.generation_prompt_ending("\n</think>\n\n") == "<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    )
+    with pytest.raises(ValueError, match=r"profile 'qwen3': no generation prompt ends with '<seed:think>'"):
+        profile.generation_prompt_ending("<seed:think>")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bundled_chat_template_is_the_corpus_file_and_redistributable(name: str) -> None:
+    profile = profiles.load(name)
+    assert profile.redistributable == (profile.license in PERMISSIVE)
+    if profile.chat_template is None:
+        assert profile.chat_template_source is None
+        return
+    assert profile.redistributable
+    source = profile.chat_template_source or {}
+    corpus_bytes = corpus_path("chat_templates", source["corpus_file"]).read_bytes()
+    assert profile.chat_template.encode("utf-8") == corpus_bytes
+    assert hashlib.sha256(corpus_bytes).hexdigest() == source["sha256"]
+    assert EXPECTED[source["corpus_file"]] == name
+
+
+@pytest.mark.parametrize("file", sorted(file for file, name in EXPECTED.items() if name is not None))
+def test_corpus_generation_prompt_is_one_of_the_profile_s(file: str) -> None:
+    profile = profiles.load(EXPECTED[file] or "")
+    chat_template = corpus_path("chat_templates", file).read_text(encoding="utf-8")
+    variables = {**profile.special_tokens, **_required_kwargs(file)}
+    tools = [TOOL] if file in NEEDS_TOOLS else None
+    prompt = render_chat_template(
+        chat_template,
+        [{"role": "user", "content": "Hi"}],
+        tools=tools,
+        add_generation_prompt=True,
+        **variables,
+    )
+    assert any(prompt.endswith(candidate) for candidate in profile.generation_prompts if candidate)
+
+
+def _required_kwargs(file: str) -> dict[str, object]:
+    manifest = json.loads(corpus_path("chat_templates", "MANIFEST.json").read_text(encoding="utf-8"))
+    entry = next(entry for entry in manifest if entry["file"] == file)
+    return dict(entry.get("required_kwargs", {}))
+
+
+def test_package_data_globs_ship_every_profile_file() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    globs = [
+        glob for glob in ("profiles/*/*.json", "profiles/*/*.jinja", "profiles/*/*.txt") if glob in pyproject
+    ]
+    assert len(globs) == 3
+    root = Path(str(resources.files("chatcodec.profiles")))
+    for path in root.glob("*/*"):
+        relative = f"profiles/{path.parent.name}/{path.name}"
+        assert any(fnmatch.fnmatch(relative, glob) for glob in globs), relative
