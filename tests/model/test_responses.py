@@ -78,10 +78,12 @@ class TestShapes:
 class TestEndOfSequence:
     def test_ids(self) -> None:
         end = EndOfSequence([2, 7], [])
-        assert end.cut_ids([5, 6]) == [5, 6]
-        assert not end.ended
-        assert end.cut_ids([5, 7, 2, 2]) == [5]
+        assert end.cut_ids([5, 6]) == ([5, 6], False)
+        assert end.cut_ids([5, 7, 2, 2]) == ([5], True)
+        assert not end.ended  # the caller ends it once the text before the id is through
+        end.end()
         assert end.ended
+        assert end.cut_text("x") == ""
 
     def test_text_is_cut_at_the_first_end_text(self) -> None:
         end = EndOfSequence([], ["<|im_end|>", "<|endoftext|>"])
@@ -138,9 +140,9 @@ class TestModelResponseParser:
         assert eos is not None
         parser, inner = wrapper(chatml, EndOfSequence([eos], ["<|im_end|>"]))
         ids = chatml.encode("<think>é😀</think>Done")
-        for token_id in ids:
+        for token_id in ids[:-1]:
             parser.feed(token_id)
-        parser.feed([eos, 0, 0])
+        parser.feed([ids[-1], eos, 0, 0])  # the text before the end in the same step is kept
         assert parser.ended
         assert parser.feed([5]) == []
         message, events = parser.finalize()
@@ -149,6 +151,16 @@ class TestModelResponseParser:
         assert message == {"content": "<think>é😀</think>Done"}
         assert events == [{"type": "region_close", "field": "content", "value": "x"}]
         assert parser.text == "<think>é😀</think>Done"
+
+    def test_text_held_back_before_an_end_id_is_released(self, chatml: Tokenizer) -> None:
+        eos = chatml.token_to_id("<|im_end|>")
+        assert eos is not None
+        parser, inner = wrapper(chatml, EndOfSequence([eos], ["<|im_end|>"]))
+        parser.feed("a <|im")
+        parser.feed([eos])
+        assert parser.ended
+        parser.finalize()
+        assert "".join(inner.fed) == "a <|im"
 
     def test_text_steps_and_id_steps_mix(self, chatml: Tokenizer) -> None:
         parser, inner = wrapper(chatml, EndOfSequence([], ["<|im_end|>"]))

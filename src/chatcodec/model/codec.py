@@ -260,11 +260,10 @@ class ChatCodec:
             pads = {self.config.pad_token_id, self._token_id(self.special_tokens_map.get("pad_token"))}
             start = next((i for i, token_id in enumerate(sequence) if token_id not in pads), len(sequence))
             return self._require_tokenizer().decode(sequence[start:])
-        end = self._end_of_sequence()
         if not isinstance(sequence, str):
-            sequence = self._require_tokenizer().decode(end.cut_ids(sequence))
-        text = sequence
-        return end.cut_text(text, final=True)
+            before, _ = self._end_of_sequence().cut_ids(sequence)
+            sequence = self._require_tokenizer().decode(before)
+        return self._end_of_sequence().cut_text(sequence, final=True)
 
     def _token_id(self, token: str | None) -> int | None:
         return self.tokenizer.token_to_id(token) if self.tokenizer is not None and token else None

@@ -108,13 +108,20 @@ class EndOfSequence:
         self.ended = False
         self._held = ""
 
-    def cut_ids(self, ids: Sequence[int]) -> list[int]:
-        """The ids before the first end-of-sequence id (all of them when there is none)."""
+    def cut_ids(self, ids: Sequence[int]) -> tuple[list[int], bool]:
+        """The ids before the first end-of-sequence id, and whether there was one.
+
+        Call :meth:`end` once the text of those ids has gone through :meth:`cut_text`.
+        """
         for index, token_id in enumerate(ids):
             if token_id in self.token_ids:
-                self.ended = True
-                return list(ids[:index])
-        return list(ids)
+                return list(ids[:index]), True
+        return list(ids), False
+
+    def end(self) -> None:
+        """Mark the generation as ended: later text is not output."""
+        self.ended = True
+        self._held = ""
 
     def cut_text(self, text: str, *, final: bool = False) -> str:
         """The text that is surely output: up to an end-of-sequence text, minus a possible start of one.
@@ -128,7 +135,7 @@ class EndOfSequence:
         text, self._held = self._held + text, ""
         ends = [index for index in (text.find(eos) for eos in self.texts) if index >= 0]
         if ends:
-            self.ended = True
+            self.end()
             return text[: min(ends)]
         if not final:
             hold = self._partial_length(text)
@@ -180,13 +187,14 @@ class ModelResponseParser:
         """Events the prefix produced (replay them before the first ``feed``)."""
         return list(self.parser.initial_events)
 
-    def _decode(self, step: Any) -> str:
+    def _decode(self, step: Any) -> tuple[str, bool]:
+        """The text of a step of ids, and whether an end-of-sequence id ended it."""
         ids = as_id_list(step, "feed")
         if self._decoder is None:
             self._decoder = self._new_decoder()  # raises TokenizerUnavailableError without one
-        before = self._end.cut_ids(ids)
+        before, found = self._end.cut_ids(ids)
         text = self._decoder.step(before)
-        return text + self._decoder.flush() if self._end.ended else text
+        return (text + self._decoder.flush(), True) if found else (text, False)
 
     def _pending(self) -> str:
         return self._decoder.flush() if self._decoder is not None else ""
@@ -206,8 +214,10 @@ class ModelResponseParser:
             raise ParserStateError("feed: the parser was finalized; create a new one per sequence")
         if self._end.ended:
             return []
-        text = self._pending() + step if isinstance(step, str) else self._decode(step)
-        text = self._end.cut_text(text)
+        text, found = (self._pending() + step, False) if isinstance(step, str) else self._decode(step)
+        text = self._end.cut_text(text, final=found)
+        if found:
+            self._end.end()
         self.text += text
         return list(self.parser.feed(text)) if text else []
 
