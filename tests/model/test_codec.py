@@ -8,6 +8,7 @@ template from the corpus and a response template written for these tests.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -363,3 +364,17 @@ class TestRoundTrip:
         assert ids[: len(prompt_ids)] == prompt_ids
         message = codec.parse_response(ids[len(prompt_ids):], prefix=prompt_ids, tools=TOOLS)
         assert message == {"role": "assistant", **chat[1]}
+
+
+def test_parsing_with_a_profile_imports_neither_jinja2_nor_tokenizers() -> None:
+    code = (
+        "import sys, chatcodec\n"
+        "codec = chatcodec.ChatCodec.from_pretrained('qwen3')\n"
+        "codec.parse_response('<think>x</think>Hi<|im_end|>', prefix='<|im_start|>assistant\\n')\n"
+        "parser = codec.get_response_parser(prefix='')\n"
+        "parser.feed('Hi')\n"
+        "parser.finalize()\n"
+        "print(sorted(m for m in ('jinja2', 'tokenizers', 'rich') if m in sys.modules))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout == "[]\n"
