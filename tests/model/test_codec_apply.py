@@ -106,6 +106,36 @@ class TestResultShapes:
         assert text == golden(SMOLLM3_TEMPLATE, "tools_offered", True)
 
 
+    def test_tools_as_python_functions(self, smollm3: ChatCodec) -> None:
+        def get_weather(city: str, unit: str = "celsius"):  # type: ignore[no-untyped-def]  # no "return"
+            """Get the current weather for a city.
+
+            Args:
+                city: Name of the city, e.g. Lisbon
+                unit: Temperature unit (choices: ["celsius", "fahrenheit"])
+            """
+            return city
+
+        def get_local_time(timezone: str):  # type: ignore[no-untyped-def]
+            """Get the current local time in a time zone.
+
+            Args:
+                timezone: IANA time zone name, e.g. Asia/Tokyo
+            """
+            return timezone
+
+        text = smollm3.apply_chat_template(messages("tools_offered"), tools=[get_weather, get_local_time],
+                                           add_generation_prompt=True, tokenize=False, now=CLOCK)
+        assert text == golden(SMOLLM3_TEMPLATE, "tools_offered", True)
+
+    def test_continue_final_message(self, qwen3: ChatCodec) -> None:
+        text = qwen3.apply_chat_template(messages("ends_on_assistant"), continue_final_message=True,
+                                         tokenize=False)
+        full = golden(QWEN3_TEMPLATE, "ends_on_assistant", False)
+        assert full.endswith("the year exhales slow.<|im_end|>\n")
+        assert text == full.removesuffix("<|im_end|>\n")
+
+
 class TestErrors:
     def test_ids_without_a_tokenizer_name_the_fix(self) -> None:
         codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens=QWEN3_TOKENS)

@@ -166,7 +166,6 @@ class ModelResponseParser:
     Attributes:
         parser: the wrapped :class:`~chatcodec.ResponseParser`.
         ended: an end-of-sequence token was seen; later steps are not output and are ignored.
-        text: the generated text fed to the parser so far.
     """
 
     def __init__(self, parser: Any, end: EndOfSequence,
@@ -176,7 +175,12 @@ class ModelResponseParser:
         self._new_decoder = decoder
         self._decoder: IncrementalDecoder | None = None
         self._finished = False
-        self.text = ""
+        self._parts: list[str] = []
+
+    @property
+    def text(self) -> str:
+        """The generated text fed to the response parser so far (end-of-sequence excluded)."""
+        return "".join(self._parts)
 
     @property
     def ended(self) -> bool:
@@ -218,8 +222,10 @@ class ModelResponseParser:
         text = self._end.cut_text(text, final=found)
         if found:
             self._end.end()
-        self.text += text
-        return list(self.parser.feed(text)) if text else []
+        if not text:
+            return []
+        self._parts.append(text)
+        return list(self.parser.feed(text))
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: release held-back text, close open regions, return the message.
@@ -237,7 +243,7 @@ class ModelResponseParser:
         events: list[dict[str, Any]] = []
         text = self._end.cut_text(self._pending(), final=True)
         if text:
-            self.text += text
+            self._parts.append(text)
             events.extend(self.parser.feed(text))
         message, final_events = self.parser.finalize()
         return message, events + list(final_events)
