@@ -68,6 +68,18 @@ class TestShapes:
             split_sequences(value, "response")
         assert str(caught.value) == message
 
+    def test_integer_scalars_are_ids(self) -> None:
+        class Scalar:  # numpy.int64 and friends implement __index__
+            def __init__(self, value: int) -> None:
+                self.value = value
+
+            def __index__(self) -> int:
+                return self.value
+
+        assert as_id_list([Scalar(3), 4], "feed") == [3, 4]
+        assert as_id_list(Scalar(5), "feed") == [5]
+        assert split_sequences([[Scalar(1)], (2, Scalar(3))], "response") == ([[1], [2, 3]], True)
+
     def test_as_id_list(self) -> None:
         assert as_id_list(7, "feed") == [7]
         assert as_id_list(FakeArray([1, 2]), "feed") == [1, 2]

@@ -14,6 +14,7 @@ they are for truncated output.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -39,24 +40,35 @@ def _to_python(value: Any) -> Any:
     return tolist() if callable(tolist) and not isinstance(value, (str, list, tuple)) else value
 
 
+def _token_id(item: Any) -> int | None:
+    """``item`` as a token id: an int or an integer scalar (``numpy.int64``, ...), never a bool."""
+    if isinstance(item, bool):
+        return None
+    try:
+        return operator.index(item)
+    except TypeError:
+        return None
+
+
 def is_token_ids(value: Any) -> bool:
-    """Whether ``value`` is a sequence of ints (one sequence of token ids)."""
-    return isinstance(value, (list, tuple)) and all(
-        isinstance(item, int) and not isinstance(item, bool) for item in value
-    )
+    """Whether ``value`` is a list or tuple of token ids (one sequence)."""
+    return isinstance(value, (list, tuple)) and all(_token_id(item) is not None for item in value)
 
 
 def as_id_list(value: Any, what: str) -> list[int]:
-    """One sequence of token ids (an int, a list or tuple of ints, or a 1-D array) as a list.
+    """One sequence of token ids (an id, a list or tuple of ids, or a 1-D array) as a list of ints.
 
     Raises:
         TypeError: anything else; the message names ``what``.
     """
     value = _to_python(value)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [value]
-    if is_token_ids(value):
-        return list(value)
+    single = _token_id(value)
+    if single is not None:
+        return [single]
+    if isinstance(value, (list, tuple)):
+        ids = [_token_id(item) for item in value]
+        if all(token_id is not None for token_id in ids):
+            return [token_id for token_id in ids if token_id is not None]
     raise TypeError(f"{what}: expected text or a sequence of token ids, got {type(value).__name__}")
 
 
@@ -86,7 +98,7 @@ def split_sequences(value: Any, what: str) -> tuple[list[str | list[int]], bool]
         if all(isinstance(item, str) for item in value):
             return list(value), True
         if is_token_ids(value):
-            return [list(value)], False
+            return [as_id_list(value, what)], False
         return [as_id_list(item, f"{what}[{index}]") for index, item in enumerate(value)], True
     raise TypeError(
         f"{what}: expected a string, token ids, a batch of either, or a 1-D/2-D array; "
