@@ -288,9 +288,18 @@ class TestParseResponse:
         assert codec.parse_response("Hi<|im_end|>", schema, prefix=PROMPT) == {"content": "Hi"}
 
     def test_prefix_is_required(self, codec: ChatCodec) -> None:
-        with pytest.raises(ValueError, match="prefix"):
+        with pytest.raises(ValueError, match=r"requires `prefix`"):
             codec.parse_response(OUTPUT)
+        with pytest.raises(ValueError, match=r"requires `prefix`"):
+            codec.get_response_parser()
         assert codec.parse_response("Hi", prefix=[]) == {"role": "assistant", "content": "Hi"}
+
+    def test_errors_keep(self, codec: ChatCodec) -> None:
+        message = codec.parse_response(codec.encode("<tool_call>{bad</tool_call>"), prefix="", errors="keep")
+        assert message["parse_errors"][0]["text"] == "{bad"
+        parser = codec.get_response_parser(prefix="", errors="keep")
+        parser.feed(codec.encode("<tool_call>{bad</tool_call>"))
+        assert parser.finalize()[0]["parse_errors"][0]["field"] == "tool_calls"
 
     def test_the_end_of_sequence_text_ends_generation(self, codec: ChatCodec) -> None:
         schema = {"start_anchor": "<|im_start|>assistant\n", "fields": {"content": {}}}
