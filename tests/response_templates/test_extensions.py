@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ def validate(name: str, **args: Any) -> None:
 
 
 def test_every_extension_name_starts_with_x() -> None:
-    assert sorted(EXTENSIONS) == ["x-findall", "x-first", "x-json-calls", "x-pythonic"]
+    assert sorted(EXTENSIONS) == ["x-findall", "x-first", "x-json-calls", "x-pythonic", "x-xml-tree"]
 
 
 class TestPythonic:
@@ -252,6 +253,52 @@ class TestFirst:
             validate("x-first", parsers=["json"])
         with pytest.raises(ValueError, match=r"content_args.parsers\[0\]: unknown key\(s\) \['arg'\]"):
             validate("x-first", parsers=[{"name": "x-pythonic", "arg": {}}])
+
+
+class TestXmlTree:
+    MARK = "]<]minimax[>["
+
+    def test_objects_arrays_and_leaves(self) -> None:
+        text = (
+            "<number><real>1.5</real><imaginary>-2.5</imaginary></number>"
+            "<tags><item>a</item><item>b</item></tags>"
+        )
+        leaf = {"name": "x-json-calls", "args": {"skip_invalid": True}}
+        assert parse("x-xml-tree", text) == {
+            "number": {"real": "1.5", "imaginary": "-2.5"},
+            "tags": ["a", "b"],
+        }
+        assert parse("x-xml-tree", "<a> x </a>", leaf_parser=leaf) == {"a": []}
+
+    def test_remove_markers_and_custom_item_tag(self) -> None:
+        text = f"{self.MARK}<city>Tokyo{self.MARK}</city>{self.MARK}<ids><i>1</i><i>2</i></ids>\n"
+        assert parse("x-xml-tree", text, remove=[self.MARK], item_tag="i") == {
+            "city": "Tokyo",
+            "ids": ["1", "2"],
+        }
+
+    @pytest.mark.parametrize(
+        "text, message",
+        [
+            ("<a><b>x</a>", "</a> at offset 7 does not close an open element (expected </b>)"),
+            ("x</a>", "</a> at offset 1 does not close an open element (expected no closing tag)"),
+            ("<a><b>x</b>", "<a> is never closed"),
+        ],
+    )
+    def test_unbalanced_tags_raise(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError, match=re.escape(f"x-xml-tree: {message}")):
+            parse("x-xml-tree", text)
+
+    def test_validation(self) -> None:
+        validate("x-xml-tree", remove=["x"], item_tag="li", leaf_parser={"name": "x-pythonic"})
+        with pytest.raises(ValueError, match=r"content_args.remove: must be a list of non-empty strings"):
+            validate("x-xml-tree", remove="x")
+        with pytest.raises(ValueError, match=r"content_args.item_tag: must be a non-empty string"):
+            validate("x-xml-tree", item_tag="")
+        with pytest.raises(ValueError, match=r"content_args.leaf_parser: must be an object"):
+            validate("x-xml-tree", leaf_parser="json")
+        with pytest.raises(ValueError, match=r"unknown key\(s\) \['items'\] for x-xml-tree"):
+            validate("x-xml-tree", items="x")
 
 
 def test_nested_specs_resolve_like_field_content() -> None:
