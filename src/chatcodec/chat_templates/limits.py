@@ -10,12 +10,17 @@ What is bounded, and where it is enforced:
 * time: every loop iteration and every call a template makes is a *step*
   (:data:`MAX_TEMPLATE_STEPS`), and the wall clock is checked every :data:`CLOCK_CHECK_STEPS` steps
   (:data:`MAX_RENDER_SECONDS`);
-* memory: every string or list a template builds with ``+``, ``~``, ``*``, ``%``, ``join``,
-  ``replace``, padding methods and filters, ``{% set %}`` blocks and macros
-  (:data:`MAX_STRING_LENGTH`), integer powers (:data:`MAX_INT_BITS`), padding widths
-  (:data:`MAX_FORMAT_WIDTH`), and the rendered prompt itself (:data:`MAX_OUTPUT_LENGTH`);
-* ``range()`` keeps Jinja's own ``MAX_RANGE`` (100,000 items);
-* recursion: Python's recursion limit, reported as a limit error (``"recursion"``).
+* memory: every string a template builds with ``+``, ``~``, ``*``, ``%``, ``join``, ``replace``,
+  padding methods and filters, ``{% set %}`` blocks and macros (:data:`MAX_STRING_LENGTH`), every
+  list it builds with ``+``, ``*``, ``batch`` and ``slice`` (:data:`MAX_LIST_LENGTH`), integer
+  powers (:data:`MAX_INT_BITS`), padding widths (:data:`MAX_FORMAT_WIDTH`), and the rendered
+  prompt itself (:data:`MAX_OUTPUT_LENGTH`);
+* ``range()`` keeps Jinja's own ``MAX_RANGE`` (100,000 items; an ``OverflowError``);
+* recursion: Python's recursion limit, reported as a limit error (``"recursion limit"``).
+
+These bound the ways known to blow up a render; they are not a proof that no template can use
+much memory (a process memory limit is the only such proof). Run templates you do not trust in
+a process with an OS memory limit if that matters to you.
 
 This module keeps one rule: checks are cheap enough to run on every operation they guard.
 """
@@ -23,6 +28,7 @@ This module keeps one rule: checks are cheap enough to run on every operation th
 from __future__ import annotations
 
 import contextvars
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -35,6 +41,7 @@ __all__ = [
     "CLOCK_CHECK_STEPS",
     "MAX_FORMAT_WIDTH",
     "MAX_INT_BITS",
+    "MAX_LIST_LENGTH",
     "MAX_OUTPUT_LENGTH",
     "MAX_RENDER_SECONDS",
     "MAX_STRING_LENGTH",
@@ -42,7 +49,9 @@ __all__ = [
     "UPFRONT_LOOP_ITEMS",
     "RenderState",
     "active_state",
+    "check_items",
     "check_length",
+    "check_size",
     "check_width",
     "checked_add",
     "checked_buffer",
@@ -52,15 +61,15 @@ __all__ = [
     "enter_render",
     "exit_render",
     "limit_error",
+    "recursion_error",
 ]
 
 #: Maximum steps (loop iterations plus function, method and macro calls) in one render.
-#: A 200-message conversation takes a few thousand; this allows millions.
-MAX_TEMPLATE_STEPS = 20_000_000
+#: Rendering a 200-message conversation with a real template takes a few thousand.
+MAX_TEMPLATE_STEPS = 5_000_000
 
-#: Maximum wall-clock seconds one render may take (checked every ``CLOCK_CHECK_STEPS`` steps
-#: and at every piece of output).
-MAX_RENDER_SECONDS = 60.0
+#: Maximum wall-clock seconds one render may take (checked every ``CLOCK_CHECK_STEPS`` steps).
+MAX_RENDER_SECONDS = 20.0
 
 #: How many steps pass between two checks of the clock.
 CLOCK_CHECK_STEPS = 256
@@ -70,8 +79,11 @@ CLOCK_CHECK_STEPS = 256
 #: one step per item, so the clock is checked while they run.
 UPFRONT_LOOP_ITEMS = 256
 
-#: Maximum length of any string or list a template builds (characters or items).
+#: Maximum length, in characters, of any string a template builds.
 MAX_STRING_LENGTH = 50_000_000
+
+#: Maximum number of items of any list a template builds (``+``, ``*``, ``batch``, ``slice``).
+MAX_LIST_LENGTH = 1_000_000
 
 #: Maximum length of the rendered prompt, in characters.
 MAX_OUTPUT_LENGTH = 100_000_000
@@ -99,10 +111,30 @@ def limit_error(what: str, limit: str, value: float, hint: str = "") -> ChatTemp
     )
 
 
-def check_length(size: int, what: str = "string or list") -> None:
-    """Raise when a template would build something longer than :data:`MAX_STRING_LENGTH`."""
+def check_length(size: int, what: str = "string") -> None:
+    """Raise when a template would build a string longer than :data:`MAX_STRING_LENGTH`."""
     if size > MAX_STRING_LENGTH:
-        raise limit_error(f"a {what} of {size:,} items", "MAX_STRING_LENGTH", MAX_STRING_LENGTH)
+        raise limit_error(f"a {what} of {size:,} characters", "MAX_STRING_LENGTH", MAX_STRING_LENGTH)
+
+
+def check_items(size: int, what: str = "list") -> None:
+    """Raise when a template would build a list longer than :data:`MAX_LIST_LENGTH`."""
+    if size > MAX_LIST_LENGTH:
+        raise limit_error(f"a {what} of {size:,} items", "MAX_LIST_LENGTH", MAX_LIST_LENGTH)
+
+
+def check_size(value: Any, what: str) -> None:
+    """Raise when a string or list a template built is over its limit."""
+    if type(value) is str:
+        check_length(len(value), what)
+    else:
+        check_items(len(value), what)
+
+
+def recursion_error() -> ChatTemplateLimitError:
+    """The error for a template that recursed past Python's recursion limit."""
+    return limit_error("the depth of macro calls or recursive loops", "recursion limit",
+                       sys.getrecursionlimit(), "the template recurses too deeply (possibly without end)")
 
 
 def check_width(width: object, what: str) -> None:
@@ -207,8 +239,10 @@ def current_state() -> RenderState:
 def checked_add(left: Any, right: Any) -> Any:
     """``left + right`` for templates (generated code calls it for every ``+``)."""
     result = left + right
-    if type(result) in _SEQUENCES and len(result) > MAX_STRING_LENGTH:
-        check_length(len(result))
+    if type(result) in _SEQUENCES:
+        size = len(result)
+        if size > MAX_LIST_LENGTH or size > MAX_STRING_LENGTH:
+            check_size(result, "string or list built with +")
     return result
 
 

@@ -133,6 +133,11 @@ def render_chat_template_with_spans(
             ``ChatTemplateError`` when the template transforms the text of a generation block so
             that its span cannot be known.
     """
+    if "continue_final_message" in variables:
+        raise ConversationError(
+            "continue_final_message is not compatible with generation spans (the reference's "
+            "return_assistant_tokens_mask refuses it too)"
+        )
     return _render(chat_template, messages, tools, documents, add_generation_prompt, False, now, variables,
                    spans=True)
 
@@ -195,10 +200,8 @@ def _run(template: jinja2.Template, source: str, context: dict[str, Any], state:
     except ChatTemplateError as error:
         raise error_from_exception(error, lineno=_template_line(template, error), source=source) from None
     except RecursionError as error:
-        limit_error = limits.limit_error("the template's recursion depth", "recursion", 0,
-                                         "the template calls macros (or recursive loops) too deeply")
         lineno = _template_line(template, error)
-        raise error_from_exception(limit_error, lineno=lineno, source=source) from None
+        raise error_from_exception(limits.recursion_error(), lineno=lineno, source=source) from None
     except MemoryError:
         raise
     except Exception as error:

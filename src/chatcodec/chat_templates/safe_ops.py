@@ -20,7 +20,7 @@ import jinja2.filters
 import jinja2.utils
 
 from chatcodec.chat_templates import limits
-from chatcodec.chat_templates.limits import check_length, check_width
+from chatcodec.chat_templates.limits import check_items, check_length, check_width
 
 __all__ = [
     "SAFE_FILTERS",
@@ -81,8 +81,11 @@ def _check_join(items: list[Any], separator: str) -> None:
 def checked_mul(left: Any, right: Any) -> Any:
     """``left * right`` for templates, refusing to repeat a string or list past the limit."""
     for seq, times in ((left, right), (right, left)):
-        if isinstance(seq, (str, list, tuple)) and isinstance(times, int):
-            check_length(len(seq) * times, "repeated string or list")
+        if isinstance(times, int):
+            if isinstance(seq, str):
+                check_length(len(seq) * times, "repeated string")
+            elif isinstance(seq, (list, tuple)):
+                check_items(len(seq) * times, "repeated list")
     return left * right
 
 
@@ -166,12 +169,12 @@ def _replace(eval_ctx: jinja2.nodes.EvalContext, s: str, old: str, new: str, cou
 
 
 def _batch(value: Iterable[Any], linecount: int, fill_with: Any = None) -> Any:
-    check_length(linecount, "batch")
+    check_items(linecount, "batch")
     return jinja2.filters.do_batch(value, linecount, fill_with)
 
 
 def _slice(value: Iterable[Any], slices: int, fill_with: Any = None) -> Any:
-    check_length(slices, "slice count")
+    check_items(slices, "slice count")
     return jinja2.filters.sync_do_slice(list(value), slices, fill_with)
 
 

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["read_json", "read_text"]
+__all__ = [
+    "ChatTemplateSource",
+    "Conversation",
+    "parse_variable",
+    "read_chat_template_source",
+    "read_conversation",
+    "read_json",
+    "read_special_tokens",
+    "read_text",
+]
 
 
 def read_text(source: str) -> str:
@@ -50,3 +60,115 @@ def read_json(source: str, what: str = "JSON") -> Any:
         raise ValueError(
             f"{source}: invalid {what} (line {error.lineno}, column {error.colno}): {error.msg}"
         ) from None
+
+
+# --- chat-template inputs (chatcodec render / lint) ---------------------------------------------
+
+#: Special-token attributes read from ``tokenizer_config.json`` (the reference's names).
+SPECIAL_TOKEN_NAMES = (
+    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
+)
+
+
+@dataclass(frozen=True)
+class ChatTemplateSource:
+    """Where ``chatcodec render`` gets its template: a model directory or a template file.
+
+    Attributes:
+        templates: the template text, or ``{name: template}`` for a directory with named templates.
+        special_tokens: ``{"bos_token": ..., ...}`` from the directory's ``tokenizer_config.json``.
+        origin: the path, for messages.
+    """
+
+    templates: str | dict[str, str]
+    special_tokens: dict[str, str]
+    origin: str
+
+
+def read_chat_template_source(source: str) -> ChatTemplateSource:
+    """Read a chat template from a model directory (any storage format) or a template file.
+
+    Raises:
+        OSError, ValueError: the file cannot be read; ``ChatTemplateNotFoundError`` /
+            ``ModelStorageError`` for a directory without a usable template.
+    """
+    path = Path(source)
+    if source != "-" and path.is_dir():
+        from chatcodec.model.storage import load_chat_templates
+
+        return ChatTemplateSource(load_chat_templates(path), read_special_tokens(path), source)
+    return ChatTemplateSource(read_text(source), {}, source)
+
+
+def read_special_tokens(directory: Path) -> dict[str, str]:
+    """The named special tokens of a model directory, as strings.
+
+    Read from ``tokenizer_config.json`` (a token is a string or an ``{"content": ...}`` object), then
+    ``special_tokens_map.json`` for names the config lacks. A minimal reader for the command line;
+    :mod:`chatcodec.model.config` is the full one.
+    """
+    tokens: dict[str, str] = {}
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        file = directory / name
+        if not file.is_file():
+            continue
+        data = read_json(str(file), "tokenizer configuration")
+        if not isinstance(data, dict):
+            continue
+        for key in SPECIAL_TOKEN_NAMES:
+            value = data.get(key)
+            if isinstance(value, dict):
+                value = value.get("content")
+            if isinstance(value, str) and key not in tokens:
+                tokens[key] = value
+    return tokens
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A conversation file: the messages, and the tools and documents it may carry."""
+
+    messages: list[Any]
+    tools: list[Any] | None = None
+    documents: list[Any] | None = None
+
+
+def read_conversation(source: str) -> Conversation:
+    """Read a conversation file: a list of messages, or ``{"messages", "tools"?, "documents"?}``.
+
+    Raises:
+        ValueError: the file is not JSON, or not one of the two shapes (the message names the file).
+    """
+    data = read_json(source, "conversation")
+    if isinstance(data, list):
+        return Conversation(data)
+    if isinstance(data, dict) and isinstance(data.get("messages"), list):
+        unknown = sorted(set(data) - {"messages", "tools", "documents"})
+        if unknown:
+            raise ValueError(
+                f"{source}: unknown keys {unknown} in the conversation; expected messages, tools, documents"
+            )
+        return Conversation(data["messages"], data.get("tools"), data.get("documents"))
+    raise ValueError(
+        f"{source}: a conversation file holds a list of messages, or an object with 'messages' "
+        "(and optionally 'tools' and 'documents')"
+    )
+
+
+def parse_variable(assignment: str) -> tuple[str, Any]:
+    """Parse ``--var key=value``: the value is JSON when it parses as JSON, else the string itself.
+
+    ``enable_thinking=false`` gives ``False``, ``n=3`` gives ``3``, ``name=Ada`` gives ``"Ada"``,
+    ``name='"3"'`` gives the string ``"3"``.
+
+    Raises:
+        ValueError: there is no ``=`` or the key is not a valid name.
+    """
+    key, sep, value = assignment.partition("=")
+    key = key.strip()
+    if not sep or not key.isidentifier():
+        raise ValueError(f"--var {assignment!r}: expected key=value with a template variable name as key")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value

@@ -1,0 +1,260 @@
+"""Portability lint for chat templates and response templates (SPEC §2.6).
+
+Chat templates are also rendered by Jinja engines that are not Python (minijinja, llama.cpp's,
+huggingface.js). The seed guide's advice, checked here:
+
+* ``CT001`` a Python method called on a value (``x.lower()``, ``d.items()``, ``s.strip()``): use a
+  filter (``x|lower``, ``d|items``, ``s|trim``);
+* ``CT002`` ``True`` / ``False`` / ``None``: write ``true`` / ``false`` / ``none``;
+* ``CT003`` a dict or list printed directly (``{{ tools }}``): Python's ``repr`` differs from other
+  engines; print it with ``|tojson``.
+
+Response-template regexes are checked for features other regex engines lack (RE2, JavaScript
+without flags, Rust's ``regex``):
+
+* ``RT001`` look-arounds, ``RT002`` back-references, ``RT003`` atomic groups, ``RT004`` possessive
+  quantifiers, ``RT005`` recursion.
+
+The linter never renders and never changes a template; it only reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["LintFinding", "lint_chat_template", "lint_pattern", "lint_response_template"]
+
+#: Python methods and the Jinja filter to use instead (``None``: no direct equivalent).
+PYTHON_METHODS: dict[str, str | None] = {
+    "lower": "|lower", "upper": "|upper", "title": "|title", "capitalize": "|capitalize",
+    "strip": "|trim", "lstrip": None, "rstrip": None, "split": None, "splitlines": None,
+    "startswith": None, "endswith": None, "replace": "|replace(old, new)", "format": "|format(...)",
+    "join": "|join(sep)", "find": None, "rfind": None, "index": None, "count": None,
+    "items": "|items (or |dictitems)", "keys": "|list", "values": None, "get": "x[key] with is defined",
+    "encode": None, "ljust": None, "rjust": None, "center": "|center(width)", "zfill": None,
+    "isdigit": None, "isalpha": None, "isspace": None, "casefold": "|lower", "copy": None,
+}
+
+#: Names that usually hold dicts or lists in chat templates (printing them needs ``|tojson``).
+_STRUCTURED_NAMES = frozenset({
+    "tools", "messages", "documents", "tool_calls", "arguments", "parameters", "properties", "function",
+    "tool", "tool_call", "json_schema", "schema",
+})
+
+#: Filters whose result is a string, so printing it is portable.
+_STRING_FILTERS = frozenset({
+    "tojson", "string", "join", "length", "count", "trim", "lower", "upper", "title", "capitalize", "e",
+    "escape", "safe", "replace", "format", "indent", "center", "truncate", "wordcount", "int", "float",
+    "default", "d", "first", "last", "striptags", "urlencode",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class LintFinding:
+    """One portability problem.
+
+    Attributes:
+        code: ``CT00x`` (chat template) or ``RT00x`` (response-template regex).
+        message: what is wrong and what to write instead.
+        line: the template line (chat templates), or ``None``.
+        where: the JSON path of the pattern (response templates), or ``None``.
+    """
+
+    code: str
+    message: str
+    line: int | None = None
+    where: str | None = None
+
+    def __str__(self) -> str:
+        location = f"line {self.line}" if self.line is not None else (self.where or "")
+        return f"{location}: {self.code} {self.message}"
+
+
+def lint_chat_template(source: str) -> list[LintFinding]:
+    """Report the non-portable constructs of a chat template, in line order.
+
+    Raises:
+        ChatTemplateSyntaxError: the template is not valid Jinja.
+    """
+    import jinja2
+
+    from chatcodec.chat_templates.environment import ENVIRONMENT
+    from chatcodec.chat_templates.errors import error_from_exception
+
+    try:
+        ast = ENVIRONMENT.parse(source)
+        tokens = list(ENVIRONMENT.lex(source))
+    except jinja2.TemplateSyntaxError as error:
+        raise error_from_exception(error, lineno=error.lineno, source=source) from error
+    findings = [*_method_calls(ast), *_python_literals(tokens), *_printed_structures(ast)]
+    return sorted(findings, key=lambda finding: (finding.line or 0, finding.code))
+
+
+def _method_calls(ast: Any) -> Iterator[LintFinding]:
+    from jinja2 import nodes
+
+    for call in ast.find_all(nodes.Call):
+        target = call.node
+        if isinstance(target, nodes.Getattr) and target.attr in PYTHON_METHODS:
+            if isinstance(target.node, nodes.Name) and target.node.name in ("loop", "cycler", "joiner"):
+                continue
+            instead = PYTHON_METHODS[target.attr]
+            hint = f"use {instead}" if instead else "no filter does exactly this; other engines may lack it"
+            yield LintFinding("CT001", f"Python method .{target.attr}() is not portable; {hint}", call.lineno)
+
+
+def _python_literals(tokens: list[tuple[int, str, str]]) -> Iterator[LintFinding]:
+    spelling = {"True": "true", "False": "false", "None": "none"}
+    for lineno, kind, value in tokens:
+        if kind == "name" and value in spelling:
+            yield LintFinding("CT002", f"{value} is Python spelling; write {spelling[value]}", lineno)
+
+
+def _printed_structures(ast: Any) -> Iterator[LintFinding]:
+    """Outputs of probable dicts or lists, except inside ``{% if x is string %}`` for that ``x``."""
+    from jinja2 import nodes
+
+    stack: list[tuple[Any, frozenset[str]]] = [(ast, frozenset())]
+    while stack:
+        node, strings = stack.pop()
+        if isinstance(node, nodes.If):
+            guarded = strings | _string_tests(node.test)
+            stack += [(child, guarded) for child in node.body]
+            stack += [(child, strings) for child in (*node.elif_, *node.else_)]
+            stack.append((node.test, strings))
+            continue
+        if isinstance(node, nodes.Output):
+            for expr in node.nodes:
+                skip = isinstance(expr, nodes.TemplateData) or repr(expr) in strings
+                name = None if skip else _structured(expr)
+                if name is not None:
+                    yield LintFinding("CT003", f"{name} may be a dict or list printed with Python's repr; "
+                                               f"print it with |tojson", expr.lineno)
+        stack += [(child, strings) for child in node.iter_child_nodes()]
+
+
+def _string_tests(test: Any) -> frozenset[str]:
+    """The expressions a condition proves to be strings (``x is string``, joined with ``and``)."""
+    from jinja2 import nodes
+
+    if isinstance(test, nodes.Test) and test.name == "string":
+        return frozenset({repr(test.node)})
+    if isinstance(test, nodes.And):
+        return _string_tests(test.left) | _string_tests(test.right)
+    return frozenset()
+
+
+def _structured(expr: Any) -> str | None:
+    """The name of a printed expression that is (probably) a dict or list, else ``None``."""
+    from jinja2 import nodes
+
+    if isinstance(expr, (nodes.Dict, nodes.List)):
+        return "a literal dict or list"
+    if isinstance(expr, nodes.Filter):
+        return None if expr.name in _STRING_FILTERS else _structured(expr.node)
+    if isinstance(expr, nodes.Name) and expr.name in _STRUCTURED_NAMES:
+        return f"'{expr.name}'"
+    if isinstance(expr, nodes.Getattr) and expr.attr in _STRUCTURED_NAMES:
+        return f"'.{expr.attr}'"
+    if isinstance(expr, nodes.Getitem) and isinstance(expr.arg, nodes.Const) \
+            and expr.arg.value in _STRUCTURED_NAMES:
+        return f"'[{expr.arg.value!r}]'"
+    return None
+
+
+# --- response-template regexes -----------------------------------------------------------------
+
+_PATTERN_KEYS = ("open_pattern", "close_pattern")
+
+
+def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
+    """Report regex features of a response template's patterns that other engines lack.
+
+    Args:
+        template: the response template as a JSON object (not validated here).
+    """
+    findings: list[LintFinding] = []
+    if isinstance(template.get("start_anchor_pattern"), str):
+        findings += lint_pattern(template["start_anchor_pattern"], "start_anchor_pattern")
+    fields = template.get("fields")
+    for name, spec in (fields.items() if isinstance(fields, Mapping) else ()):
+        if not isinstance(spec, Mapping):
+            continue
+        for key in _PATTERN_KEYS:
+            if isinstance(spec.get(key), str):
+                findings += lint_pattern(spec[key], f"fields.{name}.{key}")
+        args = spec.get("content_args")
+        if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
+            findings += lint_pattern(args["tag_pattern"], f"fields.{name}.content_args.tag_pattern")
+    return findings
+
+
+def lint_pattern(pattern: str, where: str) -> list[LintFinding]:
+    """Report the non-portable regex features of one pattern (``where`` names it in findings)."""
+    findings = []
+    for code, message in _scan_pattern(pattern):
+        findings.append(LintFinding(code, f"{message} in {pattern!r}", where=where))
+    return findings
+
+
+_GROUP_PREFIXES = (
+    ("(?<=", "RT001", "look-behind (?<=...)"), ("(?<!", "RT001", "negative look-behind (?<!...)"),
+    ("(?=", "RT001", "look-ahead (?=...)"), ("(?!", "RT001", "negative look-ahead (?!...)"),
+    ("(?>", "RT003", "atomic group (?>...)"), ("(?P=", "RT002", "named back-reference (?P=name)"),
+    ("(?P>", "RT005", "recursion (?P>name)"), ("(?&", "RT005", "recursion (?&name)"),
+    ("(?R)", "RT005", "recursion (?R)"),
+)
+
+
+def _scan_pattern(pattern: str) -> Iterator[tuple[str, str]]:
+    """Walk a regex, skipping escapes and character classes, and yield (code, message) findings."""
+    position = 0
+    after_quantifier = False
+    while position < len(pattern):
+        char = pattern[position]
+        if char == "\\":
+            escape = pattern[position + 1: position + 2]
+            if escape.isdigit() and escape != "0":
+                yield "RT002", f"back-reference \\{escape}"
+            elif escape in ("g", "k") and pattern[position + 2: position + 3] in ("<", "{", "'"):
+                yield "RT002", f"back-reference \\{escape}<name>"
+            position += 2
+            after_quantifier = False
+            continue
+        if char == "[":
+            position = _skip_class(pattern, position)
+            after_quantifier = False
+            continue
+        if char == "(":
+            for prefix, code, message in _GROUP_PREFIXES:
+                if pattern.startswith(prefix, position):
+                    yield code, message
+                    break
+            else:
+                if pattern.startswith("(?", position) and pattern[position + 2: position + 3].isdigit():
+                    yield "RT005", "recursion (?N)"
+        quantifier = char in "*+?}" and not (char == "?" and pattern[position - 1: position] == "(")
+        if char == "+" and after_quantifier:
+            yield "RT004", "possessive quantifier (X*+, X++, X?+, X{n}+)"
+            quantifier = False
+        after_quantifier = quantifier
+        position += 1
+
+
+def _skip_class(pattern: str, start: int) -> int:
+    """The position just after the character class that starts at ``start``."""
+    position = start + 1
+    if pattern[position: position + 1] == "^":
+        position += 1
+    if pattern[position: position + 1] == "]":
+        position += 1
+    while position < len(pattern):
+        if pattern[position] == "\\":
+            position += 2
+            continue
+        if pattern[position] == "]":
+            return position + 1
+        position += 1
+    return position

@@ -1,0 +1,76 @@
+"""``chatcodec lint``: report portability problems in chat templates and response templates.
+
+Each finding is one line on stdout, ``PATH[:NAME]:LINE: CODE message`` (chat templates) or
+``PATH: CODE message`` with the pattern's JSON path (response templates). Exit status: 0 when
+nothing was found, 1 when something was (or an input could not be read).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare the arguments of ``chatcodec lint``."""
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="a chat template file, a response template (.json), or a model directory "
+                             "(its chat templates and the response_template of tokenizer_config.json)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Lint every path and print the findings."""
+    from chatcodec.analysis.lint import lint_chat_template, lint_response_template
+    from chatcodec.cli.io import read_json, read_text
+
+    lines: list[str] = []
+    for path in args.paths:
+        for label, kind, content in _inputs(path, read_text, read_json):
+            if kind == "chat":
+                lines += [f"{label}:{finding.line}: {finding.code} {finding.message}"
+                          for finding in lint_chat_template(content)]
+            else:
+                lines += [f"{label}: {finding.code} {finding.where}: {finding.message}"
+                          for finding in lint_response_template(content)]
+    for line in lines:
+        print(line)
+    return 1 if lines else 0
+
+
+def _inputs(path: str, read_text: Any, read_json: Any) -> list[tuple[str, str, Any]]:
+    """``(label, "chat" | "response", content)`` for each template found at ``path``."""
+    directory = Path(path)
+    if directory.is_dir():
+        from chatcodec.model.storage import load_chat_templates
+
+        templates = load_chat_templates(directory)
+        named = {"default": templates} if isinstance(templates, str) else templates
+        found: list[tuple[str, str, Any]] = [
+            (f"{path}[{name}]", "chat", text) for name, text in named.items()
+        ]
+        config = directory / "tokenizer_config.json"
+        if config.is_file():
+            response = read_json(str(config), "tokenizer configuration").get("response_template")
+            if isinstance(response, dict):
+                found.append((f"{config}[response_template]", "response", response))
+        return found
+    if path.endswith(".json"):
+        template = read_json(path, "response template")
+        if not isinstance(template, dict):
+            raise ValueError(f"{path}: a response template is a JSON object")
+        return [(path, "response", template)]
+    text = read_text(path)
+    if path != "-" and text.lstrip().startswith("{") and _is_json_object(text):
+        return [(path, "response", json.loads(text))]
+    return [(path, "chat", text)]
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False

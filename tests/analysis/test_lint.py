@@ -1,0 +1,166 @@
+"""The portability linter: chat-template constructs and response-template regex features."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatcodec.analysis.lint import LintFinding, lint_chat_template, lint_pattern, lint_response_template
+from chatcodec.chat_templates.errors import ChatTemplateSyntaxError
+from tests.conftest import corpus_path, load_json
+
+
+def codes(source: str) -> list[tuple[int | None, str]]:
+    return [(finding.line, finding.code) for finding in lint_chat_template(source)]
+
+
+class TestChatTemplates:
+    def test_portable_template_is_clean(self) -> None:
+        source = (
+            "{%- for m in messages %}<|{{ m.role }}|>{{ m.content|trim }}{% if m.tool_calls is defined %}"
+            "{{ m.tool_calls|tojson }}{% endif %}{% endfor %}"
+            "{% if add_generation_prompt is true %}<|a|>{% endif %}"
+        )
+        assert lint_chat_template(source) == []
+
+    @pytest.mark.parametrize(
+        ("call", "hint"),
+        [
+            ("x.lower()", "use |lower"),
+            ("x.strip()", "use |trim"),
+            ("d.items()", "use |items (or |dictitems)"),
+            ("x.startswith('a')", "no filter does exactly this; other engines may lack it"),
+            ("d.get('k')", "use x[key] with is defined"),
+        ],
+    )
+    def test_python_methods(self, call: str, hint: str) -> None:
+        findings = lint_chat_template(f"\n{{{{ {call} }}}}")
+        assert findings == [
+            LintFinding(
+                "CT001", f"Python method .{call.split('.')[1].split('(')[0]}() is not portable; {hint}", 2
+            )
+        ]
+
+    def test_jinja_objects_methods_are_not_python_methods(self) -> None:
+        source = "{% set c = cycler('a') %}{{ c.next() }}"
+        source += "{% for m in messages %}{{ loop.cycle('x', 'y') }}{% endfor %}"
+        assert codes(source) == []
+
+    def test_python_literals(self) -> None:
+        source = "{% if x == True %}\n{% set y = None %}{{ False }}{% endif %}\n{{ 'True' }}{{ true }}"
+        assert codes(source) == [(1, "CT002"), (2, "CT002"), (2, "CT002")]
+        assert str(lint_chat_template("{{ None }}")[0]) == "line 1: CT002 None is Python spelling; write none"
+
+    @pytest.mark.parametrize(
+        "expression",
+        ["tools", "message.tool_calls", "tool_call['arguments']", "{'a': 1}", "[1, 2]", "tools|list"],
+    )
+    def test_printed_structures(self, expression: str) -> None:
+        assert codes(f"{{{{ {expression} }}}}") == [(1, "CT003")]
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ tools|tojson }}",
+            "{{ tools|length }}",
+            "{{ message.content }}",
+            "{% if tool_call.arguments is string %}{{ tool_call.arguments }}{% endif %}",
+        ],
+        ids=["tojson", "length", "content", "guarded-by-is-string"],
+    )
+    def test_portable_prints(self, source: str) -> None:
+        assert codes(source) == []
+
+    def test_string_guard_does_not_cover_the_else_branch(self) -> None:
+        source = "{% if args is string %}{{ args }}{% else %}{{ arguments }}{% endif %}"
+        assert codes(source) == [(1, "CT003")]
+
+    def test_syntax_errors(self) -> None:
+        with pytest.raises(ChatTemplateSyntaxError):
+            lint_chat_template("{% if %}")
+
+    @pytest.mark.parametrize(
+        "entry", load_json("chat_templates", "MANIFEST.json"), ids=lambda entry: entry["file"]
+    )
+    def test_corpus_python_methods_are_reported(self, entry: dict[str, Any]) -> None:
+        """Every Python method the corpus manifest lists for a template is reported (and no other)."""
+        source = corpus_path("chat_templates", entry["file"]).read_text(encoding="utf-8")
+        reported = {
+            finding.message.split(".")[1].split("(")[0]
+            for finding in lint_chat_template(source)
+            if finding.code == "CT001"
+        }
+        assert reported == set(entry["python_methods"])
+
+
+class TestPatterns:
+    @pytest.mark.parametrize(
+        ("pattern", "code"),
+        [
+            (r"(?=<tool_call>)", "RT001"),
+            (r"(?!x)a", "RT001"),
+            (r"(?<=a)b", "RT001"),
+            (r"(?<!a)b", "RT001"),
+            (r"(a)\1", "RT002"),
+            (r"(?P<q>['\"]).*?(?P=q)", "RT002"),
+            (r"(?P<q>a)\g<q>", "RT002"),
+            (r"(?>a+)b", "RT003"),
+            (r"a*+b", "RT004"),
+            (r"a++b", "RT004"),
+            (r"a?+b", "RT004"),
+            (r"a{2,3}+b", "RT004"),
+            (r"\((?R)?\)", "RT005"),
+            (r"(a(?1)?b)", "RT005"),
+            (r"(?P<x>a(?&x)?)", "RT005"),
+        ],
+    )
+    def test_features(self, pattern: str, code: str) -> None:
+        assert [finding.code for finding in lint_pattern(pattern, "p")] == [code]
+
+    @pytest.mark.parametrize(
+        "pattern",
+        [
+            r"<tool_call>\s*(?P<json>\{.*?\})\s*</tool_call>",
+            r"a+?b*?c??",
+            r"[(?=][*+]+\(\?=\)\\1",
+            r"(?:x|y)+(?i:z)",
+            r"\0\d+",
+            r"[]a]+",
+        ],
+        ids=[
+            "named-groups",
+            "lazy",
+            "escaped-and-classes",
+            "non-capturing",
+            "octal-and-digit-class",
+            "bracket-class",
+        ],
+    )
+    def test_portable_patterns(self, pattern: str) -> None:
+        assert lint_pattern(pattern, "p") == []
+
+    def test_response_template_paths(self) -> None:
+        template = {
+            "start_anchor_pattern": r"(?<=assistant)",
+            "fields": {
+                "content": {},
+                "tool_calls": {
+                    "open_pattern": r"<call (?P<name>\w+)>",
+                    "close_pattern": r"(?=</call>)",
+                    "content": "xml-inline",
+                    "content_args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>"},
+                    "transform": {"name": "{name}"},
+                },
+            },
+        }
+        findings = lint_response_template(template)
+        assert [(finding.where, finding.code) for finding in findings] == [
+            ("start_anchor_pattern", "RT001"),
+            ("fields.tool_calls.close_pattern", "RT001"),
+            ("fields.tool_calls.content_args.tag_pattern", "RT002"),
+        ]
+        assert str(findings[0]) == "start_anchor_pattern: RT001 look-behind (?<=...) in '(?<=assistant)'"
+
+    def test_literal_templates_have_no_patterns(self) -> None:
+        assert lint_response_template({"start_anchor": "<a>", "fields": {"content": {"open": "x"}}}) == []

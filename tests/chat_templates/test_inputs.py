@@ -1,0 +1,249 @@
+"""Input preparation: plain-data rebuild, None-dropping, reasoning aliases, tools and documents."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import sys
+import types
+from typing import Any
+
+import pytest
+
+from chatcodec.chat_templates.inputs import (
+    ConversationError,
+    alias_reasoning,
+    plain_template_data,
+    prepare_documents,
+    prepare_messages,
+    prepare_tools,
+)
+from chatcodec.chat_templates.render import render_chat_template
+
+
+class Role(str, enum.Enum):
+    USER = "user"
+
+
+class Count(enum.IntEnum):
+    ONE = 1
+
+
+class Shade(enum.Enum):
+    DARK = "dark"
+
+
+@dataclasses.dataclass
+class Block:
+    type: str
+    text: str
+
+
+class Model:
+    """Looks like a pydantic model: has ``model_dump``."""
+
+    def model_dump(self) -> dict[str, Any]:
+        return {"role": "user", "content": "from a model"}
+
+
+class TestPlainData:
+    def test_plain_values_are_copied(self) -> None:
+        value = {"a": [1, 2.5, "x", True, None, {"b": (1, 2)}]}
+        copy = plain_template_data(value)
+        assert copy == value
+        assert copy is not value
+        assert copy["a"] is not value["a"]
+        assert copy["a"][5]["b"] == (1, 2)
+
+    def test_subclasses_become_their_base_type(self) -> None:
+        copy = plain_template_data({"role": Role.USER, "n": Count.ONE})
+        assert copy == {"role": "user", "n": 1}
+        assert type(copy["role"]) is str
+        assert type(copy["n"]) is int
+
+    def test_plain_enum_becomes_its_value(self) -> None:
+        # reference: "<Shade>" (the value is lost)
+        assert plain_template_data({"shade": Shade.DARK}) == {"shade": "dark"}
+
+    def test_dataclasses_and_models_become_dicts(self) -> None:
+        assert plain_template_data([Block("text", "hi"), Model()]) == [
+            {"type": "text", "text": "hi"},
+            {"role": "user", "content": "from a model"},
+        ]
+
+    def test_anything_else_is_a_placeholder(self) -> None:
+        assert plain_template_data({"image": object(), "data": b"x", "ids": {1, 2}, "fn": len}) == {
+            "image": "<object>",
+            "data": "<bytes>",
+            "ids": "<set>",
+            "fn": "<builtin_function_or_method>",
+        }
+
+    def test_mapping_keys_are_rebuilt(self) -> None:
+        assert plain_template_data(types.MappingProxyType({Role.USER: 1})) == {"user": 1}
+
+    def test_numpy_scalars_use_their_python_value(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        class Generic:
+            def __init__(self, value: Any) -> None:
+                self.value = value
+
+            def item(self) -> Any:
+                return self.value
+
+        monkeypatch.setitem(sys.modules, "numpy", types.SimpleNamespace(generic=Generic))
+        assert plain_template_data({"flag": Generic(False), "n": Generic(3)}) == {"flag": False, "n": 3}
+
+
+class TestMessages:
+    def test_none_values_are_dropped(self) -> None:
+        messages = [{"role": "assistant", "content": None, "tool_calls": [{"id": None}]}]
+        assert prepare_messages(messages) == [{"role": "assistant", "tool_calls": [{"id": None}]}]
+
+    def test_dataclass_and_model_messages(self) -> None:
+        @dataclasses.dataclass
+        class Message:
+            role: str
+            content: str | None
+
+        assert prepare_messages([Message("user", "hi"), Message("assistant", None), Model()]) == [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant"},
+            {"role": "user", "content": "from a model"},
+        ]
+
+    def test_multimodal_content_lists_are_kept(self) -> None:
+        content = [{"type": "image", "url": "https://x/cat.png"}, Block("text", "What is it?")]
+        assert prepare_messages([{"role": "user", "content": content}]) == [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "url": "https://x/cat.png"},
+                    {"type": "text", "text": "What is it?"},
+                ],
+            }
+        ]
+
+    @pytest.mark.parametrize(
+        ("messages", "message"),
+        [
+            ([], "empty conversation"),
+            ("hello", "expected a list of message dicts, got str"),
+            ({"role": "user"}, "expected a list of message dicts, got dict"),
+            (["hello"], r"messages\[0\]: chat messages should be dicts"),
+            ([{"role": "user"}, 3], r"messages\[1\]: chat messages should be dicts"),
+        ],
+        ids=["empty", "string", "dict", "string-message", "number-message"],
+    )
+    def test_unusable_conversations(self, messages: Any, message: str) -> None:
+        with pytest.raises(ConversationError, match=message) as caught:
+            prepare_messages(messages)
+        assert isinstance(caught.value, ValueError)
+        assert isinstance(caught.value, TypeError)
+
+
+class TestReasoningAliases:
+    @pytest.mark.parametrize(
+        ("given", "expected"),
+        [
+            ({"reasoning_content": "r"}, {"reasoning_content": "r", "thinking": "r"}),
+            ({"thinking": "t"}, {"reasoning_content": "t", "thinking": "t"}),
+            ({"reasoning": "x"}, {"reasoning": "x", "reasoning_content": "x", "thinking": "x"}),
+            ({"reasoning_content": "r", "thinking": "t"}, {"reasoning_content": "r", "thinking": "t"}),
+            ({"reasoning_content": ""}, {"reasoning_content": "", "thinking": ""}),
+            ({"content": "c"}, {"content": "c"}),
+        ],
+        ids=["reasoning_content", "thinking", "reasoning", "both-kept", "only-empty", "none"],
+    )
+    def test_aliases(self, given: dict[str, Any], expected: dict[str, Any]) -> None:
+        assert alias_reasoning(dict(given)) == expected
+
+    @pytest.mark.parametrize(
+        ("given", "expected"),
+        [
+            ({"reasoning_content": "", "thinking": "t"}, {"reasoning_content": "t", "thinking": "t"}),
+            (
+                {"reasoning_content": "", "reasoning": "x"},
+                {"reasoning_content": "x", "thinking": "x", "reasoning": "x"},
+            ),
+            (
+                {"thinking": "", "reasoning": "x"},
+                {"reasoning_content": "x", "thinking": "x", "reasoning": "x"},
+            ),
+        ],
+        ids=["empty-rc-thinking", "empty-rc-reasoning", "empty-thinking-reasoning"],
+    )
+    def test_an_empty_string_never_hides_a_non_empty_alias(
+        self, given: dict[str, Any], expected: dict[str, Any]
+    ) -> None:
+        # reference: the first non-None value wins, so reasoning_content stays "" here
+        assert alias_reasoning(dict(given)) == expected
+
+    def test_none_reasoning_is_dropped_before_aliasing(self) -> None:
+        assert prepare_messages([{"role": "assistant", "reasoning_content": None, "thinking": "t"}]) == [
+            {"role": "assistant", "thinking": "t", "reasoning_content": "t"}
+        ]
+
+    def test_templates_see_both_names(self) -> None:
+        out = render_chat_template(
+            "{{ messages[0].reasoning_content }}|{{ messages[0].thinking }}",
+            [{"role": "assistant", "reasoning": "because", "content": "x"}],
+        )
+        assert out == "because|because"
+
+
+def weather(city: str) -> str:
+    """Get the weather.
+
+    Args:
+        city: the city
+    """
+    return city
+
+
+class TestToolsAndDocuments:
+    def test_functions_become_schemas(self) -> None:
+        schema = {"type": "function", "function": {"name": "x", "parameters": {}}}
+        assert prepare_tools([schema, weather]) == [
+            schema,
+            {
+                "type": "function",
+                "function": {
+                    "name": "weather",
+                    "description": "Get the weather.",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"city": {"type": "string", "description": "the city"}},
+                        "required": ["city"],
+                    },
+                    "return": {"type": "string"},
+                },
+            },
+        ]
+
+    def test_none_stays_none(self) -> None:
+        assert prepare_tools(None) is None
+        assert prepare_documents(None) is None
+
+    def test_tools_must_be_a_list(self) -> None:
+        with pytest.raises(ConversationError, match="tools: expected a list"):
+            prepare_tools({"type": "function"})  # type: ignore[arg-type]
+
+    def test_a_tool_of_the_wrong_kind(self) -> None:
+        with pytest.raises(TypeError, match="expected a JSON schema dict or a Python function"):
+            prepare_tools(["weather"])  # type: ignore[list-item]
+
+    def test_documents(self) -> None:
+        documents = [{"title": "T", "text": "body", "score": Count.ONE}]
+        assert prepare_documents(documents) == [{"title": "T", "text": "body", "score": 1}]
+        with pytest.raises(ConversationError, match=r"documents\[1\]: documents should be a list of dicts"):
+            prepare_documents([{"title": "T"}, "text"])
+        with pytest.raises(ConversationError, match="documents: expected a list of dicts"):
+            prepare_documents("text")  # type: ignore[arg-type]
+
+    def test_templates_receive_tools_as_schemas(self) -> None:
+        out = render_chat_template(
+            "{% for t in tools %}{{ t.function.name }}:{{ t.function.parameters.required|join }}{% endfor %}",
+            [{"role": "user", "content": "hi"}],
+            tools=[weather],
+        )
+        assert out == "weather:city"

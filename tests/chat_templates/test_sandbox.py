@@ -1,0 +1,368 @@
+"""The sandbox: known escapes are refused, and resource limits stop runaway templates with a clear error.
+
+One class per concern, in the shape of Jinja's own ``test_security.py``. Limits are tested with
+their constants lowered (monkeypatch), so the tests stay fast.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from typing import Any
+
+import jinja2
+import pytest
+
+from chatcodec.chat_templates import limits
+from chatcodec.chat_templates.errors import (
+    ChatTemplateError,
+    ChatTemplateLimitError,
+    ChatTemplateOverflowError,
+    ChatTemplateSecurityError,
+    ChatTemplateUndefinedError,
+)
+from chatcodec.chat_templates.render import render_chat_template
+
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def render(source: str, **variables: Any) -> str:
+    return render_chat_template(source, MESSAGES, **variables)
+
+
+def assert_refused(source: str) -> None:
+    """The template cannot get hold of the object: it raises a sandbox or undefined error."""
+    with pytest.raises((ChatTemplateSecurityError, ChatTemplateUndefinedError)) as caught:
+        render(source)
+    assert isinstance(caught.value, jinja2.TemplateError)
+
+
+class TestAttributeWalks:
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ ''.__class__.__mro__ }}",
+            "{{ messages.__class__.__base__ }}",
+            "{{ raise_exception.__globals__.os }}",
+            "{{ strftime_now.__globals__['__builtins__'] }}",
+            "{{ cycler.__init__.__globals__ }}",
+            "{{ namespace.__init__.__globals__ }}",
+            "{{ dict.__class__.__subclasses__() }}",
+            "{{ messages[0].__class__.__subclasses__() }}",
+            "{{ (1).__class__.__base__.__subclasses__() }}",
+            "{{ lipsum.__globals__.os.popen('id').read() }}",
+        ],
+    )
+    def test_dunder_walks_raise_security_error(self, source: str) -> None:
+        with pytest.raises(ChatTemplateSecurityError, match="is unsafe") as caught:
+            render(source)
+        assert isinstance(caught.value, jinja2.exceptions.SecurityError)
+
+    @pytest.mark.parametrize(
+        "source", ["{{ ''.__class__ }}", "{{ messages.__class__ }}", "{{ lipsum.__globals__ }}"]
+    )
+    def test_printing_an_unsafe_attribute_prints_nothing(self, source: str) -> None:
+        # the reference's behaviour: an unsafe attribute is an undefined that prints as ""
+        assert render(source + "|end") == "|end"
+
+    def test_missing_dunders_are_undefined_errors(self) -> None:
+        with pytest.raises(ChatTemplateUndefinedError, match="has no attribute '__self__'"):
+            render("{{ range.__self__.__import__('os') }}")
+
+    def test_private_attributes_are_undefined(self) -> None:
+        assert render("{{ messages._x is defined }}") == "False"
+
+    def test_code_objects_are_unreachable(self) -> None:
+        with pytest.raises(ChatTemplateSecurityError):
+            render("{{ raise_exception.__code__.co_consts }}")
+
+
+class TestAttrFilter:
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ (messages|attr('__class__')).__mro__ }}",
+            "{{ (''|attr('__class__')|attr('__mro__'))[1] }}",
+            "{{ (raise_exception|attr('__globals__'))['os'] }}",
+        ],
+    )
+    def test_attr_cannot_reach_dunders(self, source: str) -> None:
+        assert_refused(source)
+
+    def test_attr_on_a_dunder_prints_nothing(self) -> None:
+        assert render("{{ messages|attr('__class__') }}|") == "|"
+
+    def test_attr_still_reads_ordinary_attributes(self) -> None:
+        assert render("{{ (namespace(a=1)|attr('a')) }}") == "1"
+
+
+class TestStrFormat:
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ '{0.__class__.__mro__}'.format(messages) }}",
+            "{{ '{m.__class__.__base__}'.format_map({'m': messages}) }}",
+        ],
+    )
+    def test_format_cannot_walk_attributes(self, source: str) -> None:
+        assert_refused(source)
+
+    @pytest.mark.parametrize(
+        "source",
+        ["{{ '[{0.__class__}]'.format(messages) }}", "{{ '[{0.__globals__}]'.format(raise_exception) }}"],
+    )
+    def test_format_of_a_dunder_prints_nothing(self, source: str) -> None:
+        assert render(source) == "[]"
+
+    def test_format_still_works(self) -> None:
+        assert render("{{ '{}-{:>4}-{x}'.format('a', 7, x=messages[0].role) }}") == "a-   7-user"
+        assert render("{{ '{a}'.format_map({'a': 1}) }}") == "1"
+
+    def test_percent_format_still_works(self) -> None:
+        assert render("{{ '%s=%03d' % ('n', 7) }}{{ '%s'|format('x') }}") == "n=007x"
+
+
+class TestNamespaceAndDict:
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{% set ns = namespace(_x=1) %}",
+            "{% set ns = namespace() %}{% set ns._private = 1 %}",
+            "{% set ns = namespace() %}{% set ns.__class__ = 1 %}",
+            "{{ namespace(**{'__init__': 1}) }}",
+        ],
+    )
+    def test_namespace_refuses_underscore_names(self, source: str) -> None:
+        with pytest.raises(ChatTemplateSecurityError, match="underscore-prefixed attributes"):
+            render(source)
+
+    @pytest.mark.parametrize("attribute", ["__dict__", "_Namespace__attrs", "__class__.__init__"])
+    def test_namespace_internals_are_unreachable(self, attribute: str) -> None:
+        assert_refused(f"{{% set ns = namespace(a=1) %}}{{{{ ns.{attribute}.items() }}}}")
+
+    def test_namespace_still_works(self) -> None:
+        source = (
+            "{% set ns = namespace(n=0) %}{% for m in messages %}{% set ns.n = ns.n + 1 %}{% endfor %}"
+            "{{ ns.n }}"
+        )
+        assert render(source) == "1"
+
+    def test_dict_global_builds_dicts_only(self) -> None:
+        assert (
+            render("{{ dict(a=1, b=2)|tojson }}{{ dict.fromkeys(['x'], 0)|tojson }}")
+            == '{"a": 1, "b": 2}{"x": 0}'
+        )
+        with pytest.raises(ChatTemplateSecurityError):
+            render("{{ dict.__call__.__globals__ }}")
+        assert render("{{ dict.items is defined }}") == "False"
+
+    def test_dict_dunders_on_data(self) -> None:
+        with pytest.raises(ChatTemplateSecurityError):
+            render("{{ messages[0].__class__.__dict__ }}")
+
+
+class TestMutation:
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ messages.append({'role': 'x'}) }}",
+            "{{ messages.pop() }}",
+            "{{ messages.clear() }}",
+            "{{ messages[0].update({'content': 'changed'}) }}",
+            "{{ messages[0].pop('content') }}",
+            "{{ messages[0].setdefault('x', 1) }}",
+            "{{ tools.extend([1]) }}",
+        ],
+    )
+    def test_mutating_methods_are_refused(self, source: str) -> None:
+        with pytest.raises(ChatTemplateSecurityError, match="is unsafe"):
+            render(source, tools=[])
+
+    def test_callers_objects_are_never_handed_to_the_template(self) -> None:
+        messages = [{"role": "user", "content": "hi", "meta": {"k": [1, 2]}}]
+        tools = [{"type": "function", "function": {"name": "f"}}]
+        render_chat_template(
+            "{% set ns = namespace(m=messages[0]) %}{% set ns.m = 1 %}{{ messages[0].meta.k|join }}",
+            messages,
+            tools=tools,
+        )
+        assert messages == [{"role": "user", "content": "hi", "meta": {"k": [1, 2]}}]
+        assert tools == [{"type": "function", "function": {"name": "f"}}]
+
+    def test_rich_objects_become_inert_placeholders(self) -> None:
+        class Secret:
+            def delete_everything(self) -> str:
+                return "deleted"
+
+        out = render_chat_template(
+            "{% set image = messages[0].content[0].image %}"
+            "{{ image }}|{{ image.delete_everything is defined }}",
+            [{"role": "user", "content": [{"type": "image", "image": Secret()}]}],
+        )
+        assert out == "<Secret>|False"
+
+
+@pytest.fixture
+def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "MAX_TEMPLATE_STEPS", 20_000)
+    monkeypatch.setattr(limits, "MAX_STRING_LENGTH", 10_000)
+    monkeypatch.setattr(limits, "MAX_LIST_LENGTH", 1_000)
+    monkeypatch.setattr(limits, "MAX_OUTPUT_LENGTH", 50_000)
+    monkeypatch.setattr(limits, "MAX_FORMAT_WIDTH", 100)
+    monkeypatch.setattr(limits, "MAX_INT_BITS", 1_000)
+
+
+def _limit(source: str, limit: str) -> ChatTemplateLimitError:
+    with pytest.raises(ChatTemplateLimitError) as caught:
+        render(source)
+    error = caught.value
+    assert error.limit == limit
+    if limit == "recursion limit":
+        assert error.value == sys.getrecursionlimit()
+    else:
+        assert error.value == getattr(limits, limit)
+    assert f"exceeds {limit} ({error.value:,})" in str(error)
+    # the output limit is checked between pieces of output, outside any template line
+    assert error.lineno == (None if limit == "MAX_OUTPUT_LENGTH" else 1)
+    return error
+
+
+@pytest.mark.usefixtures("small_limits")
+class TestLimits:
+    def test_huge_range_is_jinjas_overflow_error(self) -> None:
+        with pytest.raises(ChatTemplateOverflowError, match="MAX_RANGE"):
+            render("{{ range(100001)|list|length }}")
+
+    @pytest.mark.parametrize(
+        "source", ["{{ 'ab' * 6000 }}", "{{ 6000 * 'ab' }}", "{% set n = 6000 %}{{ ('a' ~ 'b') * n }}"]
+    )
+    def test_string_repetition(self, source: str) -> None:
+        _limit(source, "MAX_STRING_LENGTH")
+
+    def test_list_repetition(self) -> None:
+        _limit("{{ ([1, 2] * 600)|length }}", "MAX_LIST_LENGTH")
+
+    @pytest.mark.parametrize(
+        ("operator", "limit"),
+        [("+", "MAX_STRING_LENGTH"), ("~", "MAX_STRING_LENGTH")],
+    )
+    def test_doubling_a_string(self, operator: str, limit: str) -> None:
+        source = (
+            "{% set ns = namespace(s='xxxxxxxxxx') %}{% for i in range(40) %}"
+            f"{{% set ns.s = ns.s {operator} ns.s %}}{{% endfor %}}{{{{ ns.s|length }}}}"
+        )
+        _limit(source, limit)
+
+    def test_unrolled_doubling(self) -> None:
+        chain = "".join(f"{{% set s{i + 1} = s{i} + s{i} %}}" for i in range(20))
+        _limit("{% set s0 = 'x' %}" + chain, "MAX_STRING_LENGTH")
+
+    def test_doubling_a_list(self) -> None:
+        source = (
+            "{% set ns = namespace(l=[1]) %}{% for i in range(40) %}{% set ns.l = ns.l + ns.l %}{% endfor %}"
+        )
+        _limit(source, "MAX_LIST_LENGTH")
+
+    def test_buffered_output(self) -> None:
+        source = (
+            "{% set big = 'x' * 5000 %}{% set out %}{% for i in range(10) %}{{ big }}{% endfor %}{% endset %}"
+        )
+        _limit(source, "MAX_STRING_LENGTH")
+
+    def test_macro_output(self) -> None:
+        source = "{% macro m(s) %}{% for i in range(10) %}{{ s }}{% endfor %}{% endmacro %}"
+        source += "{{ m('x' * 5000)|length }}"
+        _limit(source, "MAX_STRING_LENGTH")
+
+    def test_output_size(self) -> None:
+        _limit("{% set big = 'x' * 9000 %}{% for i in range(10) %}{{ big }}{% endfor %}", "MAX_OUTPUT_LENGTH")
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{% for a in range(1000) %}{% for b in range(1000) %}{% endfor %}{% endfor %}",
+            "{% set l = range(300)|list %}{% for a in l %}{% for b in l %}{% endfor %}{% endfor %}",
+            "{% for a in range(300)|map('string') %}{% for b in range(300)|map('string') %}"
+            "{% endfor %}{% endfor %}",
+            "{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(30) }}",
+        ],
+        ids=["nested-range", "nested-list", "nested-generators", "exponential-recursion"],
+    )
+    def test_steps(self, source: str) -> None:
+        _limit(source, "MAX_TEMPLATE_STEPS")
+
+    def test_time(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(limits, "MAX_TEMPLATE_STEPS", 10**12)
+        monkeypatch.setattr(limits, "MAX_RENDER_SECONDS", 0.0)
+        _limit("{% for a in range(1000) %}{{ a }}{% endfor %}", "MAX_RENDER_SECONDS")
+
+    def test_deep_recursion(self) -> None:
+        error = _limit("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", "recursion limit")
+        assert "recurses too deeply" in str(error)
+
+    def test_recursive_loop(self) -> None:
+        _limit("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}", "recursion limit")
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ '%500d' % 1 }}",
+            "{{ '%*d' % (500, 1) }}",
+            "{{ '%500s'|format('x') }}",
+            "{{ '{:>500}'.format('x') }}",
+            "{{ '{:>{w}}'.format('x', w=500) }}",
+            "{{ 'x'.ljust(500) }}",
+            "{{ 'x'.rjust(500) }}",
+            "{{ 'x'.center(500) }}",
+            "{{ 'x'.zfill(500) }}",
+            "{{ '\\tx'.expandtabs(500) }}",
+            "{{ 'x'|center(500) }}",
+            "{{ 'a\\nb'|indent(500) }}",
+            "{{ messages|tojson(indent=500) }}",
+        ],
+    )
+    def test_widths(self, source: str) -> None:
+        _limit(source, "MAX_FORMAT_WIDTH")
+
+    def test_integer_power(self) -> None:
+        _limit("{{ 2 ** 5000 }}", "MAX_INT_BITS")
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ ('x' * 2000)|replace('x', 'yyyyyyyy') }}",
+            "{{ ('x' * 2000).replace('', 'yyyyyy') }}",
+            "{{ (['x' * 5000] * 3)|join }}",
+            "{{ ''.join(['x' * 5000] * 3) }}",
+            "{{ lipsum(n=100, min=20, max=100) }}",
+        ],
+    )
+    def test_growing_filters_and_methods(self, source: str) -> None:
+        _limit(source, "MAX_STRING_LENGTH")
+
+    @pytest.mark.parametrize("source", ["{{ [1]|batch(5000, 0)|list }}", "{{ [1]|slice(5000)|list }}"])
+    def test_batch_and_slice(self, source: str) -> None:
+        _limit(source, "MAX_LIST_LENGTH")
+
+    def test_within_the_limits_everything_renders(self) -> None:
+        source = (
+            "{% set ns = namespace(s='') %}{% for i in range(100) %}{% set ns.s = ns.s + 'ab' %}{% endfor %}"
+            "{{ ns.s|length }} {{ '%5d' % 3 }} {{ 'x'.ljust(3) }}| {{ 2 ** 10 }} {{ ([1] * 3)|length }}"
+        )
+        assert render(source) == "200     3 x  | 1024 3"
+
+    def test_limit_errors_are_template_errors(self) -> None:
+        error = _limit("{{ 'ab' * 6000 }}", "MAX_STRING_LENGTH")
+        assert isinstance(error, ChatTemplateError)
+        assert isinstance(error, jinja2.TemplateError)
+        assert "raise chatcodec.chat_templates.limits.MAX_STRING_LENGTH" in str(error)
+
+    def test_steps_are_counted_per_render(self) -> None:
+        source = "{% for a in range(100) %}{% for b in range(100) %}{% endfor %}{% endfor %}"
+        for _ in range(5):  # 10,100 steps each: fine every time, never accumulated across renders
+            assert render(source) == ""
+
+
+def test_strftime_now_reads_the_render_clock() -> None:
+    moment = datetime.datetime(2026, 1, 15, 12, 0, 0)
+    assert render("{{ strftime_now('%Y-%m-%d %H:%M') }}", now=moment) == "2026-01-15 12:00"

@@ -1,0 +1,61 @@
+"""``chatcodec lint``: one finding per line on stdout; exit 1 when something was found."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chatcodec.cli import main
+from tests.conftest import corpus_path
+
+
+def test_clean_template(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = tmp_path / "t.jinja"
+    template.write_text("{% for m in messages %}{{ m.content|trim }}{% endfor %}")
+    assert main(["lint", str(template)]) == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_corpus_template(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(corpus_path("chat_templates", "Qwen--Qwen2.5-7B-Instruct.jinja"))
+    assert main(["lint", path]) == 0
+    path = str(corpus_path("chat_templates", "CohereLabs--command-a-reasoning-08-2025.jinja"))
+    assert main(["lint", path]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    expected = f"{path}:199: CT003 'json_schema' may be a dict or list printed with Python's repr; "
+    assert expected + "print it with |tojson" in lines
+
+
+def test_response_template_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = tmp_path / "response.json"
+    template.write_text(
+        json.dumps({"start_anchor": "<a>", "fields": {"content": {"close_pattern": "(?=<end>)"}}})
+    )
+    assert main(["lint", str(template)]) == 1
+    assert capsys.readouterr().out == (
+        f"{template}: RT001 fields.content.close_pattern: look-ahead (?=...) in '(?=<end>)'\n"
+    )
+
+
+def test_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "additional_chat_templates").mkdir()
+    (tmp_path / "chat_template.jinja").write_text("{{ m.strip() }}")
+    (tmp_path / "additional_chat_templates" / "tool_use.jinja").write_text("{% if x == None %}{% endif %}")
+    config = {"response_template": {"start_anchor": "<a>", "fields": {"content": {"open_pattern": r"(a)\1"}}}}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config))
+    assert main(["lint", str(tmp_path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{tmp_path}[default]:1: CT001 Python method .strip() is not portable; use |trim",
+        f"{tmp_path}[tool_use]:1: CT002 None is Python spelling; write none",
+        f"{tmp_path / 'tokenizer_config.json'}[response_template]: RT002 fields.content.open_pattern: "
+        "back-reference \\1 in '(a)\\\\1'",
+    ]
+
+
+def test_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = tmp_path / "t.jinja"
+    template.write_text("{% if %}")
+    assert main(["lint", str(template)]) == 1
+    assert capsys.readouterr().err.startswith("chatcodec: ChatTemplateSyntaxError: Expected an expression")
