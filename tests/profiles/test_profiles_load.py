@@ -36,7 +36,7 @@ TOOL = {
 
 def test_names_are_sorted_folders_named_by_peer_families() -> None:
     assert sorted(NAMES) == NAMES
-    assert len(NAMES) == 51
+    assert len(NAMES) == 52
     assert {"hermes", "qwen3", "qwen3_coder", "deepseek_r1", "gpt_oss", "mistral", "llama3_json"} <= set(
         NAMES
     )

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatcodec.response_templates.extensions import EXTENSIONS, check_parser_spec, run_parser
 
@@ -18,7 +23,7 @@ def validate(name: str, **args: Any) -> None:
 
 
 def test_every_extension_name_starts_with_x() -> None:
-    assert sorted(EXTENSIONS) == ["x-findall", "x-first", "x-json-calls", "x-pythonic"]
+    assert sorted(EXTENSIONS) == ["x-findall", "x-first", "x-json-calls", "x-pythonic", "x-xml-tree"]
 
 
 class TestPythonic:
@@ -250,7 +255,119 @@ class TestFirst:
             validate("x-first", parsers=[{"name": "x-pythonic", "arg": {}}])
 
 
+class TestXmlTree:
+    MARK = "]<]minimax[>["
+
+    def test_objects_arrays_and_leaves(self) -> None:
+        text = (
+            "<number><real>1.5</real><imaginary>-2.5</imaginary></number>"
+            "<tags><item>a</item><item>b</item></tags>"
+        )
+        leaf = {"name": "x-json-calls", "args": {"skip_invalid": True}}
+        assert parse("x-xml-tree", text) == {
+            "number": {"real": "1.5", "imaginary": "-2.5"},
+            "tags": ["a", "b"],
+        }
+        assert parse("x-xml-tree", "<a> x </a>", leaf_parser=leaf) == {"a": []}
+
+    def test_remove_markers_and_custom_item_tag(self) -> None:
+        text = f"{self.MARK}<city>Tokyo{self.MARK}</city>{self.MARK}<ids><i>1</i><i>2</i></ids>\n"
+        assert parse("x-xml-tree", text, remove=[self.MARK], item_tag="i") == {
+            "city": "Tokyo",
+            "ids": ["1", "2"],
+        }
+
+    @pytest.mark.parametrize(
+        "text, message",
+        [
+            ("<a><b>x</a>", "</a> at offset 7 does not close an open element (expected </b>)"),
+            ("x</a>", "</a> at offset 1 does not close an open element (expected no closing tag)"),
+            ("<a><b>x</b>", "<a> is never closed"),
+        ],
+    )
+    def test_unbalanced_tags_raise(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError, match=re.escape(f"x-xml-tree: {message}")):
+            parse("x-xml-tree", text)
+
+    def test_validation(self) -> None:
+        validate("x-xml-tree", remove=["x"], item_tag="li", leaf_parser={"name": "x-pythonic"})
+        with pytest.raises(ValueError, match=r"content_args.remove: must be a list of non-empty strings"):
+            validate("x-xml-tree", remove="x")
+        with pytest.raises(ValueError, match=r"content_args.item_tag: must be a non-empty string"):
+            validate("x-xml-tree", item_tag="")
+        with pytest.raises(ValueError, match=r"content_args.leaf_parser: must be an object"):
+            validate("x-xml-tree", leaf_parser="json")
+        with pytest.raises(ValueError, match=r"unknown key\(s\) \['items'\] for x-xml-tree"):
+            validate("x-xml-tree", items="x")
+
+
 def test_nested_specs_resolve_like_field_content() -> None:
     assert run_parser({"name": "x-pythonic"}, "f()") == [{"name": "f", "arguments": {}}]
     with pytest.raises(ValueError, match=r"where.args: must be an object"):
         check_parser_spec({"name": "x-pythonic", "args": []}, "where")
+
+
+# ------------------------------------------------------------------------------------------- properties
+
+_JSON_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.text(max_size=12)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+)
+_JSON_VALUES = st.recursive(
+    _JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+_NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
+_CALLS = st.lists(
+    st.fixed_dictionaries({"name": _NAMES, "arguments": st.dictionaries(_NAMES, _JSON_VALUES, max_size=4)}),
+    max_size=4,
+)
+
+
+@given(_CALLS)
+def test_pythonic_reads_back_any_call_list_written_with_python_literals(calls: list[dict[str, Any]]) -> None:
+    text = (
+        "["
+        + ", ".join(
+            f"{call['name']}("
+            + ", ".join(f"{key}={value!r}" for key, value in call["arguments"].items())
+            + ")"
+            for call in calls
+        )
+        + "]"
+    )
+    assert parse("x-pythonic", text) == calls
+
+
+@given(_CALLS, st.sampled_from(["; ", "\n", ";", " "]))
+def test_json_calls_reads_back_any_separated_call_sequence(
+    calls: list[dict[str, Any]], separator: str
+) -> None:
+    assert parse("x-json-calls", separator.join(json.dumps(call) for call in calls)) == calls
+    assert parse("x-json-calls", json.dumps(calls)) == calls
+
+
+@given(st.text(max_size=80))
+def test_skip_invalid_parsers_never_raise_on_any_text(text: str) -> None:
+    assert isinstance(parse("x-pythonic", text, skip_invalid=True), list)
+    assert isinstance(parse("x-json-calls", text, skip_invalid=True), list)
+
+
+@given(st.text(alphabet="[](){}=,'\"\\abf0123 .-:eE+_\n", max_size=60))
+def test_strict_parsers_fail_only_with_value_error(text: str) -> None:
+    for name in ("x-pythonic", "x-json-calls"):
+        with contextlib.suppress(ValueError):
+            parse(name, text)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [("x-pythonic", "too many nested parentheses"), ("x-json-calls", "the JSON is nested too deeply")],
+)
+def test_deep_nesting_is_a_value_error(name: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse(name, "[" * 100_000 + "]" * 100_000)

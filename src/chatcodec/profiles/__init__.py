@@ -199,9 +199,9 @@ def detect(chat_template: str) -> str | None:
     Returns:
         The profile name, or ``None`` when no profile's markers match.
     """
-    for priority_name in _detection_order():
-        if _markers(priority_name).match(chat_template):
-            return priority_name
+    for name in _detection_order():
+        if _markers(name).match(chat_template):
+            return name
     return None
 
 

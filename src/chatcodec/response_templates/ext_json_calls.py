@@ -68,7 +68,11 @@ def parse_json_calls(text: str, args: Mapping[str, Any]) -> Any:
     """
     skip = bool(args.get("skip_invalid", False))
     calls: list[dict[str, Any]] = []
-    for offset, value in _values(text, list(args.get("separators", [";"])), skip):
+    try:
+        values = _values(text, list(args.get("separators", [";"])), skip)
+    except RecursionError:
+        raise ValueError("x-json-calls: the JSON is nested too deeply") from None
+    for offset, value in values:
         for item in value if isinstance(value, list) else [value]:
             call = _to_call(item, args)
             if call is not None:

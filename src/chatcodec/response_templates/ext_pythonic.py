@@ -71,14 +71,17 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
     if not source:
         return []
     try:
-        tree = ast.parse(source, mode="eval").body
-    except SyntaxError as error:
-        if not skip:
-            raise ValueError(
-                f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
-            ) from None
-        return _salvage(source)
-    return _calls(tree, skip)
+        try:
+            tree = ast.parse(source, mode="eval").body
+        except SyntaxError as error:
+            if not skip:
+                raise ValueError(
+                    f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
+                ) from None
+            return _salvage(source)
+        return _calls(tree, skip)
+    except (RecursionError, MemoryError):
+        raise ValueError("x-pythonic: the call list is nested too deeply") from None
 
 
 def _calls(tree: ast.expr, skip: bool) -> list[dict[str, Any]]:

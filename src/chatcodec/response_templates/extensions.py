@@ -17,11 +17,13 @@ The extensions (documented in ``docs/profiles.md``, section "Content-parser exte
   separated, name/arguments key aliases, name-as-key, stringified arguments;
 * ``x-findall`` (:mod:`.ext_findall`): every match of a regex, its named groups parsed by named
   content parsers (several calls inside one section; typed per-parameter tags);
-* ``x-first`` (:mod:`.ext_findall`): the first of several content parsers that accepts the text.
+* ``x-first`` (:mod:`.ext_findall`): the first of several content parsers that accepts the text;
+* ``x-xml-tree`` (:mod:`.ext_xml_tree`): nested elements as objects and ``<item>`` arrays.
 
-``x-findall`` and ``x-first`` take nested ``{"name": parser, "args": {...}}`` specs, which may name
-a standard parser or another extension; :func:`run_parser` and :func:`check_parser_spec` resolve
-them the same way the template loader resolves a field's ``content``.
+``x-findall``, ``x-first`` and ``x-xml-tree`` take nested ``{"name": parser, "args": {...}}`` specs,
+which may name a standard parser or another extension; :func:`run_parser` and
+:func:`check_parser_spec` resolve them the same way the template loader resolves a field's
+``content``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any
 from chatcodec.response_templates.ext_findall import make_findall, make_first
 from chatcodec.response_templates.ext_json_calls import parse_json_calls, validate_json_calls
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
+from chatcodec.response_templates.ext_xml_tree import make_xml_tree
 
 __all__ = ["EXTENSIONS", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
 
@@ -83,6 +86,7 @@ def check_parser_spec(spec: Any, where: str) -> None:
 
 _findall = make_findall(run_parser, check_parser_spec)
 _first = make_first(run_parser, check_parser_spec)
+_xml_tree = make_xml_tree(run_parser, check_parser_spec)
 
 #: ``x-`` parser name -> (parse, validate). Names must start with ``"x-"``.
 EXTENSIONS: dict[str, tuple[ParseFn, ValidateFn]] = {
@@ -90,4 +94,5 @@ EXTENSIONS: dict[str, tuple[ParseFn, ValidateFn]] = {
     "x-json-calls": (parse_json_calls, validate_json_calls),
     "x-findall": _findall,
     "x-first": _first,
+    "x-xml-tree": _xml_tree,
 }

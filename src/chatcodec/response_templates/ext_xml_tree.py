@@ -1,0 +1,108 @@
+"""The ``x-xml-tree`` content parser: nested XML-ish elements as JSON objects and arrays.
+
+MiniMax-M3 writes each tool argument as an element named after the parameter, expanding objects
+into child elements and arrays into ``<item>`` elements::
+
+    <number><real>1.5</real><imaginary>-2.5</imaginary></number><tags><item>a</item></tags>
+
+gives ``{"number": {"real": 1.5, "imaginary": -2.5}, "tags": ["a"]}``. ``xml-inline`` cannot express
+this (its values are flat). Tags are ``<name>`` / ``</name>`` without attributes; text outside the
+top-level elements is ignored.
+
+``content_args``:
+
+* ``remove`` (list of strings): literal text deleted before parsing (MiniMax-M3 prefixes every tag
+  with the marker ``]<]minimax[>[``);
+* ``item_tag`` (string, default ``"item"``): an element whose children all have this tag is an array;
+* ``leaf_parser`` (``{"name", "args"}``, default text without stripping): parses the text of an
+  element without children (``{"name": "json", "args": {"allow_non_json": true}}`` turns ``1.5``
+  into a number and leaves ``Tokyo`` a string).
+
+An unbalanced or mismatched tag raises ``ValueError`` naming the tag and its offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import regex
+
+__all__ = ["make_xml_tree"]
+
+_TAG = regex.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
+ParseFn = Callable[[str, Mapping[str, Any]], Any]
+ValidateFn = Callable[[Mapping[str, Any], str], None]
+
+
+class _Element:
+    __slots__ = ("children", "name", "text")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.text: list[str] = []
+        self.children: list[_Element] = []
+
+
+def make_xml_tree(
+    run: Callable[[Mapping[str, Any], str], Any], check: Callable[[Any, str], None]
+) -> tuple[ParseFn, ValidateFn]:
+    """Build ``x-xml-tree``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
+
+    def validate(args: Mapping[str, Any], where: str) -> None:
+        unknown = sorted(set(args) - {"remove", "item_tag", "leaf_parser"})
+        if unknown:
+            raise ValueError(
+                f"{where}: unknown key(s) {unknown} for x-xml-tree. "
+                "Known: ['item_tag', 'leaf_parser', 'remove']"
+            )
+        remove = args.get("remove", [])
+        if not isinstance(remove, list) or not all(isinstance(item, str) and item for item in remove):
+            raise ValueError(f"{where}.remove: must be a list of non-empty strings")
+        if not isinstance(args.get("item_tag", "item"), str) or not args.get("item_tag", "item"):
+            raise ValueError(f"{where}.item_tag: must be a non-empty string")
+        if "leaf_parser" in args:
+            check(args["leaf_parser"], f"{where}.leaf_parser")
+
+    def parse(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+        for marker in args.get("remove", []):
+            text = text.replace(marker, "")
+        root = _tree(text)
+        leaf = args.get("leaf_parser", {"name": "text", "args": {"strip": False}})
+        item_tag = args.get("item_tag", "item")
+
+        def value(element: _Element) -> Any:
+            if not element.children:
+                return run(leaf, "".join(element.text))
+            if all(child.name == item_tag for child in element.children):
+                return [value(child) for child in element.children]
+            return {child.name: value(child) for child in element.children}
+
+        return {child.name: value(child) for child in root.children}
+
+    return parse, validate
+
+
+def _tree(text: str) -> _Element:
+    root = _Element("")
+    stack = [root]
+    position = 0
+    for match in _TAG.finditer(text):
+        stack[-1].text.append(text[position : match.start()])
+        position = match.end()
+        closing, name = match.group(1), match.group(2)
+        if not closing:
+            element = _Element(name)
+            stack[-1].children.append(element)
+            stack.append(element)
+        elif len(stack) == 1 or stack[-1].name != name:
+            expected = f"</{stack[-1].name}>" if len(stack) > 1 else "no closing tag"
+            raise ValueError(
+                f"x-xml-tree: </{name}> at offset {match.start()} does not close an open "
+                f"element (expected {expected})"
+            )
+        else:
+            stack.pop()
+    if len(stack) > 1:
+        raise ValueError(f"x-xml-tree: <{stack[-1].name}> is never closed")
+    return root
