@@ -229,11 +229,18 @@ class TestAssistantMasks:
 
         backend = chatml_tokenizer()
         backend.post_processor = processors.ByteLevel(trim_offsets=True)
-        codec = ChatCodec("{% for m in messages %}{{ m.role }}:{% generation %}{{ m.content }}"
-                          "{% endgeneration %};{% endfor %}", tokenizer=Tokenizer(backend))
-        chat = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": " Hello there"}]
+        template = ("{% for m in messages %}{{ m.role }}:{% if m.role == 'assistant' %}"
+                    "{% generation %}{{ m.content }}{% endgeneration %}"
+                    "{% else %}{{ m.content }}{% endif %};{% endfor %}")
+        codec = ChatCodec(template, tokenizer=Tokenizer(backend))
+        chat = [{"role": "assistant", "content": " Hello"}, {"role": "user", "content": "Hi"},
+                {"role": "assistant", "content": "there"}]
         result = codec.apply_chat_template(chat, return_assistant_tokens_mask=True)
-        assert self.assistant_text(codec, result) == "Hi Hello there"  # both generation blocks
+        # transformers 5.23 on the same tokenizer.json: no token for the leading space, so its loop
+        # breaks and the mask is all 0 (both spans lost); recorded from /tmp/refenv.
+        assert self.assistant_text(codec, result) == " Hellothere"
+        assert sum(result["assistant_masks"]) == len(codec.encode(" Hello", add_special_tokens=False)) + len(
+            codec.encode("there", add_special_tokens=False))
 
 
 class TestSanitising:
