@@ -162,8 +162,12 @@ class TestLoading:
             codec.apply_chat_template(chat)
 
     def test_neither_a_directory_nor_a_profile(self, tmp_path: Path) -> None:
-        with pytest.raises(UnknownProfileError):
-            ChatCodec.from_pretrained("no-such-model-or-profile")
+        with pytest.raises(UnknownProfileError) as caught:
+            ChatCodec.from_pretrained("Qwen/Qwen3-0.6B")
+        assert str(caught.value).startswith(
+            "from_pretrained: 'Qwen/Qwen3-0.6B' is not a model directory (chatcodec never downloads: "
+            "pass the folder of a downloaded model), nor a bundled profile: profile 'Qwen/Qwen3-0.6B': ")
+        assert "qwen3" in caught.value.available
         (tmp_path / "file.json").write_text("{}", encoding="utf-8")
         with pytest.raises(ModelStorageError, match="not a directory"):
             ChatCodec.from_pretrained(tmp_path / "file.json")

@@ -125,7 +125,15 @@ def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Cod
 
         raise ModelStorageError(f"{path}: not a directory; from_pretrained takes a model directory "
                                 "or the name of a bundled profile", path=str(path))
-    return _load_profile(cls, os.fspath(path_or_profile))
+    from chatcodec.errors import UnknownProfileError
+
+    try:
+        return _load_profile(cls, os.fspath(path_or_profile))
+    except UnknownProfileError as error:
+        raise UnknownProfileError(
+            f"from_pretrained: {os.fspath(path_or_profile)!r} is not a model directory (chatcodec never "
+            f"downloads: pass the folder of a downloaded model), nor a bundled profile: {error}",
+            name=error.name, available=error.available) from None
 
 
 def _config_to_save(codec: ChatCodec, directory: Path) -> dict[str, Any]:
