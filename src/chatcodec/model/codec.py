@@ -213,8 +213,11 @@ class ChatCodec:
         )
         return apply_chat_template(self, self.get_chat_template(chat_template, tools), request)
 
-    def encode(self, text: str, add_special_tokens: bool = True) -> list[int]:
+    def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """Token ids of ``text``; special and added tokens written in it become their ids.
+
+        ``add_special_tokens`` is keyword-only: the reference's second positional parameter is
+        ``text_pair``, which chat models do not use and chatcodec does not support.
 
         Raises:
             TokenizerUnavailableError: the model has no tokenizer.
