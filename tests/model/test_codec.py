@@ -106,6 +106,13 @@ class TestLoading:
         assert codec.profile == "qwen3"
         assert codec.response_template == profile_data("qwen3", "response_template.json")
 
+    def test_the_source_follows_the_response_template(self, codec: ChatCodec) -> None:
+        assert ChatCodec(response_template=QWEN3_RESPONSE_TEMPLATE).response_template_source == "argument"
+        codec.response_template = {"start_anchor": "x", "fields": {"content": {}}}
+        assert codec.response_template_source == "assigned"
+        codec.response_template = None
+        assert codec.response_template_source is None
+
     def test_no_response_template_and_no_profile(self, tmp_path: Path) -> None:
         codec = ChatCodec.from_pretrained(make_model_dir(tmp_path, chat_template="{{ messages[0].content }}"))
         assert (codec.response_template, codec.response_template_source, codec.profile) == (None, None, None)

@@ -45,7 +45,8 @@ class ChatCodec:
     Attributes:
         response_template_source: where :attr:`response_template` came from:
             ``"tokenizer_config.json"``, ``"profile:<name>"`` (a bundled profile, loaded by name
-            or detected from the chat template), ``"argument"``, or ``None`` when there is none.
+            or detected from the chat template), ``"argument"`` (the constructor's),
+            ``"assigned"`` (set on the attribute later), or ``None`` when there is none.
         profile: the bundled profile loaded or detected, or ``None``.
     """
 
@@ -54,8 +55,10 @@ class ChatCodec:
                  special_tokens: dict[str, str] | None = None, tokenizer: Tokenizer | None = None,
                  config: TokenizerConfig | None = None, name_or_path: str = "") -> None:
         self.chat_template = chat_template
+        self.response_template_source: str | None = None
         self.response_template = response_template
-        self.response_template_source: str | None = "argument" if response_template is not None else None
+        if response_template is not None:
+            self.response_template_source = "argument"
         self.profile: str | None = None
         self.config = config if config is not None else TokenizerConfig()
         self.special_tokens_map: dict[str, str] = dict(
@@ -82,12 +85,22 @@ class ChatCodec:
         Raises:
             ModelStorageError: a file is malformed or the files contradict each other.
             ResponseTemplateError: the stored response template is invalid.
-            LookupError: neither a directory nor a bundled profile of that name (the message
-                lists the profiles).
+            UnknownProfileError: neither a directory nor a bundled profile of that name (the
+                message lists the profiles; chatcodec never downloads).
         """
         from chatcodec.model.loading import load_codec
 
         return load_codec(cls, path_or_profile)
+
+    @property
+    def response_template(self) -> dict[str, Any] | None:
+        """The response template ``parse_response`` and ``get_response_parser`` use by default."""
+        return self._response_template_value
+
+    @response_template.setter
+    def response_template(self, value: dict[str, Any] | None) -> None:
+        self._response_template_value = value
+        self.response_template_source = None if value is None else "assigned"
 
     # -- special tokens --------------------------------------------------------------------------
 
