@@ -39,8 +39,10 @@ _CONTEXT_DEPENDENT = regex.compile(r"\(\?<[=!]|\\[bBAGmMK]|(?<![\[\\])\^|\(\?\("
 _MULTILINE_FLAG = regex.compile(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]")
 # Escapes and constructs after which nearly any character may appear in a match.
 _ANY_CHAR = regex.compile(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]")
-_ESCAPED = {"s": WHITESPACE + "\f\v", "d": "0123456789", "n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v",
-            "w": "".join(chr(c) for c in range(128) if chr(c).isalnum()) + "_"}
+_ESCAPED = {
+    "s": WHITESPACE + "\f\v", "d": "0123456789", "n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v",
+    "w": "".join(chr(c) for c in range(128) if chr(c).isalnum()) + "_",
+}
 
 
 def rewrite_dollar(source: str) -> str:
