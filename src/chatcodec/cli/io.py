@@ -6,7 +6,10 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatcodec.profiles import Profile
 
 __all__ = [
     "ChatTemplateSource",
@@ -86,18 +89,37 @@ class ChatTemplateSource:
 
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
-    """Read a chat template from a model directory (any storage format) or a template file.
+    """Read a chat template from a model directory (any storage format), a template file, or a
+    bundled profile named by ``source`` when no such path exists (``chatcodec render qwen3 ...``).
 
     Raises:
-        OSError, ValueError: the file cannot be read; ``ChatTemplateNotFoundError`` /
-            ``ModelStorageError`` for a directory without a usable template.
+        OSError, ValueError: the file cannot be read, or the profile bundles no chat template;
+            ``ChatTemplateNotFoundError`` / ``ModelStorageError`` for a directory without a usable template.
     """
     path = Path(source)
     if source != "-" and path.is_dir():
         from chatcodec.model.storage import load_chat_templates
 
         return ChatTemplateSource(load_chat_templates(path), read_special_tokens(path), source)
+    profile = _bundled_profile(source) if source != "-" and not path.exists() else None
+    if profile is not None:
+        if profile.chat_template is None:
+            raise ValueError(f"{source}: profile {profile.name!r} bundles no chat template "
+                             f"({profile.license}); pass a model directory or a template file")
+        tokens = dict(profile.special_tokens)
+        return ChatTemplateSource(profile.chat_template, tokens, f"profile {profile.name}")
     return ChatTemplateSource(read_text(source), {}, source)
+
+
+def _bundled_profile(name: str) -> Profile | None:
+    """The bundled profile called ``name`` (or an alias), or ``None``."""
+    from chatcodec import profiles
+    from chatcodec.errors import UnknownProfileError
+
+    try:
+        return profiles.load(name)
+    except UnknownProfileError:
+        return None
 
 
 def read_special_tokens(directory: Path) -> dict[str, str]:

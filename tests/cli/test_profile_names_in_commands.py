@@ -1,0 +1,54 @@
+"""``chatcodec render`` (and ``parse``) accept a bundled profile name where they accept a model directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chatcodec.chat_templates.render import render_chat_template
+from chatcodec.cli import main
+from tests.conftest import corpus_path
+
+MESSAGES = [{"role": "user", "content": "Hello there"}]
+
+
+def test_render_with_a_profile_name_uses_its_bundled_template(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps(MESSAGES), encoding="utf-8")
+    assert main(["render", "deepseek-v3.1", str(conversation), "--generation-prompt"]) == 0
+    template = corpus_path("chat_templates", "deepseek-ai--DeepSeek-V3.1.jinja").read_text(encoding="utf-8")
+    expected = render_chat_template(
+        template,
+        MESSAGES,
+        add_generation_prompt=True,
+        bos_token="<｜begin▁of▁sentence｜>",
+        eos_token="<｜end▁of▁sentence｜>",
+    )
+    assert capsysbinary.readouterr().out == expected.encode("utf-8")
+    assert expected == "<｜begin▁of▁sentence｜><｜User｜>Hello there<｜Assistant｜></think>"
+
+
+def test_render_with_a_profile_that_bundles_no_template(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text(json.dumps(MESSAGES), encoding="utf-8")
+    assert main(["render", "llama3_json", str(conversation)]) == 1
+    assert capsys.readouterr().err == (
+        "chatcodec: ValueError: llama3_json: profile 'llama3_json' bundles no chat template "
+        "(Llama 3.1 Community License); pass a model directory or a template file\n"
+    )
+
+
+def test_an_existing_path_wins_over_a_profile_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("qwen3").write_text("{{ messages[0]['content'] }}!", encoding="utf-8")
+    Path("conversation.json").write_text(json.dumps(MESSAGES), encoding="utf-8")
+    assert main(["render", "qwen3", "conversation.json"]) == 0
+    assert capsysbinary.readouterr().out == b"Hello there!"
