@@ -22,6 +22,7 @@ __all__ = [
     "WHITESPACE",
     "Delimiter",
     "absorbed_whitespace",
+    "after_whitespace",
     "alphabet",
     "compile_pattern",
     "first_chars",
@@ -175,6 +176,30 @@ def first_chars(delimiter: Delimiter) -> str | None:
         return None
     chars = "".join(chr(c) for c in range(128) if delimiter.pattern.match(chr(c), partial=True) is not None)
     return None if len(chars) > 64 else chars
+
+
+_WS_LEADS = (" ", "  ", "   ", "    ", "\n", "\n\n", "\t", "\r\n", " \n", "\n ")
+
+
+def after_whitespace(delimiter: Delimiter) -> str | None:
+    """The non-whitespace ASCII characters that can follow a leading whitespace run in a match.
+
+    For ``\\s*</think>`` that is ``<``: a space only matters when the run it starts is followed by
+    ``<`` or reaches the end of the buffer, which keeps ordinary spaces from looking like the start
+    of a delimiter. Found by trying every ASCII character after several whitespace runs.
+
+    Returns:
+        The characters (``""`` when a match never starts with whitespace), or ``None`` when unknown
+        (the answer depends on the text before the match).
+    """
+    if delimiter.literals is not None:
+        led = {lit.lstrip(WHITESPACE)[:1] for lit in delimiter.literals if lit[0] in WHITESPACE}
+        return "".join(sorted(led))
+    if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
+        return None
+    match = delimiter.pattern.match
+    return "".join(chr(c) for c in range(128) if chr(c) not in WHITESPACE
+                   and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS))
 
 
 def alphabet(delimiter: Delimiter) -> frozenset[str] | None:

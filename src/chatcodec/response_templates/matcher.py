@@ -35,6 +35,7 @@ from chatcodec.response_templates.delimiters import (
     WHITESPACE,
     Delimiter,
     absorbed_whitespace,
+    after_whitespace,
     alphabet,
     first_chars,
 )
@@ -138,18 +139,13 @@ class RegexMatcher:
             alternation = "|".join(f"(?:{s})" for s in sources)
             self._combined = regex.compile(alternation, regex.DOTALL)
             self._probes = (regex.compile(f"(?:{alternation})(?!)", regex.DOTALL),)
-        starts = [first_chars(d) for d in self.delimiters]
-        self._prefilter: regex.Pattern[str] | None = None
+        self._prefilter = _candidates(self.delimiters)
         self._quick: regex.Pattern[str] | None = None
         self._candidate_group = -1
-        if all(chars is not None for chars in starts):
-            ascii_chars = "".join(sorted(set("".join(c for c in starts if c is not None))))
-            candidate = f"[{regex.escape(ascii_chars)}\\x80-\\U0010FFFF]"
-            self._prefilter = regex.compile(candidate)
-            if self._combined is not None and not set(ascii_chars) & set(WHITESPACE):
-                # a complete match, or the first character that could start one
-                self._quick = regex.compile(f"{self._combined.pattern}|({candidate})", regex.DOTALL)
-                self._candidate_group = self._quick.groups
+        if self._prefilter is not None and self._combined is not None:
+            # a complete match, or the first place where one could start
+            self._quick = regex.compile(f"{self._combined.pattern}|({self._prefilter.pattern})", regex.DOTALL)
+            self._candidate_group = self._quick.groups
         # the last ASCII character that no delimiter can contain: no partial match starts before it
         alphabets = [alphabet(d) for d in self.delimiters]
         self._barrier: regex.Pattern[str] | None = None
@@ -227,7 +223,10 @@ class RegexMatcher:
             m = self._prefilter.search(buf, low, limit)
             if m is None:
                 return n
-            low = m.start()
+            low = int(m.start())
+            if self.absorbed and not buf[low:].strip(self.absorbed):
+                memo[self] = low  # a whitespace run that a pending delimiter keeps absorbing
+                return low
         found = n
         for probe in self._probes:
             m = probe.search(buf, low, partial=True)
@@ -266,6 +265,29 @@ class RegexMatcher:
         captures = {} if delimiter.literals is not None else {
             k: v for k, v in match.groupdict().items() if v is not None}
         return Commit(delimiter, q, end, captures)
+
+
+def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
+    """Where a delimiter could start: one of its first characters, or a whitespace run that is
+    followed by a character allowed after it (or by the end of the buffer). Non-ASCII always may.
+
+    Returns:
+        The compiled class, or ``None`` when nearly any position may start a delimiter.
+    """
+    starts = [first_chars(d) for d in delimiters]
+    follows = [after_whitespace(d) for d in delimiters]
+    if any(chars is None for chars in starts) or any(chars is None for chars in follows):
+        return None
+    first = set("".join(c for c in starts if c is not None))
+    spaces, others = first & set(WHITESPACE), first - set(WHITESPACE)
+    anywhere = "\\x80-\\U0010FFFF"
+    alternatives = [f"[{regex.escape(''.join(sorted(others)))}{anywhere}]"]
+    if spaces:
+        run = regex.escape("".join(sorted(spaces)))
+        after = regex.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
+        # a run counts from its first character, or from where the search starts (\\G)
+        alternatives.append(f"(?:\\G|(?<![{run}]))[{run}]++(?=[{after}{anywhere}]|\\Z)")
+    return regex.compile("|".join(alternatives))
 
 
 def _unsettled(delimiter: Delimiter, buf: str, q: int) -> bool:
