@@ -228,8 +228,9 @@ LOAD_ERRORS = [
         "fields.x.content",
         "x",
         "content",
+        # the standard parsers first, then the registered x- extensions
         "unknown content parser 'yaml'. Available: "
-        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines']",
+        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines', 'x-",
     ),
     (
         "unregistered-extension",
