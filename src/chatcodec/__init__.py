@@ -55,34 +55,35 @@ _LAZY: dict[str, str] = {
 
 __all__ = sorted([*_LAZY, "__version__"])
 
-if TYPE_CHECKING:
-    from chatcodec.chat_templates.errors import ChatTemplateError
+if TYPE_CHECKING:  # the names mypy and IDEs see; at run time __getattr__ imports them on first use
+    from chatcodec.chat_templates.errors import ChatTemplateError as ChatTemplateError
+    from chatcodec.chat_templates.render import RenderedChat as RenderedChat
+    from chatcodec.chat_templates.render import render_chat_template as render_chat_template
     from chatcodec.chat_templates.render import (
-        RenderedChat,
-        render_chat_template,
-        render_chat_template_with_spans,
+        render_chat_template_with_spans as render_chat_template_with_spans,
     )
-    from chatcodec.chat_templates.selection import select_chat_template
-    from chatcodec.errors import (
-        ChatCodecError,
-        ChatTemplateNotFoundError,
-        ControlTokenError,
-        DocstringParsingException,
-        MissingFieldError,
-        ModelStorageError,
-        ParserStateError,
-        ResponseParseError,
-        ResponseTemplateError,
-        ResponseTemplateNotFoundError,
-        TokenizerUnavailableError,
-        TypeHintParsingException,
-    )
-    from chatcodec.model.codec import ChatCodec
-    from chatcodec.model.storage import load_chat_templates, save_chat_templates
-    from chatcodec.response_templates.api import parse_response, parse_response_batch
-    from chatcodec.response_templates.engine import ResponseParser
-    from chatcodec.response_templates.template import ResponseTemplate, load_response_template
-    from chatcodec.tool_schemas import get_json_schema
+    from chatcodec.chat_templates.selection import select_chat_template as select_chat_template
+    from chatcodec.errors import ChatCodecError as ChatCodecError
+    from chatcodec.errors import ChatTemplateNotFoundError as ChatTemplateNotFoundError
+    from chatcodec.errors import ControlTokenError as ControlTokenError
+    from chatcodec.errors import DocstringParsingException as DocstringParsingException
+    from chatcodec.errors import MissingFieldError as MissingFieldError
+    from chatcodec.errors import ModelStorageError as ModelStorageError
+    from chatcodec.errors import ParserStateError as ParserStateError
+    from chatcodec.errors import ResponseParseError as ResponseParseError
+    from chatcodec.errors import ResponseTemplateError as ResponseTemplateError
+    from chatcodec.errors import ResponseTemplateNotFoundError as ResponseTemplateNotFoundError
+    from chatcodec.errors import TokenizerUnavailableError as TokenizerUnavailableError
+    from chatcodec.errors import TypeHintParsingException as TypeHintParsingException
+    from chatcodec.model.codec import ChatCodec as ChatCodec
+    from chatcodec.model.storage import load_chat_templates as load_chat_templates
+    from chatcodec.model.storage import save_chat_templates as save_chat_templates
+    from chatcodec.response_templates.api import parse_response as parse_response
+    from chatcodec.response_templates.api import parse_response_batch as parse_response_batch
+    from chatcodec.response_templates.engine import ResponseParser as ResponseParser
+    from chatcodec.response_templates.template import ResponseTemplate as ResponseTemplate
+    from chatcodec.response_templates.template import load_response_template as load_response_template
+    from chatcodec.tool_schemas import get_json_schema as get_json_schema
 
 
 #: Subpackages reachable as attributes without an explicit import (``chatcodec.profiles.names()``).

@@ -15,10 +15,10 @@ if TYPE_CHECKING:
 __all__ = [
     "ChatTemplateSource",
     "Conversation",
+    "bundled_response_template",
     "parse_variable",
     "read_chat_template_source",
     "read_conversation",
-    "bundled_response_template",
     "read_json",
     "read_response_template",
     "read_special_tokens",
