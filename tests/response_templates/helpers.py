@@ -50,8 +50,9 @@ def assert_same(actual: Any, expected: Any) -> None:
     assert typed(actual) == typed(expected), f"\nactual:   {actual!r}\nexpected: {expected!r}"
 
 
-def stream(template: Any, chunks: list[str], prefix: str = "", tools: Any = None,
-           errors: str = "strict") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def stream(
+    template: Any, chunks: list[str], prefix: str = "", tools: Any = None, errors: str = "strict"
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Feed ``chunks``; return the message and every event (initial, per feed, final) in order."""
     parser = ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
     events = list(parser.initial_events)
@@ -69,8 +70,15 @@ def random_splits(text: str, seed: int) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-def check_stream(template: Any, output: str, expected: dict[str, Any] | None = None, *, prefix: str = "",
-                 tools: Any = None, errors: str = "strict") -> dict[str, str]:
+def check_stream(
+    template: Any,
+    output: str,
+    expected: dict[str, Any] | None = None,
+    *,
+    prefix: str = "",
+    tools: Any = None,
+    errors: str = "strict",
+) -> dict[str, str]:
     """Assert one-shot, whole, 1-char and random-split parsing agree (and equal ``expected``).
 
     Returns:

@@ -48,8 +48,7 @@ def _split(text: str, cuts: list[int]) -> list[str]:
 _SAMPLED = [v for v in VECTORS if _loadable(v) and v["id"] not in _RAISING]
 
 
-@given(case=st.sampled_from(_SAMPLED),
-       cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30))
+@given(case=st.sampled_from(_SAMPLED), cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30))
 def test_any_split_of_a_vector(case: dict[str, Any], cuts: list[int]) -> None:
     text = case["output"]
     one_shot = parse_response(text, case["template"], prefix=case["prefix"], tools=case["tools"])
@@ -66,8 +65,13 @@ QWEN = {
     "start_anchor": "<|im_start|>assistant\n",
     "fields": {
         "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
-                       "transform": {"type": "function", "function": "{content}"}},
+        "tool_calls": {
+            "open": "<tool_call>",
+            "close": "</tool_call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
         "content": {"close": "<|im_end|>"},
     },
 }
@@ -83,17 +87,25 @@ REGEX = {
     "start_anchor": "S",
     "fields": {
         "r": {"open_pattern": r"<think>\s*", "close_pattern": r"\s*</think>"},
-        "call": {"open_pattern": r"<call (?P<fn>\w+)>", "close": "</call>",
-                 "transform": {"fn": "{fn}", "body": "{content}"}},
+        "call": {
+            "open_pattern": r"<call (?P<fn>\w+)>",
+            "close": "</call>",
+            "transform": {"fn": "{fn}", "body": "{content}"},
+        },
         "c": {"close_pattern": r"(?=<stop>)|<eos>\Z?"},
     },
 }
 MISTRAL = {
     "start_anchor": "[/INST]",
     "fields": {
-        "tool_calls": {"open_pattern": r"\[TOOL_CALLS\](?P<name>\w+)(?:\[ARGS\])?", "close": "</s>",
-                       "repeats": True, "content": "json", "content_args": {"allow_non_json": True},
-                       "transform": {"name": "{name}", "arguments": "{content}"}},
+        "tool_calls": {
+            "open_pattern": r"\[TOOL_CALLS\](?P<name>\w+)(?:\[ARGS\])?",
+            "close": "</s>",
+            "repeats": True,
+            "content": "json",
+            "content_args": {"allow_non_json": True},
+            "transform": {"name": "{name}", "arguments": "{content}"},
+        },
         "content": {},
     },
 }
@@ -129,13 +141,57 @@ CONTEXT = {
 }
 
 _PIECES = {
-    "qwen": ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>", "<|im_", "<th", "</",
-             '{"name": "f", "arguments": {"x": 1}}', '{"s": "', '"</tool_call>"', '"', "\\", ":", " ",
-             "\n", "hi", "<", ">", "é", "😀"],
-    "overlapping": ["<t", "<to", "<tool>", "END", "ENDX", "ENDXY", "/>", "<|e", "<|end|>", "<|", "x", " ",
-                    "\n"],
-    "regex": ["<think>", "</think>", "  ", "\n", "<call f>", "<call ", "</call>", "<stop>", "<eos>", "a",
-              "b"],
+    "qwen": [
+        "<think>",
+        "</think>",
+        "<tool_call>",
+        "</tool_call>",
+        "<|im_end|>",
+        "<|im_",
+        "<th",
+        "</",
+        '{"name": "f", "arguments": {"x": 1}}',
+        '{"s": "',
+        '"</tool_call>"',
+        '"',
+        "\\",
+        ":",
+        " ",
+        "\n",
+        "hi",
+        "<",
+        ">",
+        "é",
+        "😀",
+    ],
+    "overlapping": [
+        "<t",
+        "<to",
+        "<tool>",
+        "END",
+        "ENDX",
+        "ENDXY",
+        "/>",
+        "<|e",
+        "<|end|>",
+        "<|",
+        "x",
+        " ",
+        "\n",
+    ],
+    "regex": [
+        "<think>",
+        "</think>",
+        "  ",
+        "\n",
+        "<call f>",
+        "<call ",
+        "</call>",
+        "<stop>",
+        "<eos>",
+        "a",
+        "b",
+    ],
     "mistral": ["[TOOL_CALLS]", "read", "[ARGS]", "[ARGS", '{"p": 1}', "</s>", "text ", "[TOOL", "\n"],
     "zero_width": ["<x>", "</x>", "<t>", "<", "a", "b", " ", "</"],
     "empty_patterns": ["</x>", "a", "</", "x>"],
@@ -145,10 +201,16 @@ _PIECES = {
     "context": ["\n", "#", "a", " ", "go", "stop", "g", "o"],
 }
 _TEMPLATES = {
-    "qwen": QWEN, "overlapping": OVERLAPPING, "regex": REGEX, "mistral": MISTRAL,
-    "zero_width": ZERO_WIDTH, "empty_patterns": EMPTY_PATTERNS, "empty_close": EMPTY_CLOSE,
+    "qwen": QWEN,
+    "overlapping": OVERLAPPING,
+    "regex": REGEX,
+    "mistral": MISTRAL,
+    "zero_width": ZERO_WIDTH,
+    "empty_patterns": EMPTY_PATTERNS,
+    "empty_close": EMPTY_CLOSE,
     "end_of_input": END_OF_INPUT,
-    "whitespace_runs": WHITESPACE_RUNS, "context": CONTEXT,
+    "whitespace_runs": WHITESPACE_RUNS,
+    "context": CONTEXT,
 }
 
 
@@ -161,8 +223,11 @@ def generated(draw: st.DrawFn) -> tuple[str, str, list[str]]:
 
 
 def _plain_text_fields(template: dict[str, Any]) -> list[str]:
-    return [name for name, spec in template["fields"].items()
-            if spec.get("content", "text") == "text" and "transform" not in spec and not spec.get("repeats")]
+    return [
+        name
+        for name, spec in template["fields"].items()
+        if spec.get("content", "text") == "text" and "transform" not in spec and not spec.get("repeats")
+    ]
 
 
 @given(generated())

@@ -24,8 +24,14 @@ VECTORS: list[dict[str, Any]] = load_json("response_vectors.json")["vectors"]
 
 
 def _nothing_lost_ids() -> set[str]:
-    groups = ("x-split-literal-think-at-", "x-split-regex-open-at-", "x-cross-field-open-prefix--",
-              "x-regex-open-lookahead--", "x-zero-width-implicit-close--", "x-zero-width-open-lookahead--")
+    groups = (
+        "x-split-literal-think-at-",
+        "x-split-regex-open-at-",
+        "x-cross-field-open-prefix--",
+        "x-regex-open-lookahead--",
+        "x-zero-width-implicit-close--",
+        "x-zero-width-open-lookahead--",
+    )
     ids = {v["id"] for v in VECTORS if v["id"].startswith(groups)}
     return ids | {"x-zero-width-empty-open-pattern", "x-non-repeating-last-wins"}
 
@@ -37,13 +43,19 @@ NOTHING_LOST_PARSE = {"x-zero-width-empty-open-pattern", "x-non-repeating-last-w
 
 
 def _cases(*kinds: str) -> list[Any]:
-    return [pytest.param(v, id=v["id"]) for v in VECTORS
-            if v["kind"] in kinds and not v.get("quirk") and v["id"] not in NOTHING_LOST_PARSE]
+    return [
+        pytest.param(v, id=v["id"])
+        for v in VECTORS
+        if v["kind"] in kinds and not v.get("quirk") and v["id"] not in NOTHING_LOST_PARSE
+    ]
 
 
 def _concatenating_fields(template: dict[str, Any]) -> list[str]:
-    return [name for name, spec in template["fields"].items()
-            if spec.get("content", "text") == "text" and "transform" not in spec and not spec.get("repeats")]
+    return [
+        name
+        for name, spec in template["fields"].items()
+        if spec.get("content", "text") == "text" and "transform" not in spec and not spec.get("repeats")
+    ]
 
 
 def _nothing_lost_message(case: dict[str, Any]) -> dict[str, Any]:
@@ -83,8 +95,9 @@ def test_stream(case: dict[str, Any]) -> None:
         assert_same(parser.feed(chunk), decode_expected(expected))
     message, final = parser.finalize()
     assert_same(final, decode_expected(case["expected_final_events"]))
-    expected_message = (_nothing_lost_message(case) if case["id"] in NOTHING_LOST
-                        else decode_expected(case["expected"]))
+    expected_message = (
+        _nothing_lost_message(case) if case["id"] in NOTHING_LOST else decode_expected(case["expected"])
+    )
     assert_same(message, expected_message)
     one_shot = parse_response(case["output"], case["template"], prefix=case["prefix"], tools=case["tools"])
     assert_same(one_shot, message)
@@ -92,8 +105,9 @@ def test_stream(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", _cases("batch"))
 def test_batch(case: dict[str, Any]) -> None:
-    messages = parse_response_batch(case["output"], case["template"], prefix=case["prefix"],
-                                    tools=case["tools"])
+    messages = parse_response_batch(
+        case["output"], case["template"], prefix=case["prefix"], tools=case["tools"]
+    )
     assert_same(messages, decode_expected(case["expected"]))
 
 

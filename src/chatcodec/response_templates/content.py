@@ -21,6 +21,7 @@ from typing import Any
 
 import regex
 
+from chatcodec.errors import ResponseTemplateError
 from chatcodec.response_templates import extensions
 from chatcodec.response_templates.lax_json import parse_json_dialect
 
@@ -158,13 +159,14 @@ def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 # content_args validation (load time)
 
 def _fail(where: str, key: str, what: str) -> None:
-    raise ValueError(f"{where}.{key}: {what}")
+    raise ResponseTemplateError(f"{where}.{key}: {what}", path=f"{where}.{key}")
 
 
 def _check_keys(args: Mapping[str, Any], where: str, allowed: frozenset[str]) -> None:
     unknown = sorted(set(args) - allowed)
     if unknown:
-        raise ValueError(f"{where}: unknown keys {unknown}. Allowed keys: {', '.join(sorted(allowed))}")
+        raise ResponseTemplateError(
+            f"{where}: unknown keys {unknown}. Allowed keys: {', '.join(sorted(allowed))}", path=where)
 
 
 def _check_bool(args: Mapping[str, Any], where: str, key: str) -> None:
@@ -183,16 +185,15 @@ def _check_value_parser(args: Mapping[str, Any], where: str) -> None:
         return
     path = f"{where}.value_parser"
     if not isinstance(spec, Mapping):
-        raise ValueError(f"{path}: must be an object {{\"name\": parser, \"args\": {{...}}}}")
+        _fail(where, "value_parser", 'must be an object {"name": parser, "args": {...}}')
     _check_keys(spec, path, frozenset({"name", "args"}))
     name = spec.get("name", "text")
     if not isinstance(name, str) or lookup_parser(name) is None:
-        raise ValueError(
-            f"{path}.name: unknown content parser {name!r}. Known parsers: {', '.join(known_parser_names())}"
-        )
+        known = ", ".join(known_parser_names())
+        _fail(path, "name", f"unknown content parser {name!r}. Known parsers: {known}")
     sub_args = spec.get("args", {})
     if not isinstance(sub_args, Mapping):
-        raise ValueError(f"{path}.args: must be an object")
+        _fail(path, "args", "must be an object")
     get_parser(name).validate(sub_args, f"{path}.args")
 
 

@@ -22,6 +22,8 @@ __all__ = [
     "WHITESPACE",
     "Delimiter",
     "absorbed_whitespace",
+    "after_whitespace",
+    "alphabet",
     "compile_pattern",
     "first_chars",
     "literal_delimiter",
@@ -36,6 +38,12 @@ _WS_CONTEXTS = ("", "x", " ", "\n", ">")
 # Constructs that make what can start a match depend on the text before it.
 _CONTEXT_DEPENDENT = regex.compile(r"\(\?<[=!]|\\[bBAGmMK]|(?<![\[\\])\^|\(\?\(")
 _MULTILINE_FLAG = regex.compile(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]")
+# Escapes and constructs after which nearly any character may appear in a match.
+_ANY_CHAR = regex.compile(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]")
+_ESCAPED = {
+    "s": WHITESPACE + "\f\v", "d": "0123456789", "n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v",
+    "w": "".join(chr(c) for c in range(128) if chr(c).isalnum()) + "_",
+}
 
 
 def rewrite_dollar(source: str) -> str:
@@ -168,3 +176,73 @@ def first_chars(delimiter: Delimiter) -> str | None:
         return None
     chars = "".join(chr(c) for c in range(128) if delimiter.pattern.match(chr(c), partial=True) is not None)
     return None if len(chars) > 64 else chars
+
+
+_WS_LEADS = (" ", "  ", "   ", "    ", "\n", "\n\n", "\t", "\r\n", " \n", "\n ")
+
+
+def after_whitespace(delimiter: Delimiter) -> str | None:
+    """The non-whitespace ASCII characters that can follow a leading whitespace run in a match.
+
+    For ``\\s*</think>`` that is ``<``: a space only matters when the run it starts is followed by
+    ``<`` or reaches the end of the buffer, which keeps ordinary spaces from looking like the start
+    of a delimiter. Found by trying every ASCII character after several whitespace runs.
+
+    Returns:
+        The characters (``""`` when a match never starts with whitespace), or ``None`` when unknown
+        (the answer depends on the text before the match).
+    """
+    if delimiter.literals is not None:
+        led = {lit.lstrip(WHITESPACE)[:1] for lit in delimiter.literals if lit[0] in WHITESPACE}
+        return "".join(sorted(led))
+    if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
+        return None
+    match = delimiter.pattern.match
+    return "".join(chr(c) for c in range(128) if chr(c) not in WHITESPACE
+                   and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS))
+
+
+def alphabet(delimiter: Delimiter) -> frozenset[str] | None:
+    """The ASCII characters that can occur anywhere in a match of ``delimiter`` (an over-estimate).
+
+    A partial match must run to the end of the buffer, so it cannot start before the last ASCII
+    character outside this set; the matcher uses that to skip most partial-match searches.
+
+    Returns:
+        The characters, or ``None`` when the pattern may match nearly anything (``.``, negated
+        classes, ``\\S``/``\\W``/``\\D``, Unicode properties, case-insensitivity, ranges).
+    """
+    if delimiter.literals is not None:
+        return frozenset(c for lit in delimiter.literals for c in lit if c < "\x80")
+    source = delimiter.pattern.pattern
+    if delimiter.pattern.flags & regex.IGNORECASE or _ANY_CHAR.search(source) or _has_range(source):
+        return None
+    chars: set[str] = set()
+    i = 0
+    while i < len(source):
+        if source[i] == "\\" and i + 1 < len(source):
+            escaped = source[i + 1]
+            chars.update(_ESCAPED.get(escaped, "" if escaped.isalnum() else escaped))
+            i += 2
+        else:
+            chars.add(source[i])
+            i += 1
+    return frozenset(c for c in chars if c < "\x80")
+
+
+def _has_range(source: str) -> bool:
+    """Whether a character class in ``source`` holds a range such as ``a-z``."""
+    in_class, i = False, 0
+    while i < len(source):
+        char = source[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class and char == "-" and source[i - 1] != "[" and i + 1 < len(source) and source[i + 1] != "]":
+            return True
+        if char == "[":
+            in_class = True
+        elif char == "]":
+            in_class = False
+        i += 1
+    return False

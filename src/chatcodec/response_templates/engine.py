@@ -84,17 +84,20 @@ class Lifecycle(enum.Enum):
     FAILED = "failed"
 
 
+_FEEDING = Lifecycle.FEEDING
+
+
 @dataclass(slots=True)
 class _Region:
     """The region text currently goes to (the one piece of per-region state)."""
 
     spec: FieldSpec | None  # None: no implicit field, text outside regions is discarded
     matcher: Matcher | None  # what to watch while in this region
-    explicit: bool
     captures: dict[str, str] = field(default_factory=dict)
     parts: list[str] = field(default_factory=list)
     opened: bool = False
     offset: int = 0  # where the body starts, relative to the start of the generated text
+    vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
     strings: StringTracker | None = None  # json regions: is the text so far inside a string?
 
 
@@ -189,7 +192,7 @@ class ResponseParser:
             ParserStateError: the parser already finished or failed.
             ResponseParseError: (strict) a region that closed cannot be parsed; the parser fails.
         """
-        if self._lifecycle is not Lifecycle.FEEDING:
+        if self._lifecycle is not _FEEDING:
             raise self._state_error()
         if self._held_whitespace is not None and text and not text.strip(self._absorbed):
             self._held_whitespace.append(text)
@@ -207,7 +210,7 @@ class ResponseParser:
             ResponseParseError: (strict) the last region cannot be parsed.
             MissingFieldError: (strict) required fields never matched.
         """
-        if self._lifecycle is not Lifecycle.FEEDING:
+        if self._lifecycle is not _FEEDING:
             raise self._state_error()
         events = self._advance("", eos=True)
         missing = self._message.missing_required()
@@ -225,12 +228,14 @@ class ResponseParser:
     # -- the per-chunk path -----------------------------------------------------------------------
 
     def _advance(self, text: str, eos: bool) -> list[dict[str, Any]]:
+        """Append ``text`` and apply every transition it allows (the per-chunk path)."""
         if self._held_whitespace is not None:
             text = "".join(self._held_whitespace) + text
             self._held_whitespace = None
-        buf = self._buf + text if text else self._buf
-        if self._memo:
-            self._memo.clear()
+        buf = self._buf + text
+        memo = self._memo
+        if memo:
+            memo.clear()
         events: list[dict[str, Any]] = []
         pos = self._pos
         try:
@@ -240,34 +245,20 @@ class ResponseParser:
                 if matcher is None:
                     result: Commit | int = len(buf)
                 else:
-                    result = matcher.scan(
-                        buf, pos, eos, self._memo, pos if self._after_empty else -1,
-                        -1 if region.explicit or region.opened else pos)
-                if type(result) is int:
-                    if result > pos:
-                        self._after_empty = False
-                        self._route(events, buf[pos:result], pos)
-                        pos = result
-                    if eos:
-                        self._close(events)
-                    elif matcher is not None and matcher.absorbed and result < len(buf) \
-                            and not buf[result:].strip(matcher.absorbed):
-                        self._held_whitespace, self._absorbed = [], matcher.absorbed
-                    break
-                assert isinstance(result, Commit)
-                if result.start > pos:
-                    self._route(events, buf[pos : result.start], pos)
-                    pos = result.start
-                if region.strings is not None and not result.delimiter.is_open \
-                        and region.strings.inside(buf[pos : result.end]):
-                    self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
-                    pos += 1
+                    result = matcher.scan(buf, pos, eos, memo, self._after_empty, region.vacant)
+                if type(result) is not int:
+                    pos = self._commit(events, buf, pos, result)  # type: ignore[arg-type]
                     continue
-                self._after_empty = result.start == result.end
-                pos = result.end
-                self._close(events)
-                if result.delimiter.is_open:
-                    self._open(events, result)
+                if result > pos:
+                    self._after_empty = False
+                    self._route(events, buf[pos:result], pos)
+                    pos = result
+                if eos:
+                    self._close(events)
+                elif matcher is not None and matcher.absorbed and pos < len(buf) \
+                        and not buf[pos:].strip(matcher.absorbed):
+                    self._held_whitespace, self._absorbed = [], matcher.absorbed
+                break
         except ChatCodecError as error:
             self._fail(error)
         if pos > TRIM_THRESHOLD:
@@ -276,6 +267,22 @@ class ResponseParser:
         self._buf, self._pos = buf, pos
         return events
 
+    def _commit(self, events: list[dict[str, Any]], buf: str, pos: int, commit: Commit) -> int:
+        """Act on a committed delimiter; return the new position in ``buf``."""
+        region = self._region
+        if commit.start > pos:
+            self._route(events, buf[pos : commit.start], pos)
+            pos = commit.start
+        if region.strings is not None and not commit.delimiter.is_open \
+                and region.strings.inside(buf[pos : commit.end]):
+            self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
+            return pos + 1
+        self._after_empty = commit.start == commit.end
+        self._close(events)
+        if commit.delimiter.is_open:
+            self._open(events, commit)
+        return commit.end
+
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """Send ``text`` (found at buffer index ``at``) to the current region."""
         region = self._region
@@ -283,7 +290,7 @@ class ResponseParser:
         if spec is None:
             return
         if not region.opened:
-            region.opened = True
+            region.opened, region.vacant = True, False
             region.offset = self._origin + at
             events.append({"type": "region_open", "field": spec.name})
         region.parts.append(text)
@@ -293,13 +300,13 @@ class ResponseParser:
 
     def _open(self, events: list[dict[str, Any]], commit: Commit) -> None:
         spec = self._template.fields[commit.delimiter.field]
-        self._region = _Region(spec, spec.close_matcher, True, commit.captures, [], True,
-                               self._origin + commit.end, _strings(spec))
+        self._region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
+                               offset=self._origin + commit.end, strings=_strings(spec))
         events.append({"type": "region_open", "field": spec.name})
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
-        return _Region(implicit, self._template.outside_matcher, False, strings=_strings(implicit))
+        return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
     def _close(self, events: list[dict[str, Any]]) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE."""

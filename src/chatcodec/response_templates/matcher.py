@@ -31,7 +31,14 @@ from typing import Any
 
 import regex
 
-from chatcodec.response_templates.delimiters import Delimiter, absorbed_whitespace, first_chars
+from chatcodec.response_templates.delimiters import (
+    WHITESPACE,
+    Delimiter,
+    absorbed_whitespace,
+    after_whitespace,
+    alphabet,
+    first_chars,
+)
 
 __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher"]
 
@@ -84,8 +91,8 @@ class LiteralMatcher:
         self._scan = regex.compile(f"({literals})" + (f"|(?:{tail})\\Z" if tail else ""))
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
-             block_empty: int = -1, block_empty_close: int = -1) -> Commit | int:
-        """See the module docstring; ``memo`` and the ``block_*`` arguments do not apply to literals."""
+             after_empty: bool = False, vacant: bool = False) -> Commit | int:
+        """See :meth:`RegexMatcher.scan`; the last three arguments do not apply to literals."""
         if eos:
             m = self._complete.search(buf, pos)
             if m is None:
@@ -117,7 +124,8 @@ class RegexMatcher:
             (``\\s*</think>``); a held run of them stays held while only they arrive.
     """
 
-    __slots__ = ("_combined", "_prefilter", "_probes", "absorbed", "delimiters")
+    __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "absorbed",
+                 "delimiters")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
@@ -131,14 +139,22 @@ class RegexMatcher:
             alternation = "|".join(f"(?:{s})" for s in sources)
             self._combined = regex.compile(alternation, regex.DOTALL)
             self._probes = (regex.compile(f"(?:{alternation})(?!)", regex.DOTALL),)
-        starts = [first_chars(d) for d in self.delimiters]
-        self._prefilter: regex.Pattern[str] | None = None
-        if all(chars is not None for chars in starts):
-            ascii_chars = "".join(sorted(set("".join(c for c in starts if c is not None))))
-            self._prefilter = regex.compile(f"[{regex.escape(ascii_chars)}\\x80-\\U0010FFFF]")
+        self._prefilter = _candidates(self.delimiters)
+        self._quick: regex.Pattern[str] | None = None
+        self._candidate_group = -1
+        if self._prefilter is not None and self._combined is not None:
+            # a complete match, or the first place where one could start
+            self._quick = regex.compile(f"{self._combined.pattern}|({self._prefilter.pattern})", regex.DOTALL)
+            self._candidate_group = self._quick.groups
+        # the last ASCII character that no delimiter can contain: no partial match starts before it
+        alphabets = [alphabet(d) for d in self.delimiters]
+        self._barrier: regex.Pattern[str] | None = None
+        if all(a is not None for a in alphabets):
+            allowed = "".join(sorted(set().union(*(a for a in alphabets if a is not None))))
+            self._barrier = regex.compile(f"(?r)[^{regex.escape(allowed)}\\x80-\\U0010FFFF]")
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
-             block_empty: int = -1, block_empty_close: int = -1) -> Commit | int:
+             after_empty: bool = False, vacant: bool = False) -> Commit | int:
         """Find the delimiter to commit at or after ``pos``, or how far the text is plain text.
 
         Args:
@@ -146,15 +162,29 @@ class RegexMatcher:
             pos: where unconsumed text starts.
             eos: the input is complete: nothing is partial, nothing can grow.
             memo: the leftmost partial match per matcher for this ``buf`` (owned by the caller).
-            block_empty: a position where no zero-width match may commit (progress guard).
-            block_empty_close: a position where a zero-width *close* may not commit (it would
-                close an implicit region that holds nothing).
+            after_empty: the last commit was zero-width and ended at ``pos``: no zero-width match
+                may commit at ``pos`` again (progress guard).
+            vacant: the implicit region holds no text yet: a zero-width *close* at ``pos`` would
+                close nothing, so it does not count.
 
         Returns:
             A :class:`Commit`, or the index up to which ``buf`` is plain text.
         """
+        block_empty = pos if after_empty else -1
+        block_empty_close = pos if vacant else -1
         n = len(buf)
         start = pos
+        quick = self._quick
+        if quick is not None and not eos:
+            m = quick.search(buf, pos)
+            if m is None:
+                return n  # no delimiter can start anywhere in the text
+            if m.lastindex != self._candidate_group:
+                # a complete match, and no delimiter could start before it
+                outcome = self._decide(buf, m.start(), eos, block_empty, block_empty_close)
+                if outcome is not None:
+                    return outcome
+            start = m.start()
         while True:
             q = self._first_complete(buf, start)
             if not eos:
@@ -183,11 +213,20 @@ class RegexMatcher:
             return cached
         n = len(buf)
         low = pos
+        if self._barrier is not None:
+            m = self._barrier.search(buf, pos)
+            if m is not None:
+                low = m.end()
+                if low >= limit:
+                    return n
         if self._prefilter is not None:
-            m = self._prefilter.search(buf, pos, limit)
+            m = self._prefilter.search(buf, low, limit)
             if m is None:
                 return n
-            low = m.start()
+            low = int(m.start())
+            if self.absorbed and not buf[low:].strip(self.absorbed):
+                memo[self] = low  # a whitespace run that a pending delimiter keeps absorbing
+                return low
         found = n
         for probe in self._probes:
             m = probe.search(buf, low, partial=True)
@@ -226,6 +265,29 @@ class RegexMatcher:
         captures = {} if delimiter.literals is not None else {
             k: v for k, v in match.groupdict().items() if v is not None}
         return Commit(delimiter, q, end, captures)
+
+
+def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
+    """Where a delimiter could start: one of its first characters, or a whitespace run that is
+    followed by a character allowed after it (or by the end of the buffer). Non-ASCII always may.
+
+    Returns:
+        The compiled class, or ``None`` when nearly any position may start a delimiter.
+    """
+    starts = [first_chars(d) for d in delimiters]
+    follows = [after_whitespace(d) for d in delimiters]
+    if any(chars is None for chars in starts) or any(chars is None for chars in follows):
+        return None
+    first = set("".join(c for c in starts if c is not None))
+    spaces, others = first & set(WHITESPACE), first - set(WHITESPACE)
+    anywhere = "\\x80-\\U0010FFFF"
+    alternatives = [f"[{regex.escape(''.join(sorted(others)))}{anywhere}]"]
+    if spaces:
+        run = regex.escape("".join(sorted(spaces)))
+        after = regex.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
+        # a run counts from its first character, or from where the search starts (\\G)
+        alternatives.append(f"(?:\\G|(?<![{run}]))[{run}]++(?=[{after}{anywhere}]|\\Z)")
+    return regex.compile("|".join(alternatives))
 
 
 def _unsettled(delimiter: Delimiter, buf: str, q: int) -> bool:

@@ -165,11 +165,17 @@ def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, 
     if not isinstance(args, dict):
         raise _error(f"'content_args' must be an object, got {type(args).__name__}",
                      field=name, key="content_args")
+    where = f"fields.{name}.content_args"
     try:
-        parser.validate(args, f"fields.{name}.content_args")
+        parser.validate(args, where)
     except ValueError as error:
-        raise ResponseTemplateError(str(error), field=name, key="content_args",
-                                    path=f"fields.{name}.content_args") from None
+        message = str(error)
+        path = getattr(error, "path", None)
+        if path is None:
+            path = message.split(": ", 1)[0] if message.startswith(where) else where
+        if not message.startswith(path):
+            message = f"{path}: {message}"
+        raise ResponseTemplateError(message, field=name, key="content_args", path=path) from None
     return parser, copy.deepcopy(args)
 
 
@@ -186,8 +192,8 @@ def _check_join_and_transform(spec: Mapping[str, Any], name: str, repeats: bool)
         try:
             validate_transform(spec["transform"], f"fields.{name}.transform")
         except ValueError as error:
-            raise ResponseTemplateError(str(error), field=name, key="transform",
-                                        path=f"fields.{name}.transform") from None
+            path = str(error).split(": ", 1)[0]
+            raise ResponseTemplateError(str(error), field=name, key="transform", path=path) from None
     return join, transform_each
 
 

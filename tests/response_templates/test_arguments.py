@@ -1,0 +1,177 @@
+"""Tool-argument typing from JSON schemas (SPEC §1.6) and the tools= conversion."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from chatcodec import parse_response
+from chatcodec.response_templates.arguments import (
+    cast_tool_calls,
+    coerce_argument,
+    schema_types,
+    tool_parameters,
+)
+from tests.response_templates.helpers import assert_same
+
+
+@pytest.mark.parametrize(
+    ("schema", "types"),
+    [
+        ({"type": "integer"}, ("integer",)),
+        ({"type": ["integer", "null"]}, ("integer", "null")),
+        ({"anyOf": [{"type": "string"}, {"type": "object"}]}, ("string", "object")),
+        ({"oneOf": [{"type": "boolean"}, {"anyOf": [{"type": "number"}]}]}, ("boolean", "number")),
+        ({"type": "string", "nullable": True}, ("string", "null")),
+        ({"type": "null", "nullable": True}, ("null",)),
+        ({"description": "untyped"}, ()),
+        ("not a schema", ()),
+    ],
+)
+def test_schema_types(schema: Any, types: tuple[str, ...]) -> None:
+    assert schema_types(schema) == types
+
+
+@pytest.mark.parametrize(
+    ("raw", "types", "expected"),
+    [
+        ("7", ("integer",), 7),
+        (" 7 ", ("integer",), 7),
+        ("3.0", ("integer",), 3),
+        ("1e3", ("integer",), 1000),
+        ("1.5", ("integer",), "1.5"),
+        ("007", ("integer",), 7),
+        ("1_000", ("integer",), "1_000"),
+        ("٣", ("integer",), "٣"),
+        ("2", ("number",), 2),
+        ("2.0", ("number",), 2.0),
+        ("1.5", ("number",), 1.5),
+        ("nan", ("number",), "nan"),
+        ("inf", ("number",), "inf"),
+        ("True", ("boolean",), True),
+        ("0", ("boolean",), False),
+        ("yes", ("boolean",), "yes"),
+        ("None", ("null",), None),
+        ("NULL", ("null",), "NULL"),
+        ('{"a": 1}', ("object",), {"a": 1}),
+        ("[1]", ("object",), "[1]"),
+        ("[1]", ("array",), [1]),
+        ("[NaN]", ("array",), "[NaN]"),
+        ("1", ("integer", "boolean"), 1),
+        ("1", ("boolean", "integer"), True),
+        ("5", ("integer", "string"), 5),
+        ("5", ("string", "integer"), "5"),
+        ("true", ("string", "boolean"), "true"),
+        ("null", ("string", "null"), None),
+        ('{"a": 1}', ("string", "object"), {"a": 1}),
+        ("1.50", ("string", "object"), "1.50"),
+        ("x", ("mystery",), "x"),
+    ],
+)
+def test_coerce_argument(raw: str, types: tuple[str, ...], expected: Any) -> None:
+    assert_same(coerce_argument(raw, types), expected)
+
+
+PARAMS = {
+    "f": {
+        "n": {"type": "integer"},
+        "tags": {"type": "array"},
+        "flag": {"type": "boolean"},
+        "s": {"type": "string"},
+    }
+}
+
+
+def test_cast_tool_calls_types_top_level_strings_and_never_mutates() -> None:
+    call = {
+        "type": "function",
+        "function": {
+            "name": "f",
+            "arguments": {
+                "n": "3",
+                "tags": ["1", "2"],
+                "flag": ["true", "0", 5],
+                "s": "4",
+                "other": "9",
+                "nested": {"n": "3"},
+            },
+        },
+    }
+    original = copy.deepcopy(call)
+    typed = cast_tool_calls([call, "not a call", {"function": {"name": 3, "arguments": {}}}], PARAMS)
+    assert call == original
+    assert typed[0]["function"]["arguments"] == {
+        "n": 3,
+        "tags": ["1", "2"],
+        "flag": [True, False, 5],
+        "s": "4",
+        "other": "9",
+        "nested": {"n": "3"},
+    }
+    assert typed[1:] == ["not a call", {"function": {"name": 3, "arguments": {}}}]
+
+
+def test_cast_tool_calls_without_a_matching_tool_returns_the_value_itself() -> None:
+    call = {"function": {"name": "g", "arguments": {"n": "3"}}}
+    assert cast_tool_calls(call, PARAMS) is call
+    assert cast_tool_calls(call, {}) is call
+
+
+def test_tool_parameters_accepts_wrapped_and_bare_function_schemas() -> None:
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "a", "parameters": {"type": "object", "properties": {"x": {}}}},
+        },
+        {"name": "b", "parameters": {"properties": {"y": {"type": "integer"}}}},
+        {"type": "function", "function": {"name": "c"}},
+        {"type": "function", "function": {"description": "no name"}},
+    ]
+    assert tool_parameters(tools) == {"a": {"x": {}}, "b": {"y": {"type": "integer"}}, "c": {}}
+    assert tool_parameters(None) == {}
+
+
+def test_tools_must_be_schemas_or_functions() -> None:
+    with pytest.raises(TypeError, match="expected a JSON schema dict or a Python function, got int"):
+        tool_parameters([3])
+
+
+def set_alarm(hour: int, label: str | None = None) -> None:
+    """Set an alarm.
+
+    Args:
+        hour: The hour.
+        label: A label.
+    """
+
+
+def test_function_tools_go_through_tool_to_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+
+    def fake_schema(func: Any) -> dict[str, Any]:
+        seen.append(func)
+        return {
+            "type": "function",
+            "function": {
+                "name": "set_alarm",
+                "parameters": {
+                    "type": "object",
+                    "properties": {
+                        "hour": {"type": "integer"},
+                        "label": {"type": "string", "nullable": True},
+                    },
+                },
+            },
+        }
+
+    monkeypatch.setattr("chatcodec.tool_schemas.get_json_schema", fake_schema)
+    template = {
+        "start_anchor": "x",
+        "fields": {"tool_calls": {"open": "<t>", "close": "</t>", "repeats": True, "content": "json"}},
+    }
+    output = '<t>{"function": {"name": "set_alarm", "arguments": {"hour": "7", "label": "null"}}}</t>'
+    message = parse_response(output, template, prefix="", tools=[set_alarm])
+    assert seen == [set_alarm]
+    assert_same(message["tool_calls"][0]["function"]["arguments"], {"hour": 7, "label": None})

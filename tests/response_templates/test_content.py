@@ -1,0 +1,222 @@
+"""The seven content parsers and the JSON dialect, called as the engine calls them."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from chatcodec.response_templates.content import STANDARD_PARSERS, get_parser, known_parser_names
+from chatcodec.response_templates.lax_json import StringTracker, parse_json_dialect, quote_bare_keys
+from tests.response_templates.helpers import assert_same
+
+
+def parse(name: str, text: str, **args: Any) -> Any:
+    return get_parser(name).parse(text, args)
+
+
+def test_the_registry_has_the_seven_standard_parsers_in_spec_order() -> None:
+    assert list(STANDARD_PARSERS) == ["text", "int", "float", "bool", "json", "xml-inline", "kv-lines"]
+    assert known_parser_names()[:7] == list(STANDARD_PARSERS)
+    assert [p.streams_verbatim for p in STANDARD_PARSERS.values()] == [
+        True,
+        True,
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]
+    assert not any(p.extension for p in STANDARD_PARSERS.values())
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "args", "expected"),
+    [
+        ("text", "  hi \n", {}, "hi"),
+        ("text", "  hi \n", {"strip": False}, "  hi \n"),
+        ("text", "\u3000hi\u00a0", {}, "hi"),
+        ("int", " 42\n", {}, 42),
+        ("int", "-007", {}, -7),
+        ("int", "+3", {}, 3),
+        ("float", " 2.5 ", {}, 2.5),
+        ("float", "1e3", {}, 1000.0),
+        ("float", ".5", {}, 0.5),
+        ("float", "3", {}, 3.0),
+        ("bool", " TRUE ", {}, True),
+        ("bool", "1", {}, True),
+        ("bool", "yes", {}, False),
+        ("bool", "0", {}, False),
+    ],
+)
+def test_scalar_parsers(name: str, text: str, args: dict[str, Any], expected: Any) -> None:
+    assert_same(parse(name, text, **args), expected)
+
+
+def test_float_accepts_nan_and_infinity_words() -> None:
+    assert math.isnan(parse("float", "nan"))
+    assert parse("float", "-Infinity") == float("-inf")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("int", ""),
+        ("int", "4_2"),
+        ("int", "٤٢"),
+        ("int", "1.0"),
+        ("int", "0x10"),
+        ("float", "1_000.5"),
+        ("float", "７"),
+        ("float", "1,5"),
+        ("float", ""),
+    ],
+)
+def test_numbers_are_ascii_only(name: str, text: str) -> None:
+    with pytest.raises(ValueError, match=f"invalid literal for {name}"):
+        parse(name, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "expected"),
+    [
+        ('{"a": [1, 2.0, true, null]}', {}, {"a": [1, 2.0, True, None]}),
+        ("{a:1, b: {c:2}}", {"unquoted_keys": True}, {"a": 1, "b": {"c": 2}}),
+        ("{ a:1,\n  b:2 }", {"unquoted_keys": True}, {"a": 1, "b": 2}),
+        ('{a:"x,y:z"}', {"unquoted_keys": True}, {"a": "x,y:z"}),
+        (
+            '{q:<|"|>say "hi"\nthere<|"|>}',
+            {"unquoted_keys": True, "string_delims": [['<|"|>', '<|"|>']]},
+            {"q": 'say "hi"\nthere'},
+        ),
+        (
+            "{k:«a»,v:‹b›}",
+            {"unquoted_keys": True, "string_delims": [["«", "»"], ["‹", "›"]]},
+            {"k": "a", "v": "b"},
+        ),
+        ("not json", {"allow_non_json": True}, "not json"),
+        ("  not json  ", {"allow_non_json": True, "strip": False}, "  not json  "),
+        ("3.0", {}, 3.0),
+    ],
+)
+def test_json_dialect(text: str, args: dict[str, Any], expected: Any) -> None:
+    assert_same(parse_json_dialect(text, args), expected)
+
+
+def test_json_rejects_nan_and_infinity() -> None:
+    with pytest.raises(ValueError, match="NaN is not valid JSON"):
+        parse_json_dialect("[NaN]", {})
+    with pytest.raises(ValueError, match="Infinity is not valid JSON"):
+        parse_json_dialect('{"a": -Infinity}', {})
+    assert parse_json_dialect("[NaN]", {"allow_non_json": True}) == "[NaN]"
+
+
+def test_json_errors_say_whether_the_dialect_rewrote_the_text() -> None:
+    with pytest.raises(
+        ValueError,
+        match=r"could not parse region as JSON: Expecting ',' delimiter \(line 1, column 9, char 8\)",
+    ) as raised:
+        parse_json_dialect('{"a": 1 "b": 2}', {})
+    assert getattr(raised.value, "position", None) == 8
+    with pytest.raises(ValueError, match="could not parse after dialect transforms"):
+        parse_json_dialect("{a: 1 b: 2}", {"unquoted_keys": True})
+
+
+def test_json_sentinels_are_refused_with_string_delims() -> None:
+    with pytest.raises(ValueError, match="sentinel"):
+        parse_json_dialect('{"a": "\x01"}', {"string_delims": [["<", ">"]]})
+    assert parse_json_dialect('{"a": "\\u0001"}', {}) == {"a": "\x01"}
+
+
+def test_quote_bare_keys_leaves_strings_alone() -> None:
+    assert quote_bare_keys('{a: "b: c", d :[{e:1}]}') == '{"a": "b: c", "d" :[{"e":1}]}'
+    assert quote_bare_keys('{"x\\"y:": 1}') == '{"x\\"y:": 1}'
+
+
+XML = {"tag_pattern": r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>"}
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "expected"),
+    [
+        ("<parameter=a>\n1\n</parameter><parameter=b>x</parameter>", XML, {"a": "1", "b": "x"}),
+        ("<parameter=a>1</parameter><parameter=a>2</parameter>", XML, {"a": "2"}),
+        (
+            "<parameter=a>1</parameter><parameter=a>2</parameter><parameter=a>3</parameter>",
+            {**XML, "merge_duplicates": True},
+            {"a": ["1", "2", "3"]},
+        ),
+        (
+            "<parameter=a>[1,2]</parameter><parameter=a>3</parameter>",
+            {**XML, "merge_duplicates": True, "value_parser": {"name": "json"}},
+            {"a": [[1, 2], 3]},
+        ),
+        (
+            "<parameter=a>7</parameter><parameter=b>word</parameter>",
+            {**XML, "value_parser": {"name": "json", "args": {"allow_non_json": True}}},
+            {"a": 7, "b": "word"},
+        ),
+        ("<k1/><k2/>", {"tag_pattern": r"<(?P<key>\w+)/>"}, {"k1": "", "k2": ""}),
+        ("no tags", XML, {}),
+    ],
+)
+def test_xml_inline(text: str, args: dict[str, Any], expected: Any) -> None:
+    assert_same(parse("xml-inline", text, **args), expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "args", "expected"),
+    [
+        ("a: 1\nb: two: three\n\njunk\nc:", {}, {"a": "1", "b": "two: three", "c": ""}),
+        ("a=1;b=2", {"line_sep": ";", "kv_sep": "="}, {"a": "1", "b": "2"}),
+        ("a: 1\r\nb: 2\r\n", {}, {"a": "1", "b": "2"}),
+        (" a : 1 ", {"strip": False}, {" a ": " 1 "}),
+        (
+            "n: 5\nu: http://x",
+            {"value_parser": {"name": "json", "args": {"allow_non_json": True}}},
+            {"n": 5, "u": "http://x"},
+        ),
+        ("n: 5", {"value_parser": {"name": "int"}}, {"n": 5}),
+    ],
+)
+def test_kv_lines(text: str, args: dict[str, Any], expected: Any) -> None:
+    assert_same(parse("kv-lines", text, **args), expected)
+
+
+def test_value_parser_errors_propagate() -> None:
+    with pytest.raises(ValueError, match="invalid literal for int: 'x'"):
+        parse("kv-lines", "n: x", value_parser={"name": "int"})
+
+
+def _inside(pieces: list[str], delims: Any = (), delimiter: str = "</x>") -> bool:
+    tracker = StringTracker(delims)
+    for piece in pieces:
+        tracker.feed(piece)
+    return tracker.inside(delimiter)
+
+
+@pytest.mark.parametrize(
+    ("text", "inside"),
+    [
+        ('{"s": "abc', True),
+        ('{"s": "abc"', False),
+        ('{"s": "a\\"', True),
+        ('{"s": "a\\\\"', False),
+        ('{"name": "a, "x": 1}', False),  # a stray quote does not open a string
+        ('["a", "b', True),
+        ('Use the tag with a quote"', False),
+    ],
+)
+def test_string_tracker(text: str, inside: bool) -> None:
+    assert _inside([text]) is inside
+    assert _inside(list(text)) is inside
+
+
+def test_string_tracker_with_custom_delimiters_split_anywhere() -> None:
+    delims = [['<|"|>', '<|"|>']]
+    text = '{a:<|"|>x</x><|"|>,b:<|"|>y'
+    for cut in range(len(text) + 1):
+        assert _inside([text[:cut], text[cut:]], delims) is True
+    assert _inside(['{a:<|"|>x<|"|>'], delims) is False
+    assert _inside(["{a:<|"], delims, '"|>') is True  # the delimiter text completes a string opener

@@ -1,0 +1,435 @@
+"""load_response_template: every load-time check of SPEC §1.1, with its path, field and key."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from chatcodec import ResponseTemplate, ResponseTemplateError, load_response_template
+from chatcodec.response_templates import extensions
+
+BASE: dict[str, Any] = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {
+            "open": "<tool_call>",
+            "close": "</tool_call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+
+def with_field(name: str, spec: Any) -> dict[str, Any]:
+    template = copy.deepcopy(BASE)
+    template["fields"][name] = spec
+    return template
+
+
+def with_top(**changes: Any) -> dict[str, Any]:
+    template = copy.deepcopy(BASE)
+    for key, value in changes.items():
+        if value is ...:
+            del template[key]
+        else:
+            template[key] = value
+    return template
+
+
+# (id, template, expected path, expected field, expected key, expected substring)
+LOAD_ERRORS = [
+    ("not-an-object", [1], "response_template", None, None, "must be an object"),
+    ("version-2", with_top(version=2), "version", None, "version", "version"),
+    ("version-true", with_top(version=True), "version", None, "version", "version"),
+    (
+        "unknown-top-key",
+        with_top(extra=1),
+        "response_template",
+        None,
+        None,
+        "Unknown keys in response_template",
+    ),
+    ("defaults-not-object", with_top(defaults=[]), "defaults", None, "defaults", "must be an object"),
+    ("fields-empty", with_top(fields={}), "fields", None, "fields", "non-empty"),
+    ("no-anchor", with_top(start_anchor=...), "start_anchor", None, "start_anchor", "start_anchor"),
+    (
+        "both-anchors",
+        with_top(start_anchor_pattern="x"),
+        "start_anchor_pattern",
+        None,
+        "start_anchor_pattern",
+        "cannot specify both",
+    ),
+    ("empty-anchor-list", with_top(start_anchor=[]), "start_anchor", None, "start_anchor", "at least one"),
+    (
+        "empty-anchor",
+        with_top(start_anchor=""),
+        "start_anchor",
+        None,
+        "start_anchor",
+        "cannot be empty strings",
+    ),
+    (
+        "bad-anchor-regex",
+        with_top(start_anchor=..., start_anchor_pattern="("),
+        "start_anchor_pattern",
+        None,
+        "start_anchor_pattern",
+        "invalid start_anchor_pattern regex",
+    ),
+    ("field-not-object", with_field("x", "open"), "fields.x", "x", None, "must be an object"),
+    (
+        "unknown-field-key",
+        with_field("x", {"open": "<x>", "closing": "</x>"}),
+        "fields.x",
+        "x",
+        None,
+        "unknown keys ['closing']",
+    ),
+    (
+        "open-and-pattern",
+        with_field("x", {"open": "<x>", "open_pattern": "<x>"}),
+        "fields.x.open_pattern",
+        "x",
+        "open_pattern",
+        "cannot specify both",
+    ),
+    (
+        "close-and-pattern",
+        with_field("x", {"open": "<x>", "close": "a", "close_pattern": "b"}),
+        "fields.x.close_pattern",
+        "x",
+        "close_pattern",
+        "cannot specify both",
+    ),
+    (
+        "open-dict",
+        with_field("x", {"open": {"a": 1}}),
+        "fields.x.open",
+        "x",
+        "open",
+        "must be a string or list",
+    ),
+    (
+        "open-list-non-string",
+        with_field("x", {"open": ["<x>", 3]}),
+        "fields.x.open",
+        "x",
+        "open",
+        "only strings",
+    ),
+    ("open-empty-list", with_field("x", {"open": []}), "fields.x.open", "x", "open", "at least one literal"),
+    (
+        "close-empty-string",
+        with_field("x", {"open": "<x>", "close": ["", "a"]}),
+        "fields.x.close",
+        "x",
+        "close",
+        "cannot be empty strings",
+    ),
+    (
+        "bad-close-regex",
+        with_field("x", {"open": "<x>", "close_pattern": "(?P<"}),
+        "fields.x.close_pattern",
+        "x",
+        "close_pattern",
+        "invalid close_pattern regex",
+    ),
+    (
+        "pattern-not-string",
+        with_field("x", {"open_pattern": 3}),
+        "fields.x.open_pattern",
+        "x",
+        "open_pattern",
+        "must be a regex string",
+    ),
+    (
+        "join-not-string",
+        with_field("x", {"open": "<x>", "repeats": True, "join": 7}),
+        "fields.x.join",
+        "x",
+        "join",
+        "must be a string",
+    ),
+    (
+        "join-without-repeats",
+        with_field("x", {"open": "<x>", "join": ","}),
+        "fields.x.join",
+        "x",
+        "join",
+        "requires 'repeats'",
+    ),
+    (
+        "repeats-not-bool",
+        with_field("x", {"open": "<x>", "repeats": "yes"}),
+        "fields.x.repeats",
+        "x",
+        "repeats",
+        "true or false",
+    ),
+    (
+        "optional-not-bool",
+        with_field("x", {"open": "<x>", "optional": 0}),
+        "fields.x.optional",
+        "x",
+        "optional",
+        "true or false",
+    ),
+    (
+        "transform-each-not-bool",
+        with_field("x", {"open": "<x>", "transform": {}, "transform_each": 1}),
+        "fields.x.transform_each",
+        "x",
+        "transform_each",
+        "true or false",
+    ),
+    (
+        "transform-each-without-transform",
+        with_field("x", {"open": "<x>", "transform_each": True}),
+        "fields.x.transform_each",
+        "x",
+        "transform_each",
+        "no transform",
+    ),
+    (
+        "mixed-transform",
+        with_field("x", {"open": "<x>", "transform": {"a": ["ok", "pre {content}"]}}),
+        "fields.x.transform.a[1]",
+        "x",
+        "transform",
+        "transform string 'pre {content}' mixes",
+    ),
+    (
+        "named-group-open",
+        with_field("x", {"open_pattern": "<x (?P<n>\\w+)>"}),
+        "fields.x.open_pattern",
+        "x",
+        "open_pattern",
+        "named group(s) ['n']",
+    ),
+    (
+        "named-group-close",
+        with_field("x", {"open": "<x>", "close_pattern": "</(?P<n>x)>"}),
+        "fields.x.close_pattern",
+        "x",
+        "close_pattern",
+        "named group",
+    ),
+    (
+        "unknown-parser",
+        with_field("x", {"open": "<x>", "content": "yaml"}),
+        "fields.x.content",
+        "x",
+        "content",
+        "unknown content parser 'yaml'. Available: "
+        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines']",
+    ),
+    (
+        "unregistered-extension",
+        with_field("x", {"open": "<x>", "content": "x-nope"}),
+        "fields.x.content",
+        "x",
+        "content",
+        "unknown content parser 'x-nope'",
+    ),
+    (
+        "content-args-not-object",
+        with_field("x", {"open": "<x>", "content_args": []}),
+        "fields.x.content_args",
+        "x",
+        "content_args",
+        "must be an object",
+    ),
+    (
+        "unknown-content-arg",
+        with_field("x", {"open": "<x>", "content_args": {"stripp": True}}),
+        "fields.x.content_args",
+        "x",
+        "content_args",
+        "unknown keys ['stripp']. Allowed keys: strip",
+    ),
+    (
+        "strip-not-bool",
+        with_field("x", {"open": "<x>", "content_args": {"strip": "no"}}),
+        "fields.x.content_args.strip",
+        "x",
+        "content_args",
+        "must be true or false",
+    ),
+    (
+        "missing-tag-pattern",
+        with_field("x", {"open": "<x>", "content": "xml-inline"}),
+        "fields.x.content_args.tag_pattern",
+        "x",
+        "content_args",
+        "requires 'tag_pattern'",
+    ),
+    (
+        "tag-pattern-without-key",
+        with_field(
+            "x", {"open": "<x>", "content": "xml-inline", "content_args": {"tag_pattern": "<(?P<k>\\w)>"}}
+        ),
+        "fields.x.content_args.tag_pattern",
+        "x",
+        "content_args",
+        "named group 'key'",
+    ),
+    (
+        "bad-tag-pattern",
+        with_field("x", {"open": "<x>", "content": "xml-inline", "content_args": {"tag_pattern": "("}}),
+        "fields.x.content_args.tag_pattern",
+        "x",
+        "content_args",
+        "invalid tag_pattern regex",
+    ),
+    (
+        "unknown-value-parser",
+        with_field(
+            "x", {"open": "<x>", "content": "kv-lines", "content_args": {"value_parser": {"name": "nope"}}}
+        ),
+        "fields.x.content_args.value_parser.name",
+        "x",
+        "content_args",
+        "unknown content parser 'nope'. Known parsers: text, int, float, bool, json, xml-inline, kv-lines",
+    ),
+    (
+        "nested-value-parser-args",
+        with_field(
+            "x",
+            {
+                "open": "<x>",
+                "content": "kv-lines",
+                "content_args": {"value_parser": {"name": "json", "args": {"allow_non_jsn": True}}},
+            },
+        ),
+        "fields.x.content_args.value_parser.args",
+        "x",
+        "content_args",
+        "unknown keys ['allow_non_jsn']",
+    ),
+    (
+        "bad-string-delims",
+        with_field("x", {"open": "<x>", "content": "json", "content_args": {"string_delims": [["<"]]}}),
+        "fields.x.content_args.string_delims",
+        "x",
+        "content_args",
+        "[open, close] pairs",
+    ),
+    (
+        "empty-kv-sep",
+        with_field("x", {"open": "<x>", "content": "kv-lines", "content_args": {"kv_sep": ""}}),
+        "fields.x.content_args.kv_sep",
+        "x",
+        "content_args",
+        "non-empty string",
+    ),
+    (
+        "two-implicit",
+        with_field("extra", {"close": "</e>"}),
+        "fields",
+        None,
+        "fields",
+        "At most one field may omit 'open'/'open_pattern'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "path", "field", "key", "fragment"),
+    [pytest.param(*case[1:], id=case[0]) for case in LOAD_ERRORS],
+)
+def test_load_error(spec: Any, path: str, field: str | None, key: str | None, fragment: str) -> None:
+    with pytest.raises(ResponseTemplateError) as raised:
+        load_response_template(spec)
+    error = raised.value
+    assert isinstance(error, ValueError)
+    assert (error.path, error.field, error.key) == (path, field, key)
+    assert str(error).startswith(f"{path}: ")
+    assert fragment in str(error)
+
+
+def test_a_valid_template_compiles_every_field() -> None:
+    template = load_response_template(BASE)
+    assert list(template.fields) == ["reasoning_content", "tool_calls", "content"]
+    assert template.implicit is not None and template.implicit.name == "content"
+    tool_calls = template.fields["tool_calls"]
+    assert (tool_calls.repeats, tool_calls.dirty, tool_calls.concatenates, tool_calls.content) == (
+        True,
+        True,
+        False,
+        "json",
+    )
+    reasoning = template.fields["reasoning_content"]
+    assert (reasoning.dirty, reasoning.concatenates, reasoning.optional) == (False, True, True)
+    assert template.extensions_used == frozenset()
+    assert template.outside_matcher is not None
+    assert [d.field for d in template.outside_matcher.delimiters] == [
+        "reasoning_content",
+        "tool_calls",
+        "content",
+    ]
+
+
+def test_the_spec_is_copied_both_ways() -> None:
+    source = copy.deepcopy(BASE)
+    template = load_response_template(source)
+    source["fields"]["content"]["close"] = "changed"
+    assert template.to_dict() == BASE
+    exported = template.to_dict()
+    exported["defaults"]["role"] = "user"
+    assert template.to_dict()["defaults"] == {"role": "assistant"}
+
+
+def test_a_loaded_template_is_returned_as_is() -> None:
+    template = load_response_template(BASE)
+    assert load_response_template(template) is template
+    assert isinstance(template, ResponseTemplate)
+
+
+def test_version_one_as_a_float_is_accepted() -> None:
+    assert load_response_template(with_top(version=1.0)).fields["content"].name == "content"
+
+
+def test_truncate_prefix_cuts_after_the_last_anchor() -> None:
+    template = load_response_template(with_top(start_anchor=["<|a|>", "<|b|>"]))
+    assert template.truncate_prefix("x<|a|>one<|b|>two<|a|>three") == "three"
+    assert template.truncate_prefix("no anchor here") == "no anchor here"
+
+
+def _fake_parse(text: str, args: Any) -> Any:
+    return text.split()
+
+
+def _fake_validate(args: Any, where: str) -> None:
+    if args:
+        raise ValueError(f"{where}: takes no arguments")
+
+
+def test_registered_x_parsers_load_and_mark_the_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(extensions.EXTENSIONS, "x-words", (_fake_parse, _fake_validate))
+    template = load_response_template(with_field("x", {"open": "<x>", "content": "x-words"}))
+    assert template.extensions_used == frozenset({"x-words"})
+    assert template.fields["x"].dirty is True
+    nested = load_response_template(
+        with_field(
+            "x", {"open": "<x>", "content": "kv-lines", "content_args": {"value_parser": {"name": "x-words"}}}
+        )
+    )
+    assert nested.extensions_used == frozenset({"x-words"})
+    with pytest.raises(ResponseTemplateError, match=r"^fields\.x\.content_args: takes no arguments$"):
+        load_response_template(
+            with_field("x", {"open": "<x>", "content": "x-words", "content_args": {"a": 1}})
+        )
+
+
+def test_extension_names_must_start_with_x(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(extensions.EXTENSIONS, "words", (_fake_parse, _fake_validate))
+    with pytest.raises(ResponseTemplateError, match="unknown content parser 'words'"):
+        load_response_template(with_field("x", {"open": "<x>", "content": "words"}))

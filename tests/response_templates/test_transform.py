@@ -1,0 +1,99 @@
+"""Transforms: whole-string placeholders with dotted paths, literals, transform_each (SPEC §1.4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatcodec.response_templates.transform import apply_transform, apply_transform_each, validate_transform
+
+
+def test_placeholders_keep_the_type_of_what_they_name() -> None:
+    scope = {"content": {"name": "f", "args": {"x": [1, 2]}}, "id": "7"}
+    transform = {
+        "type": "function",
+        "id": "{id}",
+        "function": {"name": "{content.name}", "arguments": "{content.args}"},
+        "all": ["{content.args.x}", 3, None, True, "{}", "{not a placeholder"],
+    }
+    assert apply_transform(transform, scope) == {
+        "type": "function",
+        "id": "7",
+        "function": {"name": "f", "arguments": {"x": [1, 2]}},
+        "all": [[1, 2], 3, None, True, "{}", "{not a placeholder"],
+    }
+
+
+def test_a_transform_may_be_a_list_or_a_bare_placeholder() -> None:
+    assert apply_transform(["{content}", "{content}"], {"content": 1}) == [1, 1]
+    assert apply_transform("{content}", {"content": {"a": 1}}) == {"a": 1}
+
+
+def test_unicode_names_work() -> None:
+    assert apply_transform("{引数.名前}", {"引数": {"名前": "値"}}) == "値"
+
+
+def test_an_undefined_root_is_a_key_error_listing_the_variables() -> None:
+    with pytest.raises(KeyError) as raised:
+        apply_transform({"a": "{missing}"}, {"content": 1, "name": "x"})
+    assert (
+        raised.value.args[0]
+        == "transform placeholder '{missing}' is not defined. Available: ['content', 'name']"
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "scope", "message"),
+    [
+        (
+            "{content.args}",
+            {"content": {"name": "n"}},
+            "transform placeholder '{content.args}' is missing key 'args'. Available: ['name']",
+        ),
+        (
+            "{content.a.b}",
+            {"content": {"a": [1]}},
+            "transform placeholder '{content.a.b}' cannot index into list at 'b'",
+        ),
+    ],
+)
+def test_dotted_paths_fail_loudly(path: str, scope: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        apply_transform(path, scope)
+    assert str(raised.value) == message
+
+
+def test_transform_each_uses_element_keys_over_captures() -> None:
+    content = [
+        {"tool_name": "a", "parameters": {"x": 1}},
+        {"tool_name": "b", "parameters": {}, "name": "own"},
+    ]
+    transform = {"name": "{tool_name}", "arguments": "{parameters}", "from": "{name}"}
+    assert apply_transform_each(transform, content, {"name": "captured"}) == [
+        {"name": "a", "arguments": {"x": 1}, "from": "captured"},
+        {"name": "b", "arguments": {}, "from": "own"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ({"a": 1}, "transform_each requires the parsed content to be a list, got dict"),
+        ([{"a": 1}, 2], "transform_each requires each list element to be an object, got int"),
+    ],
+)
+def test_transform_each_needs_a_list_of_objects(content: Any, message: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        apply_transform_each({"a": "{a}"}, content, {})
+    assert str(raised.value) == message
+
+
+def test_validation_names_the_path_of_a_mixed_string() -> None:
+    validate_transform({"a": ["{content}", "literal", 1], "b": {"c": "{x.y}"}}, "fields.f.transform")
+    with pytest.raises(ValueError) as raised:
+        validate_transform({"a": {"b": ["ok", "name: {name}"]}}, "fields.f.transform")
+    assert str(raised.value).startswith(
+        "fields.f.transform.a.b[1]: transform string 'name: {name}' mixes a {placeholder} with literal text; "
+        "string interpolation is not supported."
+    )
