@@ -229,7 +229,7 @@ LOAD_ERRORS = [
         "x",
         "content",
         "unknown content parser 'yaml'. Available: "
-        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines']",
+        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines'",  # then the x- extensions
     ),
     (
         "unregistered-extension",
