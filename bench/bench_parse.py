@@ -118,7 +118,7 @@ def time_whitespace_run(parser_cls: Any, spaces: int) -> float:
 
 def run_all(parser_cls: Any, sizes: list[int], repeats: int, spaces: int) -> dict[str, Any]:
     rows = {f"{kind}/{size}/{chunk}": time_feeds(parser_cls, TEMPLATES[kind], make_output(kind, size), chunk,
-                                                  repeats if size < 100_000 else 1)
+                                                  repeats if size < 100_000 else 2)
             for kind in TEMPLATES for size in sizes for chunk in (1, 4)}
     return {"rows": rows, "whitespace": time_whitespace_run(parser_cls, spaces)}
 

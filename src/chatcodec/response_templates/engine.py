@@ -131,10 +131,12 @@ class ResponseParser:
     Example:
         >>> parser = ResponseParser({"start_anchor": "<|im_start|>assistant\\n",
         ...     "fields": {"content": {"close": "<|im_end|>"}}}, prefix="")
-        >>> [event["type"] for event in parser.feed("Hi<|im_")]
+        >>> [event["type"] for event in parser.feed("Hi<|im_")]  # "<|im_" is held back
         ['region_open', 'region_chunk']
-        >>> parser.finalize()[0]
-        {'content': 'Hi'}
+        >>> parser.feed("end|>")
+        [{'type': 'region_close', 'field': 'content', 'value': 'Hi'}]
+        >>> parser.finalize()
+        ({'content': 'Hi'}, [])
     """
 
     def __init__(self, response_template: dict[str, Any] | ResponseTemplate, prefix: str | None = None,

@@ -1,0 +1,109 @@
+"""``chatcodec parse``: turn a model output into an assistant message with a response template.
+
+``chatcodec parse TEMPLATE OUTPUT (--prefix FILE | --no-prefix) [--tools FILE] [--errors keep]
+[--events] [--stream]``. stdout carries the data only: one JSON message, or JSON Lines with
+``--events``; ``--stream`` feeds the output chunk by chunk through the same parser and shows the
+regions as they arrive. Model output that cannot be parsed is one line on stderr and exit code 1
+(``--errors keep`` records the problems in the message instead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any
+
+from chatcodec.cli.io import read_json, read_response_template, read_text
+
+__all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Declare ``chatcodec parse``'s arguments."""
+    parser.add_argument("template", metavar="TEMPLATE",
+                        help="the response template: a JSON file, or a model directory whose "
+                             "tokenizer_config.json has a response_template")
+    parser.add_argument("output", metavar="OUTPUT", help="the generated text: a UTF-8 file, or - for stdin")
+    prefix = parser.add_mutually_exclusive_group(required=True)
+    prefix.add_argument("--prefix", metavar="FILE",
+                        help="the prompt the output continues (read exactly; needed when the prompt "
+                             "pre-opens a region such as <think>)")
+    prefix.add_argument("--no-prefix", action="store_true",
+                        help="the output holds the whole assistant message (no prompt context)")
+    parser.add_argument("--tools", metavar="FILE",
+                        help="a JSON list of tool schemas; tool-call arguments are typed with them")
+    parser.add_argument("--errors", choices=("strict", "keep"), default="strict",
+                        help="strict: unparsable output is an error (default); keep: record problems "
+                             "under parse_errors and keep going")
+    parser.add_argument("--events", action="store_true",
+                        help="print the events as JSON Lines, then a final {\"type\": \"message\"} line")
+    parser.add_argument("--stream", action="store_true",
+                        help="feed the output chunk by chunk and show regions as they arrive")
+    parser.add_argument("--chunk-size", type=int, default=4, metavar="N",
+                        help="characters per chunk with --stream (default 4)")
+    parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
+                        help="pause after each chunk with --stream, to watch the live view")
+
+
+def _read_tools(source: str | None) -> list[Any] | None:
+    if source is None:
+        return None
+    tools = read_json(source, "tools")
+    if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
+        tools = tools["tools"]
+    if not isinstance(tools, list):
+        raise ValueError(f"{source}: tools must be a JSON list of tool schemas, got {type(tools).__name__}")
+    return tools
+
+
+def run(args: argparse.Namespace) -> int:
+    """Parse the output; print the message (or events). Returns the exit code."""
+    from chatcodec.cli.view import EventLines, choose_view, format_message
+    from chatcodec.errors import ResponseParseError
+    from chatcodec.response_templates.engine import ResponseParser
+
+    if args.stream and args.chunk_size < 1:
+        raise ValueError(f"--chunk-size: must be at least 1, got {args.chunk_size}")
+    if args.output == "-" and args.prefix == "-":
+        raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
+    template = read_response_template(args.template)
+    output = read_text(args.output)
+    prefix = "" if args.no_prefix else read_text(args.prefix)
+    parser = ResponseParser(template, prefix=prefix, tools=_read_tools(args.tools), errors=args.errors)
+    if not args.stream and not args.events:
+        try:
+            parser.feed(output)
+            message, _ = parser.finalize()
+        except ResponseParseError as error:
+            return _report(error, args)
+        sys.stdout.write(format_message(message))
+        return 0
+    view = EventLines(sys.stdout) if args.events else choose_view(sys.stdout, sys.stderr)
+    size = args.chunk_size if args.stream else max(1, len(output))
+    try:
+        for event in parser.initial_events:
+            view.on_event(event)
+        for start in range(0, len(output), size):
+            for event in parser.feed(output[start : start + size]):
+                view.on_event(event)
+            if args.delay:
+                time.sleep(args.delay)
+        message, events = parser.finalize()
+        for event in events:
+            view.on_event(event)
+    except ResponseParseError as error:
+        view.abort()
+        return _report(error, args)
+    view.close(message)
+    return 0
+
+
+def _report(error: Exception, args: argparse.Namespace) -> int:
+    """One line on stderr for output that cannot be parsed (the traceback with --debug)."""
+    if getattr(args, "debug", False) or os.environ.get("CHATCODEC_DEBUG") == "1":
+        raise error
+    first_line = str(error).splitlines()[0] if str(error) else ""
+    print(f"chatcodec: {type(error).__name__}: {first_line}", file=sys.stderr)
+    return 1

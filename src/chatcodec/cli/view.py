@@ -1,0 +1,150 @@
+"""Views for ``chatcodec parse --stream``: how streamed events are shown.
+
+Every view has ``on_event(event)``, ``close(message)`` and ``abort()``. :class:`PlainView` writes
+plain text to a stream (what a pipe or a file gets); :class:`RichView` draws the regions live on a
+terminal. This is the only module that imports ``rich``, and only inside :class:`RichView`, so
+``chatcodec parse`` never pays for it unless it draws (rule R2: the decode path stays light).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, Protocol, TextIO
+
+__all__ = ["EventLines", "PlainView", "RichView", "View", "choose_view", "format_message"]
+
+#: Shown once on stderr when ``--stream`` cannot draw the live view.
+LIVE_VIEW_HINT = ("chatcodec: showing plain output; the live view needs a terminal and rich "
+                  "(pip install 'chatcodec[rich]')")
+
+
+def format_message(message: dict[str, Any]) -> str:
+    """The message as printed by ``chatcodec parse``: indented JSON, non-ASCII kept, one newline."""
+    return json.dumps(message, ensure_ascii=False, indent=2) + "\n"
+
+
+class View(Protocol):
+    """What ``chatcodec parse --stream`` drives."""
+
+    def on_event(self, event: dict[str, Any]) -> None: ...
+
+    def close(self, message: dict[str, Any]) -> None: ...
+
+    def abort(self) -> None: ...
+
+
+class EventLines:
+    """``--events``: one JSON object per line, then ``{"type": "message", "message": ...}``."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        self._out.write(json.dumps(event, ensure_ascii=False) + "\n")
+        self._out.flush()
+
+    def close(self, message: dict[str, Any]) -> None:
+        self._out.write(json.dumps({"type": "message", "message": message}, ensure_ascii=False) + "\n")
+
+    def abort(self) -> None:
+        self._out.flush()
+
+
+class PlainView:
+    """Regions as plain text: a ``[field]`` line when a region opens, its text as it streams, the
+    parsed value of structured regions (``=> ...``) when they close, then the message as JSON."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._at_line_start = True
+        self._dirty = False
+
+    def _write(self, text: str) -> None:
+        if text:
+            self._out.write(text)
+            self._out.flush()
+            self._at_line_start = text.endswith("\n")
+
+    def _end_line(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "region_open":
+            self._end_line()
+            self._write(f"[{event['field']}]\n")
+            self._dirty = False
+        elif kind == "region_chunk":
+            self._dirty = event["dirty"]
+            self._write(event["text"])
+        else:
+            self._end_line()
+            if "error" in event:
+                self._write(f"!! {event['error']['error']}\n")
+            elif self._dirty:
+                self._write(f"=> {json.dumps(event['value'], ensure_ascii=False)}\n")
+
+    def close(self, message: dict[str, Any]) -> None:
+        self._end_line()
+        self._write("\n" + format_message(message))
+
+    def abort(self) -> None:
+        self._end_line()
+
+
+class RichView:
+    """Regions drawn live on a terminal with ``rich``: one panel per region, updated per chunk."""
+
+    def __init__(self, console: Any = None) -> None:
+        from rich.console import Console
+        from rich.live import Live
+
+        self._console = console if console is not None else Console()
+        self._regions: list[tuple[str, list[str], bool]] = []
+        self._live = Live(self._render(), console=self._console, auto_refresh=False, transient=False)
+        self._live.start()
+
+    def _render(self) -> Any:
+        from rich.console import Group
+        from rich.panel import Panel
+        from rich.text import Text
+
+        panels = [Panel(Text("".join(parts)), title=field, title_align="left",
+                        border_style="yellow" if dirty else "cyan") for field, parts, dirty in self._regions]
+        return Group(*panels) if panels else Text("waiting for output...", style="dim")
+
+    def on_event(self, event: dict[str, Any]) -> None:
+        kind = event["type"]
+        if kind == "region_open":
+            self._regions.append((event["field"], [], False))
+        elif kind == "region_chunk" and self._regions:
+            field, parts, _ = self._regions[-1]
+            parts.append(event["text"])
+            self._regions[-1] = (field, parts, event["dirty"])
+        elif kind == "region_close" and self._regions:
+            field, parts, dirty = self._regions[-1]
+            if "error" in event:
+                parts.append(f"\n!! {event['error']['error']}")
+            elif dirty:
+                parts[:] = [json.dumps(event["value"], ensure_ascii=False, indent=2)]
+        self._live.update(self._render(), refresh=True)
+
+    def close(self, message: dict[str, Any]) -> None:
+        self._live.stop()
+        self._console.print_json(data=message)
+
+    def abort(self) -> None:
+        self._live.stop()
+
+
+def choose_view(out: TextIO, err: TextIO) -> View:
+    """:class:`RichView` on a terminal with ``rich`` installed, else :class:`PlainView` (saying so)."""
+    if out is sys.stdout and out.isatty():
+        try:
+            return RichView()
+        except ImportError:
+            pass
+    err.write(LIVE_VIEW_HINT + "\n")
+    return PlainView(out)

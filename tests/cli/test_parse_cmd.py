@@ -1,0 +1,275 @@
+"""``chatcodec parse`` through ``main([...])``: exact stdout bytes, stderr lines and exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatcodec.cli import main
+from chatcodec.cli.view import LIVE_VIEW_HINT, PlainView, RichView, choose_view
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "qwen3-coder"
+TEMPLATE = str(EXAMPLE / "response_template.json")
+OUTPUT = str(EXAMPLE / "output.txt")
+TOOLS = str(EXAMPLE / "tools.json")
+
+TYPED_MESSAGE = """{
+  "role": "assistant",
+  "content": "Let me calculate that area for you.",
+  "tool_calls": [
+    {
+      "type": "function",
+      "function": {
+        "name": "calculate_area",
+        "arguments": {
+          "shape": "circle",
+          "dimensions": {
+            "radius": 15.5
+          },
+          "precision": 3
+        }
+      }
+    }
+  ]
+}
+"""
+QWEN = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {
+            "open": "<tool_call>",
+            "close": "</tool_call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["parse", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path: Path, name: str, content: Any) -> str:
+    path = tmp_path / name
+    path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return str(path)
+
+
+def test_the_readme_example_prints_the_typed_message(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, TEMPLATE, OUTPUT, "--no-prefix", "--tools", TOOLS) == (0, TYPED_MESSAGE, "")
+
+
+def test_without_tools_arguments_stay_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, TEMPLATE, OUTPUT, "--no-prefix")
+    assert code == 0
+    assert json.loads(out)["tool_calls"][0]["function"]["arguments"] == {
+        "shape": "circle",
+        "dimensions": '{"radius": 15.5}',
+        "precision": "3",
+    }
+
+
+def test_a_prefix_file_continues_a_region(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    prefix = write(tmp_path, "prefix.txt", "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n")
+    output = write(tmp_path, "out.txt", "Greet back.</think>Hello!<|im_end|>")
+    assert run(capsys, template, output, "--prefix", prefix) == (
+        0,
+        ('{\n  "role": "assistant",\n  "reasoning_content": "Greet back.",\n  "content": "Hello!"\n}\n'),
+        "",
+    )
+
+
+def test_events_are_json_lines_then_the_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", "<think>hm</think>Hi")
+    code, out, err = run(capsys, template, output, "--no-prefix", "--events")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        '{"type": "region_open", "field": "reasoning_content"}',
+        '{"type": "region_chunk", "field": "reasoning_content", "text": "hm", "dirty": false}',
+        '{"type": "region_close", "field": "reasoning_content", "value": "hm"}',
+        '{"type": "region_open", "field": "content"}',
+        '{"type": "region_chunk", "field": "content", "text": "Hi", "dirty": false}',
+        '{"type": "region_close", "field": "content", "value": "Hi"}',
+        '{"type": "message", "message": {"role": "assistant", "reasoning_content": "hm", "content": "Hi"}}',
+    ]
+
+
+def test_streamed_events_use_the_chunk_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", "Hello")
+    code, out, _ = run(capsys, template, output, "--no-prefix", "--events", "--stream", "--chunk-size", "2")
+    assert code == 0
+    assert [json.loads(line).get("text") for line in out.splitlines()[:4]] == [None, "He", "ll", "o"]
+
+
+def test_stream_without_a_terminal_prints_the_plain_view(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, TEMPLATE, OUTPUT, "--no-prefix", "--tools", TOOLS, "--stream")
+    assert code == 0
+    assert err == LIVE_VIEW_HINT + "\n"
+    assert out == (
+        "[content]\nLet me calculate that area for you.\n[tool_calls]\n"
+        '\n<parameter=shape>\ncircle\n</parameter>\n<parameter=dimensions>\n{"radius": 15.5}\n</parameter>\n'
+        "<parameter=precision>\n3\n</parameter>\n</function>\n"
+        '=> {"type": "function", "function": {"name": "calculate_area", "arguments": {"shape": "circle", '
+        '"dimensions": {"radius": 15.5}, "precision": 3}}}\n\n' + TYPED_MESSAGE
+    )
+
+
+def test_output_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO("<think>ü</think>ok".encode())))
+    code, out, _ = run(capsys, write(tmp_path, "t.json", QWEN), "-", "--no-prefix")
+    assert (code, json.loads(out)) == (0, {"role": "assistant", "reasoning_content": "ü", "content": "ok"})
+
+
+def test_a_model_directory_supplies_its_response_template(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "tokenizer_config.json").write_text(
+        json.dumps({"eos_token": "<|im_end|>", "response_template": QWEN})
+    )
+    output = write(tmp_path, "out.txt", "Hi<|im_end|>")
+    assert run(capsys, str(tmp_path), output, "--no-prefix") == (
+        0,
+        '{\n  "role": "assistant",\n  "content": "Hi"\n}\n',
+        "",
+    )
+    config_file = str(tmp_path / "tokenizer_config.json")
+    assert (
+        run(capsys, config_file, output, "--no-prefix")[1]
+        == '{\n  "role": "assistant",\n  "content": "Hi"\n}\n'
+    )
+
+
+def test_unparsable_output_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", "Hi<tool_call>{broken</tool_call>")
+    assert run(capsys, template, output, "--no-prefix") == (
+        1,
+        "",
+        (
+            "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json'): "
+            "could not parse region as "
+            "JSON: Expecting property name enclosed in double quotes (line 1, column 2, char 1)\n"
+        ),
+    )
+    code, out, err = run(capsys, template, output, "--no-prefix", "--stream")
+    assert (code, out) == (1, "[content]\nHi\n[tool_calls]\n{broken\n")
+    assert err.splitlines()[-1].startswith("chatcodec: ResponseParseError: field 'tool_calls'")
+
+
+def test_keep_mode_records_the_problem_and_exits_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", "Hi<tool_call>{broken</tool_call>")
+    code, out, _ = run(capsys, template, output, "--no-prefix", "--errors", "keep")
+    assert code == 0
+    assert json.loads(out)["parse_errors"][0]["text"] == "{broken"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["missing.json", "out.txt", "--no-prefix"],
+            "chatcodec: OSError: missing.json: no such file or directory "
+            "(expected a response template JSON file or a model directory)\n",
+        ),
+        (
+            ["t.json", "nothing.txt", "--no-prefix"],
+            "chatcodec: OSError: nothing.txt: cannot read: No such file or directory\n",
+        ),
+        (
+            ["bad.json", "out.txt", "--no-prefix"],
+            "chatcodec: ResponseTemplateError: fields.x.close_pattern: "
+            "invalid close_pattern regex: missing ) at position 1\n",
+        ),
+        (
+            ["t.json", "out.txt", "--no-prefix", "--tools", "t.json"],
+            "chatcodec: ValueError: t.json: tools must be a JSON list of tool schemas, got dict\n",
+        ),
+        (
+            ["t.json", "-", "--prefix", "-"],
+            "chatcodec: ValueError: OUTPUT and --prefix cannot both be read from stdin\n",
+        ),
+    ],
+)
+def test_input_errors_are_one_line(
+    argv: list[str],
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "t.json", QWEN)
+    write(tmp_path, "bad.json", {"start_anchor": "x", "fields": {"x": {"open": "<x>", "close_pattern": "("}}})
+    write(tmp_path, "out.txt", "hi")
+    assert run(capsys, *argv) == (1, "", message)
+
+
+@pytest.mark.parametrize(
+    "argv", [["t.json", "out.txt"], ["t.json", "out.txt", "--no-prefix", "--prefix", "p"]]
+)
+def test_the_prefix_choice_is_required_and_exclusive(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["parse", *argv])
+    assert raised.value.code == 2
+    assert "--prefix" in capsys.readouterr().err
+
+
+def test_rich_view_draws_regions_and_prints_the_message() -> None:
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=80, color_system=None)
+    view = RichView(console)
+    for event in [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "Hello", "dirty": False},
+        {"type": "region_close", "field": "content", "value": "Hello"},
+        {"type": "region_open", "field": "tool_calls"},
+        {"type": "region_chunk", "field": "tool_calls", "text": "{", "dirty": True},
+        {"type": "region_close", "field": "tool_calls", "value": {"name": "f"}},
+    ]:
+        view.on_event(event)
+    view.close({"content": "Hello"})
+    drawn = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "content" in drawn and "tool_calls" in drawn and '"name": "f"' in drawn
+    assert drawn.rstrip().endswith('{\n  "content": "Hello"\n}')
+
+
+def test_choose_view_falls_back_to_plain_text_and_says_so() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    assert isinstance(choose_view(out, err), PlainView)
+    assert err.getvalue() == LIVE_VIEW_HINT + "\n"
+
+
+def test_the_installed_console_script_runs() -> None:
+    script = Path(sys.executable).parent / "chatcodec"
+    result = subprocess.run(
+        [str(script), "parse", TEMPLATE, OUTPUT, "--no-prefix", "--tools", TOOLS],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, TYPED_MESSAGE, "")

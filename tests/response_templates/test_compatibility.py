@@ -1,0 +1,332 @@
+"""Every deliberate difference from the reference (transformers 5.23), one named test each.
+
+docs/compatibility.md lists these tests. Where a corpus vector shows the reference's behaviour,
+its id is named in the docstring; the values asserted here are chatcodec's, and every case also
+goes through the three-way streaming check (one-shot, whole, 1 char, 20 random splits).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatcodec import ResponseParseError, ResponseTemplateError, parse_response
+from tests.conftest import load_json
+from tests.response_templates.helpers import assert_same, check_stream, stream
+
+QWEN: dict[str, Any] = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {
+            "open": "<tool_call>",
+            "close": "</tool_call>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close": "<|im_end|>"},
+    },
+}
+ANCHOR = "<|im_start|>assistant\n"
+VECTORS = {v["id"]: v for v in load_json("response_vectors.json")["vectors"]}
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def vector(case_id: str) -> dict[str, Any]:
+    case = VECTORS[case_id]
+    assert case.get("quirk") or case_id in {"x-non-repeating-last-wins", "x-zero-width-empty-open-pattern"}
+    return case
+
+
+# -- nothing is lost ---------------------------------------------------------------------------
+
+
+def test_text_before_and_after_tool_calls_is_kept() -> None:
+    """Issue example; the reference returns no content (a later whitespace segment overwrites it)."""
+    output = (
+        'Let me look that up.\n\n<tool_call>\n{"name": "a", "arguments": {"x": 1}}\n</tool_call>\n'
+        '<tool_call>\n{"name": "b", "arguments": {}}\n</tool_call><|im_end|>'
+    )
+    expected = {
+        "role": "assistant",
+        "content": "Let me look that up.",
+        "tool_calls": [call("a", x=1), call("b")],
+    }
+    joined = check_stream(QWEN, output, expected)
+    assert joined["content"] == "Let me look that up.\n\n\n"
+
+
+def test_interleaved_content_segments_are_concatenated() -> None:
+    """x-implicit-segments-last-wins: the reference keeps only 'C'."""
+    case = vector("x-implicit-segments-last-wins")
+    check_stream(
+        case["template"],
+        case["output"],
+        {"role": "assistant", "content": "ABC", "tool_calls": [call("f"), call("g")]},
+    )
+
+
+def test_a_non_repeating_text_field_keeps_every_region() -> None:
+    """x-non-repeating-last-wins and x-zero-width-empty-open-pattern: the reference keeps the last region."""
+    case = vector("x-non-repeating-last-wins")
+    check_stream(case["template"], case["output"], {"role": "assistant", "reasoning_content": "firstsecond"})
+    case = vector("x-zero-width-empty-open-pattern")
+    check_stream(case["template"], case["output"], {"x": "abcdef"})
+
+
+def test_text_after_the_implicit_close_is_kept() -> None:
+    """x-implicit-text-after-close-overwrites: the reference replaces 'Hello' with 'garbage'."""
+    case = vector("x-implicit-text-after-close-overwrites--whole")
+    check_stream(case["template"], case["output"], {"role": "assistant", "content": "Hellogarbage"})
+
+
+STRUCTURED = {
+    "start_anchor": "x",
+    "fields": {"n": {"open": "<n>", "close": "</n>", "content": "int"}, "c": {}},
+}
+
+
+def test_a_structured_field_matched_twice_is_an_error_not_an_overwrite() -> None:
+    """No vector: the reference silently keeps the second value."""
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response("<n>1</n> and <n>2</n>", STRUCTURED, prefix="")
+    assert (raised.value.field, raised.value.text) == ("n", "2")
+    assert raised.value.partial_message == {"n": 1, "c": "and"}
+    assert "matched a second time" in str(raised.value)
+    kept = check_stream(STRUCTURED, "<n>1</n> and <n>2</n>", errors="keep")
+    assert kept == {"n": "12", "c": " and "}
+    assert parse_response("<n>1</n> and <n>2</n>", STRUCTURED, prefix="", errors="keep") == {
+        "n": 1,
+        "c": "and",
+        "parse_errors": [
+            {
+                "field": "n",
+                "parser": "int",
+                "offset": 16,
+                "text": "2",
+                "error": "field 'n' (content parser 'int'): matched a second time, but the field has no "
+                "'repeats', so it holds one value (the earlier one is kept). "
+                'Set "repeats": true to collect every match',
+            }
+        ],
+    }
+
+
+def test_a_zero_width_implicit_close_still_consumes_text() -> None:
+    """x-zero-width-implicit-empty-close: the reference never consumes any text and returns {}."""
+    case = vector("x-zero-width-implicit-empty-close")
+    check_stream(case["template"], case["output"], {"c": "abc"})
+
+
+# -- stream equals one-shot ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "case_id", sorted(i for i in VECTORS if i.startswith("x-split-overlapping-close-at-"))
+)
+def test_overlapping_close_literals_wait_for_the_longer_one(case_id: str) -> None:
+    """x-split-overlapping-close-at-*: with 'ENDX' at a chunk end the reference commits 'END'."""
+    case = vector(case_id)
+    message, _ = stream(case["template"], case["chunks"])
+    assert message == {"x": "hi", "c": "tail"}
+    check_stream(case["template"], case["output"], {"x": "hi", "c": "tail"})
+
+
+def test_overlapping_open_literals_wait_for_the_longer_one() -> None:
+    """x-open-list-overlap--c1: split after '<to' the reference opens on '<t' and keeps 'ool>hi'."""
+    case = vector("x-open-list-overlap--c1")
+    assert stream(case["template"], case["chunks"])[0] == {"x": "hi"}
+    check_stream(case["template"], case["output"], {"x": "hi"})
+
+
+def test_an_optional_regex_tail_cut_by_a_chunk_boundary_waits() -> None:
+    """Issue example: '[TOOL_CALLS]read' then '[ARGS]' (the reference commits the shorter match)."""
+    template = {
+        "start_anchor": "[/INST]",
+        "fields": {
+            "tool_calls": {
+                "open_pattern": r"\[TOOL_CALLS\](?P<name>\w+)(?:\[ARGS\])?",
+                "close": "</s>",
+                "repeats": True,
+                "content": "json",
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            },
+            "content": {},
+        },
+    }
+    output = '[TOOL_CALLS]read[ARGS]{"path": "a.txt"}</s>'
+    expected = {"tool_calls": [call("read", path="a.txt")]}
+    assert stream(template, ["[TOOL_CALLS]read", "[ARGS]", '{"path": "a.txt"}</s>'])[0] == expected
+    assert stream(template, ["[TOOL_CALLS]read", "[", "ARGS]", '{"path": "a.txt"}</s>'])[0] == expected
+    check_stream(template, output, expected)
+
+
+def test_a_pending_match_anywhere_before_a_complete_one_holds_it() -> None:
+    """No vector: inside one regex delimiter the reference prefers a later complete match ('nd')
+    over an earlier partial one ('<en'), so the split below closed the region inside '<end>'."""
+    template = {"start_anchor": "x", "fields": {"c": {"close_pattern": "<end>|nd", "repeats": True}}}
+    assert stream(template, ["a<end", ">b"])[0] == {"c": ["a", "b"]}
+    check_stream(template, "a<end>b", {"c": ["a", "b"]})
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "x-dollar-close-before-newline--whole",
+        "x-dollar-close-before-newline--c1",
+        "x-dollar-close-before-newline--step3",
+        "x-dollar-close-before-newline--step2",
+    ],
+)
+def test_dollar_means_the_end_of_the_input(case_id: str) -> None:
+    """x-dollar-close-*: Python's $ also matches before a final newline, so the reference closed the
+    region at chunks ending in a newline; chatcodec reads $ as the end of the input (SPEC §1.2)."""
+    case = vector(case_id)
+    assert stream(case["template"], case["chunks"])[0] == {"x": "line1\nline2"}
+    check_stream(case["template"], case["output"], {"x": "line1\nline2"})
+
+
+def test_dollar_at_a_chunk_final_newline_does_not_split_the_body() -> None:
+    """x-dollar-close-stream-split-newline: the reference streamed body '\\n world' only."""
+    case = vector("x-dollar-close-stream-split-newline")
+    assert stream(case["template"], case["chunks"])[0] == {"role": "assistant", "body": "hello\n world"}
+    check_stream(case["template"], case["output"], {"role": "assistant", "body": "hello\n world"})
+
+
+def test_a_json_close_inside_a_string_is_text() -> None:
+    """Issue example; the reference closes the region inside the string and fails on the JSON."""
+    output = '<tool_call>{"name": "a", "arguments": {"s": "</tool_call>"}}</tool_call>'
+    check_stream(QWEN, output, {"role": "assistant", "tool_calls": [call("a", s="</tool_call>")]})
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+def test_join_replaces_a_string_default() -> None:
+    """x-join-with-string-default: the reference appended to the '' default (' a b')."""
+    case = vector("x-join-with-string-default")
+    check_stream(
+        case["template"], case["output"], {"role": "assistant", "reasoning_content": "a b", "content": "x"}
+    )
+
+
+def test_a_required_field_that_matched_stays_even_when_empty() -> None:
+    """x-optional-false-empty-region: the reference passed the check, then dropped the key."""
+    case = vector("x-optional-false-empty-region")
+    check_stream(case["template"], case["output"], {"content": ""})
+
+
+def test_merge_duplicates_keeps_list_values_whole() -> None:
+    """x-merge-duplicates-flattens-list-value: the reference appended 3 into the first value [1, 2]."""
+    case = vector("x-merge-duplicates-flattens-list-value")
+    check_stream(case["template"], case["output"], {"a": {"x": [[1, 2], 3], "y": "z"}})
+
+
+@pytest.mark.parametrize(
+    ("case_id", "expected"),
+    [
+        ("x-lax-json-space-after-comma", {"a": {"a": 1, "b": 2}}),
+        ("x-lax-json-space-after-brace", {"a": {"a": 1}}),
+        ("x-lax-json-undelimited-string-corrupted", {"a": {"a": "x,y:z"}}),
+    ],
+)
+def test_unquoted_keys_allow_spaces_and_never_touch_strings(case_id: str, expected: dict[str, Any]) -> None:
+    """x-lax-json-*: the reference's unquoted_keys needs the key right after '{' or ',' and rewrites
+    inside strings."""
+    case = vector(case_id)
+    check_stream(case["template"], case["output"], expected)
+
+
+def test_numbers_are_ascii_decimal() -> None:
+    """x-typing-python-numeric-quirks and x-int-content-python-quirks: Python's int()/float() accept
+    '1_000' and non-ASCII digits."""
+    case = vector("x-typing-python-numeric-quirks")
+    check_stream(
+        case["template"],
+        case["output"],
+        {"role": "assistant", "tool_calls": [call("t", a="1_000", b="\u0663", c="\uff17", d="1_000.5")]},
+        tools=case["tools"],
+    )
+    case = vector("x-int-content-python-quirks")
+    with pytest.raises(ResponseParseError, match="invalid literal for int: '4_2'"):
+        parse_response(case["output"], case["template"], prefix="")
+
+
+def test_a_string_type_in_a_union_keeps_scalar_text() -> None:
+    """x-typing-string-first-union-still-casts: the reference skips 'string' and casts anyway."""
+    case = vector("x-typing-string-first-union-still-casts")
+    check_stream(
+        case["template"],
+        case["output"],
+        {"role": "assistant", "tool_calls": [call("t", a="5", b="1.50", c="true")]},
+        tools=case["tools"],
+    )
+
+
+@pytest.mark.parametrize("case_id", ["x-typing-nan-json-value-untouched", "x-json-nan-token"])
+def test_json_has_no_nan_or_infinity(case_id: str) -> None:
+    """x-json-nan-token, x-typing-nan-json-value-untouched: Python's json accepts NaN/Infinity."""
+    case = vector(case_id)
+    with pytest.raises(ResponseParseError, match="NaN is not valid JSON"):
+        parse_response(case["output"], case["template"], prefix="", tools=case["tools"])
+    kept = parse_response(case["output"], case["template"], prefix="", tools=case["tools"], errors="keep")
+    assert [e["error"].split(": ", 2)[-1] for e in kept["parse_errors"]] == [
+        "NaN is not valid JSON (JSON has no NaN or Infinity)"
+    ]
+
+
+# -- load-time validation -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("case_id", "path", "fragment"),
+    [
+        (
+            "x-xml-inline-missing-tag-pattern-unused",
+            "fields.a.content_args.tag_pattern",
+            "requires 'tag_pattern'",
+        ),
+        (
+            "x-xml-inline-missing-tag-pattern-used",
+            "fields.a.content_args.tag_pattern",
+            "requires 'tag_pattern'",
+        ),
+        ("x-xml-inline-pattern-without-key", "fields.a.content_args.tag_pattern", "named group 'key'"),
+        (
+            "x-value-parser-unknown-name",
+            "fields.a.content_args.value_parser.name",
+            "unknown content parser 'nope'",
+        ),
+    ],
+)
+def test_content_args_are_validated_when_the_template_loads(case_id: str, path: str, fragment: str) -> None:
+    """The reference checks these only when a region closes (and raises KeyError for the last)."""
+    case = vector(case_id)
+    with pytest.raises(ResponseTemplateError) as raised:
+        parse_response(case["output"], case["template"], prefix="")
+    assert raised.value.path == path
+    assert fragment in str(raised.value)
+
+
+# -- same as the reference, decided -------------------------------------------------------------
+
+
+def test_a_caret_start_pattern_opens_at_the_start_of_the_prefix_remainder() -> None:
+    """x-ernie-prefix-newline-flips-to-thinking: kept as the reference does it. '^' marks the start
+    of the assistant message (right after the start anchor, where the prefix remainder begins), so
+    a newline left after 'Assistant:' opens thinking there. Nothing is lost and streaming agrees;
+    a template for such prompts should put the newline in the start anchor."""
+    case = vector("x-ernie-prefix-newline-flips-to-thinking")
+    expected = {"role": "assistant", "thinking": "<response>\nHello\n</response>"}
+    check_stream(case["template"], case["output"], expected, prefix=case["prefix"])
+    fixed = {**case["template"], "start_anchor": "Assistant:\n"}
+    assert_same(
+        parse_response(case["output"], fixed, prefix=case["prefix"]),
+        {"role": "assistant", "content": "Hello"},
+    )

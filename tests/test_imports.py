@@ -1,0 +1,40 @@
+"""The decoding path stays light: it imports neither jinja2, rich nor tokenizers (rule R2)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "qwen3-coder"
+
+PROBE = """
+import sys
+import chatcodec
+message = chatcodec.parse_response("<think>a</think>b", {"start_anchor": "x", "fields": {
+    "r": {"open": "<think>", "close": "</think>"}, "c": {}}}, prefix="")
+assert message == {"r": "a", "c": "b"}, message
+template = {"start_anchor": "x", "fields": {"c": {"close_pattern": "\\\\s*<end>"}}}
+parser = chatcodec.ResponseParser(template, prefix="")
+parser.feed("a "); parser.finalize()
+from chatcodec.cli import main
+assert main(["parse", sys.argv[1], sys.argv[2], "--no-prefix", "--events"]) == 0
+heavy = sorted(name for name in ("jinja2", "rich", "tokenizers", "transformers") if name in sys.modules)
+print(",".join(heavy))
+"""
+
+
+def test_decoding_and_chatcodec_parse_import_nothing_heavy() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, str(EXAMPLE / "response_template.json"), str(EXAMPLE / "output.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.splitlines()[-1] == ""
+
+
+def test_import_chatcodec_alone_loads_no_submodule_of_decoding() -> None:
+    probe = "import sys, chatcodec; print(sorted(m for m in sys.modules if m.startswith('chatcodec.')))"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
