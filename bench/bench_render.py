@@ -117,7 +117,8 @@ def main() -> int:
               f"warm-up, chatcodec {chatcodec.__version__} vs transformers {transformers.__version__} in "
               "the same process "
               f"(Python {sys.version.split()[0]}). Ratio = chatcodec / reference (below 1 is faster). "
-              "Written by `bench/bench_render.py`.\n\n")
+              "Written by `python bench/bench_render.py --write docs/performance.md` (needs the `bench` "
+              "extra, i.e. transformers, installed beside chatcodec).\n\n")
     table = ["| template | chatcodec ms | reference ms | ratio | same output |", "|---|---:|---:|---:|---|"]
     for name, ours_time, theirs_time, same, failed in rows:
         note = "yes" + (" (both raise)" if failed else "") if same else "**NO**"

@@ -20,8 +20,12 @@ The hierarchy::
                                              token ids were asked for and no tokenizer can give them
 
 ``ChatTemplateError`` (a Jinja ``TemplateError`` raised while a chat template renders) lives in
-:mod:`chatcodec.chat_templates.environment`, because it subclasses ``jinja2.TemplateError`` and this
-module must stay importable without jinja2 (``chatcodec parse`` never pays for it).
+:mod:`chatcodec.chat_templates.errors`, because it subclasses ``jinja2.TemplateError`` and this
+module must stay importable without jinja2 (``chatcodec parse`` never pays for it). Its subclasses
+are also the type the template raised (``ChatTemplateTypeError`` is a ``TypeError``, ...), and
+``ChatTemplateLimitError`` reports a sandbox resource limit. ``ConversationError`` (``ValueError``,
+``TypeError``: unusable messages, tools, documents or options) lives in
+:mod:`chatcodec.chat_templates.inputs`.
 
 Rules kept here:
 

@@ -9,6 +9,8 @@ import types
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatcodec.chat_templates.inputs import (
     ConversationError,
@@ -247,3 +249,28 @@ class TestToolsAndDocuments:
             tools=[weather],
         )
         assert out == "weather:city"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+def _containers(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [value, *(item for child in value.values() for item in _containers(child))]
+    if isinstance(value, list):
+        return [value, *(item for child in value for item in _containers(child))]
+    return []
+
+
+@given(_json)
+def test_plain_data_is_an_equal_copy_sharing_no_container(value: Any) -> None:
+    copy = plain_template_data(value)
+    assert copy == value
+    originals = {id(container) for container in _containers(value)}
+    assert not originals & {id(container) for container in _containers(copy)}
