@@ -11,23 +11,26 @@ import pytest
 from chatcodec import profiles
 from chatcodec.cli import main
 from chatcodec.cli.demo import DEFAULT_PROFILE, chunks
+from chatcodec.cli.view import LIVE_VIEW_HINT
 
 WITH_DEMO = [name for name in profiles.names() if profiles.load(name).demo is not None]
 
 
 def _final_message(stdout: str) -> dict[str, object]:
-    return json.loads(stdout.split("# final message:\n", 1)[1])
+    """The message the view prints last, after a blank line."""
+    return json.loads(stdout[stdout.rindex("\n\n{") + 2 :])
 
 
 def test_default_demo_streams_reasoning_and_a_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
     assert DEFAULT_PROFILE == "qwen3_coder"
     assert main(["demo"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert err == LIVE_VIEW_HINT + "\n"
     assert out.startswith("# profile qwen3_coder: ")
     assert "# user: Which directory is the terminal in?\n# tools: run_in_terminal\n" in out
     assert "ending in 'is the terminal in?<|im_end|>\\n<|im_start|>assistant\\n<think>\\n'" in out
-    assert "\n[reasoning_content] Need to inspect the current directory.\n" in out
-    assert '\n[tool_calls parsed] {"type": "function", "function": {"name": "run_in_terminal", ' in out
+    assert "\n[reasoning_content]\n\nNeed to inspect the current directory.\n[tool_calls]\n" in out
+    assert '\n=> {"type": "function", "function": {"name": "run_in_terminal", ' in out
     assert _final_message(out) == {
         "role": "assistant",
         "reasoning_content": "Need to inspect the current directory.",
@@ -46,9 +49,10 @@ def test_every_demo_runs_and_prints_the_parsed_message(name: str, capsys: pytest
     assert message["role"] == "assistant" and len(message) > 1
 
 
-def test_alias_picks_the_profile(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--profile", "qwen2.5"]) == 0
-    out = capsys.readouterr().out
+def test_alias_picks_the_profile_and_plain_needs_no_hint(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--profile", "qwen2.5", "--plain"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ""
     assert out.startswith("# profile hermes: ")
     assert _final_message(out)["content"] == "Sure, let me check the weather."
 

@@ -1,4 +1,4 @@
-"""``chatcodec render`` (and ``parse``) accept a bundled profile name where they accept a model directory."""
+"""``chatcodec render`` and ``parse`` take a bundled profile name where they take a model directory."""
 
 from __future__ import annotations
 
@@ -52,3 +52,25 @@ def test_an_existing_path_wins_over_a_profile_name(
     Path("conversation.json").write_text(json.dumps(MESSAGES), encoding="utf-8")
     assert main(["render", "qwen3", "conversation.json"]) == 0
     assert capsysbinary.readouterr().out == b"Hello there!"
+
+
+def test_parse_with_a_profile_name_uses_its_response_template(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "output.txt"
+    output.write_text("I'm\nthinking</think>Hello, world!", encoding="utf-8")
+    prefix = tmp_path / "prompt.txt"
+    prefix.write_text("<｜User｜>Hi<｜Assistant｜><think>", encoding="utf-8")
+    assert main(["parse", "DeepSeek-V3.1", str(output), "--prefix", str(prefix)]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "role": "assistant",
+        "reasoning_content": "I'm\nthinking",
+        "content": "Hello, world!",
+    }
+
+
+def test_parse_with_an_unknown_name_says_what_was_expected(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", "no-such-profile", "-", "--no-prefix"]) == 1
+    assert capsys.readouterr().err.startswith(
+        "chatcodec: OSError: no-such-profile: no such file or directory"
+    )

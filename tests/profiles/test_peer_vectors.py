@@ -108,11 +108,6 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         "it); SGLang returns it as content",
         got={"content": None, "reasoning_content": None, "tool_calls": [_call("get_weather")]},
     ),
-    "mistral-vllm-prev11-not-json": Difference(
-        "everything after [TOOL_CALLS] is the tool-call region; text that holds no JSON array gives no "
-        "calls (vLLM returns it as content)",
-        got={"content": None, "reasoning_content": None, "tool_calls": []},
-    ),
     "qwen3coder-vllm-bad-sibling-filtered": Difference(
         "a malformed <function=...> block (no '>') is not a call, so its text stays in content instead "
         "of being dropped",
@@ -138,7 +133,6 @@ PARTIAL_FAMILIES: dict[str, str] = {
     "gigachat3": "strict parsing raises on a broken tool call (1 of 4 vectors)",
     "hermes": "strict parsing raises on a broken tool call (1 of 11 vectors)",
     "llama3_json": "peers disagree on prose around Llama 3 JSON calls",
-    "mistral": "non-JSON text after [TOOL_CALLS] gives no content (1 of 11 vectors)",
     "qwen3_coder": "SPEC 1.6 typing of a [string, integer] union; a malformed call stays content",
 }
 

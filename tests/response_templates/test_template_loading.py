@@ -228,9 +228,8 @@ LOAD_ERRORS = [
         "fields.x.content",
         "x",
         "content",
-        # the standard parsers first, then the registered x- extensions
         "unknown content parser 'yaml'. Available: "
-        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines', 'x-",
+        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines'",  # then the x- extensions
     ),
     (
         "unregistered-extension",

@@ -6,19 +6,21 @@ output for that conversation (copied from the peer-output corpus) to a streaming
 :class:`chatcodec.ResponseParser` a few characters at a time, showing reasoning, content and tool
 calls as they arrive, and finally prints the parsed assistant message as JSON.
 
-Events are shown by :class:`_PlainView` (region labels, chunks as they arrive, each structured
-value when its region closes). jinja2 is imported only when the demo runs.
+Events are shown by the ``parse --stream`` views (:mod:`chatcodec.cli.view`): rich panels on a
+terminal, plain text otherwise or with ``--plain``. jinja2 is imported only when the demo runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec import profiles
+
+if TYPE_CHECKING:
+    from chatcodec.cli.view import View
 
 __all__ = ["DEFAULT_PROFILE", "add_arguments", "chunks", "run"]
 
@@ -69,9 +71,14 @@ def run(args: argparse.Namespace) -> int:
         args.delay if args.delay is not None else (0.02 if sys.stdout.isatty() and not args.plain else 0.0)
     )
     _print_setup(profile, prompt)
-    message = _stream(profile, demo.output, prompt, demo.tools, delay)
-    sys.stdout.write(json.dumps(message, indent=2, ensure_ascii=False) + "\n")
+    _stream(profile, demo.output, prompt, demo.tools, delay, _view(args.plain))
     return 0
+
+
+def _view(plain: bool) -> View:
+    from chatcodec.cli.view import PlainView, choose_view
+
+    return PlainView(sys.stdout) if plain else choose_view(sys.stdout, sys.stderr)
 
 
 def _print_setup(profile: profiles.Profile, prompt: str) -> None:
@@ -93,47 +100,25 @@ def _tool_name(tool: dict[str, Any]) -> str:
     return str(tool.get("function", tool).get("name", "?"))
 
 
-class _PlainView:
-    """Writes events as text: a ``[field]`` label when a region opens, chunks as they arrive, and the
-    parsed value of a structured region (tool calls) when it closes."""
-
-    def __init__(self) -> None:
-        self._label: str | None = None  # shown with the region's first visible character
-
-    def on_event(self, event: dict[str, Any]) -> None:
-        if event["type"] == "region_open":
-            self._label = f"\n[{event['field']}] "
-        elif event["type"] == "region_chunk":
-            text = event["text"]
-            if self._label is not None:
-                text = text.lstrip()
-                if text:
-                    text, self._label = self._label + text, None
-            sys.stdout.write(text)
-        elif not isinstance(event["value"], str):
-            sys.stdout.write(f"\n[{event['field']} parsed] {json.dumps(event['value'], ensure_ascii=False)}")
-        sys.stdout.flush()
-
-    def close(self, message: dict[str, Any]) -> None:
-        sys.stdout.write("\n\n# final message:\n")
-
-
 def _stream(
-    profile: profiles.Profile, output: str, prompt: str, tools: list[dict[str, Any]], delay: float
+    profile: profiles.Profile, output: str, prompt: str, tools: list[dict[str, Any]], delay: float, view: View
 ) -> dict[str, Any]:
     from chatcodec.response_templates.engine import ResponseParser
 
-    view = _PlainView()
-    parser = ResponseParser(profile.response_template, prefix=prompt, tools=tools)
-    for event in parser.initial_events:
-        view.on_event(event)
-    for piece in chunks(output):
-        for event in parser.feed(piece):
+    try:
+        parser = ResponseParser(profile.response_template, prefix=prompt, tools=tools)
+        for event in parser.initial_events:
             view.on_event(event)
-        if delay:
-            time.sleep(delay)
-    message, final_events = parser.finalize()
-    for event in final_events:
-        view.on_event(event)
+        for piece in chunks(output):
+            for event in parser.feed(piece):
+                view.on_event(event)
+            if delay:
+                time.sleep(delay)
+        message, final_events = parser.finalize()
+        for event in final_events:
+            view.on_event(event)
+    except BaseException:
+        view.abort()
+        raise
     view.close(message)
     return message

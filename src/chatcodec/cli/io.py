@@ -236,12 +236,12 @@ def read_response_template(source: str) -> dict[str, Any]:
 
 
 def bundled_response_template(name: str) -> dict[str, Any] | None:
-    """The response template of the bundled profile called ``name``, or ``None``.
+    """The response template of the bundled profile called ``name`` (or an alias), or ``None``.
 
-    The one place where command-line template lookup reaches the bundled profiles; until the
-    profiles are wired in, no name is bundled.
+    The one place where command-line response-template lookup reaches the bundled profiles.
     """
-    return None
+    profile = _bundled_profile(name)
+    return None if profile is None else profile.response_template
 
 
 def _expect_object(data: Any, where: str) -> dict[str, Any]:

@@ -23,8 +23,9 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare ``chatcodec parse``'s arguments."""
     parser.add_argument("template", metavar="TEMPLATE",
-                        help="the response template: a JSON file, or a model directory whose "
-                             "tokenizer_config.json has a response_template")
+                        help="the response template: a JSON file, a model directory whose "
+                             "tokenizer_config.json has a response_template, or a bundled profile "
+                             "name (see `chatcodec profiles`)")
     parser.add_argument("output", metavar="OUTPUT", help="the generated text: a UTF-8 file, or - for stdin")
     prefix = parser.add_mutually_exclusive_group(required=True)
     prefix.add_argument("--prefix", metavar="FILE",
