@@ -44,6 +44,13 @@ def load_json(*parts: str) -> Any:
 
 
 @cache
+def corpus_template(name: str) -> str:
+    """A corpus chat template, byte for byte (no newline translation: some use CRLF)."""
+    with open(corpus_path("chat_templates", name), encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+@cache
 def golden_renders() -> list[dict[str, Any]]:
     """The lines of ``golden_renders.jsonl``, in file order."""
     lines = corpus_path("golden_renders.jsonl").read_text(encoding="utf-8").splitlines()

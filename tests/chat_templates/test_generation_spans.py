@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime
 import threading
-from functools import cache
 from typing import Any
 
 import pytest
@@ -16,7 +15,7 @@ from chatcodec.chat_templates.errors import ChatTemplateError
 from chatcodec.chat_templates.generation import SPAN_END, SPAN_START, strip_span_markers
 from chatcodec.chat_templates.inputs import ConversationError
 from chatcodec.chat_templates.render import render_chat_template, render_chat_template_with_spans
-from tests.conftest import corpus_path
+from tests.conftest import corpus_template
 
 CLOCK = datetime.datetime(2026, 1, 15, 12, 0, 0)
 CHAT = [
@@ -30,11 +29,6 @@ MACRO = (
     "{% endmacro %}{% for m in messages %}{{ turn(m) }}{% endfor %}"
 )
 
-
-@cache
-def corpus_template(name: str) -> str:
-    with open(corpus_path("chat_templates", name), encoding="utf-8", newline="") as handle:
-        return handle.read()
 
 
 def spans_text(rendered: RenderedChat) -> list[str]:

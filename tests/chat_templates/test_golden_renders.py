@@ -8,7 +8,6 @@ where the variant names the extra template variables of that render (``base`` fo
 from __future__ import annotations
 
 import datetime
-from functools import cache
 from typing import Any
 
 import jinja2
@@ -16,7 +15,7 @@ import pytest
 
 from chatcodec.chat_templates.errors import ChatTemplateError
 from chatcodec.chat_templates.render import render_chat_template
-from tests.conftest import corpus_path, golden_renders, load_json
+from tests.conftest import corpus_template, golden_renders, load_json
 
 CLOCK = datetime.datetime(2026, 1, 15, 12, 0, 0)
 
@@ -27,11 +26,6 @@ ERROR_TYPES: dict[str, type[BaseException]] = {
     "TemplateError": jinja2.TemplateError,
 }
 
-
-@cache
-def template_text(name: str) -> str:
-    with open(corpus_path("chat_templates", name), encoding="utf-8", newline="") as handle:
-        return handle.read()
 
 
 def _variant(line: dict[str, Any], base: dict[str, Any]) -> str:
@@ -57,7 +51,7 @@ CASES = _cases()
 def _render(line: dict[str, Any]) -> str:
     conversation = load_json("conversations.json")[line["conversation"]]
     return render_chat_template(
-        template_text(line["template"]),
+        corpus_template(line["template"]),
         conversation["messages"],
         tools=conversation["tools"],
         documents=conversation["documents"],
@@ -88,4 +82,4 @@ def test_golden_render(line: dict[str, Any]) -> None:
     assert isinstance(error.lineno, int) and error.lineno > 0
     assert str(error).startswith(message + f"\n  line {error.lineno} of the chat template")
     assert error.source_line is not None
-    assert error.source_line == template_text(line["template"]).splitlines()[error.lineno - 1]
+    assert error.source_line == corpus_template(line["template"]).splitlines()[error.lineno - 1]

@@ -7,7 +7,6 @@ Expected prompts of real corpus templates were produced by the reference (transf
 from __future__ import annotations
 
 import datetime
-from functools import cache
 from typing import Any
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 import chatcodec
 from chatcodec.chat_templates.inputs import ConversationError
 from chatcodec.chat_templates.render import render_chat_template, render_chat_template_with_spans
-from tests.conftest import corpus_path
+from tests.conftest import corpus_template
 
 HAIKU = [
     {"role": "user", "content": "Write a haiku."},
@@ -27,11 +26,6 @@ LIST_TEMPLATE = (
     "{% for b in m.content %}{{ b.text }}{% endfor %}{% endif %}</{{ m.role }}>{% endfor %}"
 )
 
-
-@cache
-def corpus_template(name: str) -> str:
-    with open(corpus_path("chat_templates", name), encoding="utf-8", newline="") as handle:
-        return handle.read()
 
 
 class TestPublicApi:

@@ -13,6 +13,7 @@ import pytest
 
 from chatcodec.cli import main
 from chatcodec.cli.view import LIVE_VIEW_HINT, PlainView, RichView, choose_view
+from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "qwen3-coder"
@@ -40,21 +41,6 @@ TYPED_MESSAGE = """{
   ]
 }
 """
-QWEN = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -18,8 +18,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import corpus_path
-
 #: Qwen3's special tokens (``special: true`` in its tokenizer.json).
 QWEN3_SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 #: Qwen3's added tokens that are not special.
@@ -35,27 +33,6 @@ CORPUS_TEXT = [
 
 QWEN3_TEMPLATE = "Qwen--Qwen3-0.6B.jinja"
 SMOLLM3_TEMPLATE = "HuggingFaceTB--SmolLM3-3B.jinja"
-
-#: A response template for Qwen3 output (written for these tests).
-QWEN3_RESPONSE_TEMPLATE: dict[str, Any] = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
-
-
-def corpus_template(name: str) -> str:
-    return corpus_path("chat_templates", name).read_text(encoding="utf-8")
 
 
 @cache

@@ -26,12 +26,11 @@ from chatcodec.errors import (
 )
 from chatcodec.events import join_chunks
 from chatcodec.model.codec import ChatCodec
-from tests.conftest import ROOT
+from tests.conftest import ROOT, corpus_template
+from tests.helpers import QWEN_RESPONSE_TEMPLATE
 from tests.model.helpers import (
-    QWEN3_RESPONSE_TEMPLATE,
     QWEN3_TEMPLATE,
     chatml_tokenizer,
-    corpus_template,
     make_model_dir,
     write_json,
 )
@@ -64,14 +63,14 @@ def qwen3_dir(path: Path, *, layout: str = "jinja", response_template: dict[str,
 
 @pytest.fixture
 def codec(tmp_path: Path) -> ChatCodec:
-    return ChatCodec.from_pretrained(qwen3_dir(tmp_path / "qwen", response_template=QWEN3_RESPONSE_TEMPLATE))
+    return ChatCodec.from_pretrained(qwen3_dir(tmp_path / "qwen", response_template=QWEN_RESPONSE_TEMPLATE))
 
 
 @pytest.fixture(scope="module")
 def shared_codec(tmp_path_factory: pytest.TempPathFactory) -> ChatCodec:
     """A codec the test only reads (Hypothesis tests cannot use function-scoped fixtures)."""
     directory = tmp_path_factory.mktemp("qwen")
-    return ChatCodec.from_pretrained(qwen3_dir(directory, response_template=QWEN3_RESPONSE_TEMPLATE))
+    return ChatCodec.from_pretrained(qwen3_dir(directory, response_template=QWEN_RESPONSE_TEMPLATE))
 
 
 def profile_data(name: str, file: str) -> Any:
@@ -82,11 +81,11 @@ class TestLoading:
     @pytest.mark.parametrize("layout", LAYOUTS)
     def test_every_storage_format(self, tmp_path: Path, layout: str) -> None:
         codec = ChatCodec.from_pretrained(qwen3_dir(tmp_path, layout=layout,
-                                                    response_template=QWEN3_RESPONSE_TEMPLATE))
+                                                    response_template=QWEN_RESPONSE_TEMPLATE))
         assert codec.chat_template == corpus_template(QWEN3_TEMPLATE)
         assert codec.special_tokens_map == {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
         assert (codec.eos_token, codec.pad_token, codec.bos_token) == ("<|im_end|>", "<|endoftext|>", None)
-        assert codec.response_template == QWEN3_RESPONSE_TEMPLATE
+        assert codec.response_template == QWEN_RESPONSE_TEMPLATE
         assert codec.response_template_source == "tokenizer_config.json"
         assert codec.tokenizer is not None
         assert codec.name_or_path == str(tmp_path)
@@ -107,7 +106,7 @@ class TestLoading:
         assert codec.response_template == profile_data("qwen3", "response_template.json")
 
     def test_the_source_follows_the_response_template(self, codec: ChatCodec) -> None:
-        assert ChatCodec(response_template=QWEN3_RESPONSE_TEMPLATE).response_template_source == "argument"
+        assert ChatCodec(response_template=QWEN_RESPONSE_TEMPLATE).response_template_source == "argument"
         codec.response_template = {"start_anchor": "x", "fields": {"content": {}}}
         assert codec.response_template_source == "assigned"
         codec.response_template = None
@@ -131,7 +130,7 @@ class TestLoading:
         assert str(caught.value).startswith(f"{directory / 'tokenizer_config.json'}: response_template: ")
 
     def test_without_the_tokenizers_package(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        directory = qwen3_dir(tmp_path, response_template=QWEN3_RESPONSE_TEMPLATE)
+        directory = qwen3_dir(tmp_path, response_template=QWEN_RESPONSE_TEMPLATE)
         monkeypatch.setitem(sys.modules, "tokenizers", None)
         codec = ChatCodec.from_pretrained(directory)
         assert codec.tokenizer is None

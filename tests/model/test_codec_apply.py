@@ -17,8 +17,8 @@ from chatcodec.errors import ChatTemplateNotFoundError, TokenizerUnavailableErro
 from chatcodec.model.codec import ChatCodec
 from chatcodec.model.config import TokenizerConfig
 from chatcodec.model.tokenizer import Tokenizer
-from tests.conftest import golden_renders, load_json
-from tests.model.helpers import QWEN3_TEMPLATE, SMOLLM3_TEMPLATE, chatml_tokenizer, corpus_template
+from tests.conftest import corpus_template, golden_renders, load_json
+from tests.model.helpers import QWEN3_TEMPLATE, SMOLLM3_TEMPLATE, chatml_tokenizer
 
 QWEN3_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
 SMOLLM3_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|im_end|>"}

@@ -13,23 +13,9 @@ import pytest
 
 from chatcodec import ResponseParseError, ResponseTemplateError, parse_response
 from tests.conftest import load_json
+from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
 from tests.response_templates.helpers import assert_same, check_stream, stream
 
-QWEN: dict[str, Any] = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 ANCHOR = "<|im_start|>assistant\n"
 VECTORS = {v["id"]: v for v in load_json("response_vectors.json")["vectors"]}
 

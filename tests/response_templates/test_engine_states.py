@@ -18,22 +18,8 @@ from chatcodec import (
 from chatcodec.errors import UnknownPlaceholderError
 from chatcodec.response_templates import matcher as matcher_module
 from chatcodec.response_templates.engine import LOOKBEHIND_CONTEXT, TRANSITIONS, TRIM_THRESHOLD, Lifecycle
+from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
 
-QWEN: dict[str, Any] = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 NO_IMPLICIT: dict[str, Any] = {"start_anchor": "x", "fields": {"r": {"open": "<r>", "close": "</r>"}}}
 
 

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from chatcodec import ResponseParser, parse_response
 from chatcodec.events import join_chunks
 from tests.conftest import load_json
+from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
 from tests.response_templates.helpers import assert_same, check_stream, stream
 
 VECTORS = [v for v in load_json("response_vectors.json")["vectors"] if v["kind"] in ("parse", "stream")]
@@ -60,21 +61,6 @@ def test_any_split_of_a_vector(case: dict[str, Any], cuts: list[int]) -> None:
 
 # -- generated outputs ---------------------------------------------------------------------------
 
-QWEN = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
 OVERLAPPING = {
     "start_anchor": "S",
     "fields": {

@@ -9,32 +9,17 @@ import pytest
 
 from chatcodec import ResponseTemplate, ResponseTemplateError, load_response_template
 from chatcodec.response_templates import extensions
-
-BASE: dict[str, Any] = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {
-            "open": "<tool_call>",
-            "close": "</tool_call>",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": "{content}"},
-        },
-        "content": {"close": "<|im_end|>"},
-    },
-}
+from tests.helpers import QWEN_RESPONSE_TEMPLATE
 
 
 def with_field(name: str, spec: Any) -> dict[str, Any]:
-    template = copy.deepcopy(BASE)
+    template = copy.deepcopy(QWEN_RESPONSE_TEMPLATE)
     template["fields"][name] = spec
     return template
 
 
 def with_top(**changes: Any) -> dict[str, Any]:
-    template = copy.deepcopy(BASE)
+    template = copy.deepcopy(QWEN_RESPONSE_TEMPLATE)
     for key, value in changes.items():
         if value is ...:
             del template[key]
@@ -356,7 +341,7 @@ def test_load_error(spec: Any, path: str, field: str | None, key: str | None, fr
 
 
 def test_a_valid_template_compiles_every_field() -> None:
-    template = load_response_template(BASE)
+    template = load_response_template(QWEN_RESPONSE_TEMPLATE)
     assert list(template.fields) == ["reasoning_content", "tool_calls", "content"]
     assert template.implicit is not None and template.implicit.name == "content"
     tool_calls = template.fields["tool_calls"]
@@ -378,17 +363,17 @@ def test_a_valid_template_compiles_every_field() -> None:
 
 
 def test_the_spec_is_copied_both_ways() -> None:
-    source = copy.deepcopy(BASE)
+    source = copy.deepcopy(QWEN_RESPONSE_TEMPLATE)
     template = load_response_template(source)
     source["fields"]["content"]["close"] = "changed"
-    assert template.to_dict() == BASE
+    assert template.to_dict() == QWEN_RESPONSE_TEMPLATE
     exported = template.to_dict()
     exported["defaults"]["role"] = "user"
     assert template.to_dict()["defaults"] == {"role": "assistant"}
 
 
 def test_a_loaded_template_is_returned_as_is() -> None:
-    template = load_response_template(BASE)
+    template = load_response_template(QWEN_RESPONSE_TEMPLATE)
     assert load_response_template(template) is template
     assert isinstance(template, ResponseTemplate)
 
