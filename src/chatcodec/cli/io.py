@@ -21,7 +21,6 @@ __all__ = [
     "read_conversation",
     "read_json",
     "read_response_template",
-    "read_special_tokens",
     "read_text",
 ]
 
@@ -70,19 +69,14 @@ def read_json(source: str, what: str = "JSON") -> Any:
 
 # --- chat-template inputs (chatcodec render / lint) ---------------------------------------------
 
-#: Special-token attributes read from ``tokenizer_config.json`` (the reference's names).
-SPECIAL_TOKEN_NAMES = (
-    "bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token",
-)
-
-
 @dataclass(frozen=True)
 class ChatTemplateSource:
     """Where ``chatcodec render`` gets its template: a model directory or a template file.
 
     Attributes:
         templates: the template text, or ``{name: template}`` for a directory with named templates.
-        special_tokens: ``{"bos_token": ..., ...}`` from the directory's ``tokenizer_config.json``.
+        special_tokens: ``{"bos_token": ..., ...}`` from the directory's configuration files
+            (:func:`chatcodec.model.config.read_tokenizer_config`, as ``ChatCodec`` reads them).
         origin: the path, for messages.
     """
 
@@ -101,9 +95,11 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
     """
     path = Path(source)
     if source != "-" and path.is_dir():
+        from chatcodec.model.config import read_tokenizer_config
         from chatcodec.model.storage import load_chat_templates
 
-        return ChatTemplateSource(load_chat_templates(path), read_special_tokens(path), source)
+        special_tokens = read_tokenizer_config(path).special_tokens
+        return ChatTemplateSource(load_chat_templates(path), special_tokens, source)
     profile = _bundled_profile(source) if source != "-" and not path.exists() else None
     if profile is not None:
         if profile.chat_template is None:
@@ -123,30 +119,6 @@ def _bundled_profile(name: str) -> Profile | None:
         return profiles.load(name)
     except UnknownProfileError:
         return None
-
-
-def read_special_tokens(directory: Path) -> dict[str, str]:
-    """The named special tokens of a model directory, as strings.
-
-    Read from ``tokenizer_config.json`` (a token is a string or an ``{"content": ...}`` object), then
-    ``special_tokens_map.json`` for names the config lacks. A minimal reader for the command line;
-    :mod:`chatcodec.model.config` is the full one.
-    """
-    tokens: dict[str, str] = {}
-    for name in ("tokenizer_config.json", "special_tokens_map.json"):
-        file = directory / name
-        if not file.is_file():
-            continue
-        data = read_json(str(file), "tokenizer configuration")
-        if not isinstance(data, dict):
-            continue
-        for key in SPECIAL_TOKEN_NAMES:
-            value = data.get(key)
-            if isinstance(value, dict):
-                value = value.get("content")
-            if isinstance(value, str) and key not in tokens:
-                tokens[key] = value
-    return tokens
 
 
 @dataclass(frozen=True)
@@ -197,6 +169,8 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
+
+
 def read_response_template(source: str) -> dict[str, Any]:
     """Find the response template that ``source`` names.
 
@@ -209,20 +183,13 @@ def read_response_template(source: str) -> dict[str, Any]:
         The template as a JSON object (not yet validated: ``load_response_template`` does that).
 
     Raises:
-        OSError: nothing by that name exists.
+        OSError: nothing by that name exists, or a directory without ``tokenizer_config.json``.
         ValueError: the file is not JSON, or the model directory has no response template.
+        ModelStorageError: the model directory's configuration files are malformed.
     """
     path = Path(source)
     if path.is_dir():
-        config_path = path / "tokenizer_config.json"
-        if not config_path.is_file():
-            raise OSError(f"{source}: not a model directory (no tokenizer_config.json)")
-        config = read_json(str(config_path), "tokenizer_config.json")
-        template = config.get("response_template") if isinstance(config, dict) else None
-        if template is None:
-            raise ValueError(f"{config_path}: no 'response_template' key. Add one, or pass a response "
-                             "template JSON file instead of the model directory")
-        return _expect_object(template, str(config_path))
+        return _directory_response_template(path)
     if path.is_file():
         data = read_json(source, "response template")
         if isinstance(data, dict) and "response_template" in data and "fields" not in data:
@@ -233,6 +200,19 @@ def read_response_template(source: str) -> dict[str, Any]:
         return bundled
     raise OSError(f"{source}: no such file or directory (expected a response template JSON file or a model "
                   "directory)")
+
+
+def _directory_response_template(directory: Path) -> dict[str, Any]:
+    """The ``response_template`` key of a model directory, read as ``ChatCodec`` reads it."""
+    from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_tokenizer_config
+
+    config = read_tokenizer_config(directory)
+    if TOKENIZER_CONFIG_FILE not in config.files:
+        raise OSError(f"{directory}: not a model directory (no {TOKENIZER_CONFIG_FILE})")
+    if config.response_template is None:
+        raise ValueError(f"{directory / TOKENIZER_CONFIG_FILE}: no 'response_template' key. Add one, or pass "
+                         "a response template JSON file instead of the model directory")
+    return config.response_template
 
 
 def bundled_response_template(name: str) -> dict[str, Any] | None:

@@ -25,11 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Lint every path and print the findings."""
     from chatcodec.analysis.lint import lint_chat_template, lint_response_template
-    from chatcodec.cli.io import read_json, read_text
 
     lines: list[str] = []
     for path in args.paths:
-        for label, kind, content in _inputs(path, read_text, read_json):
+        for label, kind, content in _inputs(path):
             if kind == "chat":
                 lines += [f"{label}:{finding.line}: {finding.code} {finding.message}"
                           for finding in lint_chat_template(content)]
@@ -41,8 +40,10 @@ def run(args: argparse.Namespace) -> int:
     return 1 if lines else 0
 
 
-def _inputs(path: str, read_text: Any, read_json: Any) -> list[tuple[str, str, Any]]:
+def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
+    from chatcodec.cli.io import read_json, read_text
+
     directory = Path(path)
     if directory.is_dir():
         from chatcodec.model.storage import load_chat_templates
@@ -52,11 +53,11 @@ def _inputs(path: str, read_text: Any, read_json: Any) -> list[tuple[str, str, A
         found: list[tuple[str, str, Any]] = [
             (f"{path}[{name}]", "chat", text) for name, text in named.items()
         ]
-        config = directory / "tokenizer_config.json"
-        if config.is_file():
-            response = read_json(str(config), "tokenizer configuration").get("response_template")
-            if isinstance(response, dict):
-                found.append((f"{config}[response_template]", "response", response))
+        from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_tokenizer_config
+
+        response = read_tokenizer_config(directory).response_template
+        if response is not None:
+            found.append((f"{directory / TOKENIZER_CONFIG_FILE}[response_template]", "response", response))
         return found
     if path.endswith(".json"):
         template = read_json(path, "response template")
