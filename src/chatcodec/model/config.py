@@ -29,6 +29,7 @@ __all__ = [
     "TOKENIZER_CONFIG_FILE",
     "AddedToken",
     "TokenizerConfig",
+    "json_file_text",
     "read_json_file",
     "read_tokenizer_config",
     "token_content",
@@ -298,8 +299,17 @@ def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
     return config
 
 
+def json_file_text(data: Mapping[str, Any]) -> str:
+    """The text chatcodec writes for a JSON configuration file.
+
+    Two-space indent, non-ASCII kept, keys in the given order, one final newline (the layout
+    transformers writes), so a rewritten file differs from the original only where it must.
+    """
+    return json.dumps(dict(data), indent=2, ensure_ascii=False) + "\n"
+
+
 def write_tokenizer_config(directory: str | Path, data: Mapping[str, Any]) -> Path:
-    """Write ``tokenizer_config.json`` (UTF-8, two-space indent, keys in the given order).
+    """Write ``tokenizer_config.json`` as :func:`json_file_text` lays it out (UTF-8).
 
     Args:
         directory: the model directory (must exist).
@@ -309,5 +319,5 @@ def write_tokenizer_config(directory: str | Path, data: Mapping[str, Any]) -> Pa
         The path written.
     """
     path = Path(directory) / TOKENIZER_CONFIG_FILE
-    path.write_text(json.dumps(dict(data), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json_file_text(data), encoding="utf-8")
     return path

@@ -24,14 +24,14 @@ This module never renders and never reads tokenizers; other keys of the JSON fil
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, json_file_text, read_json_file
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
@@ -52,8 +52,6 @@ CHAT_TEMPLATE_FILE = "chat_template.jinja"
 ADDITIONAL_TEMPLATES_DIR = "additional_chat_templates"
 #: The legacy processor file holding ``{"chat_template": ...}``.
 LEGACY_PROCESSOR_FILE = "chat_template.json"
-#: The tokenizer configuration, whose ``chat_template`` key is the legacy tokenizer format.
-TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
 _CONFLICT = (
     "cannot load the chat template due to conflicting files: this directory combines a legacy "
@@ -250,7 +248,7 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
     file = directory / relative
     if not file.is_file():
         return
-    data = _read_json(file)
+    data = read_json_file(file)
     if not isinstance(data, dict) or "chat_template" not in data:
         return
     del data["chat_template"]
@@ -258,9 +256,8 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
         changes.append(StorageChange("delete", relative,
                                      "legacy processor chat template (now in .jinja files)"))
         return
-    content = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     changes.append(StorageChange("update", relative, "removed key 'chat_template' (now in .jinja files)",
-                                 content))
+                                 json_file_text(data)))
 
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
@@ -296,17 +293,6 @@ def _read_template(file: Path) -> str:
         raise _not_utf8(file, error) from None
 
 
-def _read_json(file: Path) -> Any:
-    try:
-        return json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ModelStorageError(
-            f"{file}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}", path=str(file)
-        ) from None
-    except UnicodeDecodeError as error:
-        raise _not_utf8(file, error) from None
-
-
 def _not_utf8(file: Path, error: UnicodeDecodeError) -> ModelStorageError:
     return ModelStorageError(f"{file}: not UTF-8 text (byte {error.start}: {error.reason})", path=str(file))
 
@@ -315,7 +301,7 @@ def _templates_from_json(file: Path) -> dict[str, str]:
     """The ``chat_template`` of a legacy JSON file as ``{name: template}`` (empty when absent)."""
     if not file.is_file():
         return {}
-    data = _read_json(file)
+    data = read_json_file(file)
     value = data.get("chat_template") if isinstance(data, dict) else None
     if value is None:
         return {}
