@@ -10,8 +10,8 @@ import pytest
 
 from chatcodec import profiles
 from chatcodec.cli import main
-from chatcodec.cli.demo import DEFAULT_PROFILE, chunks
-from chatcodec.cli.view import LIVE_VIEW_HINT
+from chatcodec.cli.demo import CHUNK_CHARS, DEFAULT_PROFILE
+from chatcodec.cli.view import LIVE_VIEW_HINT, chunks
 
 WITH_DEMO = [name for name in profiles.names() if profiles.load(name).demo is not None]
 
@@ -73,8 +73,8 @@ def test_unknown_profile_lists_the_names(capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_chunks_split_like_a_token_stream() -> None:
-    assert chunks("abcdefg") == ["abc", "def", "g"]
-    assert chunks("") == []
+    assert chunks("abcdefg", CHUNK_CHARS) == ["abc", "def", "g"]
+    assert chunks("", CHUNK_CHARS) == []
 
 
 def test_console_entry_point_runs_the_demo() -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 from chatcodec import profiles
@@ -22,7 +21,7 @@ from chatcodec import profiles
 if TYPE_CHECKING:
     from chatcodec.cli.view import View
 
-__all__ = ["DEFAULT_PROFILE", "add_arguments", "chunks", "run"]
+__all__ = ["CHUNK_CHARS", "DEFAULT_PROFILE", "add_arguments", "run"]
 
 #: The profile ``chatcodec demo`` runs without ``--profile``.
 DEFAULT_PROFILE = "qwen3_coder"
@@ -46,11 +45,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plain", action="store_true", help="plain text output even on a terminal")
 
 
-def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
-    """Split ``text`` into pieces of ``size`` characters, the way a token stream arrives."""
-    return [text[start : start + size] for start in range(0, len(text), size)]
-
-
 def run(args: argparse.Namespace) -> int:
     """Render the demo conversation, stream the demo output through the parser, print the message."""
     profile = profiles.load(args.profile)
@@ -62,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
             f"Profiles with a demo: {', '.join(with_demo)}"
         )
     from chatcodec.chat_templates.render import render_chat_template
+    from chatcodec.cli.view import chunks, play
+    from chatcodec.response_templates.engine import ResponseParser
 
     variables: dict[str, Any] = {**profile.special_tokens, **demo.template_kwargs}
     prompt = render_chat_template(
@@ -71,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
         args.delay if args.delay is not None else (0.02 if sys.stdout.isatty() and not args.plain else 0.0)
     )
     _print_setup(profile, prompt)
-    _stream(profile, demo.output, prompt, demo.tools, delay, _view(args.plain))
+    parser = ResponseParser(profile.response_template, prefix=prompt, tools=demo.tools)
+    play(parser, chunks(demo.output, CHUNK_CHARS), _view(args.plain), delay)
     return 0
 
 
@@ -98,27 +95,3 @@ def _print_setup(profile: profiles.Profile, prompt: str) -> None:
 
 def _tool_name(tool: dict[str, Any]) -> str:
     return str(tool.get("function", tool).get("name", "?"))
-
-
-def _stream(
-    profile: profiles.Profile, output: str, prompt: str, tools: list[dict[str, Any]], delay: float, view: View
-) -> dict[str, Any]:
-    from chatcodec.response_templates.engine import ResponseParser
-
-    try:
-        parser = ResponseParser(profile.response_template, prefix=prompt, tools=tools)
-        for event in parser.initial_events:
-            view.on_event(event)
-        for piece in chunks(output):
-            for event in parser.feed(piece):
-                view.on_event(event)
-            if delay:
-                time.sleep(delay)
-        message, final_events = parser.finalize()
-        for event in final_events:
-            view.on_event(event)
-    except BaseException:
-        view.abort()
-        raise
-    view.close(message)
-    return message

@@ -22,6 +22,7 @@ __all__ = [
     "read_json",
     "read_response_template",
     "read_text",
+    "read_tools",
 ]
 
 
@@ -65,6 +66,28 @@ def read_json(source: str, what: str = "JSON") -> Any:
         raise ValueError(
             f"{source}: invalid {what} (line {error.lineno}, column {error.colno}): {error.msg}"
         ) from None
+
+
+def read_tools(source: str | None) -> list[Any] | None:
+    """Read a tools file: a JSON list of tool schemas, or an object with a ``tools`` list.
+
+    Args:
+        source: a path, ``"-"`` for stdin, or ``None`` (no tools).
+
+    Returns:
+        The tool schemas, or ``None`` when ``source`` is ``None``.
+
+    Raises:
+        ValueError: the file is not JSON, or holds no list of tools (the message names the file).
+    """
+    if source is None:
+        return None
+    tools = read_json(source, "tools")
+    if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
+        tools = tools["tools"]
+    if not isinstance(tools, list):
+        raise ValueError(f"{source}: tools must be a JSON list of tool schemas, got {type(tools).__name__}")
+    return tools
 
 
 # --- chat-template inputs (chatcodec render / lint) ---------------------------------------------

@@ -12,10 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
-from typing import Any
 
-from chatcodec.cli.io import read_json, read_response_template, read_text
+from chatcodec.cli.io import read_response_template, read_text, read_tools
 
 __all__ = ["add_arguments", "run"]
 
@@ -48,20 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pause after each chunk with --stream, to watch the live view")
 
 
-def _read_tools(source: str | None) -> list[Any] | None:
-    if source is None:
-        return None
-    tools = read_json(source, "tools")
-    if isinstance(tools, dict) and isinstance(tools.get("tools"), list):
-        tools = tools["tools"]
-    if not isinstance(tools, list):
-        raise ValueError(f"{source}: tools must be a JSON list of tool schemas, got {type(tools).__name__}")
-    return tools
-
-
 def run(args: argparse.Namespace) -> int:
     """Parse the output; print the message (or events). Returns the exit code."""
-    from chatcodec.cli.view import EventLines, choose_view, format_message
+    from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
     from chatcodec.errors import ResponseParseError
     from chatcodec.response_templates.engine import ResponseParser
 
@@ -72,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     template = read_response_template(args.template)
     output = read_text(args.output)
     prefix = "" if args.no_prefix else read_text(args.prefix)
-    parser = ResponseParser(template, prefix=prefix, tools=_read_tools(args.tools), errors=args.errors)
+    parser = ResponseParser(template, prefix=prefix, tools=read_tools(args.tools), errors=args.errors)
     if not args.stream and not args.events:
         try:
             parser.feed(output)
@@ -84,20 +71,9 @@ def run(args: argparse.Namespace) -> int:
     view = EventLines(sys.stdout) if args.events else choose_view(sys.stdout, sys.stderr)
     size = args.chunk_size if args.stream else max(1, len(output))
     try:
-        for event in parser.initial_events:
-            view.on_event(event)
-        for start in range(0, len(output), size):
-            for event in parser.feed(output[start : start + size]):
-                view.on_event(event)
-            if args.delay:
-                time.sleep(args.delay)
-        message, events = parser.finalize()
-        for event in events:
-            view.on_event(event)
+        play(parser, chunks(output, size), view, args.delay)
     except ResponseParseError as error:
-        view.abort()
         return _report(error, args)
-    view.close(message)
     return 0
 
 

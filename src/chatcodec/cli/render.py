@@ -45,11 +45,17 @@ def run(args: argparse.Namespace) -> int:
     """Render and print the prompt."""
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.chat_templates.selection import select_chat_template
-    from chatcodec.cli.io import parse_variable, read_chat_template_source, read_conversation, read_json
+    from chatcodec.cli.io import (
+        parse_variable,
+        read_chat_template_source,
+        read_conversation,
+        read_json,
+        read_tools,
+    )
 
     source = read_chat_template_source(args.source)
     conversation = read_conversation(args.conversation)
-    tools = read_json(args.tools, "tools") if args.tools else conversation.tools
+    tools = read_tools(args.tools) if args.tools else conversation.tools
     documents = read_json(args.documents, "documents") if args.documents else conversation.documents
     template = select_chat_template(source.templates, args.template_name, tools)
     variables: dict[str, Any] = dict(source.special_tokens)

@@ -2,7 +2,9 @@
 
 Every view has ``on_event(event)``, ``close(message)`` and ``abort()``. :class:`PlainView` writes
 plain text to a stream (what a pipe or a file gets); :class:`RichView` draws the regions live on a
-terminal. This is the only module that imports ``rich``, and only inside :class:`RichView`, so
+terminal. :func:`play` feeds an output to a parser piece by piece and shows every event in a view
+(``chatcodec parse --stream`` and ``chatcodec demo`` both run it). This is the only module that
+imports ``rich``, and only inside :class:`RichView`, so
 ``chatcodec parse`` never pays for it unless it draws (rule R2: the decode path stays light).
 """
 
@@ -10,9 +12,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Protocol, TextIO
+import time
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
-__all__ = ["EventLines", "PlainView", "RichView", "View", "choose_view", "format_message"]
+if TYPE_CHECKING:
+    from chatcodec.response_templates.engine import ResponseParser
+
+__all__ = ["EventLines", "PlainView", "RichView", "View", "choose_view", "chunks", "format_message", "play"]
 
 #: Shown once on stderr when ``--stream`` cannot draw the live view.
 LIVE_VIEW_HINT = ("chatcodec: showing plain output; the live view needs a terminal and rich "
@@ -148,3 +155,42 @@ def choose_view(out: TextIO, err: TextIO) -> View:
             pass
     err.write(LIVE_VIEW_HINT + "\n")
     return PlainView(out)
+
+
+def chunks(text: str, size: int) -> list[str]:
+    """Split ``text`` into pieces of ``size`` characters, the way a token stream arrives."""
+    return [text[start : start + size] for start in range(0, len(text), size)]
+
+
+def play(parser: ResponseParser, pieces: Iterable[str], view: View, delay: float = 0.0) -> dict[str, Any]:
+    """Feed ``pieces`` to a streaming ``parser`` and show every event in ``view``.
+
+    Args:
+        parser: a fresh parser (its ``initial_events`` are shown first).
+        pieces: the output, in the pieces it arrives in.
+        view: where the events go; closed with the final message.
+        delay: seconds to pause after each piece (to watch a live view).
+
+    Returns:
+        The parsed message.
+
+    Raises:
+        ResponseParseError: the output cannot be parsed (strict mode); the view is aborted first,
+            as it is for any other error.
+    """
+    try:
+        for event in parser.initial_events:
+            view.on_event(event)
+        for piece in pieces:
+            for event in parser.feed(piece):
+                view.on_event(event)
+            if delay:
+                time.sleep(delay)
+        message, events = parser.finalize()
+        for event in events:
+            view.on_event(event)
+    except BaseException:
+        view.abort()
+        raise
+    view.close(message)
+    return message
