@@ -1,10 +1,14 @@
 """Content parsers: the registry that turns a region's raw text into a value.
 
-Seven standard parsers (SPEC §1.3) and every ``x-`` extension of
-:data:`chatcodec.response_templates.extensions.EXTENSIONS` sit in one table of
-:class:`ContentParser` records. Each record has a pure ``parse(text, args)`` and a
-``validate(args, where)`` that the template loader calls, so a bad ``content_args`` (a missing
-``tag_pattern``, an unknown ``value_parser``) fails when the template is loaded, never mid-stream.
+Seven standard parsers (SPEC §1.3) sit in a table of :class:`ContentParser` records, and
+:func:`lookup_parser` finds every ``x-`` extension of
+:data:`chatcodec.response_templates.extensions.EXTENSIONS` the same way. Each record has a pure
+``parse(text, args)`` and a ``validate(args, where)`` that the template loader calls, so a bad
+``content_args`` (a missing ``tag_pattern``, an unknown ``value_parser``) fails when the template
+is loaded, never mid-stream. A nested ``{"name": parser, "args": {...}}`` spec (``value_parser``,
+and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is resolved by
+:func:`run_parser` and checked by :func:`check_parser_spec`, the same way as a field's ``content``.
+The extensions are imported on first use, so templates that use none never load them.
 
 Rules kept here: parsers never see the buffer, the parser state or other fields; they raise
 ``ValueError`` (naming what is wrong) and the engine adds the field, offset and raw text.
@@ -17,22 +21,24 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, NoReturn
 
 import regex
 
 from chatcodec.errors import ResponseTemplateError
-from chatcodec.response_templates import extensions
 from chatcodec.response_templates.lax_json import parse_json_dialect
 
 __all__ = [
     "STANDARD_PARSERS",
     "ContentParser",
+    "check_parser_spec",
     "compile_user_pattern",
     "get_parser",
     "known_parser_names",
+    "lookup_parser",
     "parse_float",
     "parse_int",
+    "run_parser",
 ]
 
 ParseFn = Callable[[str, Mapping[str, Any]], Any]
@@ -64,15 +70,20 @@ _FLOAT = regex.compile(
 )
 
 
+def _ascii_number(pattern: regex.Pattern[str], text: str, kind: str, expected: str) -> str:
+    """``text`` if ``pattern`` matches all of it (Python's ``int``/``float`` accept far more)."""
+    if pattern.fullmatch(text) is None:
+        raise ValueError(f"invalid literal for {kind}: {text!r} (expected {expected})")
+    return text
+
+
 def parse_int(text: str) -> int:
     """Parse an ASCII decimal integer (sign and leading zeros allowed, no underscores).
 
     Raises:
         ValueError: ``text`` is not such an integer.
     """
-    if _INT.fullmatch(text) is None:
-        raise ValueError(f"invalid literal for int: {text!r} (expected ASCII digits)")
-    return int(text)
+    return int(_ascii_number(_INT, text, "int", "ASCII digits"))
 
 
 def parse_float(text: str) -> float:
@@ -81,9 +92,7 @@ def parse_float(text: str) -> float:
     Raises:
         ValueError: ``text`` is not such a number.
     """
-    if _FLOAT.fullmatch(text) is None:
-        raise ValueError(f"invalid literal for float: {text!r} (expected an ASCII decimal number)")
-    return float(text)
+    return float(_ascii_number(_FLOAT, text, "float", "an ASCII decimal number"))
 
 
 def _strip(text: str, args: Mapping[str, Any]) -> str:
@@ -107,15 +116,19 @@ def _parse_bool(text: str, args: Mapping[str, Any]) -> bool:
 
 
 def _parse_value(raw: str, value_parser: Mapping[str, Any] | None) -> Any:
-    if value_parser is None:
-        return raw
-    parser = get_parser(value_parser.get("name", "text"))
-    return parser.parse(raw, value_parser.get("args", {}))
+    return raw if value_parser is None else run_parser(value_parser, raw)
 
 
 @lru_cache(maxsize=256)
 def compile_user_pattern(source: str) -> regex.Pattern[str]:
-    """Compile a template regex the way every template regex is compiled (``DOTALL``, cached)."""
+    """Compile a regex of ``content_args`` (``tag_pattern``, ``x-findall``'s ``pattern``), cached.
+
+    ``DOTALL``, as every template regex; delimiters go through
+    :func:`~chatcodec.response_templates.delimiters.compile_pattern`, which also rewrites ``$``.
+
+    Raises:
+        regex.error: the pattern is invalid.
+    """
     return regex.compile(source, regex.DOTALL)
 
 
@@ -158,7 +171,7 @@ def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # content_args validation (load time)
 
-def _fail(where: str, key: str, what: str) -> None:
+def _fail(where: str, key: str, what: str) -> NoReturn:
     raise ResponseTemplateError(f"{where}.{key}: {what}", path=f"{where}.{key}")
 
 
@@ -183,18 +196,9 @@ def _check_value_parser(args: Mapping[str, Any], where: str) -> None:
     spec = args.get("value_parser")
     if spec is None:
         return
-    path = f"{where}.value_parser"
-    if not isinstance(spec, Mapping):
-        _fail(where, "value_parser", 'must be an object {"name": parser, "args": {...}}')
-    _check_keys(spec, path, frozenset({"name", "args"}))
-    name = spec.get("name", "text")
-    if not isinstance(name, str) or lookup_parser(name) is None:
-        known = ", ".join(known_parser_names())
-        _fail(path, "name", f"unknown content parser {name!r}. Known parsers: {known}")
-    sub_args = spec.get("args", {})
-    if not isinstance(sub_args, Mapping):
-        _fail(path, "args", "must be an object")
-    get_parser(name).validate(sub_args, f"{path}.args")
+    if isinstance(spec, Mapping):
+        spec = {"name": "text", **spec}  # a value_parser's name defaults to text (SPEC §1.3)
+    check_parser_spec(spec, f"{where}.value_parser")
 
 
 def _validate_scalar(args: Mapping[str, Any], where: str) -> None:
@@ -258,12 +262,13 @@ STANDARD_PARSERS: dict[str, ContentParser] = {
 def lookup_parser(name: str) -> ContentParser | None:
     """The parser called ``name``, or ``None``. ``x-`` names come from ``extensions.EXTENSIONS``."""
     parser = STANDARD_PARSERS.get(name)
-    if parser is not None:
-        return parser
-    if name.startswith("x-") and name in extensions.EXTENSIONS:
-        parse, validate = extensions.EXTENSIONS[name]
-        return ContentParser(name, parse, validate, streams_verbatim=False, extension=True)
-    return None
+    if parser is None and name.startswith("x-"):
+        from chatcodec.response_templates.extensions import EXTENSIONS
+
+        entry = EXTENSIONS.get(name)
+        if entry is not None:
+            parser = ContentParser(name, entry[0], entry[1], streams_verbatim=False, extension=True)
+    return parser
 
 
 def get_parser(name: str) -> ContentParser:
@@ -280,4 +285,49 @@ def get_parser(name: str) -> ContentParser:
 
 def known_parser_names() -> list[str]:
     """Every usable parser name: the standard seven, then the registered ``x-`` extensions."""
-    return [*STANDARD_PARSERS, *sorted(n for n in extensions.EXTENSIONS if n.startswith("x-"))]
+    from chatcodec.response_templates.extensions import EXTENSIONS
+
+    return [*STANDARD_PARSERS, *sorted(n for n in EXTENSIONS if n.startswith("x-"))]
+
+
+def run_parser(spec: Mapping[str, Any], text: str) -> Any:
+    """Parse ``text`` with the content parser a nested ``{"name", "args"}`` spec names.
+
+    Args:
+        spec: a spec checked by :func:`check_parser_spec` at load time.
+        text: the raw text.
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        ValueError: the parser rejects the text.
+    """
+    return get_parser(spec.get("name", "text")).parse(text, spec.get("args", {}))
+
+
+def check_parser_spec(spec: Any, where: str) -> None:
+    """Validate a nested ``{"name": parser, "args": {...}}`` spec at load time.
+
+    Args:
+        spec: the spec as written in the template.
+        where: its JSON path (``"fields.x.content_args.value_parser"``), for messages.
+
+    Raises:
+        ResponseTemplateError: not an object with a string ``name``, an unknown key or parser name,
+            or ``args`` the parser rejects; the message and ``.path`` name the offending key.
+    """
+    if not isinstance(spec, Mapping) or not isinstance(spec.get("name"), str):
+        raise ResponseTemplateError(
+            f'{where}: must be an object {{"name": parser, "args": {{...}}}}', path=where)
+    unknown = sorted(set(spec) - {"name", "args"})
+    if unknown:
+        raise ResponseTemplateError(f"{where}: unknown key(s) {unknown}. Known: ['args', 'name']", path=where)
+    parser = lookup_parser(spec["name"])
+    if parser is None:
+        known = ", ".join(known_parser_names())
+        _fail(where, "name", f"unknown content parser {spec['name']!r}. Known parsers: {known}")
+    args = spec.get("args", {})
+    if not isinstance(args, Mapping):
+        _fail(where, "args", "must be an object")
+    parser.validate(args, f"{where}.args")

@@ -25,6 +25,8 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates.content import compile_user_pattern
+
 __all__ = ["make_findall", "make_first"]
 
 ParserSpec = Mapping[str, Any]
@@ -112,17 +114,10 @@ def make_first(
     return parse, validate
 
 
-_CACHE: dict[str, Any] = {}
-
-
-def _compile(pattern: Any, where: str) -> Any:
+def _compile(pattern: Any, where: str) -> regex.Pattern[str]:
     if not isinstance(pattern, str) or not pattern:
         raise ValueError(f"{where}: a non-empty regex string is required")
-    compiled = _CACHE.get(pattern)
-    if compiled is None:
-        try:
-            compiled = regex.compile(pattern, regex.DOTALL)
-        except regex.error as error:
-            raise ValueError(f"{where}: invalid regex: {error}") from None
-        _CACHE[pattern] = compiled
-    return compiled
+    try:
+        return compile_user_pattern(pattern)
+    except regex.error as error:
+        raise ValueError(f"{where}: invalid regex: {error}") from None

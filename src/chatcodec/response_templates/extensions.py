@@ -21,67 +21,21 @@ The extensions (documented in ``docs/profiles.md``, section "Content-parser exte
 * ``x-xml-tree`` (:mod:`.ext_xml_tree`): nested elements as objects and ``<item>`` arrays.
 
 ``x-findall``, ``x-first`` and ``x-xml-tree`` take nested ``{"name": parser, "args": {...}}`` specs,
-which may name a standard parser or another extension; :func:`run_parser` and
-:func:`check_parser_spec` resolve them the same way the template loader resolves a field's
-``content``.
+which may name a standard parser or another extension; they are resolved by
+:func:`~chatcodec.response_templates.content.run_parser` and checked by
+:func:`~chatcodec.response_templates.content.check_parser_spec` (re-exported here), the same way the
+template loader resolves a field's ``content``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
-
+from chatcodec.response_templates.content import ParseFn, ValidateFn, check_parser_spec, run_parser
 from chatcodec.response_templates.ext_findall import make_findall, make_first
 from chatcodec.response_templates.ext_json_calls import parse_json_calls, validate_json_calls
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
 from chatcodec.response_templates.ext_xml_tree import make_xml_tree
 
 __all__ = ["EXTENSIONS", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
-
-ParseFn = Callable[[str, Mapping[str, Any]], Any]
-ValidateFn = Callable[[Mapping[str, Any], str], None]
-
-
-def run_parser(spec: Mapping[str, Any], text: str) -> Any:
-    """Parse ``text`` with the content parser a nested ``{"name", "args"}`` spec names.
-
-    Raises:
-        ValueError: the parser rejects the text.
-    """
-    name, args = spec["name"], spec.get("args", {})
-    if name in EXTENSIONS:
-        return EXTENSIONS[name][0](text, args)
-    from chatcodec.response_templates.content import get_parser
-
-    return get_parser(name).parse(text, args)
-
-
-def check_parser_spec(spec: Any, where: str) -> None:
-    """Validate a nested ``{"name": parser, "args": {...}}`` spec at load time.
-
-    Raises:
-        ValueError: not an object, an unknown key or parser name, or bad ``args`` (named by ``where``).
-    """
-    if not isinstance(spec, dict) or not isinstance(spec.get("name"), str):
-        raise ValueError(f'{where}: must be an object {{"name": parser, "args": {{...}}}}')
-    unknown = sorted(set(spec) - {"name", "args"})
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}. Known: ['args', 'name']")
-    args = spec.get("args", {})
-    if not isinstance(args, dict):
-        raise ValueError(f"{where}.args: must be an object")
-    if spec["name"] in EXTENSIONS:
-        EXTENSIONS[spec["name"]][1](args, f"{where}.args")
-        return
-    from chatcodec.response_templates.content import known_parser_names, lookup_parser
-
-    parser = lookup_parser(spec["name"])
-    if parser is None:
-        raise ValueError(
-            f"{where}.name: unknown content parser {spec['name']!r}. "
-            f"Known parsers: {', '.join(known_parser_names())}"
-        )
-    parser.validate(args, f"{where}.args")
 
 
 _findall = make_findall(run_parser, check_parser_spec)
