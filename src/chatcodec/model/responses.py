@@ -292,11 +292,11 @@ def parse_sequences(response: Any, template: Any, *, prefix: Any, tools: Any, er
         One message, or a list of messages for a batch.
     """
     from chatcodec.response_templates.api import parse_response
+    from chatcodec.response_templates.engine import require_prefix
     from chatcodec.response_templates.template import load_response_template
 
     compiled = load_response_template(template)
-    if prefix is None:  # the engine's own error says why a prefix is required
-        parse_response("", compiled, prefix=None, tools=tools, errors=errors)
+    require_prefix(prefix)
     responses, batched = split_sequences(response, "response")
     prefixes = _prefixes(prefix, len(responses))
     parsed = [

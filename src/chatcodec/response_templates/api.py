@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from chatcodec.response_templates.engine import ResponseParser
+from chatcodec.response_templates.engine import ResponseParser, require_prefix
 from chatcodec.response_templates.template import ResponseTemplate, load_response_template
 
 __all__ = ["parse_response", "parse_response_batch"]
@@ -78,8 +78,7 @@ def parse_response_batch(texts: Sequence[str], response_template: dict[str, Any]
         ResponseTemplateError, ResponseParseError, MissingFieldError: as :func:`parse_response`.
     """
     template = load_response_template(response_template)
-    if prefix is None:
-        ResponseParser(template, prefix=None)  # raises the explanation
+    require_prefix(prefix)
     if isinstance(prefix, str):
         prefixes = [prefix] * len(texts)
     elif not prefix:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from chatcodec.errors import (
     ChatCodecError,
@@ -50,7 +50,7 @@ from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilde
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
 
-__all__ = ["TRANSITIONS", "Lifecycle", "ResponseParser"]
+__all__ = ["TRANSITIONS", "Lifecycle", "ResponseParser", "require_prefix"]
 
 #: The region transition table: (state, input, next state, events). Documentation as data.
 TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
@@ -68,12 +68,28 @@ LOOKBEHIND_CONTEXT = 256
 #: The consumed part of the buffer is dropped once it is this long (amortised O(1) per character).
 TRIM_THRESHOLD = 1024
 
+_T = TypeVar("_T")
+
 _PREFIX_REQUIRED = (
     "ResponseParser/parse_response requires `prefix` (the chat prompt sent to the model before "
     "generation), because chat templates often pre-write part of the assistant message (e.g. an "
     "opening `<think>` tag) that the parser must see to parse the output correctly. If the "
     'generation already contains the complete message, pass `prefix=""` to opt out explicitly.'
 )
+
+
+def require_prefix(prefix: _T | None) -> _T:
+    """Refuse a missing ``prefix`` with the reason it is required (the reference's wording).
+
+    Returns:
+        ``prefix``, which is not ``None``.
+
+    Raises:
+        ValueError: ``prefix`` is ``None``.
+    """
+    if prefix is None:
+        raise ValueError(_PREFIX_REQUIRED)
+    return prefix
 
 
 class Lifecycle(enum.Enum):
@@ -143,8 +159,7 @@ class ResponseParser:
                  *, tools: Iterable[dict[str, Any] | Callable[..., Any]] | None = None,
                  errors: str = "strict") -> None:
         self._template = load_response_template(response_template)
-        if prefix is None:
-            raise ValueError(_PREFIX_REQUIRED)
+        prefix = require_prefix(prefix)
         if errors not in ("strict", "keep"):
             raise ValueError(f"errors: expected 'strict' or 'keep', got {errors!r}")
         self._keep = errors == "keep"
