@@ -30,6 +30,7 @@ __all__ = [
     "REASONING_FIELDS",
     "ConversationError",
     "alias_reasoning",
+    "check_prompt_ending",
     "plain_template_data",
     "prepare_documents",
     "prepare_messages",
@@ -47,6 +48,20 @@ class ConversationError(ChatCodecError, ValueError, TypeError):
 
     A ``ValueError`` and a ``TypeError``: the reference raises one or the other for these checks.
     """
+
+
+def check_prompt_ending(add_generation_prompt: bool, continue_final_message: bool | str) -> None:
+    """Refuse the two ways of ending a prompt at once (the reference's check and wording).
+
+    Raises:
+        ConversationError: both ``add_generation_prompt`` and ``continue_final_message`` are set.
+    """
+    if continue_final_message and add_generation_prompt:
+        raise ConversationError(
+            "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message "
+            "when you want the model to continue the final message, and add_generation_prompt when you want "
+            "to add a header that will prompt it to start a new assistant message instead."
+        )
 
 
 def plain_template_data(value: Any) -> Any:

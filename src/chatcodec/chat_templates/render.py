@@ -25,6 +25,7 @@ from chatcodec.chat_templates.generation import generation_is_direct, strip_span
 from chatcodec.chat_templates.inputs import (
     REASONING_FIELDS,
     ConversationError,
+    check_prompt_ending,
     plain_template_data,
     prepare_documents,
     prepare_messages,
@@ -152,12 +153,7 @@ def _render(chat_template: str, messages: Sequence[Any], tools: Sequence[Tool] |
         )
     if now is not None and not isinstance(now, datetime):
         raise ConversationError(f"now: expected a datetime, got {type(now).__name__}")
-    if continue_final_message and add_generation_prompt:
-        raise ConversationError(
-            "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message "
-            "when you want the model to continue the final message, and add_generation_prompt when you want "
-            "to add a header that will prompt it to start a new assistant message instead."
-        )
+    check_prompt_ending(add_generation_prompt, continue_final_message)
     template = compile_chat_template(chat_template)
     chat = prepare_messages(messages)
     final_text = None

@@ -15,6 +15,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from chatcodec.chat_templates.inputs import (
+    ConversationError,
+    check_prompt_ending,
+    plain_template_data,
+    prepare_documents,
+    prepare_tools,
+)
 from chatcodec.model.encoding import PaddingOptions, batch_output, encode_chat
 
 if TYPE_CHECKING:
@@ -51,12 +58,7 @@ def _check_options(request: ChatRequest) -> None:
     if request.return_assistant_tokens_mask and not (request.return_dict and request.tokenize):
         raise ValueError(
             "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`")
-    if request.continue_final_message and request.add_generation_prompt:
-        raise ValueError(
-            "continue_final_message and add_generation_prompt are not compatible. Use continue_final_message "
-            "when you want the model to continue the final message, and add_generation_prompt when you want "
-            "to add a header that will prompt it to start a new assistant message instead."
-        )
+    check_prompt_ending(request.add_generation_prompt, request.continue_final_message)
     if request.continue_final_message and request.return_assistant_tokens_mask:
         raise ValueError("continue_final_message is not compatible with return_assistant_tokens_mask.")
     if request.sanitize_control_tokens and not request.tokenize:
@@ -74,8 +76,6 @@ def _check_options(request: ChatRequest) -> None:
 def _conversations(conversation: Any) -> tuple[list[Any], bool]:
     """Split a conversation or a batch (the reference's detection); rendering checks the messages."""
     if isinstance(conversation, (list, tuple)) and not conversation:
-        from chatcodec.chat_templates.inputs import ConversationError
-
         raise ConversationError(
             "Cannot apply chat template to an empty conversation. Provide at least one message.")
     if isinstance(conversation, (list, tuple)) and (
@@ -104,7 +104,6 @@ def control_tokens_of(codec: ChatCodec) -> tuple[str, ...]:
 def _mark_inputs(chats: list[Any], request: ChatRequest, variables: dict[str, Any],
                  control_tokens: tuple[str, ...]) -> tuple[list[Any], dict[str, Any]]:
     """Mark control tokens in every string of the inputs (after turning them into plain data)."""
-    from chatcodec.chat_templates.inputs import plain_template_data, prepare_documents, prepare_tools
     from chatcodec.model.control_tokens import control_token_pattern, mark_control_tokens
 
     pattern = control_token_pattern(control_tokens)
