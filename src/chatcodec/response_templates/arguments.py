@@ -21,7 +21,6 @@ from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
 from chatcodec.response_templates.lax_json import loads_json
-from chatcodec.tool_schemas import tool_to_schema
 
 __all__ = [
     "ToolParameters",
@@ -50,8 +49,11 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
     """
     params: ToolParameters = {}
     for tool in tools or []:
-        schema = tool_to_schema(tool)
-        function = schema.get("function", schema)
+        if not isinstance(tool, dict):  # a Python function: only then load the schema builder
+            from chatcodec.tool_schemas import tool_to_schema
+
+            tool = tool_to_schema(tool)
+        function = tool.get("function", tool)
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             parameters = function.get("parameters")
             properties = parameters.get("properties") if isinstance(parameters, dict) else None
