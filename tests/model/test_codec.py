@@ -311,6 +311,28 @@ class TestParseResponse:
         parser.feed(codec.encode("<tool_call>{bad</tool_call>"))
         assert parser.finalize()[0]["parse_errors"][0]["field"] == "tool_calls"
 
+    def test_the_template_is_compiled_once_until_it_changes(
+        self, codec: ChatCodec, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from chatcodec.response_templates import template as module
+
+        compiled: list[object] = []
+        load = module.load_response_template
+
+        def counting(spec: Any) -> Any:
+            if isinstance(spec, dict):
+                compiled.append(spec)
+            return load(spec)
+
+        monkeypatch.setattr(module, "load_response_template", counting)
+        assert codec.parse_response("Hi<|im_end|>", prefix="") == {"role": "assistant", "content": "Hi"}
+        codec.get_response_parser(prefix="")
+        assert len(compiled) == 1
+        assert codec.response_template is not None
+        codec.response_template["fields"]["content"]["close"] = "<END>"
+        assert codec.parse_response("Hi<END>", prefix="") == {"role": "assistant", "content": "Hi"}
+        assert len(compiled) == 2
+
     def test_the_end_of_sequence_text_ends_generation(self, codec: ChatCodec) -> None:
         schema = {"start_anchor": "<|im_start|>assistant\n", "fields": {"content": {}}}
         assert codec.parse_response("Hi<|im_end|>\nignored", schema, prefix="") == {"content": "Hi"}

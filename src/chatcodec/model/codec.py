@@ -16,12 +16,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
 from chatcodec.model.responses import EndOfSequence, ModelResponseParser, split_sequences
 from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, tokenizer_unavailable
+
+if TYPE_CHECKING:
+    from chatcodec.response_templates.template import ResponseTemplate
 
 __all__ = ["ChatCodec"]
 
@@ -69,6 +72,7 @@ class ChatCodec:
         #: tokens come first, then these, then the call's ``**kwargs``.
         self.template_variables: dict[str, Any] = {}
         self._tokenizer_missing = "none was given" if tokenizer is None else None
+        self._compiled: tuple[str, ResponseTemplate] | None = None  # see _response_template
 
     @classmethod
     def from_pretrained(cls, path_or_profile: str | os.PathLike[str]) -> ChatCodec:
@@ -254,7 +258,15 @@ class ChatCodec:
 
     # -- decoding --------------------------------------------------------------------------------
 
-    def _response_template(self, schema: dict[str, Any] | None, where: str) -> Any:
+    def _response_template(self, schema: dict[str, Any] | None, where: str) -> ResponseTemplate:
+        """The response template to parse with, compiled once for as long as its content stays the same.
+
+        Compiling costs milliseconds (more than parsing a short answer), so the compiled template of
+        the last dict is kept, keyed by the dict's ``repr``: a template changed in place is compiled
+        again, an unchanged one never is.
+        """
+        from chatcodec.response_templates.template import load_response_template
+
         template = schema if schema is not None else self.response_template
         if template is None:
             raise ResponseTemplateNotFoundError(
@@ -262,7 +274,10 @@ class ChatCodec:
                 "bundled profile matched its chat template). Pass one (schema= / response_template=), "
                 "set codec.response_template, or load a bundled profile: ChatCodec.from_pretrained('qwen3')."
             )
-        return template
+        key = repr(template)
+        if self._compiled is None or self._compiled[0] != key:
+            self._compiled = (key, load_response_template(template))
+        return self._compiled[1]
 
     def _to_text(self, sequence: str | list[int], *, prompt: bool) -> str:
         """A prompt or a response as text: ids decoded with special tokens kept.
