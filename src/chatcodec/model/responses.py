@@ -292,7 +292,7 @@ def parse_sequences(response: Any, template: Any, *, prefix: Any, tools: Any, er
         One message, or a list of messages for a batch.
     """
     from chatcodec.response_templates.api import parse_response
-    from chatcodec.response_templates.engine import require_prefix
+    from chatcodec.response_templates.prefix import require_prefix
     from chatcodec.response_templates.template import load_response_template
 
     compiled = load_response_template(template)

@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from chatcodec.response_templates.engine import ResponseParser, require_prefix
+from chatcodec.response_templates.engine import ResponseParser
+from chatcodec.response_templates.prefix import require_prefix
 from chatcodec.response_templates.template import ResponseTemplate, load_response_template
 
 __all__ = ["parse_response", "parse_response_batch"]

@@ -31,9 +31,9 @@ This module never parses region content itself and never touches files.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from chatcodec.errors import (
     ChatCodecError,
@@ -47,10 +47,11 @@ from chatcodec.response_templates.arguments import ToolParameters, cast_tool_cal
 from chatcodec.response_templates.lax_json import StringTracker
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
+from chatcodec.response_templates.prefix import prefix_text, require_prefix
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
 
-__all__ = ["TRANSITIONS", "Lifecycle", "ResponseParser", "require_prefix"]
+__all__ = ["TRANSITIONS", "Lifecycle", "ResponseParser"]
 
 #: The region transition table: (state, input, next state, events). Documentation as data.
 TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
@@ -67,30 +68,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
 LOOKBEHIND_CONTEXT = 256
 #: The consumed part of the buffer is dropped once it is this long (amortised O(1) per character).
 TRIM_THRESHOLD = 1024
-
-_T = TypeVar("_T")
-
-_PREFIX_REQUIRED = (
-    "ResponseParser/parse_response requires `prefix` (the chat prompt sent to the model before "
-    "generation), because chat templates often pre-write part of the assistant message (e.g. an "
-    "opening `<think>` tag) that the parser must see to parse the output correctly. If the "
-    'generation already contains the complete message, pass `prefix=""` to opt out explicitly.'
-)
-
-
-def require_prefix(prefix: _T | None) -> _T:
-    """Refuse a missing ``prefix`` with the reason it is required (the reference's wording).
-
-    Returns:
-        ``prefix``, which is not ``None``.
-
-    Raises:
-        ValueError: ``prefix`` is ``None``.
-    """
-    if prefix is None:
-        raise ValueError(_PREFIX_REQUIRED)
-    return prefix
-
 
 class Lifecycle(enum.Enum):
     """Where a parser is in its life."""
@@ -180,7 +157,7 @@ class ResponseParser:
         self._region = self._outside()
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
-        remainder = self._template.truncate_prefix(_prefix_text(prefix))
+        remainder = self._template.truncate_prefix(prefix_text(prefix))
         if remainder:
             self._origin = -len(remainder)
             self.initial_events = self._advance(remainder, eos=False)
@@ -390,13 +367,3 @@ def _strings(spec: FieldSpec | None) -> StringTracker | None:
     if spec is None or spec.content != "json":
         return None
     return StringTracker(spec.content_args.get("string_delims", ()))
-
-
-def _prefix_text(prefix: str | Sequence[Any]) -> str:
-    if isinstance(prefix, str):
-        return prefix
-    if isinstance(prefix, (list, tuple)) and not prefix:
-        return ""
-    raise TypeError(
-        f"prefix: expected the prompt text, got {type(prefix).__name__}; decode token ids first "
-        "(ChatCodec.get_response_parser accepts token ids)")
