@@ -20,98 +20,126 @@ the first value that parses; when all fail it raises the last error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import regex
 
-from chatcodec.response_templates.content import compile_user_pattern
+from chatcodec.response_templates.content import check_parser_spec, compile_user_pattern, run_parser
 
-__all__ = ["make_findall", "make_first"]
-
-ParserSpec = Mapping[str, Any]
-RunParser = Callable[[ParserSpec, str], Any]
-CheckParser = Callable[[Any, str], None]
+__all__ = ["parse_findall", "parse_first", "validate_findall", "validate_first"]
 
 
-def make_findall(
-    run: RunParser, check: CheckParser
-) -> tuple[Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
-    """Build ``x-findall``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
+def validate_findall(args: Mapping[str, Any], where: str) -> None:
+    """Check ``x-findall``'s ``content_args`` when the template loads.
 
-    def validate(args: Mapping[str, Any], where: str) -> None:
-        unknown = sorted(set(args) - {"pattern", "value_parsers", "into", "skip_invalid"})
-        if unknown:
-            raise ValueError(
-                f"{where}: unknown key(s) {unknown} for x-findall. "
-                "Known: ['into', 'pattern', 'skip_invalid', 'value_parsers']"
+    Args:
+        args: the ``content_args``.
+        where: their JSON path, for messages.
+
+    Raises:
+        ValueError: an unknown key, a missing or invalid ``pattern``, a ``value_parsers`` entry
+            for a group the pattern lacks or naming a bad parser, a bad ``into`` or ``skip_invalid``.
+    """
+    unknown = sorted(set(args) - {"pattern", "value_parsers", "into", "skip_invalid"})
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown key(s) {unknown} for x-findall. "
+            "Known: ['into', 'pattern', 'skip_invalid', 'value_parsers']"
+        )
+    pattern = _compile(args.get("pattern"), f"{where}.pattern")
+    parsers = args.get("value_parsers", {})
+    if not isinstance(parsers, dict):
+        raise ValueError(f"{where}.value_parsers: must be an object {{group: parser}}")
+    for group, spec in parsers.items():
+        if group not in pattern.groupindex:
+            raise ValueError(f"{where}.value_parsers.{group}: the pattern has no group {group!r}")
+        check_parser_spec(spec, f"{where}.value_parsers.{group}")
+    into = args.get("into", "list")
+    if into not in ("list", "dict"):
+        raise ValueError(f"{where}.into: must be 'list' or 'dict', got {into!r}")
+    if into == "dict" and "key" not in pattern.groupindex:
+        raise ValueError(f"{where}.pattern: 'into': 'dict' needs a named group 'key'")
+    if not isinstance(args.get("skip_invalid", False), bool):
+        raise ValueError(f"{where}.skip_invalid: must be a bool")
+
+
+def parse_findall(text: str, args: Mapping[str, Any]) -> Any:
+    """Parse every match of ``args["pattern"]`` in ``text`` (see the module docstring).
+
+    Args:
+        text: the region's raw text.
+        args: the validated ``content_args``.
+
+    Returns:
+        A list of dicts (``into: "list"``) or one dict (``into: "dict"``).
+
+    Raises:
+        ValueError: a value parser rejected a group (unless ``skip_invalid``); the message names
+            the match's offset.
+    """
+    pattern = _compile(args["pattern"], "x-findall pattern")
+    parsers: Mapping[str, Mapping[str, Any]] = args.get("value_parsers", {})
+    skip = bool(args.get("skip_invalid", False))
+    items: list[dict[str, Any]] = []
+    for match in pattern.finditer(text):
+        try:
+            items.append(
+                {
+                    group: run_parser(parsers[group], value) if group in parsers else value
+                    for group, value in match.groupdict().items()
+                    if value is not None
+                }
             )
-        pattern = _compile(args.get("pattern"), f"{where}.pattern")
-        parsers = args.get("value_parsers", {})
-        if not isinstance(parsers, dict):
-            raise ValueError(f"{where}.value_parsers: must be an object {{group: parser}}")
-        for group, spec in parsers.items():
-            if group not in pattern.groupindex:
-                raise ValueError(f"{where}.value_parsers.{group}: the pattern has no group {group!r}")
-            check(spec, f"{where}.value_parsers.{group}")
-        into = args.get("into", "list")
-        if into not in ("list", "dict"):
-            raise ValueError(f"{where}.into: must be 'list' or 'dict', got {into!r}")
-        if into == "dict" and "key" not in pattern.groupindex:
-            raise ValueError(f"{where}.pattern: 'into': 'dict' needs a named group 'key'")
-        if not isinstance(args.get("skip_invalid", False), bool):
-            raise ValueError(f"{where}.skip_invalid: must be a bool")
-
-    def parse(text: str, args: Mapping[str, Any]) -> Any:
-        pattern = _compile(args["pattern"], "x-findall pattern")
-        parsers: Mapping[str, ParserSpec] = args.get("value_parsers", {})
-        skip = bool(args.get("skip_invalid", False))
-        items: list[dict[str, Any]] = []
-        for match in pattern.finditer(text):
-            try:
-                items.append(
-                    {
-                        group: run(parsers[group], value) if group in parsers else value
-                        for group, value in match.groupdict().items()
-                        if value is not None
-                    }
-                )
-            except ValueError as error:
-                if not skip:
-                    raise ValueError(f"x-findall: match at offset {match.start()}: {error}") from None
-        if args.get("into", "list") == "list":
-            return items
-        return {item.pop("key"): next(iter(item.values()), "") for item in items if "key" in item}
-
-    return parse, validate
+        except ValueError as error:
+            if not skip:
+                raise ValueError(f"x-findall: match at offset {match.start()}: {error}") from None
+    if args.get("into", "list") == "list":
+        return items
+    return {item.pop("key"): next(iter(item.values()), "") for item in items if "key" in item}
 
 
-def make_first(
-    run: RunParser, check: CheckParser
-) -> tuple[Callable[[str, Mapping[str, Any]], Any], Callable[[Mapping[str, Any], str], None]]:
-    """Build ``x-first``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
+def validate_first(args: Mapping[str, Any], where: str) -> None:
+    """Check ``x-first``'s ``content_args`` when the template loads.
 
-    def validate(args: Mapping[str, Any], where: str) -> None:
-        unknown = sorted(set(args) - {"parsers"})
-        if unknown:
-            raise ValueError(f"{where}: unknown key(s) {unknown} for x-first. Known: ['parsers']")
-        parsers = args.get("parsers")
-        if not isinstance(parsers, list) or not parsers:
-            raise ValueError(f"{where}.parsers: must be a non-empty list of {{name, args}}")
-        for index, spec in enumerate(parsers):
-            check(spec, f"{where}.parsers[{index}]")
+    Args:
+        args: the ``content_args``.
+        where: their JSON path, for messages.
 
-    def parse(text: str, args: Mapping[str, Any]) -> Any:
-        error: ValueError | None = None
-        for spec in args["parsers"]:
-            try:
-                return run(spec, text)
-            except ValueError as failure:
-                error = failure
-        assert error is not None
-        raise ValueError(f"x-first: no parser accepted the text; last error: {error}")
+    Raises:
+        ValueError: an unknown key, or ``parsers`` is not a non-empty list of valid parser specs.
+    """
+    unknown = sorted(set(args) - {"parsers"})
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown} for x-first. Known: ['parsers']")
+    parsers = args.get("parsers")
+    if not isinstance(parsers, list) or not parsers:
+        raise ValueError(f"{where}.parsers: must be a non-empty list of {{name, args}}")
+    for index, spec in enumerate(parsers):
+        check_parser_spec(spec, f"{where}.parsers[{index}]")
 
-    return parse, validate
+
+def parse_first(text: str, args: Mapping[str, Any]) -> Any:
+    """The value of the first parser in ``args["parsers"]`` that accepts ``text``.
+
+    Args:
+        text: the region's raw text.
+        args: the validated ``content_args``.
+
+    Returns:
+        That parser's value.
+
+    Raises:
+        ValueError: every parser rejected the text (the message carries the last error).
+    """
+    error: ValueError | None = None
+    for spec in args["parsers"]:
+        try:
+            return run_parser(spec, text)
+        except ValueError as failure:
+            error = failure
+    assert error is not None
+    raise ValueError(f"x-first: no parser accepted the text; last error: {error}")
 
 
 def _compile(pattern: Any, where: str) -> regex.Pattern[str]:

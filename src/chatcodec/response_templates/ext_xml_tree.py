@@ -23,16 +23,16 @@ An unbalanced or mismatched tag raises ``ValueError`` naming the tag and its off
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import regex
 
-__all__ = ["make_xml_tree"]
+from chatcodec.response_templates.content import check_parser_spec, run_parser
+
+__all__ = ["parse_xml_tree", "validate_xml_tree"]
 
 _TAG = regex.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
-ParseFn = Callable[[str, Mapping[str, Any]], Any]
-ValidateFn = Callable[[Mapping[str, Any], str], None]
 
 
 class _Element:
@@ -44,43 +44,58 @@ class _Element:
         self.children: list[_Element] = []
 
 
-def make_xml_tree(
-    run: Callable[[Mapping[str, Any], str], Any], check: Callable[[Any, str], None]
-) -> tuple[ParseFn, ValidateFn]:
-    """Build ``x-xml-tree``'s ``(parse, validate)`` over the registry's sub-parser hooks."""
+def validate_xml_tree(args: Mapping[str, Any], where: str) -> None:
+    """Check ``x-xml-tree``'s ``content_args`` when the template loads.
 
-    def validate(args: Mapping[str, Any], where: str) -> None:
-        unknown = sorted(set(args) - {"remove", "item_tag", "leaf_parser"})
-        if unknown:
-            raise ValueError(
-                f"{where}: unknown key(s) {unknown} for x-xml-tree. "
-                "Known: ['item_tag', 'leaf_parser', 'remove']"
-            )
-        remove = args.get("remove", [])
-        if not isinstance(remove, list) or not all(isinstance(item, str) and item for item in remove):
-            raise ValueError(f"{where}.remove: must be a list of non-empty strings")
-        if not isinstance(args.get("item_tag", "item"), str) or not args.get("item_tag", "item"):
-            raise ValueError(f"{where}.item_tag: must be a non-empty string")
-        if "leaf_parser" in args:
-            check(args["leaf_parser"], f"{where}.leaf_parser")
+    Args:
+        args: the ``content_args``.
+        where: their JSON path, for messages.
 
-    def parse(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
-        for marker in args.get("remove", []):
-            text = text.replace(marker, "")
-        root = _tree(text)
-        leaf = args.get("leaf_parser", {"name": "text", "args": {"strip": False}})
-        item_tag = args.get("item_tag", "item")
+    Raises:
+        ValueError: an unknown key, a bad ``remove`` or ``item_tag``, or a bad ``leaf_parser`` spec.
+    """
+    unknown = sorted(set(args) - {"remove", "item_tag", "leaf_parser"})
+    if unknown:
+        raise ValueError(
+            f"{where}: unknown key(s) {unknown} for x-xml-tree. "
+            "Known: ['item_tag', 'leaf_parser', 'remove']"
+        )
+    remove = args.get("remove", [])
+    if not isinstance(remove, list) or not all(isinstance(item, str) and item for item in remove):
+        raise ValueError(f"{where}.remove: must be a list of non-empty strings")
+    if not isinstance(args.get("item_tag", "item"), str) or not args.get("item_tag", "item"):
+        raise ValueError(f"{where}.item_tag: must be a non-empty string")
+    if "leaf_parser" in args:
+        check_parser_spec(args["leaf_parser"], f"{where}.leaf_parser")
 
-        def value(element: _Element) -> Any:
-            if not element.children:
-                return run(leaf, "".join(element.text))
-            if all(child.name == item_tag for child in element.children):
-                return [value(child) for child in element.children]
-            return {child.name: value(child) for child in element.children}
 
-        return {child.name: value(child) for child in root.children}
+def parse_xml_tree(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Parse nested elements into objects and arrays (see the module docstring).
 
-    return parse, validate
+    Args:
+        text: the region's raw text.
+        args: the validated ``content_args``.
+
+    Returns:
+        ``{top-level element name: value}``.
+
+    Raises:
+        ValueError: an unbalanced or mismatched tag, or a leaf the ``leaf_parser`` rejects.
+    """
+    for marker in args.get("remove", []):
+        text = text.replace(marker, "")
+    root = _tree(text)
+    leaf = args.get("leaf_parser", {"name": "text", "args": {"strip": False}})
+    item_tag = args.get("item_tag", "item")
+
+    def value(element: _Element) -> Any:
+        if not element.children:
+            return run_parser(leaf, "".join(element.text))
+        if all(child.name == item_tag for child in element.children):
+            return [value(child) for child in element.children]
+        return {child.name: value(child) for child in element.children}
+
+    return {child.name: value(child) for child in root.children}
 
 
 def _tree(text: str) -> _Element:

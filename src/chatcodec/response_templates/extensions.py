@@ -30,23 +30,24 @@ template loader resolves a field's ``content``.
 from __future__ import annotations
 
 from chatcodec.response_templates.content import ParseFn, ValidateFn, check_parser_spec, run_parser
-from chatcodec.response_templates.ext_findall import make_findall, make_first
+from chatcodec.response_templates.ext_findall import (
+    parse_findall,
+    parse_first,
+    validate_findall,
+    validate_first,
+)
 from chatcodec.response_templates.ext_json_calls import parse_json_calls, validate_json_calls
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
-from chatcodec.response_templates.ext_xml_tree import make_xml_tree
+from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, validate_xml_tree
 
 __all__ = ["EXTENSIONS", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
 
-
-_findall = make_findall(run_parser, check_parser_spec)
-_first = make_first(run_parser, check_parser_spec)
-_xml_tree = make_xml_tree(run_parser, check_parser_spec)
 
 #: ``x-`` parser name -> (parse, validate). Names must start with ``"x-"``.
 EXTENSIONS: dict[str, tuple[ParseFn, ValidateFn]] = {
     "x-pythonic": (parse_pythonic, validate_pythonic),
     "x-json-calls": (parse_json_calls, validate_json_calls),
-    "x-findall": _findall,
-    "x-first": _first,
-    "x-xml-tree": _xml_tree,
+    "x-findall": (parse_findall, validate_findall),
+    "x-first": (parse_first, validate_first),
+    "x-xml-tree": (parse_xml_tree, validate_xml_tree),
 }
