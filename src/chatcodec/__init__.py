@@ -50,13 +50,19 @@ _LAZY: dict[str, str] = {
     "ResponseTemplateNotFoundError": "chatcodec.errors",
     "TokenizerUnavailableError": "chatcodec.errors",
     "TypeHintParsingException": "chatcodec.errors",
+    "UnknownPlaceholderError": "chatcodec.errors",
+    "UnknownProfileError": "chatcodec.errors",
     "ChatTemplateError": "chatcodec.chat_templates.errors",
+    "ChatTemplateLimitError": "chatcodec.chat_templates.errors",
+    "ConversationError": "chatcodec.chat_templates.inputs",
 }
 
 __all__ = sorted([*_LAZY, "__version__"])
 
 if TYPE_CHECKING:  # the names mypy and IDEs see; at run time __getattr__ imports them on first use
     from chatcodec.chat_templates.errors import ChatTemplateError as ChatTemplateError
+    from chatcodec.chat_templates.errors import ChatTemplateLimitError as ChatTemplateLimitError
+    from chatcodec.chat_templates.inputs import ConversationError as ConversationError
     from chatcodec.chat_templates.render import RenderedChat as RenderedChat
     from chatcodec.chat_templates.render import render_chat_template as render_chat_template
     from chatcodec.chat_templates.render import (
@@ -75,6 +81,8 @@ if TYPE_CHECKING:  # the names mypy and IDEs see; at run time __getattr__ import
     from chatcodec.errors import ResponseTemplateNotFoundError as ResponseTemplateNotFoundError
     from chatcodec.errors import TokenizerUnavailableError as TokenizerUnavailableError
     from chatcodec.errors import TypeHintParsingException as TypeHintParsingException
+    from chatcodec.errors import UnknownPlaceholderError as UnknownPlaceholderError
+    from chatcodec.errors import UnknownProfileError as UnknownProfileError
     from chatcodec.model.codec import ChatCodec as ChatCodec
     from chatcodec.model.storage import load_chat_templates as load_chat_templates
     from chatcodec.model.storage import save_chat_templates as save_chat_templates
