@@ -197,7 +197,8 @@ def write_section(section: str) -> None:
     block = f"{START}\n{section}{END}\n"
     if START in text and END in text:
         head, rest = text.split(START, 1)
-        text = head + block + rest.split(END, 1)[1].lstrip("\n")
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        text = head + block + ("\n" + tail if tail else "")
     else:
         text = text.rstrip("\n") + "\n\n" + block
     DOC.parent.mkdir(parents=True, exist_ok=True)

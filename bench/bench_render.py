@@ -136,7 +136,9 @@ def main() -> int:
 
 def _write_section(path: Path, section: str) -> None:
     current = path.read_text(encoding="utf-8") if path.exists() else "# Performance\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
+    # the section runs to the next heading or marker line (bench_parse.py owns the text between its
+    # <!-- bench_parse:start/end --> markers), or to the end of the file
+    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |^<!-- |\Z)", re.S | re.M)
     if pattern.search(current):
         updated = pattern.sub(lambda _: section + "\n", current)
     else:
