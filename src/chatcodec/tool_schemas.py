@@ -53,6 +53,12 @@ _CHOICES = re.compile(r"\(choices:\s*(.*?)\)\s*$", re.IGNORECASE | re.DOTALL)
 def tool_to_schema(tool: dict[str, Any] | Callable[..., Any]) -> dict[str, Any]:
     """Return ``tool`` as a JSON schema: dicts pass through, functions and methods are converted.
 
+    Args:
+        tool: a JSON schema, or a function or method with type hints and a Google docstring.
+
+    Returns:
+        ``tool`` itself when it is a dict, else the schema :func:`get_json_schema` builds.
+
     Raises:
         TypeError: ``tool`` is neither a dict nor a function or method.
         TypeHintParsingException, DocstringParsingException: the function cannot be converted.

@@ -75,6 +75,12 @@ class LintFinding:
 def lint_chat_template(source: str) -> list[LintFinding]:
     """Report the non-portable constructs of a chat template, in line order.
 
+    Args:
+        source: the chat template text.
+
+    Returns:
+        The findings, by line, then by code (empty when the template is portable).
+
     Raises:
         ChatTemplateSyntaxError: the template is not valid Jinja.
     """
@@ -174,6 +180,10 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
 
     Args:
         template: the response template as a JSON object (not validated here).
+
+    Returns:
+        The findings of ``start_anchor_pattern``, then of each field's patterns and
+        ``tag_pattern``, in template order; each names its JSON path in ``where``.
     """
     findings: list[LintFinding] = []
     if isinstance(template.get("start_anchor_pattern"), str):
@@ -192,7 +202,15 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
 
 
 def lint_pattern(pattern: str, where: str) -> list[LintFinding]:
-    """Report the non-portable regex features of one pattern (``where`` names it in findings)."""
+    """Report the non-portable regex features of one pattern.
+
+    Args:
+        pattern: the regex source.
+        where: its JSON path in the template, put in each finding.
+
+    Returns:
+        One finding per feature, in pattern order.
+    """
     findings = []
     for code, message in _scan_pattern(pattern):
         findings.append(LintFinding(code, f"{message} in {pattern!r}", where=where))

@@ -86,7 +86,11 @@ _PLAIN_ATTRIBUTES: dict[type, frozenset[str]] = {
 
 
 def raise_exception(message: Any) -> None:
-    """``raise_exception(msg)``: the template refuses its input; ``msg`` reaches the user verbatim."""
+    """``raise_exception(msg)``: the template refuses its input; ``msg`` reaches the user verbatim.
+
+    Raises:
+        ChatTemplateError: always, with ``message`` as its text and original type ``TemplateError``.
+    """
     raise ChatTemplateError(str(message), original_type="TemplateError")
 
 
@@ -102,6 +106,7 @@ class TemplateDict:
         return dict(*args, **kwargs)
 
     def fromkeys(self, *args: Any, **kwargs: Any) -> dict[Any, Any]:
+        """``dict.fromkeys(keys, value=None)``: a new plain dict."""
         return dict.fromkeys(*args, **kwargs)
 
 
@@ -195,7 +200,16 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
     def getattr(self, obj: Any, attribute: str) -> Any:
         """``obj.attribute`` for the template: Jinja's sandbox rules, with the frequent cases
         decided first (a public method of a str, dict or list, a key of a plain dict, a loop or
-        namespace attribute). Each gives exactly what the sandbox gives; the rest goes through it."""
+        namespace attribute). Each gives exactly what the sandbox gives; the rest goes through it.
+
+        Args:
+            obj: the object the template reads from.
+            attribute: the attribute name.
+
+        Returns:
+            The attribute (or dict item), an undefined value, or what the sandbox returns (an
+            undefined value for unsafe attributes).
+        """
         kind = type(obj)
         plain = _PLAIN_ATTRIBUTES.get(kind)
         if plain is not None:
@@ -217,7 +231,15 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
 
     def getitem(self, obj: Any, argument: Any) -> Any:
         """``obj[argument]`` for the template: the sandbox's rules, with a missing dict key and a
-        string subscripted by a name (``content['type']`` on a str) decided first."""
+        string subscripted by a name (``content['type']`` on a str) decided first.
+
+        Args:
+            obj: the object the template subscripts.
+            argument: the key, index or slice.
+
+        Returns:
+            The item, an undefined value, or what the sandbox returns.
+        """
         kind = type(obj)
         if kind is dict:
             try:
@@ -235,7 +257,22 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
         return super().getitem(obj, argument)
 
     def call(__self, __context: jinja2.runtime.Context, __obj: Any, *args: Any, **kwargs: Any) -> Any:
-        """Call ``__obj`` for the template: count a step, check ``str`` methods that pad or grow."""
+        """Call ``__obj`` for the template: count a step, check ``str`` methods that pad or grow.
+
+        Args:
+            __context: the template context (Jinja passes it to context-aware callables).
+            __obj: what the template calls.
+            *args: its positional arguments.
+            **kwargs: its keyword arguments.
+
+        Returns:
+            The call's result.
+
+        Raises:
+            ChatTemplateLimitError: the step or time budget is spent, or a ``str`` method would
+                build a string over the limits.
+            SecurityError: ``__obj`` is not safely callable (Jinja's sandbox rule).
+        """
         state = limits.active_state()
         if state is not None:  # count a step (inlined: this runs for every call a template makes)
             left = state.steps_left - 1
@@ -249,7 +286,16 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
         return __context.call(__obj, *args, **kwargs)
 
     def wrap_str_format(self, value: Any) -> Any:
-        """Jinja's sandboxed ``str.format`` / ``format_map``, with width and size checks."""
+        """Jinja's sandboxed ``str.format`` / ``format_map``, with width and size checks.
+
+        Args:
+            value: the bound method the template is about to call.
+
+        Returns:
+            A checked replacement for ``str.format`` / ``format_map`` of a plain ``str``, Jinja's own
+            for other owners, or ``None`` when ``value`` is neither method. The replacement raises
+            ``ChatTemplateLimitError`` for a width or result over the limits.
+        """
         if type(value) not in _METHOD_TYPES or value.__name__ not in ("format", "format_map"):
             return None
         owner = value.__self__

@@ -68,6 +68,7 @@ class ChatTemplateError(ChatCodecError, jinja2.TemplateError):
 
     @property
     def message(self) -> str:
+        """The original message, verbatim (``str(error)`` adds the template line)."""
         return str(self.args[0]) if self.args else ""
 
     def __str__(self) -> str:

@@ -45,6 +45,14 @@ class GenerationExtension(Extension):
     tags = {"generation"}  # noqa: RUF012 - Jinja's Extension API declares a plain class attribute
 
     def parse(self, parser: Parser) -> nodes.Node:
+        """Parse ``{% generation %}...{% endgeneration %}`` into a call block (Jinja's extension API).
+
+        Args:
+            parser: Jinja's parser, positioned on the ``generation`` tag.
+
+        Returns:
+            A call block that renders the body through the span-recording method.
+        """
         lineno = next(parser.stream).lineno
         body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
         call = self.call_method("_generation_support")

@@ -53,6 +53,10 @@ class ConversationError(ChatCodecError, ValueError, TypeError):
 def check_prompt_ending(add_generation_prompt: bool, continue_final_message: bool | str) -> None:
     """Refuse the two ways of ending a prompt at once (the reference's check and wording).
 
+    Args:
+        add_generation_prompt: append the header that starts an assistant turn.
+        continue_final_message: leave the final message open (``True`` or a field name).
+
     Raises:
         ConversationError: both ``add_generation_prompt`` and ``continue_final_message`` are set.
     """
@@ -116,6 +120,12 @@ def alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
     The reasoning is the first non-empty of ``reasoning_content``, ``thinking``, ``reasoning``
     (or, when all are empty strings, the first one present). ``reasoning_content`` is set to it;
     ``thinking`` keeps its own value when that is non-empty (gpt-oss templates read it).
+
+    Args:
+        message: a message already rebuilt from plain data (it is changed).
+
+    Returns:
+        ``message`` itself.
     """
     present = [message[key] for key in REASONING_FIELDS if message.get(key) is not None]
     if not present:
@@ -129,6 +139,12 @@ def alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
 
 def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """Rebuild a conversation for a template: plain data, ``None`` keys dropped, reasoning aliased.
+
+    Args:
+        messages: the conversation.
+
+    Returns:
+        New message dicts; the caller's objects are never handed on.
 
     Raises:
         ConversationError: ``messages`` is empty or not a list, or a message is not a dict
@@ -161,6 +177,12 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
 def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -> list[Any] | None:
     """Turn ``tools`` (JSON schemas or Python functions) into plain JSON schemas.
 
+    Args:
+        tools: the tools of the render, or ``None``.
+
+    Returns:
+        New plain JSON schemas, or ``None`` when ``tools`` is ``None``.
+
     Raises:
         ConversationError: ``tools`` is not a list.
         TypeError: a tool is neither a dict nor a function (from ``tool_to_schema``).
@@ -178,6 +200,12 @@ def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -
 
 def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | None:
     """Rebuild ``documents`` (a list of dicts, typically with ``title`` and ``text``).
+
+    Args:
+        documents: the retrieval documents, or ``None``.
+
+    Returns:
+        New plain dicts, or ``None`` when ``documents`` is ``None``.
 
     Raises:
         ConversationError: ``documents`` is not a list of dicts.

@@ -104,6 +104,9 @@ def limit_error(what: str, limit: str, value: float, hint: str = "") -> ChatTemp
         limit: the constant's name.
         value: the constant's value.
         hint: how to proceed, if the template is trusted.
+
+    Returns:
+        The error (not raised), its message naming the limit and how to raise it.
     """
     hint = hint or f"if the template is trusted, raise chatcodec.chat_templates.limits.{limit}"
     return ChatTemplateLimitError(
@@ -112,19 +115,43 @@ def limit_error(what: str, limit: str, value: float, hint: str = "") -> ChatTemp
 
 
 def check_length(size: int, what: str = "string") -> None:
-    """Raise when a template would build a string longer than :data:`MAX_STRING_LENGTH`."""
+    """Raise when a template would build a string longer than :data:`MAX_STRING_LENGTH`.
+
+    Args:
+        size: the length of the string.
+        what: what the string is, for the message.
+
+    Raises:
+        ChatTemplateLimitError: ``size`` is over the limit.
+    """
     if size > MAX_STRING_LENGTH:
         raise limit_error(f"a {what} of {size:,} characters", "MAX_STRING_LENGTH", MAX_STRING_LENGTH)
 
 
 def check_items(size: int, what: str = "list") -> None:
-    """Raise when a template would build a list longer than :data:`MAX_LIST_LENGTH`."""
+    """Raise when a template would build a list longer than :data:`MAX_LIST_LENGTH`.
+
+    Args:
+        size: the length of the list.
+        what: what the list is, for the message.
+
+    Raises:
+        ChatTemplateLimitError: ``size`` is over the limit.
+    """
     if size > MAX_LIST_LENGTH:
         raise limit_error(f"a {what} of {size:,} items", "MAX_LIST_LENGTH", MAX_LIST_LENGTH)
 
 
 def check_size(value: Any, what: str) -> None:
-    """Raise when a string or list a template built is over its limit."""
+    """Raise when a string or list a template built is over its limit.
+
+    Args:
+        value: the string or list.
+        what: what it is, for the message.
+
+    Raises:
+        ChatTemplateLimitError: ``value`` is too long.
+    """
     if type(value) is str:
         check_length(len(value), what)
     else:
@@ -138,7 +165,15 @@ def recursion_error() -> ChatTemplateLimitError:
 
 
 def check_width(width: object, what: str) -> None:
-    """Raise when an integer width or indent is larger than :data:`MAX_FORMAT_WIDTH`."""
+    """Raise when an integer width or indent is larger than :data:`MAX_FORMAT_WIDTH`.
+
+    Args:
+        width: the width (an int) or the indent (a string); other values are not checked.
+        what: what it is, for the message.
+
+    Raises:
+        ChatTemplateLimitError: ``width`` is over the limit.
+    """
     if isinstance(width, int) and width > MAX_FORMAT_WIDTH:
         raise limit_error(f"{what} of {width:,}", "MAX_FORMAT_WIDTH", MAX_FORMAT_WIDTH)
     if isinstance(width, str) and len(width) > MAX_FORMAT_WIDTH:
@@ -176,13 +211,22 @@ class RenderState:
             self.check_budget(left)
 
     def check_budget(self, left: int) -> None:
+        """Raise when the steps are spent (``left < 0``) or the render has run out of time.
+
+        Raises:
+            ChatTemplateLimitError: for ``MAX_TEMPLATE_STEPS`` or ``MAX_RENDER_SECONDS``.
+        """
         if left < 0:
             raise limit_error("the number of loop iterations and calls", "MAX_TEMPLATE_STEPS",
                               MAX_TEMPLATE_STEPS)
         self.check_clock()
 
     def check_clock(self) -> None:
-        """Raise when the render has run longer than :data:`MAX_RENDER_SECONDS`."""
+        """Raise when the render has run longer than :data:`MAX_RENDER_SECONDS`.
+
+        Raises:
+            ChatTemplateLimitError: the deadline has passed.
+        """
         if time.monotonic() > self.deadline:
             raise limit_error("the render time", "MAX_RENDER_SECONDS", MAX_RENDER_SECONDS)
 
@@ -196,7 +240,14 @@ class RenderState:
 
     def guard(self, iterable: Iterable[Any]) -> Iterable[Any]:
         """What a ``{% for %}`` iterates: sized built-ins are charged up front and returned as they
-        are (no cost per item); anything else is wrapped to count one step per item."""
+        are (no cost per item); anything else is wrapped to count one step per item.
+
+        Args:
+            iterable: the loop's iterable.
+
+        Returns:
+            ``iterable`` itself, or a generator over it that counts steps.
+        """
         if type(iterable) in _SIZED and len(iterable) <= UPFRONT_LOOP_ITEMS:  # type: ignore[arg-type]
             self.charge(len(iterable))  # type: ignore[arg-type]
             return iterable
@@ -237,7 +288,18 @@ def current_state() -> RenderState:
 
 
 def checked_add(left: Any, right: Any) -> Any:
-    """``left + right`` for templates (generated code calls it for every ``+``)."""
+    """``left + right`` for templates (generated code calls it for every ``+``).
+
+    Args:
+        left: the left operand.
+        right: the right operand.
+
+    Returns:
+        The sum.
+
+    Raises:
+        ChatTemplateLimitError: the result is a string or list over its limit.
+    """
     result = left + right
     if type(result) in _SEQUENCES:
         size = len(result)

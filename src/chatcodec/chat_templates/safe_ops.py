@@ -40,7 +40,18 @@ _DIGITS = re.compile(r"\d+")
 
 def tojson(value: Any, ensure_ascii: bool = False, indent: int | str | None = None,
            separators: tuple[str, str] | None = None, sort_keys: bool = False) -> str:
-    """``tojson``: plain ``json.dumps`` (no HTML escaping), as in the reference."""
+    """``tojson``: plain ``json.dumps`` (no HTML escaping), as in the reference.
+
+    Args:
+        value: what to serialise.
+        ensure_ascii, indent, separators, sort_keys: as for ``json.dumps``.
+
+    Returns:
+        The JSON text.
+
+    Raises:
+        ChatTemplateLimitError: the indent or the result is over the limits.
+    """
     check_width(indent, "a tojson indent")
     result = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators,
                         sort_keys=sort_keys)
@@ -49,7 +60,17 @@ def tojson(value: Any, ensure_ascii: bool = False, indent: int | str | None = No
 
 
 def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
-    """Jinja's ``lipsum`` global, refusing to generate more than the string limit."""
+    """Jinja's ``lipsum`` global, refusing to generate more than the string limit.
+
+    Args:
+        n, html, min, max: as for Jinja's ``lipsum`` (paragraphs, HTML, words per paragraph).
+
+    Returns:
+        The generated text.
+
+    Raises:
+        ChatTemplateLimitError: the text could exceed ``MAX_STRING_LENGTH``.
+    """
     check_length(n * max * 12, "lipsum text")
     return jinja2.utils.generate_lorem_ipsum(n=n, html=html, min=min, max=max)
 
@@ -79,7 +100,18 @@ def _check_join(items: list[Any], separator: str) -> None:
 
 
 def checked_mul(left: Any, right: Any) -> Any:
-    """``left * right`` for templates, refusing to repeat a string or list past the limit."""
+    """``left * right`` for templates, refusing to repeat a string or list past the limit.
+
+    Args:
+        left: the left operand.
+        right: the right operand.
+
+    Returns:
+        The product.
+
+    Raises:
+        ChatTemplateLimitError: a repeated string or list would be over its limit.
+    """
     for seq, times in ((left, right), (right, left)):
         if isinstance(times, int):
             if isinstance(seq, str):
@@ -90,7 +122,18 @@ def checked_mul(left: Any, right: Any) -> Any:
 
 
 def checked_mod(left: Any, right: Any) -> Any:
-    """``left % right`` for templates: %-formatting with widths and result size checked."""
+    """``left % right`` for templates: %-formatting with widths and result size checked.
+
+    Args:
+        left: a format string, or a number.
+        right: the values, or the divisor.
+
+    Returns:
+        The formatted string, or the remainder.
+
+    Raises:
+        ChatTemplateLimitError: a width or the formatted string is over the limits.
+    """
     if type(left) is not str:
         return left % right
     _check_printf(left, right)
@@ -100,7 +143,18 @@ def checked_mod(left: Any, right: Any) -> Any:
 
 
 def checked_pow(left: Any, right: Any) -> Any:
-    """``left ** right`` for templates, refusing integers over :data:`~limits.MAX_INT_BITS` bits."""
+    """``left ** right`` for templates, refusing integers over :data:`~limits.MAX_INT_BITS` bits.
+
+    Args:
+        left: the base.
+        right: the exponent.
+
+    Returns:
+        The power.
+
+    Raises:
+        ChatTemplateLimitError: the integer result would have more than ``MAX_INT_BITS`` bits.
+    """
     if isinstance(left, int) and isinstance(right, int) and right > 0:
         bits = max(abs(left).bit_length() - 1, 0) * right
         if bits > limits.MAX_INT_BITS:
@@ -110,7 +164,20 @@ def checked_pow(left: Any, right: Any) -> Any:
 
 
 def check_str_method(obj: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
-    """Check a template's call ``obj.<name>(*args)`` for a result over the limits; return the args."""
+    """Check a template's call ``obj.<name>(*args)`` for a result over the limits.
+
+    Args:
+        obj: the string whose method is called.
+        name: the method name.
+        args: the positional arguments.
+        kwargs: the keyword arguments.
+
+    Returns:
+        The positional arguments to call with (an iterable given to ``join`` is read into a list).
+
+    Raises:
+        ChatTemplateLimitError: a width, or the string the call would build, is over the limits.
+    """
     if name in ("ljust", "rjust", "center", "zfill") and args:
         check_width(args[0], f"a str.{name} width")
     elif name == "expandtabs":

@@ -46,7 +46,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Render the demo conversation, stream the demo output through the parser, print the message."""
+    """Render the demo conversation, stream the demo output through the parser, print the message.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code, 0.
+
+    Raises:
+        UnknownProfileError: no bundled profile has that name.
+        ValueError: the profile bundles no demo (the message lists those that do).
+    """
     profile = profiles.load(args.profile)
     demo = profile.demo
     if demo is None or profile.chat_template is None:

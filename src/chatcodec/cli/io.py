@@ -29,6 +29,12 @@ __all__ = [
 def read_text(source: str) -> str:
     """Read a UTF-8 text file, or standard input when ``source`` is ``"-"``.
 
+    Args:
+        source: a path or ``"-"``.
+
+    Returns:
+        The text, exactly (no newline translation).
+
     Raises:
         OSError: the file cannot be read (the message names it).
         ValueError: the bytes are not UTF-8 (the message names the file and byte offset).
@@ -56,7 +62,11 @@ def read_json(source: str, what: str = "JSON") -> Any:
         source: a path or ``"-"``.
         what: what the file should hold, for messages (``"conversation"``, ``"tools"``, ...).
 
+    Returns:
+        The parsed value.
+
     Raises:
+        OSError: the file cannot be read.
         ValueError: the file is not valid JSON; the message names the file, line and column.
     """
     text = read_text(source)
@@ -112,6 +122,12 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
     """Read a chat template from a model directory (any storage format), a template file, or a
     bundled profile named by ``source`` when no such path exists (``chatcodec render qwen3 ...``).
 
+    Args:
+        source: a model directory, a template file, ``"-"`` for stdin, or a profile name.
+
+    Returns:
+        The template(s) with the special tokens to render them with.
+
     Raises:
         OSError, ValueError: the file cannot be read, or the profile bundles no chat template;
             ``ChatTemplateNotFoundError`` / ``ModelStorageError`` for a directory without a usable template.
@@ -156,6 +172,12 @@ class Conversation:
 def read_conversation(source: str) -> Conversation:
     """Read a conversation file: a list of messages, or ``{"messages", "tools"?, "documents"?}``.
 
+    Args:
+        source: a path or ``"-"``.
+
+    Returns:
+        The conversation, with its tools and documents when the file has them.
+
     Raises:
         ValueError: the file is not JSON, or not one of the two shapes (the message names the file).
     """
@@ -180,6 +202,12 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
 
     ``enable_thinking=false`` gives ``False``, ``n=3`` gives ``3``, ``name=Ada`` gives ``"Ada"``,
     ``name='"3"'`` gives the string ``"3"``.
+
+    Args:
+        assignment: the ``key=value`` text.
+
+    Returns:
+        ``(key, value)``.
 
     Raises:
         ValueError: there is no ``=`` or the key is not a valid name.
@@ -242,6 +270,12 @@ def bundled_response_template(name: str) -> dict[str, Any] | None:
     """The response template of the bundled profile called ``name`` (or an alias), or ``None``.
 
     The one place where command-line response-template lookup reaches the bundled profiles.
+
+    Args:
+        name: a profile name or alias.
+
+    Returns:
+        A fresh copy of the profile's response template, or ``None`` when no profile has the name.
     """
     profile = _bundled_profile(name)
     return None if profile is None else profile.response_template

@@ -23,7 +23,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Lint every path and print the findings."""
+    """Lint every path and print the findings.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code: 0 when nothing was found, 1 when something was.
+
+    Raises:
+        OSError, ValueError: a path cannot be read.
+        ChatTemplateSyntaxError: a chat template is not valid Jinja.
+    """
     from chatcodec.analysis.lint import lint_chat_template, lint_response_template
 
     lines: list[str] = []

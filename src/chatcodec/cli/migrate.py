@@ -19,7 +19,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Migrate the directory and report the changes."""
+    """Migrate the directory and report the changes.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code, 0.
+
+    Raises:
+        ChatTemplateNotFoundError, ModelStorageError: the directory has no usable chat template.
+    """
     from chatcodec.model.storage import migrate_chat_templates
 
     changes = migrate_chat_templates(args.directory, dry_run=args.dry_run)

@@ -47,7 +47,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Parse the output; print the message (or events). Returns the exit code."""
+    """Parse the output; print the message (or events).
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code: 0, or 1 for output the response template cannot parse (one line on stderr).
+
+    Raises:
+        OSError, ValueError: an input cannot be read, or the options contradict each other.
+        ResponseTemplateError: the response template is invalid.
+    """
     from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
     from chatcodec.errors import ResponseParseError
     from chatcodec.response_templates.engine import ResponseParser

@@ -30,7 +30,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """List the profiles, or show one. Returns the exit code (0)."""
+    """List the profiles, or show one.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code, 0.
+
+    Raises:
+        UnknownProfileError: no bundled profile has that name.
+        ValueError: ``--response-template`` without a profile name.
+    """
     if args.response_template:
         if not args.name:
             raise ValueError("profiles: --response-template needs a profile NAME")

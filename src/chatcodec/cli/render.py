@@ -42,7 +42,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Render and print the prompt."""
+    """Render and print the prompt.
+
+    Args:
+        args: the parsed command line.
+
+    Returns:
+        The exit code, 0.
+
+    Raises:
+        OSError, ValueError: an input cannot be read or parsed.
+        ChatTemplateNotFoundError, ModelStorageError: no usable chat template.
+        ChatTemplateError, ConversationError: the render failed.
+    """
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.chat_templates.selection import select_chat_template
     from chatcodec.cli.io import (

@@ -32,13 +32,16 @@ def format_message(message: dict[str, Any]) -> str:
 
 
 class View(Protocol):
-    """What ``chatcodec parse --stream`` drives."""
+    """What ``chatcodec parse --stream`` drives (every view below implements these three)."""
 
-    def on_event(self, event: dict[str, Any]) -> None: ...
+    def on_event(self, event: dict[str, Any]) -> None:
+        """Show one event (``region_open``, ``region_chunk`` or ``region_close``) as it arrives."""
 
-    def close(self, message: dict[str, Any]) -> None: ...
+    def close(self, message: dict[str, Any]) -> None:
+        """Finish the view and show the final message."""
 
-    def abort(self) -> None: ...
+    def abort(self) -> None:
+        """Stop the view after an error, leaving the terminal usable (no message follows)."""
 
 
 class EventLines:
@@ -147,7 +150,15 @@ class RichView:
 
 
 def choose_view(out: TextIO, err: TextIO) -> View:
-    """:class:`RichView` on a terminal with ``rich`` installed, else :class:`PlainView` (saying so)."""
+    """:class:`RichView` on a terminal with ``rich`` installed, else :class:`PlainView` (saying so).
+
+    Args:
+        out: where the view writes (the live view only when it is the terminal's stdout).
+        err: where the hint goes when the live view cannot be drawn.
+
+    Returns:
+        The view.
+    """
     if out is sys.stdout and out.isatty():
         try:
             return RichView()
@@ -158,7 +169,15 @@ def choose_view(out: TextIO, err: TextIO) -> View:
 
 
 def chunks(text: str, size: int) -> list[str]:
-    """Split ``text`` into pieces of ``size`` characters, the way a token stream arrives."""
+    """Split ``text`` into pieces of ``size`` characters, the way a token stream arrives.
+
+    Args:
+        text: the whole output.
+        size: characters per piece (at least 1).
+
+    Returns:
+        The pieces, in order (none for empty text).
+    """
     return [text[start : start + size] for start in range(0, len(text), size)]
 
 

@@ -86,6 +86,12 @@ class ChatCodec:
         (:attr:`response_template_source` says ``"profile:<name>"``). A name that is not an
         existing directory is looked up among the bundled profiles (``chatcodec.profiles``).
 
+        Args:
+            path_or_profile: a model directory, or the name or alias of a bundled profile.
+
+        Returns:
+            The codec.
+
         Raises:
             ModelStorageError: a file is malformed or the files contradict each other.
             ResponseTemplateError: the stored response template is invalid.
@@ -146,6 +152,9 @@ class ChatCodec:
         Args:
             chat_template: a template text, or the name of one of the model's named templates.
             tools: when given and the model has a ``tool_use`` template, that one is chosen.
+
+        Returns:
+            The template text.
 
         Raises:
             ChatTemplateNotFoundError: no template at all, no template of that name, or several
@@ -236,6 +245,13 @@ class ChatCodec:
         ``add_special_tokens`` is keyword-only: the reference's second positional parameter is
         ``text_pair``, which chat models do not use and chatcodec does not support.
 
+        Args:
+            text: the text.
+            add_special_tokens: let the tokenizer's post-processor add its tokens (a BOS, ...).
+
+        Returns:
+            The token ids.
+
         Raises:
             TokenizerUnavailableError: the model has no tokenizer.
         """
@@ -246,6 +262,13 @@ class ChatCodec:
 
         Special tokens are kept by default, as in the reference. Arrays and tensors are
         accepted through ``tolist()``.
+
+        Args:
+            token_ids: one sequence of ids, or a batch of them.
+            skip_special_tokens: leave special tokens out of the text.
+
+        Returns:
+            The text, or one text per sequence for a batch.
 
         Raises:
             TokenizerUnavailableError: the model has no tokenizer.
@@ -341,6 +364,15 @@ class ChatCodec:
         ``prefix`` (text or one sequence of ids) is required, as in the reference: ``""`` opts
         out. Feed each step with ``parser.feed(text_or_ids)``; an end-of-sequence token ends
         the generation; ``parser.finalize()`` returns ``(message, events)``.
+
+        Args:
+            response_template: a response template to use instead of the model's.
+            prefix: the prompt that preceded generation (text or one sequence of ids).
+            tools: JSON schemas or Python functions; tool-call arguments are typed with them.
+            errors: ``"strict"`` or ``"keep"`` (see :func:`chatcodec.parse_response`).
+
+        Returns:
+            A parser for one generation.
 
         Raises:
             ResponseTemplateNotFoundError: no response template.

@@ -118,6 +118,12 @@ class TokenizerConfig:
 def read_json_file(path: Path) -> Any:
     """Parse a JSON file, naming the file, line and column when it is not valid JSON.
 
+    Args:
+        path: the file.
+
+    Returns:
+        The parsed value.
+
     Raises:
         ModelStorageError: the file is not UTF-8 JSON.
     """
@@ -304,6 +310,12 @@ def json_file_text(data: Mapping[str, Any]) -> str:
 
     Two-space indent, non-ASCII kept, keys in the given order, one final newline (the layout
     transformers writes), so a rewritten file differs from the original only where it must.
+
+    Args:
+        data: the whole JSON object.
+
+    Returns:
+        The file's text.
     """
     return json.dumps(dict(data), indent=2, ensure_ascii=False) + "\n"
 

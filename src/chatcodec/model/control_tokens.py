@@ -49,6 +49,12 @@ def control_token_pattern(tokens: tuple[str, ...]) -> re.Pattern[str]:
     """A regex matching any of ``tokens``, longest first (a token wins over the tokens it contains).
 
     Whitespace-only tokens are left out; an empty set matches nothing.
+
+    Args:
+        tokens: the control tokens (a tuple, so the compiled pattern can be cached).
+
+    Returns:
+        The compiled pattern.
     """
     usable = sorted({token for token in tokens if token and not token.isspace()}, key=len, reverse=True)
     return re.compile("|".join(map(re.escape, usable)) or "(?!)")

@@ -45,6 +45,9 @@ def encode_chat(tokenizer: Tokenizer, text: str, spans: Sequence[tuple[int, int]
         spans: the ``{% generation %}`` character spans of ``text``, or ``None`` for no mask.
         control_tokens: the tokens marked in the inputs (sanitising), or ``None``.
 
+    Returns:
+        The ids, their character offsets, and the assistant mask when ``spans`` is given.
+
     Raises:
         ControlTokenError: a marked control token cannot be encoded as plain text.
     """
@@ -69,7 +72,17 @@ class PaddingOptions:
     model_max_length: int | None = None
 
     def target_length(self, lengths: list[int]) -> int | None:
-        """The padded length, or ``None`` for no padding."""
+        """The padded length, or ``None`` for no padding.
+
+        Args:
+            lengths: the lengths of the encoded prompts.
+
+        Returns:
+            The length to pad every prompt to, or ``None``.
+
+        Raises:
+            ValueError: an unknown ``padding`` value, or ``"max_length"`` with no length known.
+        """
         strategy = "longest" if self.padding is True else (self.padding or "do_not_pad")
         if strategy == "do_not_pad":
             return None

@@ -115,7 +115,16 @@ def _load_profile(cls: type[Codec], name: str) -> Codec:
 def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Codec:
     """Load a model directory, or a bundled profile when no such directory exists.
 
-    See :meth:`chatcodec.ChatCodec.from_pretrained`.
+    Args:
+        cls: the class to build (``ChatCodec`` or a subclass).
+        path_or_profile: a model directory, or a bundled profile's name or alias.
+
+    Returns:
+        The codec.
+
+    Raises:
+        ModelStorageError, ResponseTemplateError, UnknownProfileError: see
+            :meth:`chatcodec.ChatCodec.from_pretrained`.
     """
     path = Path(path_or_profile)
     if path.is_dir():
@@ -160,7 +169,18 @@ def _copy_if_missing(source: Path | None, target: Path, written: list[str]) -> N
 
 
 def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
-    """Write ``codec`` to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`."""
+    """Write ``codec`` to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`.
+
+    Args:
+        codec: what to save.
+        directory: the target model directory (created when missing).
+
+    Returns:
+        The paths written.
+
+    Raises:
+        ModelStorageError: a template name would escape its folder.
+    """
     from chatcodec.model.storage import save_chat_templates
 
     directory.mkdir(parents=True, exist_ok=True)

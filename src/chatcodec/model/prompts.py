@@ -90,6 +90,12 @@ def control_tokens_of(codec: ChatCodec) -> tuple[str, ...]:
 
     The tokenizer's added tokens (special or not), the named and extra special tokens and the
     ``chat_control_tokens`` of ``tokenizer_config.json``.
+
+    Args:
+        codec: the model.
+
+    Returns:
+        The tokens, each once, in the order above.
     """
     tokens: dict[str, None] = {}
     if codec.tokenizer is not None:
@@ -136,7 +142,17 @@ def _render(chat_template: str, chats: list[list[dict[str, Any]]], request: Chat
 def apply_chat_template(codec: ChatCodec, chat_template: str, request: ChatRequest) -> Any:
     """Run one ``apply_chat_template`` call for ``codec`` with the selected template text.
 
-    See :meth:`chatcodec.ChatCodec.apply_chat_template` for arguments, results and errors.
+    Args:
+        codec: the model (special tokens, template variables, tokenizer, configuration).
+        chat_template: the template text, already selected.
+        request: the call's other arguments.
+
+    Returns:
+        What :meth:`chatcodec.ChatCodec.apply_chat_template` returns for these arguments.
+
+    Raises:
+        ValueError, ChatTemplateError, TokenizerUnavailableError, ControlTokenError: see
+            :meth:`chatcodec.ChatCodec.apply_chat_template`.
     """
     _check_options(request)
     chats, batched = _conversations(request.conversation)

@@ -58,6 +58,13 @@ def is_token_ids(value: Any) -> bool:
 def as_id_list(value: Any, what: str) -> list[int]:
     """One sequence of token ids (an id, a list or tuple of ids, or a 1-D array) as a list of ints.
 
+    Args:
+        value: the ids.
+        what: what they are (``"feed"``, ``"prefix[1]"``), for the message.
+
+    Returns:
+        The ids as Python ints.
+
     Raises:
         TypeError: anything else; the message names ``what``.
     """
@@ -124,6 +131,12 @@ class EndOfSequence:
         """The ids before the first end-of-sequence id, and whether there was one.
 
         Call :meth:`end` once the text of those ids has gone through :meth:`cut_text`.
+
+        Args:
+            ids: the new ids.
+
+        Returns:
+            ``(ids before the first end-of-sequence id, whether there was one)``.
         """
         for index, token_id in enumerate(ids):
             if token_id in self.token_ids:
@@ -141,6 +154,9 @@ class EndOfSequence:
         Args:
             text: new text.
             final: no more text follows (release what was held back).
+
+        Returns:
+            The text to output now (``""`` once the generation has ended).
         """
         if self.ended:
             return ""
@@ -196,6 +212,7 @@ class ModelResponseParser:
 
     @property
     def ended(self) -> bool:
+        """Whether an end-of-sequence token was seen (later steps are ignored)."""
         return self._end.ended
 
     @property

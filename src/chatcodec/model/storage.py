@@ -173,6 +173,13 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
 def check_template_name(name: object, directory: Path | None = None) -> str:
     """Return ``name`` if it can name ``additional_chat_templates/<name>.jinja``, else raise.
 
+    Args:
+        name: the template name.
+        directory: the model directory, to check the resolved path too (``None``: names only).
+
+    Returns:
+        ``name``.
+
     Raises:
         ModelStorageError: the name is not a string, is empty, or would escape the folder.
     """
@@ -194,6 +201,13 @@ def check_template_name(name: object, directory: Path | None = None) -> str:
 def plan_chat_template_save(templates: str | Mapping[str, str],
                             path: str | os.PathLike[str]) -> list[StorageChange]:
     """The changes :func:`save_chat_templates` would make, without making them.
+
+    Args:
+        templates: the template text, or ``{name: text}``.
+        path: the model directory (it need not exist).
+
+    Returns:
+        The changes, in the order they would be made.
 
     Raises:
         ModelStorageError: as for :func:`save_chat_templates`.

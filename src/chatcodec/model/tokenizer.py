@@ -45,6 +45,9 @@ def tokenizer_unavailable(reason: str) -> TokenizerUnavailableError:
 
     Args:
         reason: why there is none (``"the tokenizers package is not installed"``, ...).
+
+    Returns:
+        The error (not raised), naming ``reason`` and the fix.
     """
     return TokenizerUnavailableError(
         f"token ids: no tokenizer is available ({reason}). "
@@ -78,6 +81,12 @@ class Tokenizer:
     @classmethod
     def from_file(cls, path: str | Path) -> Tokenizer:
         """Load a ``tokenizer.json``.
+
+        Args:
+            path: the file.
+
+        Returns:
+            The tokenizer, remembering ``path`` (``save_pretrained`` copies the file).
 
         Raises:
             TokenizerUnavailableError: the ``tokenizers`` package is not installed.
@@ -127,6 +136,9 @@ class Tokenizer:
         Args:
             text: the text to encode.
             add_special_tokens: let the tokenizer's post-processor add its tokens (a BOS, ...).
+
+        Returns:
+            The token ids.
         """
         return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
 
@@ -136,6 +148,12 @@ class Tokenizer:
         A character split over several byte tokens lies in the span of each of them, and a
         token's span includes its whitespace: post-processors that trim whitespace from offsets
         (``trim_offsets=True``) are bypassed, since without added tokens they change nothing else.
+
+        Args:
+            text: the text.
+
+        Returns:
+            ``(ids, [(start, end) per token])``, character offsets into ``text``.
         """
         encoding = self._untrimmed_backend().encode(text, add_special_tokens=False)
         return list(encoding.ids), [(int(start), int(end)) for start, end in encoding.offsets]
@@ -159,6 +177,12 @@ class Tokenizer:
         Runs the tokenizer's normalizer, pre-tokenizer and model directly, skipping the added
         vocabulary (the reference's ``split_special_tokens=True`` still matches added tokens that
         are not special, and then refuses to sanitise them).
+
+        Args:
+            text: the text.
+
+        Returns:
+            The token ids.
         """
         normalizer = self.backend.normalizer
         normalized = normalizer.normalize_str(text) if normalizer is not None else text
@@ -177,6 +201,12 @@ class Tokenizer:
         SentencePiece-style tokenizers add a word-boundary space at the start of a string; the
         text is encoded after a newline and the newline's ids are removed again (the reference
         does the same for sanitised pieces).
+
+        Args:
+            text: the text.
+
+        Returns:
+            The token ids.
         """
         if self._newline_plain is None:
             self._newline_plain = self.encode_plain("\n")
@@ -192,6 +222,13 @@ class Tokenizer:
         """Text of ``ids``. Special tokens are kept unless ``skip_special_tokens`` is set.
 
         No tokenization-space clean-up is applied (it would change model output).
+
+        Args:
+            ids: the token ids.
+            skip_special_tokens: leave special tokens out.
+
+        Returns:
+            The text.
         """
         return str(self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens))
 

@@ -143,6 +143,12 @@ class Profile:
     def generation_prompt_ending(self, suffix: str | None) -> str:
         """The family's generation prompt that ends with ``suffix`` (``None``: the first, nothing pre-opened).
 
+        Args:
+            suffix: what the prompt must end with (a pre-opened ``<think>``), or ``None``.
+
+        Returns:
+            The first of :attr:`generation_prompts` that qualifies.
+
         Raises:
             ValueError: no generation prompt of the family ends with ``suffix``.
         """

@@ -120,6 +120,10 @@ def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
     text is a valid string as it stands); ``null`` and JSON objects/arrays still are. So
     ``["integer", "string"]`` casts ``"5"`` to ``5`` while ``["string", "integer"]`` keeps ``"5"``.
 
+    Args:
+        raw: the argument's text.
+        types: the JSON types its schema allows, in order (:func:`schema_types`).
+
     Returns:
         The cast value, or ``raw`` unchanged when nothing accepts it.
     """
@@ -154,6 +158,10 @@ def cast_tool_calls(value: Any, params: ToolParameters) -> Any:
 
     A tool call is ``{"function": {"name": str, "arguments": dict}, ...}``; only top-level string
     arguments (and lists of strings for non-array parameters) are cast.
+
+    Args:
+        value: a region's value.
+        params: the tools' parameter properties (:func:`tool_parameters`).
 
     Returns:
         ``value`` itself when nothing is cast, else a new structure sharing the untouched parts.

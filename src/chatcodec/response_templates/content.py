@@ -80,6 +80,12 @@ def _ascii_number(pattern: regex.Pattern[str], text: str, kind: str, expected: s
 def parse_int(text: str) -> int:
     """Parse an ASCII decimal integer (sign and leading zeros allowed, no underscores).
 
+    Args:
+        text: the text, already stripped.
+
+    Returns:
+        The integer.
+
     Raises:
         ValueError: ``text`` is not such an integer.
     """
@@ -88,6 +94,12 @@ def parse_int(text: str) -> int:
 
 def parse_float(text: str) -> float:
     """Parse an ASCII decimal float (``1.5``, ``2e3``, ``.5``, ``nan``, ``inf``; no underscores).
+
+    Args:
+        text: the text, already stripped.
+
+    Returns:
+        The float.
 
     Raises:
         ValueError: ``text`` is not such a number.
@@ -125,6 +137,12 @@ def compile_user_pattern(source: str) -> regex.Pattern[str]:
 
     ``DOTALL``, as every template regex; delimiters go through
     :func:`~chatcodec.response_templates.delimiters.compile_pattern`, which also rewrites ``$``.
+
+    Args:
+        source: the regex.
+
+    Returns:
+        The compiled pattern (shared between callers; patterns are immutable).
 
     Raises:
         regex.error: the pattern is invalid.
@@ -273,6 +291,12 @@ def lookup_parser(name: str) -> ContentParser | None:
 
 def get_parser(name: str) -> ContentParser:
     """The parser called ``name``.
+
+    Args:
+        name: a standard parser name or a registered ``x-`` name.
+
+    Returns:
+        The parser.
 
     Raises:
         KeyError: no such parser (templates are validated at load, so the engine never sees this).

@@ -88,6 +88,12 @@ def rewrite_dollar(source: str) -> str:
 def compile_pattern(source: str) -> regex.Pattern[str]:
     """Compile a template regex: ``DOTALL``, no ``MULTILINE``, ``$`` as the end of the input.
 
+    Args:
+        source: the regex as written in the template.
+
+    Returns:
+        The compiled pattern.
+
     Raises:
         regex.error: the pattern is invalid.
     """
@@ -124,7 +130,16 @@ class Delimiter:
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
-    """A delimiter matching any of ``literals`` (non-empty strings; the longest wins at one position)."""
+    """A delimiter matching any of ``literals`` (non-empty strings; the longest wins at one position).
+
+    Args:
+        field: the field it opens or closes.
+        is_open: ``True`` for an open, ``False`` for a close.
+        literals: the alternatives (duplicates are dropped).
+
+    Returns:
+        The compiled delimiter.
+    """
     ordered = tuple(sorted(dict.fromkeys(literals), key=len, reverse=True))
     pattern = regex.compile("|".join(regex.escape(s) for s in ordered), regex.DOTALL)
     can_extend = any(a != b and a.startswith(b) for a in ordered for b in ordered)
@@ -133,6 +148,14 @@ def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimit
 
 def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
     """A delimiter matching the regex ``source``.
+
+    Args:
+        field: the field it opens or closes.
+        is_open: ``True`` for an open, ``False`` for a close.
+        source: the regex as written in the template.
+
+    Returns:
+        The compiled delimiter, with its ``settled`` probe.
 
     Raises:
         regex.error: the pattern is invalid.

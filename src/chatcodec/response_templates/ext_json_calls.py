@@ -37,7 +37,15 @@ _BOOL_KEYS = ("name_as_key", "require_arguments", "single", "skip_invalid")
 
 
 def validate_json_calls(args: Mapping[str, Any], where: str) -> None:
-    """Check the ``content_args`` of an ``x-json-calls`` region (see the module docstring)."""
+    """Check the ``content_args`` of an ``x-json-calls`` region (see the module docstring).
+
+    Args:
+        args: the ``content_args``.
+        where: their JSON path, for messages.
+
+    Raises:
+        ValueError: an unknown key or a value of the wrong type, named by its path.
+    """
     known = sorted((*_LIST_KEYS, *_BOOL_KEYS))
     unknown = sorted(set(args) - set(known))
     if unknown:

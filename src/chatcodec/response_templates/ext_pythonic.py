@@ -44,7 +44,15 @@ class _NotJSON(ValueError):
 
 
 def validate_pythonic(args: Mapping[str, Any], where: str) -> None:
-    """Check the ``content_args`` of an ``x-pythonic`` region (see the module docstring)."""
+    """Check the ``content_args`` of an ``x-pythonic`` region (see the module docstring).
+
+    Args:
+        args: the ``content_args``.
+        where: their JSON path, for messages.
+
+    Raises:
+        ValueError: an unknown key, or ``skip_invalid`` is not a bool.
+    """
     unknown = sorted(set(args) - {"skip_invalid"})
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {unknown} for x-pythonic. Known: ['skip_invalid']")

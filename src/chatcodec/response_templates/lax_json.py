@@ -64,6 +64,12 @@ def _reject_constant(name: str) -> Any:
 def loads_json(text: str) -> Any:
     """``json.loads`` that rejects the non-standard ``NaN``/``Infinity`` tokens.
 
+    Args:
+        text: the JSON text.
+
+    Returns:
+        The parsed value.
+
     Raises:
         ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``).
     """
@@ -266,6 +272,9 @@ class StringTracker:
             delimiter_text: the delimiter's own text (it may complete a string opener cut off by
                 the previous chunk; only text already in the buffer is looked at, so the answer
                 does not depend on chunking).
+
+        Returns:
+            ``True`` when the delimiter would be string content, not a close.
         """
         if self._closer is not None:
             return True

@@ -92,7 +92,16 @@ class LiteralMatcher:
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
              after_empty: bool = False, vacant: bool = False) -> Commit | int:
-        """See :meth:`RegexMatcher.scan`; the last three arguments do not apply to literals."""
+        """Find the literal to commit at or after ``pos``, or how far the text is plain text.
+
+        Args:
+            buf, pos, eos: as for :meth:`RegexMatcher.scan`.
+            memo, after_empty, vacant: accepted for the common signature; literals need none of them
+                (a literal is never partial-matched by regex and never zero-width).
+
+        Returns:
+            A :class:`Commit`, or the index up to which ``buf`` is plain text.
+        """
         if eos:
             m = self._complete.search(buf, pos)
             if m is None:

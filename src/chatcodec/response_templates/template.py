@@ -101,6 +101,12 @@ class ResponseTemplate:
         """The part of ``prefix`` after the last start-anchor match (all of it if there is none).
 
         Matches are found left to right without overlap, as ``finditer`` does.
+
+        Args:
+            prefix: the prompt text.
+
+        Returns:
+            What of the prompt belongs to the assistant message being generated.
         """
         last_end = None
         for match in self.start_anchor.finditer(prefix):

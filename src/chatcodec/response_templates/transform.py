@@ -74,6 +74,10 @@ def _lookup(path: str, scope: Mapping[str, Any]) -> Any:
 def apply_transform(transform: Any, scope: Mapping[str, Any]) -> Any:
     """Build the output value from ``transform`` with the variables in ``scope``.
 
+    Args:
+        transform: the field's ``transform`` (validated at load).
+        scope: the variables: ``content``, the pattern captures, element keys.
+
     Returns:
         A new structure; placeholder values are inserted as they are (not copied).
 
@@ -96,6 +100,14 @@ def apply_transform_each(transform: Any, content: Any, captures: Mapping[str, st
     """Apply ``transform`` to every element of the list ``content`` (``transform_each``).
 
     Each element's keys are the variables, over the pattern captures (element keys win).
+
+    Args:
+        transform: the field's ``transform``.
+        content: the parsed body, a list of objects.
+        captures: the named groups of the field's open/close patterns.
+
+    Returns:
+        One transformed value per element.
 
     Raises:
         ValueError: ``content`` is not a list of objects.
