@@ -46,13 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Render the demo conversation, stream the demo output through the parser, print the message.
-
-    Args:
-        args: the parsed command line.
-
-    Returns:
-        The exit code, 0.
+    """Render the demo conversation, stream the demo output through the parser and print the
+    message; returns the exit code, 0.
 
     Raises:
         UnknownProfileError: no bundled profile has that name.

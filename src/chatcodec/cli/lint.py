@@ -23,13 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Lint every path and print the findings.
-
-    Args:
-        args: the parsed command line.
-
-    Returns:
-        The exit code: 0 when nothing was found, 1 when something was.
+    """Lint every path and print the findings; returns the exit code: 0 when nothing was found, 1
+    when something was.
 
     Raises:
         OSError, ValueError: a path cannot be read.

@@ -19,13 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Migrate the directory and report the changes.
-
-    Args:
-        args: the parsed command line.
-
-    Returns:
-        The exit code, 0.
+    """Migrate the directory and report the changes; returns the exit code, 0.
 
     Raises:
         ChatTemplateNotFoundError, ModelStorageError: the directory has no usable chat template.

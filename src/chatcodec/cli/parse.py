@@ -47,13 +47,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Parse the output; print the message (or events).
-
-    Args:
-        args: the parsed command line.
-
-    Returns:
-        The exit code: 0, or 1 for output the response template cannot parse (one line on stderr).
+    """Parse the output and print the message (or the events); returns the exit code: 0, or 1 for
+    output the response template cannot parse (one line on stderr).
 
     Raises:
         OSError, ValueError: an input cannot be read, or the options contradict each other.

@@ -30,13 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """List the profiles, or show one.
-
-    Args:
-        args: the parsed command line.
-
-    Returns:
-        The exit code, 0.
+    """List the profiles, or show one; returns the exit code, 0.
 
     Raises:
         UnknownProfileError: no bundled profile has that name.

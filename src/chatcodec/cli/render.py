@@ -42,13 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Render and print the prompt.
-
-    Args:
-        args: the parsed command line.
-
-    Returns:
-        The exit code, 0.
+    """Render and print the prompt; returns the exit code, 0.
 
     Raises:
         OSError, ValueError: an input cannot be read or parsed.
