@@ -13,6 +13,7 @@ Rule kept: token ids are accepted wherever text is, and whatever needs a tokeniz
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
-from chatcodec.model.responses import EndOfSequence, ModelResponseParser, split_sequences
+from chatcodec.model.responses import ModelResponseParser, end_of_sequence, sequence_text, split_sequences
 from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
@@ -127,12 +128,6 @@ class ChatCodec:
         if token_id is not None and token_id not in ids:
             ids.append(token_id)
         return ids
-
-    def _end_of_sequence(self) -> EndOfSequence:
-        texts = [self.special_tokens_map.get("eos_token") or ""]
-        if self.tokenizer is not None:
-            texts += [self.tokenizer.decode([token_id]) for token_id in self.config.eos_token_ids]
-        return EndOfSequence(self.eos_token_ids, texts)
 
     def _require_tokenizer(self) -> Tokenizer:
         if self.tokenizer is None:
@@ -302,23 +297,6 @@ class ChatCodec:
             self._compiled = (key, load_response_template(template))
         return self._compiled[1]
 
-    def _to_text(self, sequence: str | list[int], *, prompt: bool) -> str:
-        """A prompt or a response as text: ids decoded with special tokens kept.
-
-        A prompt loses leading pad ids (left padding in a batch); a response ends at the first
-        end-of-sequence id or text.
-        """
-        if prompt:
-            if isinstance(sequence, str):
-                return sequence
-            pads = {self.config.pad_token_id, self._token_id(self.special_tokens_map.get("pad_token"))}
-            start = next((i for i, token_id in enumerate(sequence) if token_id not in pads), len(sequence))
-            return self._require_tokenizer().decode(sequence[start:])
-        if not isinstance(sequence, str):
-            before, _ = self._end_of_sequence().cut_ids(sequence)
-            sequence = self._require_tokenizer().decode(before)
-        return self._end_of_sequence().cut_text(sequence, final=True)
-
     def _token_id(self, token: str | None) -> int | None:
         return self.tokenizer.token_to_id(token) if self.tokenizer is not None and token else None
 
@@ -354,7 +332,7 @@ class ChatCodec:
 
         template = self._response_template(schema, "parse_response")
         return parse_sequences(response, template, prefix=prefix, tools=tools, errors=errors,
-                               to_text=self._to_text)
+                               to_text=functools.partial(sequence_text, self))
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
@@ -386,13 +364,13 @@ class ChatCodec:
             sequences, batched = split_sequences(prefix, "prefix")
             if batched:
                 raise ValueError("get_response_parser: prefix= must be a single sequence (text or 1-D ids)")
-            prefix = self._to_text(sequences[0], prompt=True)
+            prefix = sequence_text(self, sequences[0], prompt=True)
         parser = ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
 
         def new_decoder() -> IncrementalDecoder:
             return self._require_tokenizer().incremental_decoder()
 
-        return ModelResponseParser(parser, self._end_of_sequence(), new_decoder)
+        return ModelResponseParser(parser, end_of_sequence(self), new_decoder)
 
     # -- saving ----------------------------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 
 What lives here: telling text from token ids and single sequences from batches (lists, tuples,
 and arrays or tensors through their ``tolist()``, so numpy and torch are never imported), the
-end of generation (:class:`EndOfSequence`), and :class:`ModelResponseParser`, a
+end of generation (:class:`EndOfSequence`, built for a model by :func:`end_of_sequence`), a
+prompt or a response as text (:func:`sequence_text`), and :class:`ModelResponseParser`, a
 :class:`~chatcodec.ResponseParser` that accepts text or token ids at every step.
 
 Rule kept (SPEC §1.8a): an end-of-sequence token is a delimiter, not text. Generation ends at the
@@ -16,17 +17,22 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ParserStateError
 from chatcodec.model.tokenizer import IncrementalDecoder
+
+if TYPE_CHECKING:
+    from chatcodec.model.codec import ChatCodec
 
 __all__ = [
     "EndOfSequence",
     "ModelResponseParser",
     "as_id_list",
+    "end_of_sequence",
     "is_token_ids",
     "parse_sequences",
+    "sequence_text",
     "split_sequences",
 ]
 
@@ -182,6 +188,51 @@ class EndOfSequence:
                     break
                 index = text.find(eos[0], index + 1)
         return longest
+
+
+def end_of_sequence(codec: ChatCodec) -> EndOfSequence:
+    """Where ``codec``'s generations end: its end-of-sequence ids and their texts.
+
+    Args:
+        codec: the model (``eos_token``, ``generation_config.json``'s ids, the tokenizer).
+
+    Returns:
+        A fresh :class:`EndOfSequence` (it holds per-generation state).
+    """
+    texts = [codec.special_tokens_map.get("eos_token") or ""]
+    if codec.tokenizer is not None:
+        texts += [codec.tokenizer.decode([token_id]) for token_id in codec.config.eos_token_ids]
+    return EndOfSequence(codec.eos_token_ids, texts)
+
+
+def sequence_text(codec: ChatCodec, sequence: str | list[int], *, prompt: bool) -> str:
+    """A prompt or a response as text: ids decoded with special tokens kept.
+
+    A prompt loses leading pad ids (left padding in a batch); a response ends at the first
+    end-of-sequence id or text.
+
+    Args:
+        codec: the model.
+        sequence: text, or one sequence of ids.
+        prompt: ``True`` for a prefix, ``False`` for generated output.
+
+    Returns:
+        The text.
+
+    Raises:
+        TokenizerUnavailableError: ids were given and the model has no tokenizer.
+    """
+    if prompt:
+        if isinstance(sequence, str):
+            return sequence
+        pads = {codec.config.pad_token_id, codec._token_id(codec.special_tokens_map.get("pad_token"))}
+        start = next((i for i, token_id in enumerate(sequence) if token_id not in pads), len(sequence))
+        return codec._require_tokenizer().decode(sequence[start:])
+    end = end_of_sequence(codec)
+    if not isinstance(sequence, str):
+        before, _ = end.cut_ids(sequence)
+        sequence = codec._require_tokenizer().decode(before)
+    return end.cut_text(sequence, final=True)
 
 
 class ModelResponseParser:
