@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
-from chatcodec.model.responses import ModelResponseParser, end_of_sequence, sequence_text, split_sequences
+from chatcodec.model.responses import ModelResponseParser, end_of_sequence, sequence_text
+from chatcodec.model.sequences import split_sequences, to_python, token_id, token_id_sequences
 from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
@@ -255,11 +256,13 @@ class ChatCodec:
     def decode(self, token_ids: Any, skip_special_tokens: bool = False) -> str | list[str]:
         """Text of one sequence of ids (a string), or of a batch (a list of strings).
 
-        Special tokens are kept by default, as in the reference. Arrays and tensors are
-        accepted through ``tolist()``.
+        Special tokens are kept by default, as in the reference. As in the reference, one id is a
+        sequence of one (``decode(78)``) and ``decode([])`` is ``""``. Arrays and tensors are
+        accepted through ``tolist()``. Unlike the reference, an id outside the vocabulary is an
+        error (``tokenizers`` overflows on negative ids and drops too large ones silently).
 
         Args:
-            token_ids: one sequence of ids, or a batch of them.
+            token_ids: one id, one sequence of ids, or a batch of sequences.
             skip_special_tokens: leave special tokens out of the text.
 
         Returns:
@@ -267,12 +270,17 @@ class ChatCodec:
 
         Raises:
             TokenizerUnavailableError: the model has no tokenizer.
+            TypeError: ``token_ids`` is not token ids (text, floats, ...); the message names the item.
+            ValueError: an id outside the vocabulary; the message names its position and the
+                vocabulary's size.
         """
         tokenizer = self._require_tokenizer()
-        sequences, batched = split_sequences(token_ids, "token_ids")
-        texts = [tokenizer.decode(ids, skip_special_tokens=skip_special_tokens)
-                 for ids in sequences if isinstance(ids, list)]
-        return texts if batched else texts[0]
+        sequences, batched = token_id_sequences(token_ids, "token_ids")
+        if not batched:
+            tokenizer.check_ids(sequences[0], "token_ids", single=token_id(to_python(token_ids)) is not None)
+            return tokenizer.decode(sequences[0], skip_special_tokens=skip_special_tokens)
+        return [tokenizer.decode(ids, skip_special_tokens=skip_special_tokens, what=f"token_ids[{index}]")
+                for index, ids in enumerate(sequences)]
 
     # -- decoding --------------------------------------------------------------------------------
 

@@ -1,7 +1,6 @@
 """Model output as the model-level ``parse_response`` / ``get_response_parser`` receive it.
 
-What lives here: telling text from token ids and single sequences from batches (lists, tuples,
-and arrays or tensors through their ``tolist()``, so numpy and torch are never imported), the
+What lives here (the shapes of the input are :mod:`chatcodec.model.sequences`'s): the
 end of generation (:class:`EndOfSequence`, built for a model by :func:`end_of_sequence`), a
 prompt or a response as text (:func:`sequence_text`), and :class:`ModelResponseParser`, a
 :class:`~chatcodec.ResponseParser` that accepts text or token ids at every step.
@@ -15,11 +14,11 @@ they are for truncated output.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ParserStateError
+from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
 from chatcodec.model.tokenizer import IncrementalDecoder
 
 if TYPE_CHECKING:
@@ -28,95 +27,14 @@ if TYPE_CHECKING:
 __all__ = [
     "EndOfSequence",
     "ModelResponseParser",
-    "as_id_list",
     "end_of_sequence",
-    "is_token_ids",
     "parse_sequences",
     "sequence_text",
-    "split_sequences",
 ]
 
-#: Turns one sequence (text or ids) into text; ``prompt`` tells a prefix from a response.
+#: Turns one sequence (text or ids) into text; ``prompt`` tells a prefix from a response, ``what``
+#: names the sequence in error messages.
 ToText = Callable[..., str]
-
-
-def _to_python(value: Any) -> Any:
-    """Arrays and tensors become nested lists through ``tolist()``; other values pass through."""
-    tolist = getattr(value, "tolist", None)
-    return tolist() if callable(tolist) and not isinstance(value, (str, list, tuple)) else value
-
-
-def _token_id(item: Any) -> int | None:
-    """``item`` as a token id: an int or an integer scalar (``numpy.int64``, ...), never a bool."""
-    if isinstance(item, bool):
-        return None
-    try:
-        return operator.index(item)
-    except TypeError:
-        return None
-
-
-def is_token_ids(value: Any) -> bool:
-    """Whether ``value`` is a list or tuple of token ids (one sequence)."""
-    return isinstance(value, (list, tuple)) and all(_token_id(item) is not None for item in value)
-
-
-def as_id_list(value: Any, what: str) -> list[int]:
-    """One sequence of token ids (an id, a list or tuple of ids, or a 1-D array) as a list of ints.
-
-    Args:
-        value: the ids.
-        what: what they are (``"feed"``, ``"prefix[1]"``), for the message.
-
-    Returns:
-        The ids as Python ints.
-
-    Raises:
-        TypeError: anything else; the message names ``what``.
-    """
-    value = _to_python(value)
-    single = _token_id(value)
-    if single is not None:
-        return [single]
-    if isinstance(value, (list, tuple)):
-        ids = [_token_id(item) for item in value]
-        if all(token_id is not None for token_id in ids):
-            return [token_id for token_id in ids if token_id is not None]
-    raise TypeError(f"{what}: expected text or a sequence of token ids, got {type(value).__name__}")
-
-
-def split_sequences(value: Any, what: str) -> tuple[list[str | list[int]], bool]:
-    """Split the input of the model-level ``parse_response`` into sequences.
-
-    Follows transformers 5.23 ``PreTrainedTokenizerBase.parse_response``: a string or a 1-D
-    sequence of ids is one sequence; a list of strings, a list of id lists or a 2-D array is a
-    batch; an empty list is an empty batch.
-
-    Args:
-        value: the response (or prefix).
-        what: ``"response"`` or ``"prefix"``, for messages.
-
-    Returns:
-        ``(sequences, batched)``; each sequence is a string or a list of ids.
-
-    Raises:
-        TypeError: the value is none of those shapes (the message names ``what``).
-    """
-    value = _to_python(value)
-    if isinstance(value, str):
-        return [value], False
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return [], True
-        if all(isinstance(item, str) for item in value):
-            return list(value), True
-        if is_token_ids(value):
-            return [as_id_list(value, what)], False
-        return [as_id_list(item, f"{what}[{index}]") for index, item in enumerate(value)], True
-    raise TypeError(
-        f"{what}: expected a string, token ids, a batch of either, or a 1-D/2-D array; "
-        f"got {type(value).__name__}"
-    )
 
 
 class EndOfSequence:
@@ -144,8 +62,8 @@ class EndOfSequence:
         Returns:
             ``(ids before the first end-of-sequence id, whether there was one)``.
         """
-        for index, token_id in enumerate(ids):
-            if token_id in self.token_ids:
+        for index, item in enumerate(ids):
+            if item in self.token_ids:
                 return list(ids[:index]), True
         return list(ids), False
 
@@ -205,7 +123,8 @@ def end_of_sequence(codec: ChatCodec) -> EndOfSequence:
     return EndOfSequence(codec.eos_token_ids, texts)
 
 
-def sequence_text(codec: ChatCodec, sequence: str | list[int], *, prompt: bool) -> str:
+def sequence_text(codec: ChatCodec, sequence: str | list[int], *, prompt: bool,
+                  what: str = "response") -> str:
     """A prompt or a response as text: ids decoded with special tokens kept.
 
     A prompt loses leading pad ids (left padding in a batch); a response ends at the first
@@ -215,24 +134,40 @@ def sequence_text(codec: ChatCodec, sequence: str | list[int], *, prompt: bool) 
         codec: the model.
         sequence: text, or one sequence of ids.
         prompt: ``True`` for a prefix, ``False`` for generated output.
+        what: the argument the sequence came from (``"prefix"``, ``"response[1]"``), for messages.
 
     Returns:
         The text.
 
     Raises:
         TokenizerUnavailableError: ids were given and the model has no tokenizer.
+        ValueError: an id outside the vocabulary.
     """
     if prompt:
         if isinstance(sequence, str):
             return sequence
+        tokenizer = codec._require_tokenizer()
+        tokenizer.check_ids(sequence, what)  # before padding is cut, so the message's index is right
         pads = {codec.config.pad_token_id, codec._token_id(codec.special_tokens_map.get("pad_token"))}
-        start = next((i for i, token_id in enumerate(sequence) if token_id not in pads), len(sequence))
-        return codec._require_tokenizer().decode(sequence[start:])
+        start = next((i for i, item in enumerate(sequence) if item not in pads), len(sequence))
+        return tokenizer.decode(sequence[start:], what=what)
     end = end_of_sequence(codec)
     if not isinstance(sequence, str):
         before, _ = end.cut_ids(sequence)
-        sequence = codec._require_tokenizer().decode(before)
+        sequence = codec._require_tokenizer().decode(before, what=what)
     return end.cut_text(sequence, final=True)
+
+
+def _step_ids(value: Any) -> list[int]:
+    """The ids of one ``feed`` step (not text), or a ``TypeError`` saying what a step may be."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(row, (list, tuple)) for row in value):
+        raise TypeError("feed: got a batch of sequences; a parser follows one sequence, so create one "
+                        "parser per sequence (or use parse_response for a whole batch)")
+    try:
+        return as_id_list(value, "feed")
+    except TypeError:
+        raise TypeError("feed: expected text, a token id or a sequence of token ids (a list, tuple or "
+                        f"1-D array), got {type(value).__name__}") from None
 
 
 class ModelResponseParser:
@@ -273,11 +208,13 @@ class ModelResponseParser:
 
     def _decode(self, step: Any) -> tuple[str, bool]:
         """The text of a step of ids, and whether an end-of-sequence id ended it."""
-        ids = as_id_list(step, "feed")
+        value = to_python(step)
+        ids = _step_ids(value)
         if self._decoder is None:
             self._decoder = self._new_decoder()  # raises TokenizerUnavailableError without one
         before, found = self._end.cut_ids(ids)
-        text = self._decoder.step(before)
+        single = token_id(value) is not None
+        text = self._decoder.step(before[0] if single and before else before, what="feed")
         return (text + self._decoder.flush(), True) if found else (text, False)
 
     def _pending(self) -> str:
@@ -329,19 +266,20 @@ class ModelResponseParser:
         return message, events + list(final_events)
 
 
-def _prefixes(prefix: Any, count: int) -> list[str | list[int]]:
-    """One prefix per response: a single sequence is broadcast, a batch must match in length."""
+def _prefixes(prefix: Any, count: int) -> list[tuple[str | list[int], str]]:
+    """One prefix per response, with its name for messages: a single sequence is broadcast, a batch
+    must match in length."""
     if isinstance(prefix, (list, tuple)) and not prefix:
-        return [""] * count  # an empty list is the explicit opt-out, as in the reference
+        return [("", "prefix")] * count  # an empty list is the explicit opt-out, as in the reference
     sequences, batched = split_sequences(prefix, "prefix")
     if not batched:
-        return sequences * count
+        return [(sequences[0], "prefix")] * count
     if len(sequences) != count:
         raise ValueError(
             f"Got {count} response(s) but {len(sequences)} prefix(es); `prefix` must be a single sequence "
             "(broadcast to every response), or one prefix per response."
         )
-    return sequences
+    return [(sequence, f"prefix[{index}]") for index, sequence in enumerate(sequences)]
 
 
 def parse_sequences(response: Any, template: Any, *, prefix: Any, tools: Any, errors: str,
@@ -368,8 +306,8 @@ def parse_sequences(response: Any, template: Any, *, prefix: Any, tools: Any, er
     responses, batched = split_sequences(response, "response")
     prefixes = _prefixes(prefix, len(responses))
     parsed = [
-        parse_response(to_text(text, prompt=False), compiled, prefix=to_text(before, prompt=True),
-                       tools=tools, errors=errors)
-        for text, before in zip(responses, prefixes, strict=True)
+        parse_response(to_text(text, prompt=False, what=f"response[{index}]" if batched else "response"),
+                       compiled, prefix=to_text(before, prompt=True, what=where), tools=tools, errors=errors)
+        for index, (text, (before, where)) in enumerate(zip(responses, prefixes, strict=True))
     ]
     return parsed if batched else parsed[0]

@@ -77,6 +77,7 @@ class Tokenizer:
         self._added: dict[int, AddedToken] | None = None
         self._newline_plain: list[int] | None = None
         self._offsets_backend: Any = None
+        self._id_limit: int | None = None
 
     @classmethod
     def from_file(cls, path: str | Path) -> Tokenizer:
@@ -127,6 +128,33 @@ class Tokenizer:
     def vocab_size(self) -> int:
         """The vocabulary size, added tokens included."""
         return int(self.backend.get_vocab_size(with_added_tokens=True))
+
+    @property
+    def id_limit(self) -> int:
+        """One more than the largest token id (of the vocabulary or an added token)."""
+        if self._id_limit is None:
+            self._id_limit = max(self.vocab_size, max(self.added_tokens_decoder, default=-1) + 1)
+        return self._id_limit
+
+    def check_ids(self, ids: Sequence[int], what: str, *, single: bool = False) -> None:
+        """Refuse ids this tokenizer has no token for (``tokenizers`` overflows or drops them silently).
+
+        Args:
+            ids: the token ids (Python ints).
+            what: the argument they came from (``"token_ids"``, ``"feed"``, ``"prefix[1]"``).
+            single: the argument was one id, not a sequence (the message then has no index).
+
+        Raises:
+            ValueError: an id is negative or not below :attr:`id_limit`; the message names the
+                argument, the position, the id and the size of the vocabulary.
+        """
+        limit = self.id_limit
+        if not ids or (min(ids) >= 0 and max(ids) < limit):
+            return
+        index = next(index for index, token_id in enumerate(ids) if not 0 <= token_id < limit)
+        where = what if single else f"{what}[{index}]"
+        raise ValueError(f"{where}: {ids[index]} is not a token id of this tokenizer "
+                         f"(the vocabulary has {limit} ids, 0 to {limit - 1})")
 
     # -- encoding --------------------------------------------------------------------------------
 
@@ -218,7 +246,8 @@ class Tokenizer:
 
     # -- decoding --------------------------------------------------------------------------------
 
-    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False) -> str:
+    def decode(self, ids: Sequence[int], *, skip_special_tokens: bool = False,
+               what: str = "token_ids") -> str:
         """Text of ``ids``. Special tokens are kept unless ``skip_special_tokens`` is set.
 
         No tokenization-space clean-up is applied (it would change model output).
@@ -226,15 +255,24 @@ class Tokenizer:
         Args:
             ids: the token ids.
             skip_special_tokens: leave special tokens out.
+            what: the argument the ids came from, for the error message.
 
         Returns:
             The text.
+
+        Raises:
+            ValueError: an id outside the vocabulary (:meth:`check_ids`).
         """
-        return str(self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens))
+        ids = list(ids)
+        self.check_ids(ids, what)
+        return self._decode(ids, skip_special_tokens)
+
+    def _decode(self, ids: list[int], skip_special_tokens: bool = False) -> str:
+        return str(self.backend.decode(ids, skip_special_tokens=skip_special_tokens))
 
     def incremental_decoder(self) -> IncrementalDecoder:
         """A fresh :class:`IncrementalDecoder` over this tokenizer (special tokens kept)."""
-        return IncrementalDecoder(self.decode)
+        return IncrementalDecoder(self._decode, check=self.check_ids)
 
 
 def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]:
@@ -272,20 +310,34 @@ class IncrementalDecoder:
 
     Args:
         decode: a function turning a list of ids into text (special tokens kept).
+        check: refuses ids the tokenizer has no token for (:meth:`Tokenizer.check_ids`), or ``None``.
     """
 
-    def __init__(self, decode: Callable[[list[int]], str]) -> None:
+    def __init__(self, decode: Callable[[list[int]], str],
+                 check: Callable[..., None] | None = None) -> None:
         self._decode = decode
+        self._check = check
         self._ids: list[int] = []
         self._prefix_offset = 0  # start of the window decoded for context
         self._read_offset = 0  # ids before this were emitted as text
 
-    def step(self, ids: int | Sequence[int]) -> str:
-        """Add one id or several and return the text that is now complete (maybe ``""``)."""
-        if isinstance(ids, int):
-            self._ids.append(ids)
-        else:
-            self._ids.extend(ids)
+    def step(self, ids: int | Sequence[int], *, what: str = "ids") -> str:
+        """Add one id or several and return the text that is now complete (maybe ``""``).
+
+        Args:
+            ids: the new id(s), Python ints.
+            what: the argument they came from, for the error message.
+
+        Returns:
+            The new text.
+
+        Raises:
+            ValueError: an id outside the vocabulary (nothing is added then).
+        """
+        new = [ids] if isinstance(ids, int) else list(ids)
+        if self._check is not None:
+            self._check(new, what, single=isinstance(ids, int))
+        self._ids.extend(new)
         return self._emit(final=False)
 
     def flush(self) -> str:
