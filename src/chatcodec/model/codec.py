@@ -34,6 +34,12 @@ Conversation = Sequence[dict[str, Any]]
 Tool = dict[str, Any] | Callable[..., Any]
 
 
+def _special_token_name(attribute: str) -> str | None:
+    """``"pad_token"`` for ``pad_token`` and ``pad_token_id``; ``None`` for other attributes."""
+    name = attribute.removesuffix("_id")
+    return name if name in SPECIAL_TOKENS_ATTRIBUTES else None
+
+
 class ChatCodec:
     """A model's chat template, special tokens, response template and (optional) tokenizer.
 
@@ -48,6 +54,9 @@ class ChatCodec:
         name_or_path: where it came from (a directory, or a profile name).
 
     Attributes:
+        special_tokens_map: the named special tokens (``{"eos_token": "<|im_end|>", ...}``). As in
+            the reference, ``codec.eos_token`` / ``codec.eos_token_id`` (and the other names of
+            ``SPECIAL_TOKENS_ATTRIBUTES``) read and write it; ``None`` removes a token.
         response_template_source: where :attr:`response_template` came from:
             ``"tokenizer_config.json"``, ``"profile:<name>"`` (a bundled profile, loaded by name
             or detected from the chat template), ``"argument"`` (the constructor's),
@@ -117,17 +126,44 @@ class ChatCodec:
     # -- special tokens --------------------------------------------------------------------------
 
     def __getattr__(self, name: str) -> Any:
-        if name in SPECIAL_TOKENS_ATTRIBUTES:  # codec.eos_token, codec.pad_token, ...
-            return self.__dict__.get("special_tokens_map", {}).get(name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        """``codec.eos_token`` reads ``special_tokens_map``; ``codec.eos_token_id`` its id."""
+        token_name = _special_token_name(name)
+        if token_name is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        token = self.__dict__.get("special_tokens_map", {}).get(token_name)
+        if name == token_name or token is None:
+            return token
+        return self._require_tokenizer().token_to_id(token)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """``codec.pad_token = ...`` (or ``pad_token_id``) writes ``special_tokens_map``, as in the
+        reference; ``None`` removes the token."""
+        token_name = _special_token_name(name)
+        if token_name is None:
+            super().__setattr__(name, value)
+            return
+        if value is not None and name != token_name:
+            tokenizer = self._require_tokenizer()
+            index = token_id(value)
+            if index is None:
+                raise ValueError(f"{name}: expected a token id, got {type(value).__name__}")
+            tokenizer.check_ids([index], name, single=True)
+            value = tokenizer.id_to_token(index)
+        if value is None:
+            self.special_tokens_map.pop(token_name, None)
+        elif isinstance(value, str):
+            self.special_tokens_map[token_name] = value
+        else:
+            raise ValueError(f"{token_name}: cannot set a non-string value (got {type(value).__name__}); "
+                             f"pass the token's text, or set {token_name}_id to an id")
 
     @property
     def eos_token_ids(self) -> list[int]:
         """The ids that end generation: ``generation_config.json``'s, plus the ``eos_token``'s."""
         ids = list(self.config.eos_token_ids)
-        token_id = self._token_id(self.special_tokens_map.get("eos_token"))
-        if token_id is not None and token_id not in ids:
-            ids.append(token_id)
+        eos_id = self._token_id(self.special_tokens_map.get("eos_token"))
+        if eos_id is not None and eos_id not in ids:
+            ids.append(eos_id)
         return ids
 
     def _require_tokenizer(self) -> Tokenizer:
