@@ -13,7 +13,6 @@ Rule kept: token ids are accepted wherever text is, and whatever needs a tokeniz
 
 from __future__ import annotations
 
-import functools
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
-from chatcodec.model.responses import ModelResponseParser, end_of_sequence, sequence_text
-from chatcodec.model.sequences import split_sequences, to_python, token_id, token_id_sequences
+from chatcodec.model.responses import ModelResponseParser, end_of_sequence
+from chatcodec.model.sequences import to_python, token_id, token_id_sequences
 from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
@@ -353,12 +352,16 @@ class ChatCodec:
         strings, a list of id lists) or a 2-D array; ``prefix`` (the prompt, required: ``""``
         opts out) is one sequence broadcast to every response, or one per response. Token ids
         are decoded with special tokens kept; generation ends at the first end-of-sequence
-        token (id or text), which is never part of the message.
+        token (id or text), which is never part of the message. Beyond the reference, a batch may
+        mix text and ids, and ``prefix`` may be the ``apply_chat_template`` output itself (its
+        ``attention_mask`` says what is padding); prompt ids given without a mask lose the pad
+        ids at both ends (the reference parses them as prompt text).
 
         Args:
             response: the model output.
             schema: a response template to use instead of the model's.
-            prefix: the prompt that preceded generation (text or ids; per item for a batch).
+            prefix: the prompt that preceded generation (text or ids, per item for a batch, or the
+                ``apply_chat_template`` dict).
             tools: JSON schemas or Python functions; tool-call arguments are typed with them.
             errors: ``"strict"`` (raise on unparsable output) or ``"keep"`` (see
                 :func:`chatcodec.parse_response`).
@@ -375,8 +378,7 @@ class ChatCodec:
         from chatcodec.model.responses import parse_sequences
 
         template = self._response_template(schema, "parse_response")
-        return parse_sequences(response, template, prefix=prefix, tools=tools, errors=errors,
-                               to_text=functools.partial(sequence_text, self))
+        return parse_sequences(self, response, template, prefix=prefix, tools=tools, errors=errors)
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
@@ -389,7 +391,8 @@ class ChatCodec:
 
         Args:
             response_template: a response template to use instead of the model's.
-            prefix: the prompt that preceded generation (text or one sequence of ids).
+            prefix: the prompt that preceded generation (text, one sequence of ids, or the
+                ``apply_chat_template`` dict of one prompt).
             tools: JSON schemas or Python functions; tool-call arguments are typed with them.
             errors: ``"strict"`` or ``"keep"`` (see :func:`chatcodec.parse_response`).
 
@@ -401,14 +404,15 @@ class ChatCodec:
             ValueError: ``prefix`` is missing or is a batch.
             ResponseTemplateError: the response template is invalid.
         """
+        from chatcodec.model.prefixes import prompt_text, split_prompts
         from chatcodec.response_templates.engine import ResponseParser
 
         template = self._response_template(response_template, "get_response_parser")
         if prefix is not None and not isinstance(prefix, str):
-            sequences, batched = split_sequences(prefix, "prefix")
+            prompts, batched = split_prompts(prefix)
             if batched:
                 raise ValueError("get_response_parser: prefix= must be a single sequence (text or 1-D ids)")
-            prefix = sequence_text(self, sequences[0], prompt=True)
+            prefix = prompt_text(self, prompts[0])
         parser = ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
 
         def new_decoder() -> IncrementalDecoder:

@@ -2,7 +2,7 @@
 
 What lives here (the shapes of the input are :mod:`chatcodec.model.sequences`'s): the
 end of generation (:class:`EndOfSequence`, built for a model by :func:`end_of_sequence`), a
-prompt or a response as text (:func:`sequence_text`), and :class:`ModelResponseParser`, a
+response as text (:func:`response_text`), and :class:`ModelResponseParser`, a
 :class:`~chatcodec.ResponseParser` that accepts text or token ids at every step.
 
 Rule kept (SPEC §1.8a): an end-of-sequence token is a delimiter, not text. Generation ends at the
@@ -29,13 +29,8 @@ __all__ = [
     "ModelResponseParser",
     "end_of_sequence",
     "parse_sequences",
-    "sequence_text",
+    "response_text",
 ]
-
-#: Turns one sequence (text or ids) into text; ``prompt`` tells a prefix from a response, ``what``
-#: names the sequence in error messages.
-ToText = Callable[..., str]
-
 
 class EndOfSequence:
     """Finds the end of generation in ids and in text, holding back text that may be its start.
@@ -123,34 +118,21 @@ def end_of_sequence(codec: ChatCodec) -> EndOfSequence:
     return EndOfSequence(codec.eos_token_ids, texts)
 
 
-def sequence_text(codec: ChatCodec, sequence: str | list[int], *, prompt: bool,
-                  what: str = "response") -> str:
-    """A prompt or a response as text: ids decoded with special tokens kept.
-
-    A prompt loses leading pad ids (left padding in a batch); a response ends at the first
-    end-of-sequence id or text.
+def response_text(codec: ChatCodec, sequence: str | list[int], what: str = "response") -> str:
+    """Generated output as text: ids decoded with special tokens kept, up to the end of generation.
 
     Args:
         codec: the model.
         sequence: text, or one sequence of ids.
-        prompt: ``True`` for a prefix, ``False`` for generated output.
-        what: the argument the sequence came from (``"prefix"``, ``"response[1]"``), for messages.
+        what: the argument the sequence came from (``"response"``, ``"response[1]"``), for messages.
 
     Returns:
-        The text.
+        The text before the first end-of-sequence id or text.
 
     Raises:
         TokenizerUnavailableError: ids were given and the model has no tokenizer.
         ValueError: an id outside the vocabulary.
     """
-    if prompt:
-        if isinstance(sequence, str):
-            return sequence
-        tokenizer = codec._require_tokenizer()
-        tokenizer.check_ids(sequence, what)  # before padding is cut, so the message's index is right
-        pads = {codec.config.pad_token_id, codec._token_id(codec.special_tokens_map.get("pad_token"))}
-        start = next((i for i, item in enumerate(sequence) if item not in pads), len(sequence))
-        return tokenizer.decode(sequence[start:], what=what)
     end = end_of_sequence(codec)
     if not isinstance(sequence, str):
         before, _ = end.cut_ids(sequence)
@@ -266,37 +248,23 @@ class ModelResponseParser:
         return message, events + list(final_events)
 
 
-def _prefixes(prefix: Any, count: int) -> list[tuple[str | list[int], str]]:
-    """One prefix per response, with its name for messages: a single sequence is broadcast, a batch
-    must match in length."""
-    if isinstance(prefix, (list, tuple)) and not prefix:
-        return [("", "prefix")] * count  # an empty list is the explicit opt-out, as in the reference
-    sequences, batched = split_sequences(prefix, "prefix")
-    if not batched:
-        return [(sequences[0], "prefix")] * count
-    if len(sequences) != count:
-        raise ValueError(
-            f"Got {count} response(s) but {len(sequences)} prefix(es); `prefix` must be a single sequence "
-            "(broadcast to every response), or one prefix per response."
-        )
-    return [(sequence, f"prefix[{index}]") for index, sequence in enumerate(sequences)]
-
-
-def parse_sequences(response: Any, template: Any, *, prefix: Any, tools: Any, errors: str,
-                    to_text: ToText) -> dict[str, Any] | list[dict[str, Any]]:
+def parse_sequences(codec: ChatCodec, response: Any, template: Any, *, prefix: Any, tools: Any,
+                    errors: str) -> dict[str, Any] | list[dict[str, Any]]:
     """The model-level ``parse_response``: one sequence or a batch, text or ids.
 
     Args:
+        codec: the model (tokenizer, end of sequence, padding).
         response: text, ids, a batch of either, or a 1-D/2-D array.
         template: the response template (a dict or a loaded template).
-        prefix: the prompt(s); ``None`` is an error (the reference's), ``""`` or ``[]`` opt out.
+        prefix: the prompt(s) (:func:`chatcodec.model.prefixes.split_prompts`); ``None`` is an error
+            (the reference's), ``""`` or ``[]`` opt out.
         tools: passed to :func:`chatcodec.parse_response`.
         errors: passed to :func:`chatcodec.parse_response`.
-        to_text: decodes one sequence (``to_text(sequence, prompt=...)``).
 
     Returns:
         One message, or a list of messages for a batch.
     """
+    from chatcodec.model.prefixes import prompt_text, prompts_for
     from chatcodec.response_templates.api import parse_response
     from chatcodec.response_templates.prefix import require_prefix
     from chatcodec.response_templates.template import load_response_template
@@ -304,10 +272,10 @@ def parse_sequences(response: Any, template: Any, *, prefix: Any, tools: Any, er
     compiled = load_response_template(template)
     require_prefix(prefix)
     responses, batched = split_sequences(response, "response")
-    prefixes = _prefixes(prefix, len(responses))
+    prompts = prompts_for(prefix, len(responses))
     parsed = [
-        parse_response(to_text(text, prompt=False, what=f"response[{index}]" if batched else "response"),
-                       compiled, prefix=to_text(before, prompt=True, what=where), tools=tools, errors=errors)
-        for index, (text, (before, where)) in enumerate(zip(responses, prefixes, strict=True))
+        parse_response(response_text(codec, text, f"response[{index}]" if batched else "response"), compiled,
+                       prefix=prompt_text(codec, prompt), tools=tools, errors=errors)
+        for index, (text, prompt) in enumerate(zip(responses, prompts, strict=True))
     ]
     return parsed if batched else parsed[0]
