@@ -4,6 +4,7 @@
   special and added tokens of Qwen3 (ChatML);
 * :func:`sentencepiece_tokenizer`: a tiny hand-made SentencePiece-style BPE (``▁`` word
   boundaries, byte fallback), the other decoding family;
+* :func:`byte_fallback_tokenizer`: a handful of byte tokens, to build invalid byte runs;
 * :func:`make_model_dir`: a model directory in one of the storage formats of SPEC §2.5.
 
 Expected values in tests never come from chatcodec: ids are checked through the text they decode
@@ -84,6 +85,17 @@ def sentencepiece_tokenizer() -> Any:
     ])
     tokenizer.add_special_tokens(["<s>", "</s>"])
     return tokenizer
+
+
+def byte_fallback_tokenizer() -> Any:
+    """Byte tokens for 日 (E6 97 A5) and F0, a lone continuation byte 80, and 'a' (QA finding 7)."""
+    from tokenizers import Tokenizer, decoders, models
+
+    vocab = {"<unk>": 0, "<0xE6>": 1, "<0x97>": 2, "<0xA5>": 3, "<0xF0>": 4, "a": 5, "<0x80>": 6}
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], byte_fallback=True, unk_token="<unk>"))
+    backend.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(),
+                                         decoders.Fuse()])
+    return backend
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -9,9 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec.errors import ParserStateError, TokenizerUnavailableError
+from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.responses import EndOfSequence, ModelResponseParser
 from chatcodec.model.sequences import as_id_list, split_sequences
-from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, tokenizer_unavailable
+from chatcodec.model.tokenizer import Tokenizer, tokenizer_unavailable
 from tests.model.helpers import chatml_tokenizer
 
 

@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from chatcodec.model.codec import ChatCodec
+from chatcodec.model.tokenizer import Tokenizer
 from tests.helpers import QWEN_RESPONSE_TEMPLATE
-from tests.model.helpers import chatml_tokenizer, make_model_dir
+from tests.model.helpers import byte_fallback_tokenizer, chatml_tokenizer, make_model_dir
 
 VOCABULARY = "(the vocabulary has 392 ids, 0 to 391)"
 
@@ -142,6 +143,25 @@ class TestFeed:
         assert str(caught.value) == f"feed[1]: 1000000000 is not a token id of this tokenizer {VOCABULARY}"
         parser.feed(codec.encode("Hi"))  # the parser is still usable
         assert parser.finalize()[0] == {"role": "assistant", "content": "Hi"}
+
+
+def test_a_one_shot_parse_gives_the_streamed_text_on_invalid_byte_runs() -> None:
+    """QA finding 7: one-shot '����a' (tokenizers' and the reference's decode), streamed '日���a'.
+
+    Both paths now give '日\ufffda': the character completed before the invalid byte stays.
+    """
+    template = {"version": 1, "start_anchor": "A:",
+                "fields": {"content": {"content": "text", "content_args": {"strip": False}}}}
+    codec = ChatCodec(None, template, tokenizer=Tokenizer(byte_fallback_tokenizer()))
+    ids = [1, 2, 3, 4, 5]
+    assert codec.parse_response(ids, prefix="") == {"content": "日\ufffda"}
+    assert codec.parse_response([ids, ids[:4]], prefix="") == [{"content": "日\ufffda"},
+                                                                {"content": "日\ufffd"}]
+    parser = codec.get_response_parser(prefix="")
+    for token_id in ids:
+        parser.feed(token_id)
+    assert parser.finalize()[0] == {"content": "日\ufffda"}
+    assert codec.decode(ids) == "\ufffd" * 4 + "a"  # decode itself stays the tokenizer's, as in the reference
 
 
 def test_ids_of_added_tokens_beyond_the_model_vocabulary_are_valid(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec.errors import ModelStorageError, TokenizerUnavailableError
-from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, load_tokenizer
-from tests.model.helpers import chatml_tokenizer, sentencepiece_tokenizer
+from chatcodec.model.incremental import IncrementalDecoder
+from chatcodec.model.tokenizer import Tokenizer, load_tokenizer
+from tests.model.helpers import byte_fallback_tokenizer, chatml_tokenizer, sentencepiece_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -154,6 +155,38 @@ class TestIncrementalDecoding:
         deltas = [decoder.step(token_id) for token_id in ids] + [decoder.flush()]
         assert "".join(deltas) == tokenizer.decode(ids)
         assert not any("\ufffd" in delta for delta in deltas)
+
+    def test_a_character_completed_before_an_invalid_byte_stays(self) -> None:
+        # E6 97 A5 is 日; F0 then 'a' makes the byte run invalid. tokenizers' ByteFallback decoder
+        # replaces every byte of an invalid run, so decoding all at once gives '����a' (also the
+        # reference's one-shot result); '日' was already complete and emitted, so it stays.
+        tokenizer = Tokenizer(byte_fallback_tokenizer())
+        assert tokenizer.decode([1, 2, 3, 4, 5]) == "\ufffd" * 4 + "a"
+        decoder = tokenizer.incremental_decoder()
+        assert [decoder.step(token_id) for token_id in [1, 2, 3, 4, 5]] == ["", "", "日", "", "\ufffda"]
+        assert decoder.flush() == ""
+        whole = tokenizer.incremental_decoder()
+        assert whole.step([1, 2, 3, 4, 5]) + whole.flush() == "日\ufffda"  # any grouping, the same text
+        assert tokenizer.decode_generated([1, 2, 3, 4, 5]) == "日\ufffda"
+
+    def test_an_invalid_byte_at_the_end(self) -> None:
+        tokenizer = Tokenizer(byte_fallback_tokenizer())
+        decoder = tokenizer.incremental_decoder()
+        assert decoder.step([1, 2, 3, 4]) == "日"
+        assert decoder.flush() == "\ufffd"
+        assert tokenizer.decode_generated([1, 2, 3, 4]) == "日\ufffd"
+
+    @given(ids=st.lists(st.integers(1, 6), max_size=14), data=st.data())
+    def test_generated_text_is_the_streamed_text(self, ids: list[int], data: st.DataObject) -> None:
+        tokenizer = Tokenizer(byte_fallback_tokenizer())
+        cuts = sorted(data.draw(st.lists(st.integers(0, len(ids)), max_size=5)))
+        decoder = tokenizer.incremental_decoder()
+        streamed = "".join(decoder.step(ids[a:b]) for a, b in zip([0, *cuts], [*cuts, len(ids)], strict=True))
+        streamed += decoder.flush()
+        assert streamed == tokenizer.decode_generated(ids)
+        whole = tokenizer.decode(ids)
+        if "\ufffd" not in whole:
+            assert streamed == whole
 
     def test_works_with_any_decode_function(self) -> None:
         table: dict[int, bytes] = {1: b"a", 2: "é".encode()[:1], 3: "é".encode()[1:]}

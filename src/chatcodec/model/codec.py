@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
+from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.responses import ModelResponseParser, end_of_sequence
 from chatcodec.model.sequences import to_python, token_id, token_id_sequences
-from chatcodec.model.tokenizer import IncrementalDecoder, Tokenizer, tokenizer_unavailable
+from chatcodec.model.tokenizer import Tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.template import ResponseTemplate

@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ParserStateError
+from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
-from chatcodec.model.tokenizer import IncrementalDecoder
 
 if TYPE_CHECKING:
     from chatcodec.model.codec import ChatCodec
@@ -121,6 +121,9 @@ def end_of_sequence(codec: ChatCodec) -> EndOfSequence:
 def response_text(codec: ChatCodec, sequence: str | list[int], what: str = "response") -> str:
     """Generated output as text: ids decoded with special tokens kept, up to the end of generation.
 
+    Ids are decoded as a stream would decode them (``Tokenizer.decode_generated``), so a one-shot
+    parse and a streamed one always agree.
+
     Args:
         codec: the model.
         sequence: text, or one sequence of ids.
@@ -136,7 +139,7 @@ def response_text(codec: ChatCodec, sequence: str | list[int], what: str = "resp
     end = end_of_sequence(codec)
     if not isinstance(sequence, str):
         before, _ = end.cut_ids(sequence)
-        sequence = codec._require_tokenizer().decode(before, what=what)
+        sequence = codec._require_tokenizer().decode_generated(before, what=what)
     return end.cut_text(sequence, final=True)
 
 

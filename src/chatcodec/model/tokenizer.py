@@ -3,41 +3,38 @@
 What lives here: loading ``tokenizer.json`` (``tokenizers`` is imported lazily, only when a model
 directory with a ``tokenizer.json`` is loaded), encoding with character offsets, encoding text
 "as text" (never producing an added or special token, for control-token sanitising), decoding with
-special tokens kept (delimiters are often special tokens), and :class:`IncrementalDecoder`, which
-turns ids arriving one step at a time into text.
+special tokens kept (delimiters are often special tokens), and generated ids as text exactly as
+they stream (:meth:`Tokenizer.decode_generated`, with :mod:`chatcodec.model.incremental`).
 
 Rules kept:
 
 * ``import chatcodec`` and the decoding path never import ``tokenizers``.
 * When ids are asked for and no tokenizer exists, :class:`~chatcodec.errors.TokenizerUnavailableError`
   names the fix (``pip install 'chatcodec[tokenizers]'``, or add ``tokenizer.json``).
-* Incremental decoding emits a multi-byte character once it is complete (never U+FFFD for a
-  character split across byte tokens) and keeps the word-boundary spaces of SentencePiece-style
-  tokenizers; the text it emits is always the text of decoding all ids at once.
+* Generated ids have one text, whether they arrive all at once or one step at a time
+  (:meth:`Tokenizer.decode_generated` is what :class:`~chatcodec.model.incremental.IncrementalDecoder`
+  streams).
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from chatcodec.errors import TokenizerUnavailableError
 from chatcodec.model.config import AddedToken
+from chatcodec.model.incremental import REPLACEMENT_CHARACTER, IncrementalDecoder
 
 __all__ = [
     "TOKENIZER_FILE",
-    "IncrementalDecoder",
     "Tokenizer",
     "load_tokenizer",
     "tokenizer_unavailable",
 ]
 
 TOKENIZER_FILE = "tokenizer.json"
-
-#: The character ``tokenizers`` decoders put where bytes do not (yet) form a character.
-REPLACEMENT_CHARACTER = "\ufffd"
 
 
 def tokenizer_unavailable(reason: str) -> TokenizerUnavailableError:
@@ -271,8 +268,33 @@ class Tokenizer:
         return str(self.backend.decode(ids, skip_special_tokens=skip_special_tokens))
 
     def incremental_decoder(self) -> IncrementalDecoder:
-        """A fresh :class:`IncrementalDecoder` over this tokenizer (special tokens kept)."""
+        """A fresh :class:`~chatcodec.model.incremental.IncrementalDecoder` over this tokenizer
+        (special tokens kept, ids checked)."""
         return IncrementalDecoder(self._decode, check=self.check_ids)
+
+    def decode_generated(self, ids: Sequence[int], *, what: str = "response") -> str:
+        """Text of generated ids, the same as :meth:`incremental_decoder` streams it (SPEC §1.8a).
+
+        That is :meth:`decode`'s text, except where a byte-fallback tokenizer meets an invalid byte
+        run: ``tokenizers`` then replaces every byte of the run, including characters that were
+        complete before the invalid byte, which a stream has already emitted. Such ids are decoded
+        step by step, so a one-shot parse and a streamed one agree.
+
+        Args:
+            ids: the token ids.
+            what: the argument they came from, for the error message.
+
+        Returns:
+            The text.
+
+        Raises:
+            ValueError: an id outside the vocabulary (:meth:`check_ids`).
+        """
+        text = self.decode(ids, what=what)
+        if REPLACEMENT_CHARACTER not in text:
+            return text
+        decoder = IncrementalDecoder(self._decode)
+        return decoder.step(ids) + decoder.flush()
 
 
 def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]:
@@ -297,60 +319,3 @@ def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]
     except TokenizerUnavailableError:
         return None, "the tokenizers package is not installed"
     return Tokenizer.from_file(path), None
-
-
-class IncrementalDecoder:
-    """Turns token ids arriving step by step into text, exactly as decoding them all at once would.
-
-    Decoding each id alone and concatenating is wrong twice over: a character split across
-    byte tokens decodes to U+FFFD pieces, and SentencePiece decoders drop the word-boundary space
-    of a sequence's first token. This decoder keeps a small window of recent ids instead: it
-    decodes the window with and without the new ids and emits the difference, and holds the
-    difference back while it ends in U+FFFD (an incomplete character).
-
-    Args:
-        decode: a function turning a list of ids into text (special tokens kept).
-        check: refuses ids the tokenizer has no token for (:meth:`Tokenizer.check_ids`), or ``None``.
-    """
-
-    def __init__(self, decode: Callable[[list[int]], str],
-                 check: Callable[..., None] | None = None) -> None:
-        self._decode = decode
-        self._check = check
-        self._ids: list[int] = []
-        self._prefix_offset = 0  # start of the window decoded for context
-        self._read_offset = 0  # ids before this were emitted as text
-
-    def step(self, ids: int | Sequence[int], *, what: str = "ids") -> str:
-        """Add one id or several and return the text that is now complete (maybe ``""``).
-
-        Args:
-            ids: the new id(s), Python ints.
-            what: the argument they came from, for the error message.
-
-        Returns:
-            The new text.
-
-        Raises:
-            ValueError: an id outside the vocabulary (nothing is added then).
-        """
-        new = [ids] if isinstance(ids, int) else list(ids)
-        if self._check is not None:
-            self._check(new, what, single=isinstance(ids, int))
-        self._ids.extend(new)
-        return self._emit(final=False)
-
-    def flush(self) -> str:
-        """Return the text still held back (an incomplete character decodes as U+FFFD here)."""
-        return self._emit(final=True)
-
-    def _emit(self, *, final: bool) -> str:
-        if self._read_offset == len(self._ids):
-            return ""
-        window = self._ids[self._prefix_offset:]
-        context = self._decode(window[: self._read_offset - self._prefix_offset])
-        text = self._decode(window)
-        if not final and (len(text) <= len(context) or text.endswith(REPLACEMENT_CHARACTER)):
-            return ""
-        self._prefix_offset, self._read_offset = self._read_offset, len(self._ids)
-        return text[len(context):]
