@@ -114,6 +114,13 @@ def test_response_template_and_chat_control_tokens(tmp_path: Path) -> None:
      "tokenizer_config.json: eos_token: expected a token string or an object with a 'content' string, got 2"),
     ({"chat_control_tokens": "<a>"},
      "tokenizer_config.json: chat_control_tokens: expected a list of strings"),
+    # transformers 5.23 refuses these too: "Padding side should be selected between 'right' and 'left',
+    # current value: middle" (and the same for truncation_side).
+    ({"padding_side": "middle"},
+     "tokenizer_config.json: padding_side: expected 'right' or 'left', got 'middle'"),
+    ({"padding_side": None}, "tokenizer_config.json: padding_side: expected 'right' or 'left', got None"),
+    ({"truncation_side": "Left"},
+     "tokenizer_config.json: truncation_side: expected 'right' or 'left', got 'Left'"),
 ])
 def test_keys_of_the_wrong_shape_name_file_and_key(tmp_path: Path, config: dict[str, object],
                                                    message: str) -> None:

@@ -101,12 +101,12 @@ class TokenizerConfig:
     @property
     def padding_side(self) -> str:
         """``"right"`` (the reference's default) or ``"left"``, from ``padding_side``."""
-        return str(self.data.get("padding_side") or "right")
+        return str(self.data.get("padding_side", "right"))
 
     @property
     def truncation_side(self) -> str:
         """``"right"`` (the reference's default) or ``"left"``, from ``truncation_side``."""
-        return str(self.data.get("truncation_side") or "right")
+        return str(self.data.get("truncation_side", "right"))
 
     @property
     def model_max_length(self) -> int | None:
@@ -251,6 +251,15 @@ def _response_template(data: Mapping[str, Any]) -> dict[str, Any] | None:
     )
 
 
+def _check_sides(data: Mapping[str, Any]) -> None:
+    """``padding_side`` and ``truncation_side`` are ``"right"`` or ``"left"`` (the reference refuses
+    anything else when the tokenizer loads)."""
+    for key in ("padding_side", "truncation_side"):
+        if key in data and data[key] not in ("right", "left"):
+            raise ModelStorageError(
+                f"{TOKENIZER_CONFIG_FILE}: {key}: expected 'right' or 'left', got {data[key]!r}")
+
+
 def _chat_control_tokens(data: Mapping[str, Any]) -> list[str] | None:
     value = data.get("chat_control_tokens")
     if value is None:
@@ -301,6 +310,7 @@ def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
     }
     config.response_template = _response_template(config.data)
     config.chat_control_tokens = _chat_control_tokens(config.data)
+    _check_sides(config.data)
     _read_generation_config(config, directory)
     return config
 
