@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from chatcodec.chat_templates.inputs import ConversationError
 from chatcodec.errors import ChatTemplateNotFoundError, TokenizerUnavailableError
 from chatcodec.model.codec import ChatCodec
 from chatcodec.model.config import TokenizerConfig
@@ -282,6 +283,24 @@ class TestPaddingAndTensors:
         assert result["input_ids"] == plain_ids(backend, golden(QWEN3_TEMPLATE, "multi_turn", False))[:5]
         assert qwen3.apply_chat_template(messages("multi_turn"), truncation=True, max_length=5,
                                          return_dict=False) == result["input_ids"]
+
+    def test_max_length_zero(self, qwen3: ChatCodec) -> None:
+        # transformers 5.23: truncation=True, max_length=0 gives {'input_ids': [], 'attention_mask': []};
+        # padding='max_length', max_length=0 pads nothing (the prompt is longer already).
+        chat = [{"role": "user", "content": "hi"}]
+        assert qwen3.apply_chat_template(chat, truncation=True, max_length=0) == {
+            "input_ids": [], "attention_mask": []}
+        ids = qwen3.apply_chat_template(chat, return_dict=False)
+        assert qwen3.apply_chat_template(chat, padding="max_length", max_length=0, return_dict=False) == ids
+
+    @pytest.mark.parametrize("max_length", [-1, "5", 2.5, True])
+    def test_other_max_lengths_are_errors(self, qwen3: ChatCodec, max_length: Any) -> None:
+        # The reference raises a bare OverflowError for -1 and TypeError for "5" from inside the
+        # tokenizer; a negative length must not silently cut from the end.
+        with pytest.raises(ConversationError) as caught:
+            qwen3.apply_chat_template([{"role": "user", "content": "hi"}], truncation=True,
+                                      max_length=max_length)
+        assert str(caught.value) == f"max_length: expected a non-negative integer or None, got {max_length!r}"
 
     def test_padding_without_a_pad_token(self, backend: Any) -> None:
         codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens={}, tokenizer=Tokenizer(backend))

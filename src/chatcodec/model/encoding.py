@@ -89,7 +89,7 @@ class PaddingOptions:
         if strategy == "longest":
             return max(lengths, default=0)
         if strategy == "max_length":
-            length = self.max_length or self.model_max_length
+            length = self.max_length if self.max_length is not None else self.model_max_length
             if length is None:
                 raise ValueError(
                     "padding='max_length': pass max_length= (the model sets no model_max_length)")
@@ -101,7 +101,7 @@ class PaddingOptions:
         """The length to truncate to, or ``None`` for no truncation."""
         if self.truncation in (False, "do_not_truncate"):
             return None
-        return self.max_length or self.model_max_length
+        return self.max_length if self.max_length is not None else self.model_max_length
 
 
 def _truncate(chat: EncodedChat, length: int, side: str) -> None:

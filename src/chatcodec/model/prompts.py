@@ -23,6 +23,7 @@ from chatcodec.chat_templates.inputs import (
     prepare_tools,
 )
 from chatcodec.model.encoding import PaddingOptions, batch_output, encode_chat
+from chatcodec.model.sequences import token_id
 
 if TYPE_CHECKING:
     from chatcodec.model.codec import ChatCodec
@@ -66,6 +67,12 @@ def _check_options(request: ChatRequest) -> None:
             "`sanitize_control_tokens=True` requires `tokenize=True`: prompt text cannot tell a control "
             "token typed by the user from one written by the template."
         )
+    if request.max_length is not None:
+        length = token_id(request.max_length)  # an int, or an integer scalar; never a bool
+        if length is None or length < 0:
+            raise ConversationError(
+                f"max_length: expected a non-negative integer or None, got {request.max_length!r}")
+        request.max_length = length
     if request.tokenizer_kwargs:
         raise ValueError(
             f"tokenizer_kwargs: not supported by chatcodec (got {sorted(request.tokenizer_kwargs)}); "
