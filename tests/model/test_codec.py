@@ -167,16 +167,14 @@ class TestLoading:
         with pytest.raises(TokenizerUnavailableError, match="the bundled profile 'qwen3' has no tokenizer"):
             codec.apply_chat_template(chat)
 
-    def test_neither_a_directory_nor_a_profile(self, tmp_path: Path) -> None:
+    def test_neither_a_directory_nor_a_profile(self) -> None:
         with pytest.raises(UnknownProfileError) as caught:
             ChatCodec.from_pretrained("Qwen/Qwen3-0.6B")
-        assert str(caught.value).startswith(
-            "from_pretrained: 'Qwen/Qwen3-0.6B' is not a model directory (chatcodec never downloads: "
-            "pass the folder of a downloaded model), nor a bundled profile: profile 'Qwen/Qwen3-0.6B': ")
+        assert str(caught.value) == (
+            "from_pretrained: 'Qwen/Qwen3-0.6B' is neither a model directory nor a bundled profile "
+            "(chatcodec never downloads: pass the folder of a downloaded model; `chatcodec profiles` lists "
+            "the bundled profiles). Did you mean 'qwen3'?")
         assert "qwen3" in caught.value.available
-        (tmp_path / "file.json").write_text("{}", encoding="utf-8")
-        with pytest.raises(ModelStorageError, match="not a directory"):
-            ChatCodec.from_pretrained(tmp_path / "file.json")
 
     def test_conflicting_processor_files(self, tmp_path: Path) -> None:
         directory = qwen3_dir(tmp_path, layout="processor")

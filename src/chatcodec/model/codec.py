@@ -95,7 +95,8 @@ class ChatCodec:
         installed, its ``tokenizer.json``. When the directory has no response template and its
         chat template matches a bundled profile, that profile's response template is attached
         (:attr:`response_template_source` says ``"profile:<name>"``). A name that is not an
-        existing directory is looked up among the bundled profiles (``chatcodec.profiles``).
+        existing directory is looked up among the bundled profiles (``chatcodec.profiles``); only a
+        directory shadows a profile name, a plain file of that name does not.
 
         Args:
             path_or_profile: a model directory, or the name or alias of a bundled profile.
@@ -106,8 +107,8 @@ class ChatCodec:
         Raises:
             ModelStorageError: a file is malformed or the files contradict each other.
             ResponseTemplateError: the stored response template is invalid.
-            UnknownProfileError: neither a directory nor a bundled profile of that name (the
-                message lists the profiles; chatcodec never downloads).
+            UnknownProfileError: an empty name, or neither a directory nor a bundled profile of that
+                name (the message suggests a close profile name; chatcodec never downloads).
         """
         from chatcodec.model.loading import load_codec
 

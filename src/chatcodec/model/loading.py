@@ -115,6 +115,9 @@ def _load_profile(cls: type[Codec], name: str) -> Codec:
 def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Codec:
     """Load a model directory, or a bundled profile when no such directory exists.
 
+    Only a directory shadows a profile name: a plain file called ``mistral`` in the current
+    directory does not stop ``from_pretrained("mistral")`` from loading the profile.
+
     Args:
         cls: the class to build (``ChatCodec`` or a subclass).
         path_or_profile: a model directory, or a bundled profile's name or alias.
@@ -126,23 +129,37 @@ def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Cod
         ModelStorageError, ResponseTemplateError, UnknownProfileError: see
             :meth:`chatcodec.ChatCodec.from_pretrained`.
     """
-    path = Path(path_or_profile)
+    from chatcodec.errors import ModelStorageError, UnknownProfileError
+
+    name = os.fspath(path_or_profile)
+    if not name.strip():
+        raise UnknownProfileError(
+            "from_pretrained: empty name; pass a model directory (use '.' for the current one) or the name "
+            "of a bundled profile (`chatcodec profiles` lists them)", name=name, available=[])
+    path = Path(name)
     if path.is_dir():
         return _load_directory(cls, path)
-    if path.exists():
-        from chatcodec.errors import ModelStorageError
-
-        raise ModelStorageError(f"{path}: not a directory; from_pretrained takes a model directory "
-                                "or the name of a bundled profile", path=str(path))
-    from chatcodec.errors import UnknownProfileError
-
     try:
-        return _load_profile(cls, os.fspath(path_or_profile))
+        return _load_profile(cls, name)
     except UnknownProfileError as error:
-        raise UnknownProfileError(
-            f"from_pretrained: {os.fspath(path_or_profile)!r} is not a model directory (chatcodec never "
-            f"downloads: pass the folder of a downloaded model), nor a bundled profile: {error}",
-            name=error.name, available=error.available) from None
+        if path.exists():
+            raise ModelStorageError(f"{path}: not a directory; from_pretrained takes a model directory "
+                                    "or the name of a bundled profile", path=str(path)) from None
+        raise UnknownProfileError(_not_found(name, error.available), name=error.name,
+                                  available=error.available) from None
+
+
+def _not_found(name: str, available: list[str]) -> str:
+    """The message for a name that is neither a directory nor a profile, with a close profile name
+    (for a Hub id such as ``Qwen/Qwen3-0.6B``, close to its last part)."""
+    import difflib
+
+    message = (f"from_pretrained: {name!r} is neither a model directory nor a bundled profile (chatcodec "
+               "never downloads: pass the folder of a downloaded model; `chatcodec profiles` lists the "
+               "bundled profiles)")
+    stem = name.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    close = difflib.get_close_matches(stem.lower().replace("-", "_"), available, n=1)
+    return f"{message}. Did you mean {close[0]!r}?" if close else message
 
 
 def _config_to_save(codec: ChatCodec, directory: Path) -> dict[str, Any]:
