@@ -425,20 +425,28 @@ class ChatCodec:
     # -- saving ----------------------------------------------------------------------------------
 
     def save_pretrained(self, save_directory: str | os.PathLike[str]) -> tuple[str, ...]:
-        """Write the model directory in the modern format; files chatcodec does not own are untouched.
+        """Write the codec's current state as a model directory, in the modern format.
 
-        Chat templates go to ``chat_template.jinja`` / ``additional_chat_templates/`` (the
-        ``chat_template`` key leaves ``tokenizer_config.json``); the response template goes under
-        ``tokenizer_config.json``'s ``response_template``; the other keys of that file are kept.
-        Saving elsewhere also copies ``tokenizer.json`` when one was loaded.
+        As the reference writes a tokenizer's current configuration: chat templates go to
+        ``chat_template.jinja`` / ``additional_chat_templates/`` (the ``chat_template`` key leaves
+        ``tokenizer_config.json``); ``tokenizer_config.json`` is the configuration the codec was
+        loaded with, with its current special tokens (edits included) and ``response_template``.
+        A codec with no configuration of its own (a bundled profile, the constructor) adds its
+        special tokens and templates to the target's existing ``tokenizer_config.json`` instead.
+        A tokenizer, when there is one, is written as ``tokenizer.json``; other files of the
+        target are left alone (``chatcodec.model.saving`` has the details).
+
+        Args:
+            save_directory: the target directory (created when missing).
 
         Returns:
-            The paths written.
+            The paths written, each once.
 
         Raises:
-            ModelStorageError: a template name would escape its folder.
+            ModelStorageError: a template name would escape its folder, or a configuration file
+                of the target cannot be read; nothing is written (or created) then.
         """
-        from chatcodec.model.loading import save_codec
+        from chatcodec.model.saving import save_codec
 
         return save_codec(self, Path(save_directory))
 

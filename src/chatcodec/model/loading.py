@@ -1,39 +1,30 @@
-"""``ChatCodec.from_pretrained`` and ``save_pretrained``: a model directory or a bundled profile.
+"""``ChatCodec.from_pretrained``: a model directory or a bundled profile.
 
 What lives here: deciding between a directory and a profile name, reading a directory (chat
 templates through :mod:`chatcodec.model.storage`, configuration through
-:mod:`chatcodec.model.config`, ``tokenizer.json`` through :mod:`chatcodec.model.tokenizer`),
-attaching a detected profile's response template, and writing a directory back.
+:mod:`chatcodec.model.config`, ``tokenizer.json`` through :mod:`chatcodec.model.tokenizer`), and
+attaching a detected profile's response template. Saving is :mod:`chatcodec.model.saving`'s.
 
 Rules kept: the stored response template is validated at load time (its errors name the file);
 a response template that did not come from the directory says where it came from
-(``codec.response_template_source``); saving changes only what chatcodec owns (the chat template
-files, the ``chat_template`` and ``response_template`` keys) and leaves other files and keys as
-they are.
+(``codec.response_template_source``); only a directory shadows a profile name.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatcodec.errors import ResponseTemplateError
-from chatcodec.model.config import (
-    GENERATION_CONFIG_FILE,
-    TOKENIZER_CONFIG_FILE,
-    read_json_file,
-    read_tokenizer_config,
-    write_tokenizer_config,
-)
-from chatcodec.model.tokenizer import TOKENIZER_FILE, load_tokenizer
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_tokenizer_config
+from chatcodec.model.tokenizer import load_tokenizer
 
 if TYPE_CHECKING:
     from chatcodec.model.codec import ChatCodec
 
-__all__ = ["load_codec", "save_codec"]
+__all__ = ["load_codec"]
 
 logger = logging.getLogger("chatcodec")
 
@@ -160,59 +151,3 @@ def _not_found(name: str, available: list[str]) -> str:
     stem = name.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     close = difflib.get_close_matches(stem.lower().replace("-", "_"), available, n=1)
     return f"{message}. Did you mean {close[0]!r}?" if close else message
-
-
-def _config_to_save(codec: ChatCodec, directory: Path) -> dict[str, Any]:
-    """The destination's configuration (or the loaded one), with only chatcodec's keys changed."""
-    path = directory / TOKENIZER_CONFIG_FILE
-    if path.is_file():
-        data = dict(read_json_file(path))
-    else:
-        data = dict(codec.config.data)
-        for key, token in codec.special_tokens_map.items():
-            data.setdefault(key, token)
-    data.pop("chat_template", None)
-    if codec.response_template is not None:
-        data["response_template"] = codec.response_template
-    else:
-        data.pop("response_template", None)
-    return data
-
-
-def _copy_if_missing(source: Path | None, target: Path, written: list[str]) -> None:
-    if source is not None and source.is_file() and not target.exists():
-        shutil.copyfile(source, target)
-        written.append(str(target))
-
-
-def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
-    """Write ``codec`` to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`.
-
-    Args:
-        codec: what to save.
-        directory: the target model directory (created when missing).
-
-    Returns:
-        The paths written.
-
-    Raises:
-        ModelStorageError: a template name would escape its folder.
-    """
-    from chatcodec.model.storage import save_chat_templates
-
-    directory.mkdir(parents=True, exist_ok=True)
-    written: list[str] = []
-    if codec.chat_template is not None:
-        changes = save_chat_templates(codec.chat_template, directory)
-        written.extend(str(directory / change.path) for change in changes if change.action != "delete")
-    written.append(str(write_tokenizer_config(directory, _config_to_save(codec, directory))))
-    if codec.tokenizer is not None:
-        if codec.tokenizer.path is not None:
-            _copy_if_missing(codec.tokenizer.path, directory / TOKENIZER_FILE, written)
-        elif not (directory / TOKENIZER_FILE).exists():
-            codec.tokenizer.backend.save(str(directory / TOKENIZER_FILE))
-            written.append(str(directory / TOKENIZER_FILE))
-    source = Path(codec.name_or_path) if codec.name_or_path else None
-    if source is not None and source.is_dir():
-        _copy_if_missing(source / GENERATION_CONFIG_FILE, directory / GENERATION_CONFIG_FILE, written)
-    return tuple(written)

@@ -1,0 +1,155 @@
+"""``ChatCodec.save_pretrained``: a codec's current state written as a model directory.
+
+What gets written (as transformers 5.23 writes a tokenizer's current configuration):
+
+* the chat templates in the modern format (:func:`chatcodec.model.storage.save_chat_templates`);
+* ``tokenizer_config.json``: the configuration the codec was loaded with (or, for a codec that has
+  none, such as a bundled profile, the configuration already in the directory), with the codec's
+  current special tokens and response template and without ``chat_template``. A special token
+  that did not change keeps the form it was stored in (a string or an ``AddedToken`` object);
+* a legacy ``special_tokens_map.json`` already in the directory gets the same special tokens,
+  since it overrides the config when the config has no ``added_tokens_decoder`` (the reference's
+  loading rule);
+* ``tokenizer.json`` when the codec has a tokenizer (replacing the directory's), and
+  ``generation_config.json`` from the source directory when the target has none.
+
+Rules kept: everything is checked before anything is written, so a save that fails (a template
+name that would escape its folder, an unreadable configuration file) leaves the target as it
+was, and does not create it; each path written is listed once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from chatcodec.errors import ModelStorageError
+from chatcodec.model.config import (
+    GENERATION_CONFIG_FILE,
+    SPECIAL_TOKENS_ATTRIBUTES,
+    SPECIAL_TOKENS_MAP_FILE,
+    TOKENIZER_CONFIG_FILE,
+    json_file_text,
+    read_json_file,
+    write_tokenizer_config,
+)
+from chatcodec.model.tokenizer import TOKENIZER_FILE
+
+if TYPE_CHECKING:
+    from chatcodec.model.codec import ChatCodec
+
+__all__ = ["save_codec"]
+
+
+def _stored_text(value: Any) -> str | None:
+    """The text of a stored special token (a string or an object with ``content``), else ``None``."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else None
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    data = read_json_file(path)
+    if not isinstance(data, dict):
+        raise ModelStorageError(f"{path}: expected a JSON object", path=str(path))
+    return dict(data)
+
+
+def _with_special_tokens(codec: ChatCodec, data: dict[str, Any], *, remove: bool) -> dict[str, Any]:
+    """``data`` with the codec's named special tokens; ``remove`` drops the tokens it does not have."""
+    for key in SPECIAL_TOKENS_ATTRIBUTES:
+        token = codec.special_tokens_map.get(key)
+        if token is None:
+            if remove:
+                data.pop(key, None)
+        elif _stored_text(data.get(key)) != token:
+            data[key] = token
+    return data
+
+
+def _config_to_save(codec: ChatCodec, directory: Path) -> dict[str, Any]:
+    """The ``tokenizer_config.json`` to write (see the module docstring)."""
+    own = TOKENIZER_CONFIG_FILE in codec.config.files
+    path = directory / TOKENIZER_CONFIG_FILE
+    data = dict(codec.config.data) if own else (_json_object(path) if path.is_file() else {})
+    data = _with_special_tokens(codec, data, remove=own)
+    data.pop("chat_template", None)
+    if codec.response_template is not None:
+        data["response_template"] = codec.response_template
+    else:
+        data.pop("response_template", None)
+    return data
+
+
+def _special_tokens_map_to_save(codec: ChatCodec, directory: Path,
+                                config: dict[str, Any]) -> dict[str, Any] | None:
+    """The legacy ``special_tokens_map.json`` to write, or ``None`` when it is absent or not read."""
+    path = directory / SPECIAL_TOKENS_MAP_FILE
+    if "added_tokens_decoder" in config or not path.is_file():
+        return None
+    data = _json_object(path)
+    for key in SPECIAL_TOKENS_ATTRIBUTES:
+        token = codec.special_tokens_map.get(key)
+        if key in data and token is None:
+            del data[key]
+        elif key in data and _stored_text(data[key]) != token:
+            data[key] = token
+    return data
+
+
+def _same_file(source: Path, target: Path) -> bool:
+    return target.exists() and os.path.samefile(source, target)
+
+
+def _write_tokenizer(codec: ChatCodec, directory: Path, written: list[str]) -> None:
+    if codec.tokenizer is None:
+        return
+    target = directory / TOKENIZER_FILE
+    source = codec.tokenizer.path
+    if source is not None and source.is_file():
+        if not _same_file(source, target):
+            shutil.copyfile(source, target)
+            written.append(str(target))
+    else:
+        codec.tokenizer.backend.save(str(target))
+        written.append(str(target))
+
+
+def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
+    """Write ``codec`` to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`.
+
+    Args:
+        codec: what to save.
+        directory: the target model directory (created when missing).
+
+    Returns:
+        The paths written, each once.
+
+    Raises:
+        ModelStorageError: a template name would escape its folder, or a configuration file of
+            the target cannot be read; nothing is written then.
+    """
+    from chatcodec.model.storage import plan_chat_template_save, save_chat_templates
+
+    if codec.chat_template is not None:
+        plan_chat_template_save(codec.chat_template, directory)  # refuses bad names before any write
+    config = _config_to_save(codec, directory)
+    legacy = _special_tokens_map_to_save(codec, directory, config)
+    directory.mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    if codec.chat_template is not None:
+        changes = save_chat_templates(codec.chat_template, directory)
+        written.extend(str(directory / change.path) for change in changes if change.action != "delete")
+    written.append(str(write_tokenizer_config(directory, config)))
+    if legacy is not None:
+        (directory / SPECIAL_TOKENS_MAP_FILE).write_text(json_file_text(legacy), encoding="utf-8")
+        written.append(str(directory / SPECIAL_TOKENS_MAP_FILE))
+    _write_tokenizer(codec, directory, written)
+    source = Path(codec.name_or_path) / GENERATION_CONFIG_FILE if codec.name_or_path else None
+    target = directory / GENERATION_CONFIG_FILE
+    if source is not None and source.is_file() and not target.exists():
+        shutil.copyfile(source, target)
+        written.append(str(target))
+    return tuple(dict.fromkeys(written))
