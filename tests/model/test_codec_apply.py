@@ -168,6 +168,26 @@ class TestErrors:
             qwen3.apply_chat_template(messages("multi_turn"), **options)
         assert str(caught.value).startswith(message)
 
+    @pytest.mark.parametrize("chat_template", [5, ["{{ x }}"], {"default": 5}, {3: "x"}])
+    def test_a_chat_template_of_the_wrong_type(self, chat_template: Any) -> None:
+        with pytest.raises(TypeError) as caught:
+            ChatCodec(chat_template)
+        assert str(caught.value) == (
+            "chat_template: expected the template text, a dict of named templates {name: text} or None, "
+            f"got {chat_template!r}")
+        codec = ChatCodec("x")
+        with pytest.raises(TypeError):
+            codec.chat_template = chat_template
+        assert codec.chat_template == "x"
+
+    def test_a_chat_template_argument_of_the_wrong_type(self, qwen3: ChatCodec) -> None:
+        with pytest.raises(ConversationError) as caught:
+            qwen3.apply_chat_template(messages("multi_turn"), chat_template=5)  # type: ignore[arg-type]
+        assert str(caught.value) == (
+            "chat_template: expected template text or the name of one of the model's templates, got int")
+        with pytest.raises(ConversationError):
+            qwen3.get_chat_template(["default"])  # type: ignore[arg-type]
+
     def test_no_chat_template(self) -> None:
         with pytest.raises(ChatTemplateNotFoundError, match="no chat template"):
             ChatCodec().apply_chat_template(messages("multi_turn"), tokenize=False)

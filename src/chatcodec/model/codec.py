@@ -46,7 +46,8 @@ class ChatCodec:
     Usually made by :meth:`from_pretrained`; the constructor builds one from values in memory.
 
     Args:
-        chat_template: the template text, or ``{name: text}`` for named templates.
+        chat_template: the template text, or ``{name: text}`` for named templates (anything else
+            is a ``TypeError``, also when assigned later).
         response_template: a response template (dict), or ``None``.
         special_tokens: named special tokens (``{"eos_token": "<|im_end|>", ...}``).
         tokenizer: a :class:`~chatcodec.model.tokenizer.Tokenizer` for token ids, or ``None``.
@@ -113,6 +114,19 @@ class ChatCodec:
         from chatcodec.model.loading import load_codec
 
         return load_codec(cls, path_or_profile)
+
+    @property
+    def chat_template(self) -> str | dict[str, str] | None:
+        """The chat template text, ``{name: text}`` for named templates, or ``None``."""
+        return self._chat_template
+
+    @chat_template.setter
+    def chat_template(self, value: str | dict[str, str] | None) -> None:
+        if not (value is None or isinstance(value, str) or (isinstance(value, dict) and all(
+                isinstance(name, str) and isinstance(text, str) for name, text in value.items()))):
+            raise TypeError("chat_template: expected the template text, a dict of named templates "
+                            f"{{name: text}} or None, got {value!r}")
+        self._chat_template = value
 
     @property
     def response_template(self) -> dict[str, Any] | None:
@@ -192,9 +206,14 @@ class ChatCodec:
         Raises:
             ChatTemplateNotFoundError: no template at all, no template of that name, or several
                 and none applies (the message lists the names).
+            ConversationError: ``chat_template`` is not a string.
         """
+        from chatcodec.chat_templates.inputs import ConversationError
         from chatcodec.chat_templates.selection import resolve_chat_template
 
+        if chat_template is not None and not isinstance(chat_template, str):
+            raise ConversationError("chat_template: expected template text or the name of one of the model's "
+                                    f"templates, got {type(chat_template).__name__}")
         return resolve_chat_template(self.chat_template, chat_template, tools)
 
     def apply_chat_template(
