@@ -7,6 +7,7 @@ The model directory holds the real Qwen3 chat template, the small byte-level BPE
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,40 @@ class TestPaddedPrompts:
         assert str(caught.value) == (
             "prefix: a dict must hold input_ids (and attention_mask), as apply_chat_template returns; "
             "got keys ['ids']")
+
+
+class TestMissingStartAnchor:
+    """A prompt without the start anchor is parsed whole (SPEC §1.5, as the reference), so at the
+    model level that is almost always a prompt built without ``add_generation_prompt=True``."""
+
+    WARNING = (
+        "parse_response: the prefix does not contain the response template's start anchor "
+        "'<|im_start|>assistant\\n', so the whole prompt is parsed as the start of the assistant message "
+        "and ends up in it. Build the prompt with add_generation_prompt=True, or pass prefix='' when "
+        "there is no prompt.")
+
+    def test_warns_and_parses_as_the_engine_does(self, tmp_path: Path) -> None:
+        codec = qwen3(tmp_path)
+        prompt = codec.apply_chat_template(BATCH[0], add_generation_prompt=False, tokenize=False)
+        with pytest.warns(UserWarning) as caught:
+            message = codec.parse_response("Hello!<|im_end|>", prefix=prompt)
+        assert [str(warning.message) for warning in caught] == [self.WARNING]
+        assert caught[0].filename == __file__
+        # parsed as the engine parses a prompt without the anchor (SPEC §1.5): the prompt is in it
+        assert message == {"role": "assistant", "content": "<|im_start|>user\nHi\nHello!"}
+        with pytest.warns(UserWarning) as caught:
+            codec.parse_response(["Hello!", "Hello!"], prefix=codec.encode(prompt))
+        assert len(caught) == 1
+        with pytest.warns(UserWarning) as caught:
+            codec.get_response_parser(prefix=prompt)
+        assert str(caught[0].message) == self.WARNING.replace("parse_response:", "get_response_parser:")
+        assert caught[0].filename == __file__
+
+    def test_no_warning_for_a_generation_prompt_or_no_prompt(self, tmp_path: Path) -> None:
+        codec = qwen3(tmp_path)
+        prompt = codec.apply_chat_template(BATCH[0], add_generation_prompt=True, tokenize=False)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            for prefix in (prompt, "", [], codec.encode(prompt)):
+                assert codec.parse_response("Hello!<|im_end|>", prefix=prefix) == HELLO
+                codec.get_response_parser(prefix=prefix)

@@ -425,16 +425,13 @@ class ChatCodec:
             ValueError: ``prefix`` is missing or is a batch.
             ResponseTemplateError: the response template is invalid.
         """
-        from chatcodec.model.prefixes import prompt_text, split_prompts
+        from chatcodec.model.prefixes import parser_prompt_text, warn_without_start_anchor
         from chatcodec.response_templates.engine import ResponseParser
 
         template = self._response_template(response_template, "get_response_parser")
-        if prefix is not None and not isinstance(prefix, str):
-            prompts, batched = split_prompts(prefix)
-            if batched:
-                raise ValueError("get_response_parser: prefix= must be a single sequence (text or 1-D ids)")
-            prefix = prompt_text(self, prompts[0])
-        parser = ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
+        prompt = parser_prompt_text(self, prefix)
+        warn_without_start_anchor(template, [prompt or ""], "get_response_parser", stacklevel=2)
+        parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors)
 
         def new_decoder() -> IncrementalDecoder:
             return self._require_tokenizer().incremental_decoder()
