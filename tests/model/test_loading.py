@@ -3,12 +3,22 @@ the errors when a name is neither."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chatcodec.errors import ModelStorageError, UnknownProfileError
 from chatcodec.model.codec import ChatCodec
+from chatcodec.model.loading import find_response_template
+from tests.conftest import ROOT, corpus_template
+from tests.model.helpers import QWEN3_TEMPLATE, make_model_dir
+
+
+def profile_template(name: str) -> Any:
+    path = ROOT / "src" / "chatcodec" / "profiles" / name / "response_template.json"
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def test_only_a_directory_shadows_a_profile_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -54,3 +64,37 @@ def test_a_close_profile_name_is_suggested() -> None:
     with pytest.raises(UnknownProfileError) as caught:
         ChatCodec.from_pretrained("qwen-3")
     assert str(caught.value).endswith("lists the bundled profiles). Did you mean 'qwen3'?")
+
+
+class TestTheResponseTemplateOfADirectory:
+    """``chatcodec parse DIR`` finds the same response template as ``ChatCodec.from_pretrained(DIR)``."""
+
+    def test_a_detected_profile(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from chatcodec.cli import main
+
+        directory = make_model_dir(tmp_path / "model", chat_template=corpus_template(QWEN3_TEMPLATE))
+        assert find_response_template(directory) == (profile_template("qwen3"), "profile:qwen3")
+        assert ChatCodec.from_pretrained(directory).response_template_source == "profile:qwen3"
+        output = tmp_path / "output.txt"
+        output.write_text("<think>\nok\n</think>\n\nIt is sunny.<|im_end|>", encoding="utf-8")
+        assert main(["parse", str(directory), str(output), "--no-prefix"]) == 0
+        assert json.loads(capsys.readouterr().out) == {  # the qwen3 profile keeps whitespace
+            "role": "assistant", "reasoning_content": "\nok\n", "content": "\n\nIt is sunny."}
+
+    def test_the_stored_one_wins(self, tmp_path: Path) -> None:
+        template = {"start_anchor": "A:", "fields": {"content": {}}}
+        directory = make_model_dir(tmp_path / "model", chat_template=corpus_template(QWEN3_TEMPLATE),
+                                   response_template=template)
+        assert find_response_template(directory) == (template, "tokenizer_config.json")
+
+    def test_none(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from chatcodec.cli import main
+
+        directory = make_model_dir(tmp_path / "model", chat_template="{{ messages }}")
+        assert find_response_template(directory) == (None, None)
+        (tmp_path / "output.txt").write_text("x", encoding="utf-8")
+        assert main(["parse", str(directory), str(tmp_path / "output.txt"), "--no-prefix"]) != 0
+        assert capsys.readouterr().err == (
+            f"chatcodec: ValueError: {directory}: no response template (no 'response_template' key in "
+            "tokenizer_config.json, and no bundled profile matches its chat template). Add one, or pass "
+            "a response template JSON file or a bundled profile name instead\n")

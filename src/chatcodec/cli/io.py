@@ -227,14 +227,15 @@ def read_response_template(source: str) -> dict[str, Any]:
 
     Args:
         source: a JSON file holding a response template (or a whole ``tokenizer_config.json`` with a
-            ``response_template`` key), a model directory whose ``tokenizer_config.json`` has one,
-            or the name of a bundled profile (see :func:`bundled_response_template`).
+            ``response_template`` key), a model directory (its stored response template, or the
+            bundled profile detected from its chat template, as ``ChatCodec.from_pretrained``), or
+            the name of a bundled profile (see :func:`bundled_response_template`).
 
     Returns:
         The template as a JSON object (not yet validated: ``load_response_template`` does that).
 
     Raises:
-        OSError: nothing by that name exists, or a directory without ``tokenizer_config.json``.
+        OSError: nothing by that name exists.
         ValueError: the file is not JSON, or the model directory has no response template.
         ModelStorageError: the model directory's configuration files are malformed.
     """
@@ -254,16 +255,16 @@ def read_response_template(source: str) -> dict[str, Any]:
 
 
 def _directory_response_template(directory: Path) -> dict[str, Any]:
-    """The ``response_template`` key of a model directory, read as ``ChatCodec`` reads it."""
-    from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_tokenizer_config
+    """The response template ``ChatCodec.from_pretrained(directory)`` would use (the stored one, or
+    the bundled profile detected from the chat template)."""
+    from chatcodec.model.loading import find_response_template
 
-    config = read_tokenizer_config(directory)
-    if TOKENIZER_CONFIG_FILE not in config.files:
-        raise OSError(f"{directory}: not a model directory (no {TOKENIZER_CONFIG_FILE})")
-    if config.response_template is None:
-        raise ValueError(f"{directory / TOKENIZER_CONFIG_FILE}: no 'response_template' key. Add one, or pass "
-                         "a response template JSON file instead of the model directory")
-    return config.response_template
+    template, _ = find_response_template(directory)
+    if template is None:
+        raise ValueError(f"{directory}: no response template (no 'response_template' key in "
+                         "tokenizer_config.json, and no bundled profile matches its chat template). Add one, "
+                         "or pass a response template JSON file or a bundled profile name instead")
+    return template
 
 
 def bundled_response_template(name: str) -> dict[str, Any] | None:

@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatcodec.errors import ResponseTemplateError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_tokenizer_config
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, TokenizerConfig, read_tokenizer_config
 from chatcodec.model.tokenizer import load_tokenizer
 
 if TYPE_CHECKING:
     from chatcodec.model.codec import ChatCodec
 
-__all__ = ["load_codec"]
+__all__ = ["find_response_template", "load_codec"]
 
 logger = logging.getLogger("chatcodec")
 
@@ -49,18 +49,11 @@ def _default_template(templates: str | dict[str, str] | None) -> str | None:
     return templates
 
 
-def _attach_detected_profile(codec: ChatCodec) -> None:
+def _detected_profile(templates: str | dict[str, str] | None) -> str | None:
     from chatcodec import profiles
 
-    template = _default_template(codec.chat_template)
-    name = profiles.detect(template) if template else None
-    if name is None:
-        return
-    codec.response_template = profiles.load(name).response_template
-    codec.response_template_source = f"profile:{name}"
-    codec.profile = name
-    logger.info("%s has no response_template; using the bundled profile %r, detected from its chat template",
-                codec.name_or_path, name)
+    template = _default_template(templates)
+    return profiles.detect(template) if template else None
 
 
 def _chat_templates(path: Path) -> str | dict[str, str] | None:
@@ -74,17 +67,54 @@ def _chat_templates(path: Path) -> str | dict[str, str] | None:
         return None
 
 
+def _response_template_of(path: Path, config: TokenizerConfig,
+                          templates: str | dict[str, str] | None) -> tuple[dict[str, Any] | None, str | None]:
+    if config.response_template is not None:
+        return _validated(config.response_template, str(path / TOKENIZER_CONFIG_FILE)), TOKENIZER_CONFIG_FILE
+    name = _detected_profile(templates)
+    if name is None:
+        return None, None
+    from chatcodec import profiles
+
+    logger.info("%s has no response_template; using the bundled profile %r, detected from its chat template",
+                path, name)
+    return profiles.load(name).response_template, f"profile:{name}"
+
+
+def find_response_template(directory: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, str | None]:
+    """The response template ``from_pretrained`` gives a model directory, without loading its tokenizer.
+
+    ``tokenizer_config.json``'s ``response_template`` (validated), else the one of the bundled
+    profile detected from the directory's chat template (what ``chatcodec parse DIR`` uses too).
+
+    Args:
+        directory: the model directory.
+
+    Returns:
+        ``(template, source)``: ``source`` is ``"tokenizer_config.json"`` or ``"profile:<name>"``;
+        ``(None, None)`` when there is none.
+
+    Raises:
+        ModelStorageError: a configuration or template file is malformed.
+        ResponseTemplateError: the stored response template is invalid (the message names the file).
+    """
+    path = Path(directory)
+    return _response_template_of(path, read_tokenizer_config(path), _chat_templates(path))
+
+
 def _load_directory(cls: type[Codec], path: Path) -> Codec:
     config = read_tokenizer_config(path)
+    templates = _chat_templates(path)
     tokenizer, missing = load_tokenizer(path)
-    codec = cls(_chat_templates(path), special_tokens=config.special_tokens, tokenizer=tokenizer,
+    codec = cls(templates, special_tokens=config.special_tokens, tokenizer=tokenizer,
                 config=config, name_or_path=str(path))
     codec._tokenizer_missing = missing
-    if config.response_template is not None:
-        codec.response_template = _validated(config.response_template, str(path / TOKENIZER_CONFIG_FILE))
-        codec.response_template_source = TOKENIZER_CONFIG_FILE
-    else:
-        _attach_detected_profile(codec)
+    template, source = _response_template_of(path, config, templates)
+    if template is not None:
+        codec.response_template = template
+        codec.response_template_source = source
+        if source is not None and source.startswith("profile:"):
+            codec.profile = source.removeprefix("profile:")
     return codec
 
 
