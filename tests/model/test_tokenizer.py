@@ -43,20 +43,25 @@ class TestLoading:
         assert tokenizer.token_to_id("<|im_end|>") == 2
 
     def test_no_tokenizer_json(self, tmp_path: Path) -> None:
-        assert load_tokenizer(tmp_path) == (None, f"{tmp_path / 'tokenizer.json'} does not exist")
+        # The package is installed here: the message names the missing file, not the package.
+        assert load_tokenizer(tmp_path) == (None, (
+            f"token ids: no tokenizer is available ({tmp_path / 'tokenizer.json'} does not exist). Add the "
+            "model's tokenizer.json to the directory (chatcodec reads no other tokenizer format); for the "
+            "prompt text alone pass tokenize=False."))
 
     def test_without_the_package(self, tmp_path: Path, without_tokenizers: None) -> None:
         (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
-        assert load_tokenizer(tmp_path) == (None, "the tokenizers package is not installed")
+        assert load_tokenizer(tmp_path) == (None, (
+            "token ids: no tokenizer is available (the tokenizers package is not installed). Install it with "
+            "`pip install 'chatcodec[tokenizers]'`; for the prompt text alone pass tokenize=False."))
 
     def test_from_file_without_the_package_names_the_fix(self, tmp_path: Path,
                                                          without_tokenizers: None) -> None:
         with pytest.raises(TokenizerUnavailableError) as caught:
             Tokenizer.from_file(tmp_path / "tokenizer.json")
         assert str(caught.value) == (
-            "token ids: no tokenizer is available (the tokenizers package is not installed). Install the "
-            "optional tokenizer support with `pip install 'chatcodec[tokenizers]'` and load a model "
-            "directory that has a tokenizer.json; for the prompt text alone pass tokenize=False."
+            "token ids: no tokenizer is available (the tokenizers package is not installed). Install it with "
+            "`pip install 'chatcodec[tokenizers]'`; for the prompt text alone pass tokenize=False."
         )
         assert isinstance(caught.value, ImportError)
 

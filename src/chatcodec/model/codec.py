@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chatcodec.errors import ResponseTemplateNotFoundError
+from chatcodec.errors import ResponseTemplateNotFoundError, TokenizerUnavailableError
 from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
 from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.responses import ModelResponseParser, end_of_sequence
@@ -83,7 +83,10 @@ class ChatCodec:
         #: Template variables every render gets (a bundled profile's ``template_kwargs``); special
         #: tokens come first, then these, then the call's ``**kwargs``.
         self.template_variables: dict[str, Any] = {}
-        self._tokenizer_missing = "none was given" if tokenizer is None else None
+        #: The message of the TokenizerUnavailableError raised when ids are needed and there is none.
+        self._tokenizer_missing: str | None = None if tokenizer is not None else str(tokenizer_unavailable(
+            "none was given to ChatCodec", "Pass tokenizer=Tokenizer.from_file('tokenizer.json') (from "
+            "chatcodec.model.tokenizer), or load a model directory with ChatCodec.from_pretrained"))
         self._compiled: tuple[str, ResponseTemplate] | None = None  # see _response_template
 
     @classmethod
@@ -183,7 +186,8 @@ class ChatCodec:
 
     def _require_tokenizer(self) -> Tokenizer:
         if self.tokenizer is None:
-            raise tokenizer_unavailable(self._tokenizer_missing or "none was loaded")
+            raise TokenizerUnavailableError(self._tokenizer_missing or str(tokenizer_unavailable(
+                "the tokenizer was removed", "Set codec.tokenizer")))
         return self.tokenizer
 
     # -- encoding --------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from chatcodec.errors import ResponseTemplateError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, TokenizerConfig, read_tokenizer_config
-from chatcodec.model.tokenizer import load_tokenizer
+from chatcodec.model.tokenizer import load_tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
     from chatcodec.model.codec import ChatCodec
@@ -128,8 +128,9 @@ def _load_profile(cls: type[Codec], name: str) -> Codec:
     codec.response_template_source = f"profile:{profile.name}"
     codec.profile = profile.name
     codec.template_variables = dict(profile.template_kwargs or {})
-    codec._tokenizer_missing = (
-        f"the bundled profile {profile.name!r} has no tokenizer; load a model directory")
+    codec._tokenizer_missing = str(tokenizer_unavailable(
+        f"the bundled profile {profile.name!r} has no tokenizer",
+        "Load a model directory that has a tokenizer.json"))
     return codec
 
 

@@ -10,7 +10,8 @@ Rules kept:
 
 * ``import chatcodec`` and the decoding path never import ``tokenizers``.
 * When ids are asked for and no tokenizer exists, :class:`~chatcodec.errors.TokenizerUnavailableError`
-  names the fix (``pip install 'chatcodec[tokenizers]'``, or add ``tokenizer.json``).
+  names the actual cause and its fix (``pip install 'chatcodec[tokenizers]'`` only when the package
+  is missing; add ``tokenizer.json`` when the file is).
 * Generated ids have one text, whether they arrive all at once or one step at a time
   (:meth:`Tokenizer.decode_generated` is what :class:`~chatcodec.model.incremental.IncrementalDecoder`
   streams).
@@ -37,19 +38,23 @@ __all__ = [
 TOKENIZER_FILE = "tokenizer.json"
 
 
-def tokenizer_unavailable(reason: str) -> TokenizerUnavailableError:
+#: How to get a tokenizer when the ``tokenizers`` package is missing.
+INSTALL_FIX = "Install it with `pip install 'chatcodec[tokenizers]'`"
+
+
+def tokenizer_unavailable(reason: str, fix: str = INSTALL_FIX) -> TokenizerUnavailableError:
     """The error raised when token ids are asked for and no tokenizer exists.
 
     Args:
         reason: why there is none (``"the tokenizers package is not installed"``, ...).
+        fix: what to do about it, for that reason.
 
     Returns:
-        The error (not raised), naming ``reason`` and the fix.
+        The error (not raised), naming ``reason`` and ``fix``.
     """
     return TokenizerUnavailableError(
-        f"token ids: no tokenizer is available ({reason}). "
-        "Install the optional tokenizer support with `pip install 'chatcodec[tokenizers]'` and load a "
-        f"model directory that has a {TOKENIZER_FILE}; for the prompt text alone pass tokenize=False."
+        f"token ids: no tokenizer is available ({reason}). {fix}; "
+        "for the prompt text alone pass tokenize=False."
     )
 
 
@@ -304,18 +309,20 @@ def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]
         directory: a model directory.
 
     Returns:
-        ``(tokenizer, None)``, or ``(None, reason)`` saying why there is no tokenizer; the reason
-        goes into the :class:`~chatcodec.errors.TokenizerUnavailableError` raised if token ids
-        are asked for later.
+        ``(tokenizer, None)``, or ``(None, message)``: the message of the
+        :class:`~chatcodec.errors.TokenizerUnavailableError` to raise if token ids are asked for
+        later, naming the actual cause (the file is missing, or the package is) and its fix.
 
     Raises:
         ModelStorageError: ``tokenizer.json`` exists but cannot be parsed.
     """
     path = Path(directory) / TOKENIZER_FILE
     if not path.is_file():
-        return None, f"{Path(directory) / TOKENIZER_FILE} does not exist"
+        return None, str(tokenizer_unavailable(
+            f"{path} does not exist",
+            "Add the model's tokenizer.json to the directory (chatcodec reads no other tokenizer format)"))
     try:
         _import_tokenizers()
-    except TokenizerUnavailableError:
-        return None, "the tokenizers package is not installed"
+    except TokenizerUnavailableError as error:
+        return None, str(error)
     return Tokenizer.from_file(path), None
