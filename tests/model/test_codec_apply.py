@@ -19,7 +19,7 @@ from chatcodec.model.codec import ChatCodec
 from chatcodec.model.config import TokenizerConfig
 from chatcodec.model.tokenizer import Tokenizer
 from tests.conftest import corpus_template, golden_renders, load_json
-from tests.model.helpers import QWEN3_TEMPLATE, SMOLLM3_TEMPLATE, chatml_tokenizer
+from tests.model.helpers import QWEN3_TEMPLATE, SMOLLM3_TEMPLATE, chatml_tokenizer, sentencepiece_tokenizer
 
 QWEN3_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
 SMOLLM3_TOKENS = {"eos_token": "<|im_end|>", "pad_token": "<|im_end|>"}
@@ -231,6 +231,27 @@ class TestAssistantMasks:
                                              now=CLOCK)
         assert self.assistant_text(smollm3, result) == (
             "<|im_start|>assistant\n今日は晴れです ☀️😀 — 한국어도 괜찮아요. 👨\u200d👩\u200d👧<|im_end|>\n")
+
+    def test_a_word_boundary_token_sharing_its_character_after_an_added_token(self) -> None:
+        """A SentencePiece-style normalizer (``Prepend("▁")``) starts each piece of text after an
+        added token with a ``▁`` token that has the offsets of the piece's first character. When a
+        span is that one character (here ``\n``), both tokens cover it; the reference maps the
+        span's last character to the first of them and leaves the ``\n`` token out.
+
+        Recorded from transformers 5.23 on the same tokenizer and template: input_ids end
+        ``[2, 273, 13]``, assistant_masks end ``[0, 1, 0]``.
+        """
+        backend = sentencepiece_tokenizer()
+        template = ("{% for m in messages %}<s>{{ m.role }}</s>{% if m.role == 'assistant' %}"
+                    "{% generation %}{{ m.content }}{% endgeneration %}{% else %}{{ m.content }}{% endif %}"
+                    "{% endfor %}")
+        codec = ChatCodec(template, special_tokens={"bos_token": "<s>", "eos_token": "</s>"},
+                          tokenizer=Tokenizer(backend))
+        chat = [{"role": "user", "content": "Hello"}, {"role": "assistant", "content": "\n"}]
+        result = codec.apply_chat_template(chat, return_assistant_tokens_mask=True)
+        assert result["input_ids"][-3:] == [2, 273, 13]
+        assert [backend.id_to_token(i) for i in result["input_ids"][-3:]] == ["</s>", "▁", "<0x0A>"]
+        assert result["assistant_masks"] == [0] * (len(result["input_ids"]) - 2) + [1, 1]
 
     def test_every_entry_point_gives_the_same_mask(self, smollm3: ChatCodec) -> None:
         chats = [messages("multi_turn"), messages("unicode")]
