@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError, TokenizerUnavailableError
-from chatcodec.model.config import SPECIAL_TOKENS_ATTRIBUTES, TokenizerConfig
+from chatcodec.model.config import TokenizerConfig
 from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.responses import ModelResponseParser, end_of_sequence
 from chatcodec.model.sequences import to_python, token_id, token_id_sequences
-from chatcodec.model.tokenizer import Tokenizer, tokenizer_unavailable
+from chatcodec.model.special_tokens import SpecialTokenAttributes
+from chatcodec.model.tokenizer import NO_TOKENIZER_GIVEN, Tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.template import ResponseTemplate
@@ -34,13 +35,7 @@ Conversation = Sequence[dict[str, Any]]
 Tool = dict[str, Any] | Callable[..., Any]
 
 
-def _special_token_name(attribute: str) -> str | None:
-    """``"pad_token"`` for ``pad_token`` and ``pad_token_id``; ``None`` for other attributes."""
-    name = attribute.removesuffix("_id")
-    return name if name in SPECIAL_TOKENS_ATTRIBUTES else None
-
-
-class ChatCodec:
+class ChatCodec(SpecialTokenAttributes):
     """A model's chat template, special tokens, response template and (optional) tokenizer.
 
     Usually made by :meth:`from_pretrained`; the constructor builds one from values in memory.
@@ -84,9 +79,7 @@ class ChatCodec:
         #: tokens come first, then these, then the call's ``**kwargs``.
         self.template_variables: dict[str, Any] = {}
         #: The message of the TokenizerUnavailableError raised when ids are needed and there is none.
-        self._tokenizer_missing: str | None = None if tokenizer is not None else str(tokenizer_unavailable(
-            "none was given to ChatCodec", "Pass tokenizer=Tokenizer.from_file('tokenizer.json') (from "
-            "chatcodec.model.tokenizer), or load a model directory with ChatCodec.from_pretrained"))
+        self._tokenizer_missing: str | None = None if tokenizer is not None else NO_TOKENIZER_GIVEN
         self._compiled: tuple[str, ResponseTemplate] | None = None  # see _response_template
 
     @classmethod
@@ -141,48 +134,7 @@ class ChatCodec:
         self._response_template_value = value
         self.response_template_source = None if value is None else "assigned"
 
-    # -- special tokens --------------------------------------------------------------------------
-
-    def __getattr__(self, name: str) -> Any:
-        """``codec.eos_token`` reads ``special_tokens_map``; ``codec.eos_token_id`` its id."""
-        token_name = _special_token_name(name)
-        if token_name is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        token = self.__dict__.get("special_tokens_map", {}).get(token_name)
-        if name == token_name or token is None:
-            return token
-        return self._require_tokenizer().token_to_id(token)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        """``codec.pad_token = ...`` (or ``pad_token_id``) writes ``special_tokens_map``, as in the
-        reference; ``None`` removes the token."""
-        token_name = _special_token_name(name)
-        if token_name is None:
-            super().__setattr__(name, value)
-            return
-        if value is not None and name != token_name:
-            tokenizer = self._require_tokenizer()
-            index = token_id(value)
-            if index is None:
-                raise ValueError(f"{name}: expected a token id, got {type(value).__name__}")
-            tokenizer.check_ids([index], name, single=True)
-            value = tokenizer.id_to_token(index)
-        if value is None:
-            self.special_tokens_map.pop(token_name, None)
-        elif isinstance(value, str):
-            self.special_tokens_map[token_name] = value
-        else:
-            raise ValueError(f"{token_name}: cannot set a non-string value (got {type(value).__name__}); "
-                             f"pass the token's text, or set {token_name}_id to an id")
-
-    @property
-    def eos_token_ids(self) -> list[int]:
-        """The ids that end generation: ``generation_config.json``'s, plus the ``eos_token``'s."""
-        ids = list(self.config.eos_token_ids)
-        eos_id = self._token_id(self.special_tokens_map.get("eos_token"))
-        if eos_id is not None and eos_id not in ids:
-            ids.append(eos_id)
-        return ids
+    # -- special tokens: codec.eos_token, codec.pad_token_id = ..., eos_token_ids (model.special_tokens)
 
     def _require_tokenizer(self) -> Tokenizer:
         if self.tokenizer is None:
@@ -364,9 +316,6 @@ class ChatCodec:
         if self._compiled is None or self._compiled[0] != key:
             self._compiled = (key, load_response_template(template))
         return self._compiled[1]
-
-    def _token_id(self, token: str | None) -> int | None:
-        return self.tokenizer.token_to_id(token) if self.tokenizer is not None and token else None
 
     def parse_response(self, response: Any, schema: dict[str, Any] | None = None, *,
                        prefix: Any = None, tools: list[Tool] | None = None,

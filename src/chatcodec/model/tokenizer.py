@@ -29,6 +29,8 @@ from chatcodec.model.config import AddedToken
 from chatcodec.model.incremental import REPLACEMENT_CHARACTER, IncrementalDecoder
 
 __all__ = [
+    "INSTALL_FIX",
+    "NO_TOKENIZER_GIVEN",
     "TOKENIZER_FILE",
     "Tokenizer",
     "load_tokenizer",
@@ -56,6 +58,12 @@ def tokenizer_unavailable(reason: str, fix: str = INSTALL_FIX) -> TokenizerUnava
         f"token ids: no tokenizer is available ({reason}). {fix}; "
         "for the prompt text alone pass tokenize=False."
     )
+
+
+#: Why a ``ChatCodec`` built without ``tokenizer=`` has none, and the fix.
+NO_TOKENIZER_GIVEN = str(tokenizer_unavailable(
+    "none was given to ChatCodec", "Pass tokenizer=Tokenizer.from_file('tokenizer.json') (from "
+    "chatcodec.model.tokenizer), or load a model directory with ChatCodec.from_pretrained"))
 
 
 def _import_tokenizers() -> Any:
