@@ -171,6 +171,23 @@ the corpus README says, and parsed with the family's generation prompt that ends
 `prompt_suffix`.
 """
 
+MALFORMED = """\
+No profile drops a malformed tool call (SPEC §1.5 "nothing is lost"). A call the format cannot read
+(broken JSON, an object that is not a call, a pythonic argument that is not a literal, an element
+that is not a call), and text inside a tool-call section that is not a call, make the `x-` parser
+raise `ValueError`: with `errors="strict"` (the default) parsing raises `ResponseParseError`, whose
+`partial_message` is the message parsed so far and whose `text` is the raw tool-call region; with
+`errors="keep"` the message has no value for that region and lists the problem, with the raw text,
+under `parse_errors`. The other calls of the same region are in that raw text, not in `tool_calls`.
+
+The `skip_invalid` option the `x-` parsers once had (it dropped such calls silently, even in strict
+mode) is removed; a template that sets it fails to load with a message saying so. Framing text that
+belongs to a format is declared instead: as the tool-call field's `close` (an end-of-turn token, a
+section end marker), as `x-json-calls` `separators`, or as `x-findall` `between` (Step3's per-call
+markers, MiniMax-M3's namespace marker). Peer vectors whose expected parse drops such text are known
+differences below; text after a tool-call section goes to `content`.
+"""
+
 ROUND_TRIP_INTRO = """\
 Each corpus chat template of a profiled family renders four assistant messages (content; reasoning;
 one tool call; two calls with unicode, number and nested arguments), which are parsed back. What a
@@ -188,6 +205,7 @@ def render(counts: dict[str, dict[str, int]]) -> str:
         ("", [INTRO]),
         ("## Summary", summary(counts)),
         ("## Families", family_table(counts)),
+        ("## Malformed tool calls", [MALFORMED]),
         ("## Known differences from the peers", known_differences()),
         ("## Round trips with the real chat templates", [ROUND_TRIP_INTRO, *round_trips()]),
         ("## Profiles", profile_notes()),
