@@ -29,7 +29,13 @@ from tests.profiles.helpers import matches, peer_view, whitespace_is_exact  # no
 
 import chatcodec  # noqa: E402
 from chatcodec import profiles  # noqa: E402
-from chatcodec.response_templates import ext_findall, ext_json_calls, ext_pythonic, ext_xml_tree  # noqa: E402
+from chatcodec.response_templates import (  # noqa: E402
+    ext_bare_object,
+    ext_findall,
+    ext_json_calls,
+    ext_pythonic,
+    ext_xml_tree,
+)
 
 DOC = ROOT / "docs" / "profiles.md"
 COVERAGE = ROOT / "src" / "chatcodec" / "profiles" / profiles.COVERAGE_FILE
@@ -150,7 +156,7 @@ def profile_notes() -> list[str]:
 
 def extension_docs() -> list[str]:
     sections = []
-    for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree):
+    for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree, ext_bare_object):
         doc = (module.__doc__ or "").strip().splitlines()
         sections += [f"### {doc[0].rstrip('.')}", "", *doc[1:], ""]
     return sections

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
@@ -23,7 +23,14 @@ def validate(name: str, **args: Any) -> None:
 
 
 def test_every_extension_name_starts_with_x() -> None:
-    assert sorted(EXTENSIONS) == ["x-findall", "x-first", "x-json-calls", "x-pythonic", "x-xml-tree"]
+    assert sorted(EXTENSIONS) == [
+        "x-bare-object",
+        "x-findall",
+        "x-first",
+        "x-json-calls",
+        "x-pythonic",
+        "x-xml-tree",
+    ]
 
 
 class TestPythonic:
@@ -320,6 +327,74 @@ class TestXmlTree:
             validate("x-xml-tree", leaf_parser="json")
         with pytest.raises(ValueError, match=r"unknown key\(s\) \['items'\] for x-xml-tree"):
             validate("x-xml-tree", items="x")
+
+
+class TestBareObject:
+    Q = '<|"|>'
+    ARGS: ClassVar[dict[str, Any]] = {"string_delims": [[Q, Q]]}
+
+    def test_bare_keys_of_any_text_and_every_value_kind(self) -> None:
+        q = self.Q
+        text = (
+            f"{{Content-Type:{q}text/html{q},user.name:{q}a, b: {{c}}{q},$ref:{q}#/x{q},@t:1,"
+            f"my key:-70,-70:2.5e-07,🙂:true,n:None,z:null,f:False,"
+            f'nested:{{a-b:[1,None,{q}x{q}],{q}quoted key{q}:{{}}}},e:[],j:"json \\"s\\"",ns:tag:1}}'
+        )
+        assert parse("x-bare-object", text, **self.ARGS) == {
+            "Content-Type": "text/html",
+            "user.name": "a, b: {c}",
+            "$ref": "#/x",
+            "@t": 1,
+            "my key": -70,
+            "-70": 2.5e-07,
+            "🙂": True,
+            "n": None,
+            "z": None,
+            "f": False,
+            "nested": {"a-b": [1, None, "x"], "quoted key": {}},
+            "e": [],
+            "j": 'json "s"',
+            "ns:tag": 1,
+        }
+
+    def test_whitespace_around_tokens_and_an_empty_object(self) -> None:
+        q = self.Q
+        assert parse("x-bare-object", f" {{ city : {q}Paris{q} , days : 3 }}\n", **self.ARGS) == {
+            "city": "Paris",
+            "days": 3,
+        }
+        assert parse("x-bare-object", "{}", **self.ARGS) == {}
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("{city:Paris}", "must be true, false, null, None or a number, got 'Paris' at offset 6"),
+            ('{a:<|"|>open}', "a string opened at offset 3 is never closed"),
+            ("{a:1", "'}' expected at offset 4"),
+            ("{a:1} tail", "unexpected text after the object at offset 6: 'tail'"),
+            ("{a}", "':' expected after the key at offset 1"),
+            ("{a:inf}", "a bare value must be true, false, null, None or a number, got 'inf'"),
+            ("[1]", "'{' expected at offset 0"),
+            ("{a:[1,}", "a value expected at offset 6"),
+        ],
+    )
+    def test_malformed_text_raises_with_the_offset(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError, match=re.escape(message)) as error:
+            parse("x-bare-object", text, **self.ARGS)
+        assert str(error.value).startswith("x-bare-object: ")
+        assert isinstance(getattr(error.value, "position", None), int)
+
+    def test_deep_nesting_is_a_value_error(self) -> None:
+        with pytest.raises(ValueError, match="x-bare-object: nested too deeply"):
+            parse("x-bare-object", "{a:" * 5000 + "1" + "}" * 5000, **self.ARGS)
+
+    def test_validation(self) -> None:
+        validate("x-bare-object", string_delims=[["<|", "|>"]])
+        validate("x-bare-object")
+        with pytest.raises(ValueError, match=r"string_delims: must be a list of \[open, close\]"):
+            validate("x-bare-object", string_delims=[["<|"]])
+        with pytest.raises(ValueError, match=r"unknown key\(s\) \['delims'\] for x-bare-object"):
+            validate("x-bare-object", delims=[])
 
 
 def test_nested_specs_resolve_like_field_content() -> None:
