@@ -172,6 +172,11 @@ A profile is a folder of data under `src/chatcodec/profiles/<family>/`: `respons
 `chatcodec.profiles.load(name)`, find one with `chatcodec.profiles.detect(chat_template)`, and parse
 with `chatcodec.parse_response(text, profile.response_template, prefix=prompt)`.
 
+`detect` reads the markers of `profile.json` (`detect`: `all`, `any`, `none`, `priority`) as template
+structure: markers inside Jinja comments never count, and markers in prose (`Never write <think>
+tags.`) count only when no profile matches on structure (Granite 3 names `<|tool_call|>` only in
+its instructions).
+
 Vectors are the real outputs of `peer_vectors.json` (vLLM, SGLang and llama.cpp tests), compared as
 the corpus README says, and parsed with the family's generation prompt that ends in the vector's
 `prompt_suffix`.
