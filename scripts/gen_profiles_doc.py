@@ -103,7 +103,7 @@ def summary(counts: dict[str, dict[str, int]]) -> list[str]:
     passed = sum(c["passed"] for c in profiled.values())
     total = sum(c["vectors"] for c in profiled.values())
     missing = sorted(set(counts) - set(profiled))
-    unprofiled = ", ".join(f"`{name}` ({counts[name]['vectors']} vectors)" for name in missing)
+    unprofiled = ", ".join(f"`{name}` ({counts[name]['vectors']} vectors)" for name in missing) or "none"
     partial = "; ".join(
         f"`{name}`: {_md(why)}" for name, why in sorted(test_peer_vectors.PARTIAL_FAMILIES.items())
     )
