@@ -29,7 +29,13 @@ from tests.profiles.helpers import matches, peer_view, whitespace_is_exact  # no
 
 import chatcodec  # noqa: E402
 from chatcodec import profiles  # noqa: E402
-from chatcodec.response_templates import ext_findall, ext_json_calls, ext_pythonic, ext_xml_tree  # noqa: E402
+from chatcodec.response_templates import (  # noqa: E402
+    ext_bare_object,
+    ext_findall,
+    ext_json_calls,
+    ext_pythonic,
+    ext_xml_tree,
+)
 
 DOC = ROOT / "docs" / "profiles.md"
 COVERAGE = ROOT / "src" / "chatcodec" / "profiles" / profiles.COVERAGE_FILE
@@ -97,7 +103,7 @@ def summary(counts: dict[str, dict[str, int]]) -> list[str]:
     passed = sum(c["passed"] for c in profiled.values())
     total = sum(c["vectors"] for c in profiled.values())
     missing = sorted(set(counts) - set(profiled))
-    unprofiled = ", ".join(f"`{name}` ({counts[name]['vectors']} vectors)" for name in missing)
+    unprofiled = ", ".join(f"`{name}` ({counts[name]['vectors']} vectors)" for name in missing) or "none"
     partial = "; ".join(
         f"`{name}`: {_md(why)}" for name, why in sorted(test_peer_vectors.PARTIAL_FAMILIES.items())
     )
@@ -150,7 +156,7 @@ def profile_notes() -> list[str]:
 
 def extension_docs() -> list[str]:
     sections = []
-    for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree):
+    for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree, ext_bare_object):
         doc = (module.__doc__ or "").strip().splitlines()
         sections += [f"### {doc[0].rstrip('.')}", "", *doc[1:], ""]
     return sections
@@ -166,9 +172,31 @@ A profile is a folder of data under `src/chatcodec/profiles/<family>/`: `respons
 `chatcodec.profiles.load(name)`, find one with `chatcodec.profiles.detect(chat_template)`, and parse
 with `chatcodec.parse_response(text, profile.response_template, prefix=prompt)`.
 
+`detect` reads the markers of `profile.json` (`detect`: `all`, `any`, `none`, `priority`) as template
+structure: markers inside Jinja comments never count, and markers in prose (`Never write <think>
+tags.`) count only when no profile matches on structure (Granite 3 names `<|tool_call|>` only in
+its instructions).
+
 Vectors are the real outputs of `peer_vectors.json` (vLLM, SGLang and llama.cpp tests), compared as
 the corpus README says, and parsed with the family's generation prompt that ends in the vector's
 `prompt_suffix`.
+"""
+
+MALFORMED = """\
+No profile drops a malformed tool call (SPEC §1.5 "nothing is lost"). A call the format cannot read
+(broken JSON, an object that is not a call, a pythonic argument that is not a literal, an element
+that is not a call), and text inside a tool-call section that is not a call, make the `x-` parser
+raise `ValueError`: with `errors="strict"` (the default) parsing raises `ResponseParseError`, whose
+`partial_message` is the message parsed so far and whose `text` is the raw tool-call region; with
+`errors="keep"` the message has no value for that region and lists the problem, with the raw text,
+under `parse_errors`. The other calls of the same region are in that raw text, not in `tool_calls`.
+
+The `skip_invalid` option the `x-` parsers once had (it dropped such calls silently, even in strict
+mode) is removed; a template that sets it fails to load with a message saying so. Framing text that
+belongs to a format is declared instead: as the tool-call field's `close` (an end-of-turn token, a
+section end marker), as `x-json-calls` `separators`, or as `x-findall` `between` (Step3's per-call
+markers, MiniMax-M3's namespace marker). Peer vectors whose expected parse drops such text are known
+differences below; text after a tool-call section goes to `content`.
 """
 
 ROUND_TRIP_INTRO = """\
@@ -188,6 +216,7 @@ def render(counts: dict[str, dict[str, int]]) -> str:
         ("", [INTRO]),
         ("## Summary", summary(counts)),
         ("## Families", family_table(counts)),
+        ("## Malformed tool calls", [MALFORMED]),
         ("## Known differences from the peers", known_differences()),
         ("## Round trips with the real chat templates", [ROUND_TRIP_INTRO, *round_trips()]),
         ("## Profiles", profile_notes()),

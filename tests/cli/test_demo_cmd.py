@@ -21,21 +21,26 @@ def _final_message(stdout: str) -> dict[str, object]:
     return json.loads(stdout[stdout.rindex("\n\n{") + 2 :])
 
 
-def test_default_demo_streams_reasoning_and_a_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
-    assert DEFAULT_PROFILE == "qwen3_coder"
+def test_default_demo_streams_reasoning_content_and_a_tool_call(capsys: pytest.CaptureFixture[str]) -> None:
+    assert DEFAULT_PROFILE == "glm45"
     assert main(["demo"]) == 0
     out, err = capsys.readouterr()
     assert err == LIVE_VIEW_HINT + "\n"
-    assert out.startswith("# profile qwen3_coder: ")
-    assert "# user: Which directory is the terminal in?\n# tools: run_in_terminal\n" in out
-    assert "ending in 'is the terminal in?<|im_end|>\\n<|im_start|>assistant\\n<think>\\n'" in out
-    assert "\n[reasoning_content]\n\nNeed to inspect the current directory.\n[tool_calls]\n" in out
-    assert '\n=> {"type": "function", "function": {"name": "run_in_terminal", ' in out
+    assert out.startswith("# profile glm45: ")
+    assert "# user: What's the weather in Beijing on 2025-08-01?\n# tools: get_weather\n" in out
+    assert "\n[reasoning_content]\nI want to get the weather.\n[content]\n" in out
+    assert "I will help you get the weather.\n[tool_calls]\n" in out
+    assert '\n=> {"type": "function", "function": {"name": "get_weather", ' in out
+    assert out.count("\n[") == 3, "one block per region, none of them empty"
     assert _final_message(out) == {
         "role": "assistant",
-        "reasoning_content": "Need to inspect the current directory.",
+        "reasoning_content": "I want to get the weather.",
+        "content": "I will help you get the weather.",
         "tool_calls": [
-            {"type": "function", "function": {"name": "run_in_terminal", "arguments": {"command": "pwd"}}}
+            {
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Beijing", "date": "2025-08-01"}},
+            }
         ],
     }
 
@@ -57,12 +62,16 @@ def test_alias_picks_the_profile_and_plain_needs_no_hint(capsys: pytest.CaptureF
     assert _final_message(out)["content"] == "Sure, let me check the weather."
 
 
-def test_profile_without_a_demo_is_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["demo", "--profile", "lfm2"]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("chatcodec: ValueError: demo: profile 'lfm2' has no bundled demo")
-    assert "Profiles with a demo: apertus, deepseek_r1," in err
-    assert err.count("\n") == 1
+@pytest.mark.parametrize("name", ["lfm2", "llama3_json"])
+def test_profile_without_a_demo_is_a_usage_error(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--profile", name]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"chatcodec demo: error: profile {name!r} has no bundled demo (no chat template to render "
+        f"its conversation). Profiles with a demo: {', '.join(WITH_DEMO)}\n"
+    )
+    assert WITH_DEMO[:2] == ["apertus", "deepseek_r1"]
 
 
 def test_unknown_profile_lists_the_names(capsys: pytest.CaptureFixture[str]) -> None:

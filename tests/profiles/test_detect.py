@@ -1,5 +1,8 @@
 """``profiles.detect`` over all 59 corpus chat templates: the right family, or ``None``.
 
+Markers count only where they are template structure: not inside Jinja comments, and not as a
+word in prose (``Never write <think> tags.``).
+
 The expected family of each template is decided here by reading the template's tool-call and
 reasoning format (not by asking ``detect``). ``None`` marks templates without a tool-call or
 reasoning format of a bundled profile (plain chat templates, and formats no profile covers:
@@ -98,6 +101,28 @@ def test_bundled_chat_templates_are_detected_as_their_profile() -> None:
     assert len(bundled) >= 15
     for name in bundled:
         assert profiles.detect(profiles.load(name).chat_template or "") == name
+
+
+def _corpus(file: str) -> str:
+    return corpus_path("chat_templates", file).read_text(encoding="utf-8")
+
+
+def test_markers_in_jinja_comments_do_not_count() -> None:
+    gemma3 = _corpus("google--gemma-3-1b-it.jinja")
+    assert profiles.detect("{# Gemma 4 would use <|tool_call> #}\n" + gemma3) is None
+    qwen3 = _corpus("Qwen--Qwen3-0.6B.jinja")
+    assert profiles.detect("{#- not the <function=...> format -#}\n" + qwen3) == "qwen3"
+    assert profiles.detect(qwen3 + "{# multi-line\n<function=f> #}") == "qwen3"
+
+
+def test_markers_in_prose_do_not_count() -> None:
+    qwen25 = _corpus("Qwen--Qwen2.5-7B-Instruct.jinja")
+    default_system = "You are a helpful assistant."
+    assert default_system in qwen25
+    prose = qwen25.replace(default_system, default_system + " Never write <think> tags.")
+    assert profiles.detect(prose) == "hermes"
+    structural = qwen25.replace(default_system, default_system + "' + '<think>\\n' + '")
+    assert profiles.detect(structural) == "qwen3"
 
 
 def test_a_template_without_markers_is_not_detected() -> None:

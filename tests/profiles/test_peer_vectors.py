@@ -52,6 +52,15 @@ _NO_SILENT_CONTENT = (
     "strict parsing raises on a broken tool call (carrying the partial message and the raw "
     "region); it never turns it into content silently as the peer does"
 )
+_NEVER_DROPPED = (
+    "a malformed tool call, or text in a tool-call section that is not a call, is never dropped: strict "
+    "parsing raises (with the partial message and the raw region), errors='keep' records it under "
+    "parse_errors; the peer drops it silently"
+)
+_PROSE_AFTER_JSON = (
+    "prose after a JSON tool call stays in the tool-call region (its end cannot be found by a "
+    "delimiter), so strict parsing raises rather than dropping it as the peer does"
+)
 _TYPING = (
     "tool-argument typing tries the schema's types in order and, after 'string', only null and "
     "JSON containers are still tried (SPEC 1.6); llama.cpp casts '42' to an integer first"
@@ -76,6 +85,16 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
             ],
         },
     ),
+    "glm45-vllm-typed-values": Difference(
+        "GLM writes every argument as text; chatcodec types it only with the called tool's schema (SPEC "
+        "1.6: a string parameter keeps its text), and a parameter without a schema stays text, where "
+        "vLLM JSON-decodes it",
+        got={
+            "content": None,
+            "reasoning_content": None,
+            "tool_calls": [_call("calculate", operation="add", a="42", b="3.14", enabled="true")],
+        },
+    ),
     "glm45-vllm-unclosed": Difference(
         "a region cut off by the end of generation is closed and parsed (SPEC 1.5); vLLM's GLM parser "
         "returns the whole text as content instead",
@@ -91,22 +110,71 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         got={"content": None, "reasoning_content": None, "tool_calls": [_call("todo_write\\n")]},
     ),
     "llama3json-vllm-text-around-call": Difference(
-        _NOTHING_LOST + " (the prose before the JSON call)",
-        got={
-            "content": "Here is the result:",
-            "reasoning_content": None,
-            "tool_calls": [_call("getOpenIncidentsTool")],
-        },
+        _PROSE_AFTER_JSON, raises="x-json-calls: unexpected text at offset 51: 'Would you like"
     ),
     "llama3json-vllm-invalid-json": Difference(
-        "text that starts like a call opens the tool-call region; the broken JSON is skipped there "
-        "(x-json-calls skip_invalid) rather than returned as content",
-        got={"content": None, "reasoning_content": None, "tool_calls": []},
+        _NO_SILENT_CONTENT, raises="x-json-calls: invalid JSON at offset 39"
+    ),
+    "llama3json-vllm-json-fragment-trailing": Difference(
+        _PROSE_AFTER_JSON, raises="x-json-calls: unexpected text at offset 56: 'The arguments"
     ),
     "llama3json-sgl-trailing-text-kept": Difference(
-        "peers disagree: prose after a Llama 3 JSON call stays in the tool-call region (as vLLM drops "
-        "it); SGLang returns it as content",
-        got={"content": None, "reasoning_content": None, "tool_calls": [_call("get_weather")]},
+        _PROSE_AFTER_JSON + " (peers disagree: SGLang returns it as content)",
+        raises="x-json-calls: unexpected text at offset 42: 'Some follow-up text'",
+    ),
+    "pythonic-vllm-bytes-sibling": Difference(
+        _NEVER_DROPPED, raises="call 'bad', argument 'x': a bytes literal has no JSON equivalent"
+    ),
+    "pythonic-vllm-nonfinite-sibling": Difference(
+        _NEVER_DROPPED, raises="call 'calc', argument 'x': inf is not a finite number"
+    ),
+    "pythonic-vllm-broken-quote-sibling": Difference(
+        _NEVER_DROPPED, raises="x-pythonic: not a Python list of calls"
+    ),
+    "llama4-vllm-bytes-sibling": Difference(
+        _NEVER_DROPPED, raises="call 'bad', argument 'x': a bytes literal has no JSON equivalent"
+    ),
+    "mistral-vllm-prev11-trailing-data": Difference(
+        _PROSE_AFTER_JSON + " (vLLM disagrees with itself: its streaming test keeps it as content)",
+        raises="x-json-calls: unexpected text at offset 104: 'extra trailing data'",
+    ),
+    "mistral-vllm-prev11-junk-before-array": Difference(
+        _NEVER_DROPPED, raises="x-json-calls: invalid JSON at offset 2"
+    ),
+    "mistral-vllm-v11-name-without-args": Difference(
+        _NEVER_DROPPED, raises="x-findall: text before the first match at offset 0: 'toolname_no_args'"
+    ),
+    "dsv3-vllm-malformed-missing-brace": Difference(
+        _NEVER_DROPPED, raises="group 'arguments': could not parse region as JSON"
+    ),
+    "dsv31-vllm-two-calls-suffix": Difference(
+        _NOTHING_LOST + " (the text after the tool-call section)",
+        got={
+            "content": "some prefix text some suffix text",
+            "reasoning_content": None,
+            "tool_calls": [_call("foo", x=1), _call("bar", y=2)],
+        },
+    ),
+    "kimik2-vllm-bad-id-skipped": Difference(
+        _NEVER_DROPPED,
+        raises="x-findall: text before the first match at offset 0: '<|tool_call_begin|>functions.invalid.0",
+    ),
+    "kimik2-vllm-noise-in-section": Difference(
+        _NEVER_DROPPED, raises="x-findall: text before the first match at offset 0: ' spurious noise '"
+    ),
+    "hunyuan-vllm-content-after-stripped": Difference(
+        _NOTHING_LOST + " (the text after </tool_calls>; llama.cpp-style parsers keep it too)",
+        got={
+            "content": "Thank you!",
+            "reasoning_content": None,
+            "tool_calls": [_call("get_weather", city="Seattle")],
+        },
+    ),
+    "minimaxm1-vllm-bad-line-skipped": Difference(
+        _NEVER_DROPPED, raises="x-json-calls: invalid JSON at offset 59"
+    ),
+    "minimaxm1-vllm-incomplete-objects-filtered": Difference(
+        _NEVER_DROPPED, raises="the JSON value at offset 58 is not a tool call \\(no arguments key\\)"
     ),
     "qwen3coder-vllm-bad-sibling-filtered": Difference(
         "a malformed <function=...> block (no '>') is not a call, so its text stays in content instead "
@@ -129,10 +197,20 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
 
 #: Families below THRESHOLD, and why.
 PARTIAL_FAMILIES: dict[str, str] = {
-    "glm45": "nothing-lost content, truncated calls parsed, GLM-4.6's escaped output not unescaped",
+    "deepseek_v3": "a malformed call raises instead of vanishing (1 of 6 vectors)",
+    "deepseek_v31": "nothing-lost content after the tool-call section (1 of 6 vectors)",
+    "glm45": "nothing-lost content, truncated calls parsed, GLM-4.6's escaped output not unescaped, "
+    "values without a schema stay text",
     "gigachat3": "strict parsing raises on a broken tool call (1 of 4 vectors)",
     "hermes": "strict parsing raises on a broken tool call (1 of 11 vectors)",
-    "llama3_json": "peers disagree on prose around Llama 3 JSON calls",
+    "hunyuan_a13b": "nothing-lost content after </tool_calls> (1 of 6 vectors)",
+    "kimi_k2": "a malformed call and stray text in the tool-call section raise instead of vanishing",
+    "llama3_json": "prose around Llama 3 JSON calls and broken JSON raise instead of vanishing",
+    "llama4_pythonic": "a call with a bytes argument raises instead of vanishing (1 of 5 vectors)",
+    "minimax_m1": "unparsable lines and incomplete objects raise instead of vanishing",
+    "mistral": "junk and prose around the JSON array raise instead of vanishing",
+    "mistral_v11": "a call without arguments raises instead of vanishing (1 of 4 vectors)",
+    "pythonic": "calls with non-JSON arguments and a broken list raise instead of vanishing",
     "qwen3_coder": "SPEC 1.6 typing of a [string, integer] union; a malformed call stays content",
 }
 

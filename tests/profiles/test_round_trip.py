@@ -247,6 +247,28 @@ def _render(spec: Spec, file: str, message: dict[str, Any] | None) -> tuple[str,
     return prompt, render_chat_template(chat_template, messages, tools=tools, **variables)
 
 
+def split_output(spec: Spec, file: str, message: dict[str, Any]) -> tuple[str, str, str]:
+    """Render ``message`` after the user turn and split it into (prefix, output, pre-opened).
+
+    ``output`` is what the model generates (the rendering after the prompt, cut before the next
+    turn); ``prefix`` is the part of the prompt the rendering shares; ``pre-opened`` is the rest of
+    the prompt, a block the generation prompt pre-opens and the history writes differently.
+    """
+    prompt, full = _render(spec, file, _as_text(message) if spec.arguments_as_text else message)
+    if spec.header:
+        start = full.index(spec.header, full.index(USER[0]["content"])) + len(spec.header)
+        prefix = full[:start]
+    else:
+        prefix = _shared_prefix(prompt, full)
+        assert spec.preopened.endswith(prompt[len(prefix) :]), "the rendered history must continue the prompt"
+        if prefix != prompt and prompt.endswith(spec.preopened):
+            prefix = prompt[: len(prompt) - len(spec.preopened)]  # never split a marker such as "<|"
+    output = full[len(prefix) :]
+    if spec.next_turn:  # the template renders more after the assistant turn; the model stops before it
+        output = output[: output.index(spec.next_turn)]
+    return prefix, output, prompt[len(prefix) :] if prompt.startswith(prefix) else ""
+
+
 def _shared_prefix(prompt: str, full: str) -> str:
     length = 0
     while length < min(len(prompt), len(full)) and prompt[length] == full[length]:
@@ -268,16 +290,7 @@ def test_round_trip(file: str, kind: str) -> None:
     if kind in spec.unrenderable:
         _assert_unrenderable(spec, file, message)
         return
-    prompt, full = _render(spec, file, _as_text(message) if spec.arguments_as_text else message)
-    if spec.header:
-        start = full.index(spec.header, full.index(USER[0]["content"])) + len(spec.header)
-        prefix = full[:start]
-    else:
-        prefix = _shared_prefix(prompt, full)
-        assert spec.preopened.endswith(prompt[len(prefix) :]), "the rendered history must continue the prompt"
-    output = full[len(prefix) :]
-    if spec.next_turn:  # the template renders more after the assistant turn; the model stops before it
-        output = output[: output.index(spec.next_turn)]
+    prefix, output, _ = split_output(spec, file, message)
     parsed = peer_view(
         parse_three_ways(profiles.load(spec.profile).response_template, output, prefix=prefix, tools=TOOLS)
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import given
@@ -23,7 +23,14 @@ def validate(name: str, **args: Any) -> None:
 
 
 def test_every_extension_name_starts_with_x() -> None:
-    assert sorted(EXTENSIONS) == ["x-findall", "x-first", "x-json-calls", "x-pythonic", "x-xml-tree"]
+    assert sorted(EXTENSIONS) == [
+        "x-bare-object",
+        "x-findall",
+        "x-first",
+        "x-json-calls",
+        "x-pythonic",
+        "x-xml-tree",
+    ]
 
 
 class TestPythonic:
@@ -75,6 +82,11 @@ class TestPythonic:
             ("[f(x=y)]", "'y' is not a literal"),
             ("[f(x=__import__('os'))]", "is not a literal"),
             ("[1]", "is not a call"),
+            ("[f(a=x)]", "call 'f', argument 'a': 'x' is not a literal"),
+            ("[f(a=1+2)]", "call 'f', argument 'a': '1 + 2' is not a literal"),
+            ("[f(a=g(b=1))]", "call 'f', argument 'a': 'g(b=1)' is not a literal"),
+            ("[f(a=1), 5]", "element 2 of the list: '5' is not a call"),
+            ("[bad(x=b'z'), ok(a=1)]", "call 'bad', argument 'x': a bytes literal"),
         ],
     )
     def test_values_without_json_meaning_raise(self, text: str, message: str) -> None:
@@ -82,29 +94,24 @@ class TestPythonic:
             parse("x-pythonic", text)
         assert message in str(error.value)
 
-    def test_skip_invalid_drops_only_the_bad_call(self) -> None:
-        assert parse("x-pythonic", "[bad(x=b'z'), ok(a=1)]", skip_invalid=True) == [
-            {"name": "ok", "arguments": {"a": 1}}
-        ]
-
     def test_syntax_error_raises_with_offset(self) -> None:
         with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls \(offset"):
             parse("x-pythonic", "[f(a='x 'y')]")
 
-    def test_skip_invalid_salvages_the_leading_calls(self) -> None:
-        text = "[a(x='1'), b(y=2), c(z='broken 'quote')]"
-        assert parse("x-pythonic", text, skip_invalid=True) == [
-            {"name": "a", "arguments": {"x": "1"}},
-            {"name": "b", "arguments": {"y": 2}},
-        ]
-        assert parse("x-pythonic", "[c(z='broken 'quote')]", skip_invalid=True) == []
+    def test_a_broken_later_call_fails_the_whole_list(self) -> None:
+        with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls"):
+            parse("x-pythonic", "[a(x='1'), b(y=2), c(z='broken 'quote')]")
+
+    def test_trailing_text_after_the_list_raises(self) -> None:
+        with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls"):
+            parse("x-pythonic", "[f(a=1)] and then some prose")
 
     def test_validation(self) -> None:
-        validate("x-pythonic", skip_invalid=True)
+        validate("x-pythonic")
         with pytest.raises(ValueError, match=r"tool_calls.content_args: unknown key\(s\) \['strict'\]"):
             validate("x-pythonic", strict=True)
-        with pytest.raises(ValueError, match=r"content_args.skip_invalid: must be a bool"):
-            validate("x-pythonic", skip_invalid="yes")
+        with pytest.raises(ValueError, match=r"skip_invalid was removed: a malformed tool call raises"):
+            validate("x-pythonic", skip_invalid=True)
 
 
 class TestJsonCalls:
@@ -138,12 +145,8 @@ class TestJsonCalls:
     def test_require_arguments(self) -> None:
         with pytest.raises(ValueError, match="at offset 0 is not a tool call"):
             parse("x-json-calls", '{"name": "a"}', require_arguments=True)
-        assert parse(
-            "x-json-calls",
-            '{"name": "a"} {"name": "b", "arguments": {}}',
-            require_arguments=True,
-            skip_invalid=True,
-        ) == [{"name": "b", "arguments": {}}]
+        with pytest.raises(ValueError, match="at offset 0 is not a tool call"):
+            parse("x-json-calls", '{"name": "a"} {"name": "b", "arguments": {}}', require_arguments=True)
 
     @pytest.mark.parametrize(
         "text, message",
@@ -152,22 +155,15 @@ class TestJsonCalls:
             ('{"name": "a", "arguments": {}} trailing', "unexpected text at offset 31"),
             ('junk {"name": "a"}', "invalid JSON at offset 0"),
             ("[1]", "is not a tool call"),
+            ('[{"name": "a", "arguments": {}}, 5]', "the JSON value at offset 0 is not a tool call: 5"),
+            ('{"name": "a", "arguments": "{x"}', "'arguments' is a string that is not a JSON object"),
+            ('{"name": "a", "arguments": {}}\n{bad}', "invalid JSON at offset 32"),
         ],
     )
     def test_strict_errors(self, text: str, message: str) -> None:
         with pytest.raises(ValueError, match="x-json-calls") as error:
             parse("x-json-calls", text)
         assert message in str(error.value)
-
-    def test_skip_invalid_skips_text_and_bad_values(self) -> None:
-        text = (
-            ' junk [{"name": "add", "arguments": {"a": 1}}] trail {"query": "q"}\n{bad}\n'
-            '{"name": "z", "arguments": {}}'
-        )
-        assert parse("x-json-calls", text, skip_invalid=True) == [
-            {"name": "add", "arguments": {"a": 1}},
-            {"name": "z", "arguments": {}},
-        ]
 
     def test_single_needs_exactly_one_call(self) -> None:
         with pytest.raises(ValueError, match="expected exactly one tool call, found 2"):
@@ -182,6 +178,8 @@ class TestJsonCalls:
             validate("x-json-calls", single=1)
         with pytest.raises(ValueError, match=r"unknown key\(s\) \['nam_keys'\]"):
             validate("x-json-calls", nam_keys=["name"])
+        with pytest.raises(ValueError, match=r"skip_invalid was removed: a malformed tool call raises"):
+            validate("x-json-calls", skip_invalid=True)
 
 
 class TestFindall:
@@ -192,7 +190,7 @@ class TestFindall:
 
     def test_groups_of_every_match(self) -> None:
         text = (
-            "noise<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>X<|tool_call_end|>"
+            " \n<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>X<|tool_call_end|>"
             "<|tool_call_begin|>b:1<|tool_call_argument_begin|>Y<|tool_call_end|>"
         )
         assert parse("x-findall", text, pattern=self.KIMI) == [
@@ -200,16 +198,39 @@ class TestFindall:
             {"name": "b", "arguments": "Y"},
         ]
 
-    def test_value_parsers_and_skip_invalid(self) -> None:
+    def test_value_parsers_raise_on_a_bad_match(self) -> None:
         parsers = {"arguments": {"name": "x-pythonic", "args": {}}}
-        text = "<c>f(a=1)</c><c>g(b=b'x')</c><c>h()</c>"
         pattern = "<c>(?P<arguments>.*?)</c>"
-        assert parse("x-findall", text, pattern=pattern, value_parsers=parsers, skip_invalid=True) == [
+        assert parse("x-findall", "<c>f(a=1)</c>\n<c>h()</c>", pattern=pattern, value_parsers=parsers) == [
             {"arguments": [{"name": "f", "arguments": {"a": 1}}]},
             {"arguments": [{"name": "h", "arguments": {}}]},
         ]
-        with pytest.raises(ValueError, match="x-findall: match at offset 13: x-pythonic"):
+        text = "<c>f(a=1)</c><c>g(b=b'x')</c><c>h()</c>"
+        message = r"x-findall: match at offset 13, group 'arguments': x-pythonic"
+        with pytest.raises(ValueError, match=message) as error:
             parse("x-findall", text, pattern=pattern, value_parsers=parsers)
+        assert getattr(error.value, "position", None) == 16  # where the group starts in the region
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("noise<c>1</c>", "text before the first match at offset 0: 'noise'"),
+            ("<c>1</c> and <c>2</c>", "text between matches at offset 8: ' and '"),
+            ("<c>1</c><c>2", "text after the last match at offset 8: '<c>2'"),
+            ("<d>1</d>", "text before the first match at offset 0: '<d>1</d>'"),
+        ],
+    )
+    def test_text_outside_the_matches_raises(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError, match=re.escape(f"x-findall: {message}")):
+            parse("x-findall", text, pattern="<c>(?P<v>.*?)</c>")
+
+    def test_between_allows_declared_framing(self) -> None:
+        text = "<calls> <c>1</c>, <c>2</c> </calls>"
+        between = r"\s*(?:<calls>|</calls>|,)?\s*"
+        assert parse("x-findall", text, pattern="<c>(?P<v>.*?)</c>", between=between) == [
+            {"v": "1"},
+            {"v": "2"},
+        ]
 
     def test_into_dict_takes_the_first_participating_value_group(self) -> None:
         pattern = '<p k="(?P<key>\\w+)" (?:raw>(?P<text>.*?)|py>(?P<py>.*?))</p>'
@@ -234,8 +255,12 @@ class TestFindall:
         with pytest.raises(ValueError, match=r"content_args.into: must be 'list' or 'dict'"):
             validate("x-findall", pattern="(?P<a>.)", into="set")
         bad = {"a": {"name": "x-pythonic", "args": {"x": 1}}}
-        with pytest.raises(ValueError, match=r"a.args: unknown key\(s\) \['x'\] for x-pythonic"):
+        with pytest.raises(ValueError, match=r"a.args: unknown key\(s\) \['x'\]; x-pythonic takes no"):
             validate("x-findall", pattern="(?P<a>.)", value_parsers=bad)
+        with pytest.raises(ValueError, match=r"content_args.between: invalid regex"):
+            validate("x-findall", pattern="(?P<a>.)", between="(")
+        with pytest.raises(ValueError, match=r"skip_invalid was removed: a malformed tool call raises"):
+            validate("x-findall", pattern="(?P<a>.)", skip_invalid=True)
 
 
 class TestFirst:
@@ -263,12 +288,12 @@ class TestXmlTree:
             "<number><real>1.5</real><imaginary>-2.5</imaginary></number>"
             "<tags><item>a</item><item>b</item></tags>"
         )
-        leaf = {"name": "x-json-calls", "args": {"skip_invalid": True}}
+        leaf = {"name": "json", "args": {"allow_non_json": True}}
         assert parse("x-xml-tree", text) == {
             "number": {"real": "1.5", "imaginary": "-2.5"},
             "tags": ["a", "b"],
         }
-        assert parse("x-xml-tree", "<a> x </a>", leaf_parser=leaf) == {"a": []}
+        assert parse("x-xml-tree", "\n<a> 2 </a>\n<b> x </b>", leaf_parser=leaf) == {"a": 2, "b": "x"}
 
     def test_remove_markers_and_custom_item_tag(self) -> None:
         text = f"{self.MARK}<city>Tokyo{self.MARK}</city>{self.MARK}<ids><i>1</i><i>2</i></ids>\n"
@@ -283,6 +308,9 @@ class TestXmlTree:
             ("<a><b>x</a>", "</a> at offset 7 does not close an open element (expected </b>)"),
             ("x</a>", "</a> at offset 1 does not close an open element (expected no closing tag)"),
             ("<a><b>x</b>", "<a> is never closed"),
+            ("<a>1</a> junk <b>2</b>", "text outside an element at offset 8: ' junk '"),
+            ("prose only", "text outside an element at offset 0: 'prose only'"),
+            ("<a>x<b>1</b></a>", "text beside child elements in <a> at offset 3: 'x'"),
         ],
     )
     def test_unbalanced_tags_raise(self, text: str, message: str) -> None:
@@ -299,6 +327,74 @@ class TestXmlTree:
             validate("x-xml-tree", leaf_parser="json")
         with pytest.raises(ValueError, match=r"unknown key\(s\) \['items'\] for x-xml-tree"):
             validate("x-xml-tree", items="x")
+
+
+class TestBareObject:
+    Q = '<|"|>'
+    ARGS: ClassVar[dict[str, Any]] = {"string_delims": [[Q, Q]]}
+
+    def test_bare_keys_of_any_text_and_every_value_kind(self) -> None:
+        q = self.Q
+        text = (
+            f"{{Content-Type:{q}text/html{q},user.name:{q}a, b: {{c}}{q},$ref:{q}#/x{q},@t:1,"
+            f"my key:-70,-70:2.5e-07,🙂:true,n:None,z:null,f:False,"
+            f'nested:{{a-b:[1,None,{q}x{q}],{q}quoted key{q}:{{}}}},e:[],j:"json \\"s\\"",ns:tag:1}}'
+        )
+        assert parse("x-bare-object", text, **self.ARGS) == {
+            "Content-Type": "text/html",
+            "user.name": "a, b: {c}",
+            "$ref": "#/x",
+            "@t": 1,
+            "my key": -70,
+            "-70": 2.5e-07,
+            "🙂": True,
+            "n": None,
+            "z": None,
+            "f": False,
+            "nested": {"a-b": [1, None, "x"], "quoted key": {}},
+            "e": [],
+            "j": 'json "s"',
+            "ns:tag": 1,
+        }
+
+    def test_whitespace_around_tokens_and_an_empty_object(self) -> None:
+        q = self.Q
+        assert parse("x-bare-object", f" {{ city : {q}Paris{q} , days : 3 }}\n", **self.ARGS) == {
+            "city": "Paris",
+            "days": 3,
+        }
+        assert parse("x-bare-object", "{}", **self.ARGS) == {}
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("{city:Paris}", "must be true, false, null, None or a number, got 'Paris' at offset 6"),
+            ('{a:<|"|>open}', "a string opened at offset 3 is never closed"),
+            ("{a:1", "'}' expected at offset 4"),
+            ("{a:1} tail", "unexpected text after the object at offset 6: 'tail'"),
+            ("{a}", "':' expected after the key at offset 1"),
+            ("{a:inf}", "a bare value must be true, false, null, None or a number, got 'inf'"),
+            ("[1]", "'{' expected at offset 0"),
+            ("{a:[1,}", "a value expected at offset 6"),
+        ],
+    )
+    def test_malformed_text_raises_with_the_offset(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError, match=re.escape(message)) as error:
+            parse("x-bare-object", text, **self.ARGS)
+        assert str(error.value).startswith("x-bare-object: ")
+        assert isinstance(getattr(error.value, "position", None), int)
+
+    def test_deep_nesting_is_a_value_error(self) -> None:
+        with pytest.raises(ValueError, match="x-bare-object: nested too deeply"):
+            parse("x-bare-object", "{a:" * 5000 + "1" + "}" * 5000, **self.ARGS)
+
+    def test_validation(self) -> None:
+        validate("x-bare-object", string_delims=[["<|", "|>"]])
+        validate("x-bare-object")
+        with pytest.raises(ValueError, match=r"string_delims: must be a list of \[open, close\]"):
+            validate("x-bare-object", string_delims=[["<|"]])
+        with pytest.raises(ValueError, match=r"unknown key\(s\) \['delims'\] for x-bare-object"):
+            validate("x-bare-object", delims=[])
 
 
 def test_nested_specs_resolve_like_field_content() -> None:
@@ -349,12 +445,6 @@ def test_json_calls_reads_back_any_separated_call_sequence(
 ) -> None:
     assert parse("x-json-calls", separator.join(json.dumps(call) for call in calls)) == calls
     assert parse("x-json-calls", json.dumps(calls)) == calls
-
-
-@given(st.text(max_size=80))
-def test_skip_invalid_parsers_never_raise_on_any_text(text: str) -> None:
-    assert isinstance(parse("x-pythonic", text, skip_invalid=True), list)
-    assert isinstance(parse("x-json-calls", text, skip_invalid=True), list)
 
 
 @given(st.text(alphabet="[](){}=,'\"\\abf0123 .-:eE+_\n", max_size=60))

@@ -21,10 +21,11 @@ from chatcodec import profiles
 if TYPE_CHECKING:
     from chatcodec.cli.view import View
 
-__all__ = ["CHUNK_CHARS", "DEFAULT_PROFILE", "add_arguments", "run"]
+__all__ = ["CHUNK_CHARS", "DEFAULT_PROFILE", "add_arguments", "names_with_demo", "run"]
 
-#: The profile ``chatcodec demo`` runs without ``--profile``.
-DEFAULT_PROFILE = "qwen3_coder"
+#: The profile ``chatcodec demo`` runs without ``--profile``: its real output (vLLM's GLM-4.5 test)
+#: has reasoning, content and a tool call, so the default shows all three regions streaming.
+DEFAULT_PROFILE = "glm45"
 #: Characters per streamed chunk (roughly a token).
 CHUNK_CHARS = 3
 
@@ -47,20 +48,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Render the demo conversation, stream the demo output through the parser and print the
-    message; returns the exit code, 0.
+    message; returns the exit code: 0, or 2 (a usage error, listing the profiles that have a demo)
+    when the profile bundles no demo.
 
     Raises:
         UnknownProfileError: no bundled profile has that name.
-        ValueError: the profile bundles no demo (the message lists those that do).
     """
     profile = profiles.load(args.profile)
     demo = profile.demo
     if demo is None or profile.chat_template is None:
-        with_demo = [name for name in profiles.names() if profiles.load(name).demo is not None]
-        raise ValueError(
-            f"demo: profile {profile.name!r} has no bundled demo (its chat template is not bundled). "
-            f"Profiles with a demo: {', '.join(with_demo)}"
+        print(
+            f"chatcodec demo: error: profile {profile.name!r} has no bundled demo (no chat template to "
+            f"render its conversation). Profiles with a demo: {', '.join(names_with_demo())}",
+            file=sys.stderr,
         )
+        return 2
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.cli.view import chunks, play
     from chatcodec.response_templates.engine import ResponseParser
@@ -76,6 +78,12 @@ def run(args: argparse.Namespace) -> int:
     parser = ResponseParser(profile.response_template, prefix=prompt, tools=demo.tools)
     play(parser, chunks(demo.output, CHUNK_CHARS), _view(args.plain), delay)
     return 0
+
+
+def names_with_demo() -> list[str]:
+    """The profiles ``chatcodec demo --profile`` can run (a demo and a bundled chat template), sorted."""
+    loaded = (profiles.load(name) for name in profiles.names())
+    return [profile.name for profile in loaded if profile.demo is not None and profile.chat_template]
 
 
 def _view(plain: bool) -> View:

@@ -109,16 +109,21 @@ def format_table(loaded: list[profiles.Profile]) -> str:
     verified = sum(
         1 for profile in loaded if profile.coverage and profile.coverage[0] >= 0.95 * profile.coverage[1]
     )
+    with_demo = [profile.name for profile in loaded if profile.demo is not None and profile.chat_template]
     lines.append(
         f"\n{len(loaded)} profiles, {verified} pass >= 95 % of their peer vectors. "
-        "`chatcodec profiles NAME` shows one; `chatcodec demo --profile NAME` runs its demo."
+        "`chatcodec profiles NAME` shows one."
     )
+    lines.append(f"{len(with_demo)} have a demo, `chatcodec demo --profile NAME`: {', '.join(with_demo)}.")
     return "\n".join(line.rstrip() for line in lines)
 
 
 def _template_name(profile: profiles.Profile) -> str:
+    """The bundled chat template's model name without its organisation or a note in parentheses."""
     model = (profile.chat_template_source or {}).get("model")
-    return "-" if model is None else str(model).rsplit("/", 1)[-1]
+    if model is None:
+        return "-"
+    return str(model).split(" (", 1)[0].rsplit("/", 1)[-1]
 
 
 def format_profile(profile: profiles.Profile) -> str:

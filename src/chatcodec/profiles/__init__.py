@@ -10,7 +10,8 @@ profiles work from a wheel or a zip.
 Rules kept here: profiles are data (no family-specific code in this module); :func:`load` returns
 fresh copies, so a caller that mutates a profile's dicts cannot change what the next caller gets;
 :func:`detect` only ever answers with a profile whose markers were checked against real chat
-templates (profiles without markers are never detected).
+templates (profiles without markers are never detected), and markers count only as template
+structure, never in Jinja comments or prose (:mod:`.markers`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from importlib import resources
 from typing import Any
 
 from chatcodec.errors import UnknownProfileError
+from chatcodec.profiles.markers import Markers
 
 __all__ = ["COVERAGE_FILE", "Demo", "Markers", "Profile", "detect", "load", "names"]
 
@@ -43,29 +45,6 @@ _REQUIRED_KEYS = frozenset(
 _OPTIONAL_KEYS = frozenset(
     {"aliases", "models", "special_tokens", "detect", "chat_template", "demo", "notes", "template_kwargs"}
 )
-
-
-@dataclass(frozen=True)
-class Markers:
-    """Substrings that identify a family's chat template (all of ``all``, one of ``any``, none of ``none``).
-
-    ``priority`` orders the checks in :func:`detect`: a more specific family is checked first.
-    """
-
-    all: tuple[str, ...] = ()
-    any: tuple[str, ...] = ()
-    none: tuple[str, ...] = ()
-    priority: int = 0
-
-    def match(self, chat_template: str) -> bool:
-        """Whether ``chat_template`` carries these markers (never true for empty markers)."""
-        if not (self.all or self.any):
-            return False
-        return (
-            all(marker in chat_template for marker in self.all)
-            and (not self.any or any(marker in chat_template for marker in self.any))
-            and not any(marker in chat_template for marker in self.none)
-        )
 
 
 @dataclass(frozen=True)
@@ -199,15 +178,19 @@ def load(name: str) -> Profile:
 def detect(chat_template: str) -> str | None:
     """Name the bundled profile whose markers a chat template carries.
 
+    Markers in Jinja comments never count; markers in template structure are preferred over
+    markers in prose, which count only when no profile matches on structure (:mod:`.markers`).
+
     Args:
         chat_template: the chat template text (Jinja source).
 
     Returns:
         The profile name, or ``None`` when no profile's markers match.
     """
-    for name in _detection_order():
-        if _markers(name).match(chat_template):
-            return name
+    for prose in (False, True):
+        for name in _detection_order():
+            if _markers(name).match(chat_template, prose=prose):
+                return name
     return None
 
 

@@ -10,9 +10,13 @@ Step3) and per-parameter tags whose value type is written beside them (DeepSeek 
 * ``value_parsers``: ``{group: {"name": parser, "args": {...}}}``; other groups stay text;
 * ``into``: ``"list"`` (default, one dict per match) or ``"dict"`` (the pattern needs a ``key``
   group; each match adds ``key -> the parsed value of its first other participating group``);
-* ``skip_invalid`` (bool): drop a match whose value parser fails instead of raising.
+* ``between`` (regex, default ``\\s*``): what the text before, between and after the matches may
+  be (the section's framing and separators), matched in full.
 
-Text between matches is not part of any value (the section's framing and separators).
+Nothing is dropped: a value parser that rejects a group, and text outside the matches that
+``between`` does not allow (a call the pattern cannot read, prose), raise ``ValueError`` naming the
+offset, which the engine turns into a ``ResponseParseError`` (strict) or a ``parse_errors`` record
+with the raw text (keep).
 
 ``x-first`` tries ``content_args.parsers`` (a list of ``{"name", "args"}``) in order and returns
 the first value that parses; when all fail it raises the last error.
@@ -26,8 +30,11 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.content import check_parser_spec, compile_user_pattern, run_parser
+from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
 
 __all__ = ["parse_findall", "parse_first", "validate_findall", "validate_first"]
+
+_WHITESPACE = r"\s*"
 
 
 def validate_findall(args: Mapping[str, Any], where: str) -> None:
@@ -39,13 +46,14 @@ def validate_findall(args: Mapping[str, Any], where: str) -> None:
 
     Raises:
         ValueError: an unknown key, a missing or invalid ``pattern``, a ``value_parsers`` entry
-            for a group the pattern lacks or naming a bad parser, a bad ``into`` or ``skip_invalid``.
+            for a group the pattern lacks or naming a bad parser, a bad ``into`` or ``between``.
     """
-    unknown = sorted(set(args) - {"pattern", "value_parsers", "into", "skip_invalid"})
+    reject_skip_invalid(args, where)
+    unknown = sorted(set(args) - {"pattern", "value_parsers", "into", "between"})
     if unknown:
         raise ValueError(
             f"{where}: unknown key(s) {unknown} for x-findall. "
-            "Known: ['into', 'pattern', 'skip_invalid', 'value_parsers']"
+            "Known: ['between', 'into', 'pattern', 'value_parsers']"
         )
     pattern = _compile(args.get("pattern"), f"{where}.pattern")
     parsers = args.get("value_parsers", {})
@@ -60,8 +68,8 @@ def validate_findall(args: Mapping[str, Any], where: str) -> None:
         raise ValueError(f"{where}.into: must be 'list' or 'dict', got {into!r}")
     if into == "dict" and "key" not in pattern.groupindex:
         raise ValueError(f"{where}.pattern: 'into': 'dict' needs a named group 'key'")
-    if not isinstance(args.get("skip_invalid", False), bool):
-        raise ValueError(f"{where}.skip_invalid: must be a bool")
+    if "between" in args:
+        _compile(args["between"], f"{where}.between")
 
 
 def parse_findall(text: str, args: Mapping[str, Any]) -> Any:
@@ -75,28 +83,56 @@ def parse_findall(text: str, args: Mapping[str, Any]) -> Any:
         A list of dicts (``into: "list"``) or one dict (``into: "dict"``).
 
     Raises:
-        ValueError: a value parser rejected a group (unless ``skip_invalid``); the message names
-            the match's offset.
+        ValueError: a value parser rejected a group, or text outside the matches is not allowed
+            by ``between``; the message names the offset.
     """
     pattern = _compile(args["pattern"], "x-findall pattern")
+    between = _compile(args.get("between", _WHITESPACE), "x-findall between")
     parsers: Mapping[str, Mapping[str, Any]] = args.get("value_parsers", {})
-    skip = bool(args.get("skip_invalid", False))
     items: list[dict[str, Any]] = []
+    position = 0
     for match in pattern.finditer(text):
-        try:
-            items.append(
-                {
-                    group: run_parser(parsers[group], value) if group in parsers else value
-                    for group, value in match.groupdict().items()
-                    if value is not None
-                }
-            )
-        except ValueError as error:
-            if not skip:
-                raise ValueError(f"x-findall: match at offset {match.start()}: {error}") from None
+        gap = "between matches" if items else "before the first match"
+        _check_gap(between, text, position, match.start(), gap)
+        position = match.end()
+        items.append(_groups(match, parsers))
+    gap = "after the last match" if items else "before the first match"
+    _check_gap(between, text, position, len(text), gap)
     if args.get("into", "list") == "list":
         return items
     return {item.pop("key"): next(iter(item.values()), "") for item in items if "key" in item}
+
+
+def _groups(match: regex.Match[str], parsers: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The participating named groups of ``match``, each parsed by its value parser (if any)."""
+    values: dict[str, Any] = {}
+    for group, value in match.groupdict().items():
+        if value is None:
+            continue
+        if group not in parsers:
+            values[group] = value
+            continue
+        try:
+            values[group] = run_parser(parsers[group], value)
+        except ValueError as error:
+            inner = getattr(error, "position", None)
+            where = match.start(group) + (inner if inner is not None else 0)
+            raise ExtensionError(
+                f"x-findall: match at offset {match.start()}, group {group!r}: {error}", where
+            ) from None
+    return values
+
+
+def _check_gap(between: regex.Pattern[str], text: str, start: int, end: int, where: str) -> None:
+    """Raise unless ``text[start:end]`` (text outside the matches) is what ``between`` allows."""
+    if between.fullmatch(text, start, end) is None:
+        excerpt = text[start:end]
+        excerpt = excerpt if len(excerpt) <= 60 else excerpt[:57] + "..."
+        raise ExtensionError(
+            f"x-findall: text {where} at offset {start}: {excerpt!r} is not a match of the pattern "
+            "(a malformed tool call, or text the format does not allow there)",
+            start,
+        )
 
 
 def validate_first(args: Mapping[str, Any], where: str) -> None:

@@ -15,12 +15,16 @@ Each call becomes ``{"name": ..., "arguments": {...}}``.
   (otherwise its arguments are ``{}``);
 * ``separators`` (list of strings, default ``[";"]``): literal text allowed between values besides
   whitespace (e.g. a repeated marker such as ``<|python_tag|>``);
-* ``single`` (bool): the region holds exactly one call; the value is that call, not a list;
-* ``skip_invalid`` (bool): drop values that are not calls, skip text that is not JSON (before,
-  between and after the values) and resume at the next ``{`` or ``[``. Without it any of these
-  raises ``ValueError`` naming the offset.
+* ``single`` (bool): the region holds exactly one call; the value is that call, not a list.
 
 ``arguments`` given as a string that holds a JSON object are decoded (the value is an object).
+
+Nothing is dropped: text that is not JSON (before, between or after the values, other than
+whitespace and the ``separators``), a value that is not a call and ``arguments`` that are not an
+object all raise ``ValueError`` naming the offset, which the engine turns into a
+``ResponseParseError`` (strict) or a ``parse_errors`` record with the raw text (keep). Framing
+text that belongs to the format (a section end marker, an end-of-turn token) is the field's
+``close`` or one of the ``separators``, never silently skipped.
 """
 
 from __future__ import annotations
@@ -29,11 +33,13 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
+
 __all__ = ["parse_json_calls", "validate_json_calls"]
 
 _DECODER = json.JSONDecoder()
 _LIST_KEYS = ("name_keys", "arguments_keys", "separators")
-_BOOL_KEYS = ("name_as_key", "require_arguments", "single", "skip_invalid")
+_BOOL_KEYS = ("name_as_key", "require_arguments", "single")
 
 
 def validate_json_calls(args: Mapping[str, Any], where: str) -> None:
@@ -46,6 +52,7 @@ def validate_json_calls(args: Mapping[str, Any], where: str) -> None:
     Raises:
         ValueError: an unknown key or a value of the wrong type, named by its path.
     """
+    reject_skip_invalid(args, where)
     known = sorted((*_LIST_KEYS, *_BOOL_KEYS))
     unknown = sorted(set(args) - set(known))
     if unknown:
@@ -74,22 +81,21 @@ def parse_json_calls(text: str, args: Mapping[str, Any]) -> Any:
         ValueError: text that is not JSON, a value that is not a call, or (with ``single``) not
             exactly one call; the message names the offset in ``text``.
     """
-    skip = bool(args.get("skip_invalid", False))
     calls: list[dict[str, Any]] = []
     try:
-        values = _values(text, list(args.get("separators", [";"])), skip)
+        values = _values(text, list(args.get("separators", [";"])))
     except RecursionError:
         raise ValueError("x-json-calls: the JSON is nested too deeply") from None
     for offset, value in values:
         for item in value if isinstance(value, list) else [value]:
-            call = _to_call(item, args)
-            if call is not None:
-                calls.append(call)
-            elif not skip:
-                raise ValueError(
-                    f"x-json-calls: the JSON value at offset {offset} is not a tool call: "
-                    f"{json.dumps(item, ensure_ascii=False)[:80]}"
+            call, problem = _to_call(item, args)
+            if call is None:
+                raise ExtensionError(
+                    f"x-json-calls: the JSON value at offset {offset} is not a tool call{problem}: "
+                    f"{json.dumps(item, ensure_ascii=False)[:80]}",
+                    offset,
                 )
+            calls.append(call)
     if args.get("single"):
         if len(calls) != 1:
             raise ValueError(f"x-json-calls: expected exactly one tool call, found {len(calls)}")
@@ -97,22 +103,21 @@ def parse_json_calls(text: str, args: Mapping[str, Any]) -> Any:
     return calls
 
 
-def _values(text: str, separators: list[str], skip: bool) -> list[tuple[int, Any]]:
+def _values(text: str, separators: list[str]) -> list[tuple[int, Any]]:
     values: list[tuple[int, Any]] = []
     position = _skip_separators(text, 0, separators)
     while position < len(text):
         try:
             value, end = _DECODER.raw_decode(text, position)
         except json.JSONDecodeError as error:
-            if not skip:
-                raise ValueError(f"x-json-calls: invalid JSON at offset {error.pos}: {error.msg}") from None
-            position = _next_start(text, position + 1)
-            continue
+            raise ExtensionError(
+                f"x-json-calls: invalid JSON at offset {error.pos}: {error.msg}", error.pos
+            ) from None
         values.append((position, value))
         position = _skip_separators(text, end, separators)
-        if position < len(text) and not skip and text[position] not in "{[":
+        if position < len(text) and text[position] not in "{[":
             excerpt = text[position : position + 40]
-            raise ValueError(f"x-json-calls: unexpected text at offset {position}: {excerpt!r}")
+            raise ExtensionError(f"x-json-calls: unexpected text at offset {position}: {excerpt!r}", position)
     return values
 
 
@@ -130,17 +135,13 @@ def _skip_separators(text: str, position: int, separators: list[str]) -> int:
     return position
 
 
-def _next_start(text: str, position: int) -> int:
-    starts = [index for index in (text.find("{", position), text.find("[", position)) if index >= 0]
-    return min(starts) if starts else len(text)
-
-
-def _to_call(item: Any, args: Mapping[str, Any]) -> dict[str, Any] | None:
+def _to_call(item: Any, args: Mapping[str, Any]) -> tuple[dict[str, Any] | None, str]:
+    """The call ``item`` encodes, or ``None`` and why not (`` (reason)``, or ``""``)."""
     if not isinstance(item, dict):
-        return None
+        return None, ""
     if args.get("name_as_key"):
         if len(item) != 1:
-            return None
+            return None, " (expected one key, the function name)"
         ((name, arguments),) = item.items()
     else:
         name = _first(item, args.get("name_keys", ["name"]))
@@ -151,10 +152,14 @@ def _to_call(item: Any, args: Mapping[str, Any]) -> dict[str, Any] | None:
         try:
             arguments = json.loads(arguments)
         except json.JSONDecodeError:
-            return None
-    if not isinstance(name, str) or not isinstance(arguments, dict):
-        return None
-    return {"name": name, "arguments": arguments}
+            return None, " ('arguments' is a string that is not a JSON object)"
+    if not isinstance(name, str):
+        return None, " (no string name)"
+    if arguments is None:
+        return None, " (no arguments key)"
+    if not isinstance(arguments, dict):
+        return None, " ('arguments' is not an object)"
+    return {"name": name, "arguments": arguments}, ""
 
 
 def _first(item: dict[str, Any], keys: list[str]) -> Any:

@@ -10,12 +10,12 @@ values (strings, numbers, ``True``/``False``/``None`` and their JSON spellings `
 element such as ``{"name": "f", "arguments": {...}}`` (some models switch to JSON inside the same
 markers) is accepted too.
 
-``content_args``:
-
-* ``skip_invalid`` (bool, default false): drop a call whose arguments are not JSON values (a bytes
-  literal, ``1e999``) and keep its siblings; when the list as a whole does not parse (an unbalanced
-  quote in a later call), keep the longest run of leading calls that does. Without it, either
-  problem raises ``ValueError``.
+There are no ``content_args``. Nothing is dropped: text that is not a list of calls (a syntax
+error, prose after the list), an element that is not a call (``[f(), 5]``), a positional argument
+and a value that is not a literal (``a=x``, ``a=1+2``, ``a=g(b=1)``, ``b'z'``, ``1e999``) all
+raise ``ValueError`` naming the call and argument, which the engine turns into a
+``ResponseParseError`` (strict) or a ``parse_errors`` record with the raw text (keep). Peers that
+drop such a call and keep its siblings differ here on purpose (see "Known differences").
 
 This module only turns text into a list of calls; the response template's transform shapes them.
 """
@@ -26,6 +26,8 @@ import ast
 import math
 from collections.abc import Mapping
 from typing import Any
+
+from chatcodec.response_templates.ext_common import reject_skip_invalid
 
 __all__ = ["parse_pythonic", "validate_pythonic"]
 
@@ -44,20 +46,18 @@ class _NotJSON(ValueError):
 
 
 def validate_pythonic(args: Mapping[str, Any], where: str) -> None:
-    """Check the ``content_args`` of an ``x-pythonic`` region (see the module docstring).
+    """Check the ``content_args`` of an ``x-pythonic`` region (it takes none).
 
     Args:
         args: the ``content_args``.
         where: their JSON path, for messages.
 
     Raises:
-        ValueError: an unknown key, or ``skip_invalid`` is not a bool.
+        ValueError: any key (``skip_invalid`` gets a hint saying why it is gone).
     """
-    unknown = sorted(set(args) - {"skip_invalid"})
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown} for x-pythonic. Known: ['skip_invalid']")
-    if not isinstance(args.get("skip_invalid", False), bool):
-        raise ValueError(f"{where}.skip_invalid: must be a bool")
+    reject_skip_invalid(args, where)
+    if args:
+        raise ValueError(f"{where}: unknown key(s) {sorted(args)}; x-pythonic takes no content_args")
 
 
 def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -65,16 +65,15 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
 
     Args:
         text: the region's raw text.
-        args: the region's ``content_args`` (``skip_invalid``).
+        args: the region's ``content_args`` (none).
 
     Returns:
         ``[{"name": str, "arguments": dict}, ...]``; an empty or whitespace-only text gives ``[]``.
 
     Raises:
-        ValueError: the text is not a list of calls, or a value is not a JSON value (unless
-            ``skip_invalid``); the message names the offending call or offset.
+        ValueError: the text is not a list of calls, an element is not a call, or a value is not
+            a JSON value; the message names the offending element, call, argument or offset.
     """
-    skip = bool(args.get("skip_invalid", False))
     source = text.strip()
     if not source:
         return []
@@ -82,26 +81,28 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
         try:
             tree = ast.parse(source, mode="eval").body
         except SyntaxError as error:
-            if not skip:
-                raise ValueError(
-                    f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
-                ) from None
-            return _salvage(source)
-        return _calls(tree, skip)
+            raise ValueError(
+                f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
+            ) from None
+        return _calls(tree)
     except (RecursionError, MemoryError):
         raise ValueError("x-pythonic: the call list is nested too deeply") from None
 
 
-def _calls(tree: ast.expr, skip: bool) -> list[dict[str, Any]]:
-    elements = tree.elts if isinstance(tree, (ast.List, ast.Tuple)) else [tree]
-    calls: list[dict[str, Any]] = []
-    for element in elements:
-        try:
-            calls.append(_call(element))
-        except _NotJSON as error:
-            if not skip:
-                raise ValueError(f"x-pythonic: {error}") from None
-    return calls
+def _calls(tree: ast.expr) -> list[dict[str, Any]]:
+    if not isinstance(tree, (ast.List, ast.Tuple)):
+        return [_checked_call(tree, "")]
+    return [
+        _checked_call(element, f"element {index} of the list: ")
+        for index, element in enumerate(tree.elts, start=1)
+    ]
+
+
+def _checked_call(node: ast.expr, where: str) -> dict[str, Any]:
+    try:
+        return _call(node)
+    except _NotJSON as error:
+        raise ValueError(f"x-pythonic: {where}{error}") from None
 
 
 def _call(node: ast.expr) -> dict[str, Any]:
@@ -169,18 +170,3 @@ def _constant(value: Any) -> Any:
             raise _NotJSON(f"{value!r} is not a finite number")
         return value
     raise _NotJSON(f"a {type(value).__name__} literal has no JSON equivalent")
-
-
-def _salvage(source: str) -> list[dict[str, Any]]:
-    """Keep the longest run of leading calls that parses (the rest of the list is broken)."""
-    start = 1 if source.startswith("[") else 0
-    end = source.rfind(")")
-    while end > start:
-        candidate = "[" + source[start : end + 1] + "]"
-        try:
-            tree = ast.parse(candidate, mode="eval").body
-        except SyntaxError:
-            end = source.rfind(")", start, end)
-            continue
-        return _calls(tree, skip=True)
-    return []

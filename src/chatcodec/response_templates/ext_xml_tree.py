@@ -6,8 +6,8 @@ into child elements and arrays into ``<item>`` elements::
     <number><real>1.5</real><imaginary>-2.5</imaginary></number><tags><item>a</item></tags>
 
 gives ``{"number": {"real": 1.5, "imaginary": -2.5}, "tags": ["a"]}``. ``xml-inline`` cannot express
-this (its values are flat). Tags are ``<name>`` / ``</name>`` without attributes; text outside the
-top-level elements is ignored.
+this (its values are flat). Tags are ``<name>`` / ``</name>`` without attributes; whitespace
+outside the top-level elements and between child elements is layout.
 
 ``content_args``:
 
@@ -18,7 +18,8 @@ top-level elements is ignored.
   element without children (``{"name": "json", "args": {"allow_non_json": true}}`` turns ``1.5``
   into a number and leaves ``Tokyo`` a string).
 
-An unbalanced or mismatched tag raises ``ValueError`` naming the tag and its offset.
+Nothing is dropped: an unbalanced or mismatched tag, other text outside the top-level elements and
+text beside child elements raise ``ValueError`` naming the tag or the offset.
 """
 
 from __future__ import annotations
@@ -36,12 +37,25 @@ _TAG = regex.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
 
 
 class _Element:
-    __slots__ = ("children", "name", "text")
+    __slots__ = ("children", "name", "stray", "text")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.text: list[str] = []
         self.children: list[_Element] = []
+        self.stray: tuple[int, str] | None = None  # the first non-blank text run, and its offset
+
+    def add_text(self, text: str, offset: int) -> None:
+        self.text.append(text)
+        if self.stray is None and text.strip():
+            self.stray = (offset, text)
+
+    def check_mixed(self) -> None:
+        """Raise when non-blank text would be lost: beside child elements, or outside any element."""
+        if self.stray is not None and (self.children or not self.name):
+            offset, text = self.stray
+            where = f"beside child elements in <{self.name}>" if self.name else "outside an element"
+            raise ValueError(f"x-xml-tree: text {where} at offset {offset}: {text[:40]!r}")
 
 
 def validate_xml_tree(args: Mapping[str, Any], where: str) -> None:
@@ -80,7 +94,8 @@ def parse_xml_tree(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         ``{top-level element name: value}``.
 
     Raises:
-        ValueError: an unbalanced or mismatched tag, or a leaf the ``leaf_parser`` rejects.
+        ValueError: an unbalanced or mismatched tag, text beside elements, or a leaf the
+            ``leaf_parser`` rejects.
     """
     for marker in args.get("remove", []):
         text = text.replace(marker, "")
@@ -103,7 +118,7 @@ def _tree(text: str) -> _Element:
     stack = [root]
     position = 0
     for match in _TAG.finditer(text):
-        stack[-1].text.append(text[position : match.start()])
+        stack[-1].add_text(text[position : match.start()], position)
         position = match.end()
         closing, name = match.group(1), match.group(2)
         if not closing:
@@ -117,7 +132,9 @@ def _tree(text: str) -> _Element:
                 f"element (expected {expected})"
             )
         else:
-            stack.pop()
+            stack.pop().check_mixed()
     if len(stack) > 1:
         raise ValueError(f"x-xml-tree: <{stack[-1].name}> is never closed")
+    root.add_text(text[position:], position)
+    root.check_mixed()
     return root

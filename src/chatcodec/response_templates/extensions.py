@@ -18,7 +18,11 @@ The extensions (documented in ``docs/profiles.md``, section "Content-parser exte
 * ``x-findall`` (:mod:`.ext_findall`): every match of a regex, its named groups parsed by named
   content parsers (several calls inside one section; typed per-parameter tags);
 * ``x-first`` (:mod:`.ext_findall`): the first of several content parsers that accepts the text;
-* ``x-xml-tree`` (:mod:`.ext_xml_tree`): nested elements as objects and ``<item>`` arrays.
+* ``x-xml-tree`` (:mod:`.ext_xml_tree`): nested elements as objects and ``<item>`` arrays;
+* ``x-bare-object`` (:mod:`.ext_bare_object`): ``{key:value}`` with bare keys of any text and
+  delimited strings (Gemma 4's call arguments).
+
+None of them drops a malformed call or stray text (:mod:`.ext_common`): they raise ``ValueError``.
 
 ``x-findall``, ``x-first`` and ``x-xml-tree`` take nested ``{"name": parser, "args": {...}}`` specs,
 which may name a standard parser or another extension; they are resolved by
@@ -30,6 +34,7 @@ template loader resolves a field's ``content``.
 from __future__ import annotations
 
 from chatcodec.response_templates.content import ParseFn, ValidateFn, check_parser_spec, run_parser
+from chatcodec.response_templates.ext_bare_object import parse_bare_object, validate_bare_object
 from chatcodec.response_templates.ext_findall import (
     parse_findall,
     parse_first,
@@ -50,4 +55,5 @@ EXTENSIONS: dict[str, tuple[ParseFn, ValidateFn]] = {
     "x-findall": (parse_findall, validate_findall),
     "x-first": (parse_first, validate_first),
     "x-xml-tree": (parse_xml_tree, validate_xml_tree),
+    "x-bare-object": (parse_bare_object, validate_bare_object),
 }

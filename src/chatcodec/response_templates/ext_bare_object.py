@@ -1,0 +1,221 @@
+"""The ``x-bare-object`` content parser: an object with bare keys of any text and delimited strings.
+
+Gemma 4 writes a call's arguments as ``{key:value,...}``: each key exactly as the tool declares it,
+unquoted (``Content-Type``, ``user.name``, ``$ref``, ``my key``, ``-70``, emoji), string values
+between ``<|"|>`` tokens, numbers, ``true``/``false`` and, for a Python ``None``, ``None``; nested
+objects and arrays follow the same rules. ``json`` with ``unquoted_keys`` only reads identifier
+keys, so it rejects most of these. A bare key is the text up to the next ``:`` (stripped of
+surrounding whitespace); a key may also be written as a delimited or JSON string.
+
+``content_args``:
+
+* ``string_delims`` (list of ``[open, close]`` pairs, default none): what delimits a string besides
+  JSON's ``"..."`` (whose escapes are decoded); the text between the delimiters is taken verbatim.
+
+Bare values: ``true``/``True``, ``false``/``False``, ``null``/``None`` and JSON numbers (finite; an
+integer stays an ``int``). Anything else (a bare word, an unclosed string or object, text after
+the object) raises ``ValueError`` with the offset. The region's close delimiter is not string-aware
+for ``x-`` parsers (only ``json`` regions are): a close delimiter written inside a string value
+ends the region there, and the unclosed string then raises.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from chatcodec.response_templates.content import parse_float, parse_int
+from chatcodec.response_templates.ext_common import ExtensionError
+
+__all__ = ["parse_bare_object", "validate_bare_object"]
+
+_NAMED = {"true": True, "True": True, "false": False, "False": False, "null": None, "None": None}
+_JSON_STRING = json.JSONDecoder()
+#: Nesting deeper than this is refused (the parser recurses once per level).
+MAX_DEPTH = 200
+
+
+def validate_bare_object(args: Mapping[str, Any], where: str) -> None:
+    """Check the ``content_args`` of an ``x-bare-object`` region (see the module docstring).
+
+    Args:
+        args: the ``content_args``.
+        where: their JSON path, for messages.
+
+    Raises:
+        ValueError: an unknown key, or ``string_delims`` is not a list of pairs of non-empty strings.
+    """
+    unknown = sorted(set(args) - {"string_delims"})
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown} for x-bare-object. Known: ['string_delims']")
+    pairs = args.get("string_delims", [])
+    if not isinstance(pairs, list) or not all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) and s for s in pair)
+        for pair in pairs
+    ):
+        raise ValueError(f"{where}.string_delims: must be a list of [open, close] pairs of non-empty strings")
+
+
+def parse_bare_object(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """Parse ``{key:value,...}`` with bare keys (see the module docstring).
+
+    Args:
+        text: the region's raw text.
+        args: the validated ``content_args``.
+
+    Returns:
+        The object.
+
+    Raises:
+        ValueError: the text is not one such object; an ``ExtensionError`` carries the offset.
+    """
+    reader = _Reader(text, [tuple(pair) for pair in args.get("string_delims", [])])
+    position = reader.skip(0)
+    if not text.startswith("{", position):
+        raise ExtensionError(f"x-bare-object: '{{' expected at offset {position}", position)
+    try:
+        value, position = reader.object(position, 0)
+    except RecursionError:  # a caller already deep in the stack
+        raise ExtensionError("x-bare-object: nested too deeply", position) from None
+    position = reader.skip(position)
+    if position < len(text):
+        excerpt = text[position : position + 40]
+        raise ExtensionError(
+            f"x-bare-object: unexpected text after the object at offset {position}: {excerpt!r}", position
+        )
+    return value
+
+
+class _Reader:
+    """A recursive-descent reader over one region's text; every method returns ``(value, end)``."""
+
+    def __init__(self, text: str, delims: list[tuple[str, ...]]) -> None:
+        self.text = text
+        self.delims = delims
+
+    def skip(self, position: int) -> int:
+        while position < len(self.text) and self.text[position].isspace():
+            position += 1
+        return position
+
+    def fail(self, message: str, position: int) -> ExtensionError:
+        return ExtensionError(f"x-bare-object: {message}", position)
+
+    def object(self, position: int, depth: int) -> tuple[dict[str, Any], int]:
+        if depth >= MAX_DEPTH:
+            raise self.fail("nested too deeply", position)
+        result: dict[str, Any] = {}
+        position = self.skip(position + 1)
+        if self.text.startswith("}", position):
+            return result, position + 1
+        while True:
+            key, position = self.key(position)
+            position = self.skip(position)
+            if not self.text.startswith(":", position):
+                raise self.fail(f"':' expected after the key at offset {position}", position)
+            result[key], position = self.value(self.skip(position + 1), depth)
+            position = self.skip(position)
+            if self.text.startswith(",", position):
+                position = self.skip(position + 1)
+            elif self.text.startswith("}", position):
+                return result, position + 1
+            else:
+                raise self.fail(f"'}}' expected at offset {position}", position)
+
+    def key(self, position: int) -> tuple[str, int]:
+        """A key: a string, or bare text up to the first ``:`` that a value follows (keys may hold ``:``)."""
+        string = self.string(position)
+        if string is not None:
+            return string
+        end = first = self.text.find(":", position)
+        while end >= 0 and not self.value_follows(end + 1):
+            end = self.text.find(":", end + 1)
+        if end < 0:
+            end = first  # no value anywhere: report the problem at the first colon's value
+        if end < 0:
+            raise self.fail(f"':' expected after the key at offset {position}", position)
+        return self.text[position:end].strip(), end
+
+    def value_follows(self, position: int) -> bool:
+        """Whether a value starts at ``position`` (after whitespace), judged by its first token."""
+        position = self.skip(position)
+        text = self.text
+        if text.startswith(("{", "[", '"'), position) or any(
+            text.startswith(opening, position) for opening, _ in self.delims
+        ):
+            return True
+        try:
+            self.bare(position)
+        except ValueError:
+            return False
+        return True
+
+    def array(self, position: int, depth: int) -> tuple[list[Any], int]:
+        if depth >= MAX_DEPTH:
+            raise self.fail("nested too deeply", position)
+        result: list[Any] = []
+        position = self.skip(position + 1)
+        if self.text.startswith("]", position):
+            return result, position + 1
+        while True:
+            item, position = self.value(position, depth)
+            result.append(item)
+            position = self.skip(position)
+            if self.text.startswith(",", position):
+                position = self.skip(position + 1)
+            elif self.text.startswith("]", position):
+                return result, position + 1
+            else:
+                raise self.fail(f"']' expected at offset {position}", position)
+
+    def value(self, position: int, depth: int) -> tuple[Any, int]:
+        if self.text.startswith("{", position):
+            return self.object(position, depth + 1)
+        if self.text.startswith("[", position):
+            return self.array(position, depth + 1)
+        string = self.string(position)
+        if string is not None:
+            return string
+        return self.bare(position)
+
+    def string(self, position: int) -> tuple[str, int] | None:
+        """A delimited or JSON string at ``position`` (value and end), or ``None`` if none starts there."""
+        for opening, closing in self.delims:
+            if self.text.startswith(opening, position):
+                end = self.text.find(closing, position + len(opening))
+                if end < 0:
+                    raise self.fail(f"a string opened at offset {position} is never closed", position)
+                return self.text[position + len(opening) : end], end + len(closing)
+        if self.text.startswith('"', position):
+            try:
+                value, end = _JSON_STRING.raw_decode(self.text, position)
+            except json.JSONDecodeError:
+                raise self.fail(f"a string opened at offset {position} is never closed", position) from None
+            return str(value), end
+        return None
+
+    def bare(self, position: int) -> tuple[Any, int]:
+        end = position
+        while end < len(self.text) and self.text[end] not in ",}]":
+            end += 1
+        word = self.text[position:end].strip()
+        if not word:
+            raise self.fail(f"a value expected at offset {position}", position)
+        if word in _NAMED:
+            return _NAMED[word], end
+        try:
+            return parse_int(word), end
+        except ValueError:
+            pass
+        try:
+            number = parse_float(word)
+        except ValueError:
+            number = math.nan
+        if math.isfinite(number):
+            return number, end
+        raise self.fail(
+            f"a bare value must be true, false, null, None or a number, got {word!r} at offset {position}",
+            position,
+        )

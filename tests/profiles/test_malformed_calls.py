@@ -1,0 +1,159 @@
+"""A malformed tool call is never dropped by a bundled profile (SPEC 1.5 "nothing is lost").
+
+With ``errors="strict"`` the parse raises :class:`~chatcodec.ResponseParseError` carrying the
+message parsed so far and the raw text of the tool-call region; with ``errors="keep"`` the message
+lists the problem, with that raw text, under ``parse_errors``. The cases cover every ``x-`` parser
+the profiles use and the outputs QA found vanishing (the profiles once set ``skip_invalid``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+
+import pytest
+
+import chatcodec
+from chatcodec import profiles
+from chatcodec.cli import main
+from tests.profiles.helpers import parse_three_ways
+
+DS = (
+    "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+    '{{"city": "Paris"{}<｜tool▁call▁end｜>'
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """A profile, a model output with a malformed call, and what the parse must report."""
+
+    profile: str
+    output: str
+    region: str  # the raw text of the failing tool-call region
+    error: str  # part of the error message
+    content: str | None = None  # content beside the failing region
+    content_first: bool = True  # the content comes before the region (so strict has it too)
+
+
+CASES = {
+    "deepseek_v31-broken-json-first-call": Case(
+        "deepseek_v31",
+        DS.format("")
+        + "<｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"<｜tool▁call▁end｜>'
+        "<｜tool▁call▁begin｜>get_time<｜tool▁sep｜>{}<｜tool▁call▁end｜>",
+        "x-findall: match at offset 0, group 'arguments': could not parse region as JSON",
+    ),
+    "pythonic-name-value": Case(
+        "pythonic", "[f(a=x)]", "[f(a=x)]", "call 'f', argument 'a': 'x' is not a literal"
+    ),
+    "pythonic-positional": Case(
+        "pythonic", "[f(1)]", "[f(1)]", "call 'f': positional arguments have no parameter names"
+    ),
+    "pythonic-expression": Case(
+        "pythonic", "[f(a=1+2)]", "[f(a=1+2)]", "call 'f', argument 'a': '1 + 2' is not a literal"
+    ),
+    "pythonic-nested-call-then-text": Case(
+        "pythonic",
+        "[f(a=g(b=1))] and more",
+        "[f(a=g(b=1))]",
+        "call 'f', argument 'a': 'g(b=1)' is not a literal",
+        content="and more",
+        content_first=False,
+    ),
+    "pythonic-non-call-element": Case(
+        "pythonic", "[f(a=1), 5]", "[f(a=1), 5]", "element 2 of the list: '5' is not a call"
+    ),
+    "lfm2-bytes-literal": Case(
+        "lfm2",
+        "<|tool_call_start|>[f(x=b'z'), g()]<|tool_call_end|>",
+        "[f(x=b'z'), g()]",
+        "call 'f', argument 'x': a bytes literal has no JSON equivalent",
+    ),
+    "minimax_m1-bad-line": Case(
+        "minimax_m1",
+        '<tool_calls>\n{"name": "a", "arguments": {}}\n{oops}\n</tool_calls>',
+        '\n{"name": "a", "arguments": {}}\n{oops}\n',
+        "x-json-calls: invalid JSON at offset 33",
+    ),
+    "jamba-not-a-call": Case(
+        "jamba",
+        '<tool_calls>[{"name": "a", "arguments": {}}, {"city": "Paris"}]</tool_calls>',
+        '[{"name": "a", "arguments": {}}, {"city": "Paris"}]',
+        "x-json-calls: the JSON value at offset 0 is not a tool call (no string name)",
+    ),
+    "kimi_k2-noise-in-section": Case(
+        "kimi_k2",
+        "Sure. <|tool_calls_section_begin|> noise <|tool_call_begin|>functions.f:0"
+        '<|tool_call_argument_begin|>{"k": 1}<|tool_call_end|><|tool_calls_section_end|>',
+        ' noise <|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{"k": 1}<|tool_call_end|>',
+        "x-findall: text before the first match at offset 0: ' noise '",
+        content="Sure. ",
+    ),
+    "mistral_args-call-without-arguments": Case(
+        "mistral_args",
+        "[TOOL_CALLS]get_time</s>",
+        "get_time",
+        "x-findall: text before the first match at offset 0: 'get_time'",
+    ),
+    "minimax_m3-stray-text": Case(
+        "minimax_m3",
+        ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>1]<]minimax[>[</a> oops'
+        "]<]minimax[>[</invoke>]<]minimax[>[</tool_call>",
+        ']<]minimax[>[<invoke name="f">]<]minimax[>[<a>1]<]minimax[>[</a> oops]<]minimax[>[</invoke>',
+        "x-xml-tree: text outside an element at offset 8: ' oops'",
+    ),
+}
+
+
+def _parse(case: Case, errors: str) -> dict[str, object]:
+    profile = profiles.load(case.profile)
+    return parse_three_ways(
+        profile.response_template, case.output, prefix=profile.generation_prompt, errors=errors
+    )
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_strict_raises_with_the_partial_message_and_the_raw_region(name: str) -> None:
+    case = CASES[name]
+    with pytest.raises(chatcodec.ResponseParseError) as caught:
+        _parse(case, "strict")
+    error = caught.value
+    assert case.error in str(error)
+    assert (error.field, error.text) == ("tool_calls", case.region)
+    before = {"content": case.content} if case.content and case.content_first else {}
+    assert error.partial_message == {"role": "assistant", **before}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_keep_records_the_problem_with_the_raw_region(name: str) -> None:
+    case = CASES[name]
+    message = _parse(case, "keep")
+    records = message.pop("parse_errors")
+    assert isinstance(records, list) and len(records) == 1
+    record = records[0]
+    assert (record["field"], record["text"]) == ("tool_calls", case.region)
+    assert case.error in record["error"]
+    assert message == {"role": "assistant", **({"content": case.content} if case.content else {})}
+
+
+def test_cli_keep_prints_the_problem(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"[f(a=x)]")))
+    assert main(["parse", "pythonic", "-", "--no-prefix", "--errors", "keep"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["parse_errors"][0]["text"] == "[f(a=x)]"
+    assert "'x' is not a literal" in printed["parse_errors"][0]["error"]
+
+
+def test_no_bundled_template_drops_invalid_calls() -> None:
+    """``skip_invalid`` is gone: loading a template that sets it fails with the reason."""
+    template = profiles.load("pythonic").response_template
+    template["fields"]["tool_calls"]["content_args"] = {"skip_invalid": True}
+    with pytest.raises(chatcodec.ResponseTemplateError, match="skip_invalid was removed"):
+        chatcodec.load_response_template(template)
+    for name in profiles.names():
+        assert "skip_invalid" not in json.dumps(profiles.load(name).response_template), name
