@@ -118,6 +118,12 @@ class TestStrFormat:
         assert render("{{ '{}-{:>4}-{x}'.format('a', 7, x=messages[0].role) }}") == "a-   7-user"
         assert render("{{ '{a}'.format_map({'a': 1}) }}") == "1"
 
+    def test_a_doubled_percent_is_not_a_width(self) -> None:
+        # '%%200000d' is the text "%200000d", not a conversion with a width (reference output)
+        assert render("{{ '%%200000d' % () }}|{{ '%%200000d'|format() }}|{{ '%d%%%5d' % (1, 2) }}") == (
+            "%200000d|%200000d|1%    2"
+        )
+
     def test_percent_format_still_works(self) -> None:
         assert render("{{ '%s=%03d' % ('n', 7) }}{{ '%s'|format('x') }}") == "n=007x"
 

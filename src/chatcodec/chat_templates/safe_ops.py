@@ -33,8 +33,10 @@ __all__ = [
     "tojson",
 ]
 
-# A %-format conversion with its flags, width and precision (``*`` takes them from the arguments).
-_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?")
+# A %-format conversion with its flags, width and precision (``*`` takes them from the arguments);
+# ``%%`` (a literal percent sign) matches as a whole, with no width, so the text after it is not read
+# as one.
+_PRINTF_SPEC = re.compile(r"%(?:%|(?:\([^)]*\))?[#0\- +]*(\*|\d+)?(?:\.(\*|\d+))?)")
 _DIGITS = re.compile(r"\d+")
 
 
@@ -76,11 +78,14 @@ def lipsum(n: int = 5, html: bool = True, min: int = 20, max: int = 100) -> str:
 
 
 def _check_printf(fmt: str, args: Any) -> None:
+    star = False
     for match in _PRINTF_SPEC.finditer(fmt):
         for number in match.groups():
-            if number is not None and number != "*":
+            if number == "*":
+                star = True
+            elif number is not None:
                 check_width(int(number), "a %-format width")
-    if "*" in fmt:
+    if star:  # a width taken from the arguments: any integer argument may be one
         for arg in args if isinstance(args, tuple) else (args,):
             check_width(arg, "a %-format width")
 
