@@ -187,9 +187,7 @@ def _mirror_class(error: BaseException) -> type[ChatTemplateError]:
 def _message_of(error: BaseException) -> str:
     if isinstance(error, jinja2.TemplateError):
         return "" if error.message is None else str(error.message)
-    if isinstance(error, KeyError) and len(error.args) == 1:
-        return str(error.args[0])
-    return str(error)
+    return str(error)  # a KeyError's str() quotes its key, as the reference's messages do
 
 
 def error_from_exception(error: BaseException, *, lineno: int | None,
