@@ -180,6 +180,38 @@ class TestReasoningAliases:
         # reference: the first non-None value wins, so reasoning_content stays "" here
         assert alias_reasoning(dict(given)) == expected
 
+    @pytest.mark.parametrize(
+        ("given", "keys"),
+        [
+            (
+                {"role": "assistant", "content": "x", "reasoning": "r"},
+                ["thinking", "role", "content", "reasoning", "reasoning_content"],
+            ),
+            (
+                {"role": "assistant", "reasoning_content": "a", "content": "x", "thinking": "t"},
+                ["thinking", "role", "reasoning_content", "content"],
+            ),
+            (
+                {"content": "x", "reasoning_content": "", "thinking": "t"},
+                ["thinking", "content", "reasoning_content"],
+            ),
+        ],
+        ids=["reasoning", "both", "empty-reasoning-content"],
+    )
+    def test_key_order_is_the_references(self, given: dict[str, Any], keys: list[str]) -> None:
+        # reference: {"thinking": r, **message, "reasoning_content": r}; templates that print a
+        # message with |tojson see this order
+        assert list(alias_reasoning(dict(given))) == keys
+
+    def test_tojson_of_an_aliased_message(self) -> None:
+        out = render_chat_template(
+            "{{ messages[0]|tojson }}", [{"role": "assistant", "content": "x", "reasoning": "r"}]
+        )
+        assert out == (  # the reference's output
+            '{"thinking": "r", "role": "assistant", "content": "x", "reasoning": "r", '
+            '"reasoning_content": "r"}'
+        )
+
     def test_none_reasoning_is_dropped_before_aliasing(self) -> None:
         assert prepare_messages([{"role": "assistant", "reasoning_content": None, "thinking": "t"}]) == [
             {"role": "assistant", "thinking": "t", "reasoning_content": "t"}

@@ -115,26 +115,29 @@ def _is_empty(value: Any) -> bool:
 
 
 def alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
-    """Expose a message's reasoning under ``reasoning_content`` and ``thinking`` (in place).
+    """Expose a message's reasoning under ``reasoning_content`` and ``thinking``.
 
     The reasoning is the first non-empty of ``reasoning_content``, ``thinking``, ``reasoning``
     (or, when all are empty strings, the first one present). ``reasoning_content`` is set to it;
-    ``thinking`` keeps its own value when that is non-empty (gpt-oss templates read it).
+    ``thinking`` keeps its own value when that is non-empty (gpt-oss templates read it). Keys are
+    in the reference's order (``{"thinking": r, **message, "reasoning_content": r}``): ``thinking``
+    first, then the message's keys, then ``reasoning_content`` when the message had none.
 
     Args:
-        message: a message already rebuilt from plain data (it is changed).
+        message: a message already rebuilt from plain data (it is not changed).
 
     Returns:
-        ``message`` itself.
+        A new message dict, or ``message`` itself when it carries no reasoning.
     """
     present = [message[key] for key in REASONING_FIELDS if message.get(key) is not None]
     if not present:
         return message
     reasoning = next((value for value in present if not _is_empty(value)), present[0])
-    if _is_empty(message.get("thinking")):
-        message["thinking"] = reasoning
-    message["reasoning_content"] = reasoning
-    return message
+    aliased = {"thinking": None, **message}
+    if _is_empty(aliased["thinking"]):
+        aliased["thinking"] = reasoning
+    aliased["reasoning_content"] = reasoning
+    return aliased
 
 
 def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
@@ -169,7 +172,7 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
         if None in plain.values():
             plain = {key: value for key, value in plain.items() if value is not None}
         if "reasoning_content" in plain or "thinking" in plain or "reasoning" in plain:
-            alias_reasoning(plain)
+            plain = alias_reasoning(plain)
         prepared.append(plain)
     return prepared
 
