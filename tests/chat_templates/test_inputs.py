@@ -266,6 +266,13 @@ class TestToolsAndDocuments:
         with pytest.raises(TypeError, match="expected a JSON schema dict or a Python function"):
             prepare_tools(["weather"])  # type: ignore[list-item]
 
+    def test_documents_keep_their_tuple(self) -> None:
+        documents = ({"title": "T", "text": "body"},)
+        assert prepare_documents(documents) == ({"title": "T", "text": "body"},)
+        # the reference prints a tuple of documents as a tuple
+        assert render_chat_template("{{ documents }}", [{"role": "user", "content": "hi"}],
+                                    documents=documents) == "({'title': 'T', 'text': 'body'},)"
+
     def test_documents(self) -> None:
         documents = [{"title": "T", "text": "body", "score": Count.ONE}]
         assert prepare_documents(documents) == [{"title": "T", "text": "body", "score": 1}]

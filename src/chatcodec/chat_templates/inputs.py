@@ -201,14 +201,14 @@ def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -
     return schemas
 
 
-def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | None:
+def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | tuple[Any, ...] | None:
     """Rebuild ``documents`` (a list of dicts, typically with ``title`` and ``text``).
 
     Args:
         documents: the retrieval documents, or ``None``.
 
     Returns:
-        New plain dicts, or ``None`` when ``documents`` is ``None``.
+        New plain dicts (in a tuple when ``documents`` is one), or ``None`` when ``documents`` is ``None``.
 
     Raises:
         ConversationError: ``documents`` is not a list of dicts.
@@ -223,5 +223,7 @@ def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | None:
                 f"documents[{index}]: documents should be a list of dicts with 'title' and 'text' keys, "
                 f"got {type(document).__name__}"
             )
-    result: list[Any] = plain_template_data(list(documents))
+    # a tuple stays a tuple, as in the reference (a template printing it shows "(...)")
+    plain = documents if type(documents) in (list, tuple) else list(documents)
+    result: list[Any] | tuple[Any, ...] = plain_template_data(plain)
     return result
