@@ -142,6 +142,17 @@ class TestContinueFinalMessage:
             render_chat_template(template, messages, continue_final_message=field)
         assert isinstance(caught.value, ValueError)
 
+    def test_the_final_message_missing_is_reported_as_the_reference_does(self) -> None:
+        with pytest.raises(ConversationError) as caught:
+            render_chat_template("{% for m in messages %}{{ m.role }}{% endfor %}content", HAIKU,
+                                 continue_final_message=True)
+        assert str(caught.value) == (  # the reference's message, byte for byte
+            "continue_final_message is set but the final message does not appear in the chat after applying "
+            "the chat template! This can happen if the chat template deletes portions of the final message. "
+            "Please verify the chat template and final message in your chat to ensure they are compatible."
+            "Final message to continue: Crisp leaves drift\nRendered chat:\nuserassistantcontent"
+        )
+
     def test_incompatible_with_the_generation_prompt(self) -> None:
         with pytest.raises(
             ConversationError, match="continue_final_message and add_generation_prompt are not"

@@ -285,11 +285,11 @@ def _cut_at_tag(rendered: str, final_text: str) -> str:
     """Cut the prompt right before the continue tag (the reference's rule, whitespace included)."""
     tag = CONTINUE_FINAL_MESSAGE_TAG.strip()
     if final_text.strip() not in rendered or tag not in rendered:
-        raise ConversationError(
+        raise ConversationError(  # the reference's message, byte for byte
             "continue_final_message is set but the final message does not appear in the chat after applying "
             "the chat template! This can happen if the chat template deletes portions of the final message. "
-            f"Please verify the chat template and final message in your chat to ensure they are compatible. "
-            f"Final message to continue: {final_text.strip()[:200]!r}"
+            "Please verify the chat template and final message in your chat to ensure they are compatible."
+            f"Final message to continue: {final_text.strip()}\nRendered chat:\n{rendered}"
         )
     at = rendered.rindex(tag)
     if rendered[at: at + len(CONTINUE_FINAL_MESSAGE_TAG)] == CONTINUE_FINAL_MESSAGE_TAG:
