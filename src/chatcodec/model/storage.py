@@ -25,6 +25,7 @@ This module never renders and never reads tokenizers; other keys of the JSON fil
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +33,13 @@ from typing import Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, json_file_text, read_json_file
+from chatcodec.model.file_changes import apply_file_changes
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
     "CHAT_TEMPLATE_FILE",
     "LEGACY_PROCESSOR_FILE",
+    "MAX_TEMPLATE_NAME_BYTES",
     "TOKENIZER_CONFIG_FILE",
     "StorageChange",
     "check_template_name",
@@ -52,6 +55,12 @@ CHAT_TEMPLATE_FILE = "chat_template.jinja"
 ADDITIONAL_TEMPLATES_DIR = "additional_chat_templates"
 #: The legacy processor file holding ``{"chat_template": ...}``.
 LEGACY_PROCESSOR_FILE = "chat_template.json"
+
+#: Longest template name, in UTF-8 bytes: ``<name>.jinja`` must fit a file name (255 bytes).
+MAX_TEMPLATE_NAME_BYTES = 255 - len(".jinja")
+
+# Control, format, surrogate and line/paragraph-separator characters: none belongs in a file name.
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 _CONFLICT = (
     "cannot load the chat template due to conflicting files: this directory combines a legacy "
@@ -97,22 +106,8 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
             with ``.jinja`` files.
     """
     directory = Path(path)
-    if not directory.is_dir():
-        raise ModelStorageError(f"{directory}: not a model directory (no such directory)",
-                                path=str(directory))
-    default_file = directory / CHAT_TEMPLATE_FILE
-    named_files = _named_template_files(directory)
-    legacy = directory / LEGACY_PROCESSOR_FILE
-    templates = _templates_from_json(legacy)
-    if templates:
-        if default_file.is_file() or named_files:
-            raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(legacy))
-    else:
-        templates = _templates_from_json(directory / TOKENIZER_CONFIG_FILE)
-    if default_file.is_file():
-        templates["default"] = _read_template(default_file)
-    for name, file in named_files.items():
-        templates[name] = _read_template(file)
+    _, legacy, files = _stored_templates(directory)
+    templates = {**legacy, **files}
     if not templates:
         raise ChatTemplateNotFoundError(
             f"{directory}: no chat template found (looked for {CHAT_TEMPLATE_FILE}, "
@@ -122,6 +117,32 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     if list(templates) == ["default"]:
         return templates["default"]
     return templates
+
+
+def _stored_templates(directory: Path) -> tuple[str | None, dict[str, str], dict[str, str]]:
+    """A model directory's templates by origin: ``(legacy file name or None, its templates, the
+    templates of the .jinja files)``; the .jinja files win on load.
+
+    Raises:
+        ModelStorageError: as for :func:`load_chat_templates`.
+    """
+    if not directory.is_dir():
+        what = "it is a file; pass the directory holding it" if directory.exists() else "no such directory"
+        raise ModelStorageError(f"{directory}: not a model directory ({what})", path=str(directory))
+    default_file = directory / CHAT_TEMPLATE_FILE
+    named_files = _named_template_files(directory)
+    legacy_name = LEGACY_PROCESSOR_FILE
+    legacy = _templates_from_json(directory / LEGACY_PROCESSOR_FILE)
+    if legacy:
+        if default_file.is_file() or named_files:
+            raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(directory / LEGACY_PROCESSOR_FILE))
+    else:
+        legacy_name = TOKENIZER_CONFIG_FILE
+        legacy = _templates_from_json(directory / TOKENIZER_CONFIG_FILE)
+    files = {name: _read_template(file) for name, file in named_files.items()}
+    if default_file.is_file():
+        files = {"default": _read_template(default_file), **files}
+    return (legacy_name if legacy else None), legacy, files
 
 
 def save_chat_templates(templates: str | Mapping[str, str],
@@ -164,9 +185,10 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
         ChatTemplateNotFoundError, ModelStorageError: as for :func:`load_chat_templates` and
             :func:`save_chat_templates`.
     """
-    changes = plan_chat_template_save(load_chat_templates(path), path)
+    directory = Path(path)
+    changes = plan_chat_template_save(load_chat_templates(directory), directory)
     if not dry_run:
-        _apply(Path(path), changes)
+        _apply(directory, changes)
     return changes
 
 
@@ -181,13 +203,18 @@ def check_template_name(name: object, directory: Path | None = None) -> str:
         ``name``.
 
     Raises:
-        ModelStorageError: the name is not a string, is empty, or would escape the folder.
+        ModelStorageError: the name is not a string, is empty, has a path separator or a control
+            character (a newline would also break ``chatcodec migrate``'s report), is too long
+            for a file name, or would escape the folder.
     """
-    if not isinstance(name, str) or not name or name in (".", "..") or "\0" in name \
-            or any(sep in name for sep in ("/", "\\", os.sep)):
+    if not isinstance(name, str) or not name or name in (".", "..") \
+            or any(sep in name for sep in ("/", "\\", os.sep)) \
+            or any(unicodedata.category(char) in _CONTROL_CATEGORIES for char in name) \
+            or len(name.encode("utf-8", "surrogatepass")) > MAX_TEMPLATE_NAME_BYTES:
         raise ModelStorageError(
             f"chat template name {name!r}: invalid; a name becomes the file name "
-            f"{ADDITIONAL_TEMPLATES_DIR}/<name>.jinja and must not contain path separators",
+            f"{ADDITIONAL_TEMPLATES_DIR}/<name>.jinja and must not be empty, contain path separators or "
+            f"control characters, or be longer than {MAX_TEMPLATE_NAME_BYTES} bytes",
             path=None if directory is None else str(directory),
         )
     if directory is not None:
@@ -275,17 +302,14 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
 
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
-    for change in changes:
-        file = directory / change.path
-        if change.content is None:
-            file.unlink()
-            continue
-        file.parent.mkdir(parents=True, exist_ok=True)
-        with open(file, "w", encoding="utf-8", newline="") as handle:
-            handle.write(change.content)
+    apply_file_changes(directory, [(change.path, change.content) for change in changes])
     folder = directory / ADDITIONAL_TEMPLATES_DIR
     if folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
+        try:
+            folder.rmdir()
+        except OSError as error:
+            raise ModelStorageError(f"{folder}: cannot remove the empty folder: {error.strerror or error}",
+                                    path=str(folder)) from None
 
 
 def _named_template_files(directory: Path) -> dict[str, Path]:
