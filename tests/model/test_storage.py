@@ -388,7 +388,7 @@ class TestMigrate:
         assert listing(tmp_path) == {
             "additional_chat_templates/tool_use.jinja": TOOL_USE,
             "chat_template.jinja": DEFAULT,
-            "tokenizer_config.json": '{\n  "eos_token": "</s>"\n}\n',
+            "tokenizer_config.json": '{\n  "eos_token": "</s>"\n}',
         }
         assert load_chat_templates(tmp_path) == {"default": DEFAULT, "tool_use": TOOL_USE}
 
@@ -424,15 +424,41 @@ class TestMigrate:
         write(tmp_path, {"chat_template.jinja": DEFAULT, "additional_chat_templates/rag.jinja": RAG})
         assert migrate_chat_templates(tmp_path) == []
 
-    def test_mixed_directory_keeps_the_jinja_default(self, tmp_path: Path) -> None:
-        write(tmp_path, {"tokenizer_config.json": {"chat_template": "stale"}, "chat_template.jinja": DEFAULT})
+    def test_mixed_directory_with_the_same_default_drops_the_copy(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": DEFAULT}, "chat_template.jinja": DEFAULT})
         changes = migrate_chat_templates(tmp_path)
         assert changes == [
             StorageChange(
                 "update",
                 "tokenizer_config.json",
                 "removed key 'chat_template' (now in .jinja files)",
-                "{}\n",
+                "{}",
             )
         ]
         assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_unchanged_keys_keep_their_exact_text(self, tmp_path: Path) -> None:
+        text = '{"big": 1e400, "chat_template": "B",\r\n "eos_token": "x", "n": 1.50}'
+        write(tmp_path, {"tokenizer_config.json": text})
+        migrate_chat_templates(tmp_path)
+        assert (tmp_path / "tokenizer_config.json").read_bytes() == (
+            b'{"big": 1e400,\r\n "eos_token": "x", "n": 1.50}'
+        )
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ('{\n  "chat_template": "B",\n  "eos_token": "x"\n}\n', '{\n  "eos_token": "x"\n}\n'),
+            ('{\n  "eos_token": "x",\n  "chat_template": "B"\n}\n', '{\n  "eos_token": "x"\n}\n'),
+            ('{ "chat_template" : "B" }\n', "{}\n"),
+            (
+                '{"chat_template": "A", "a": [1, {"chat_template": 2}], "chat_template": "B"}',
+                '{"a": [1, {"chat_template": 2}]}',
+            ),
+        ],
+        ids=["first", "last", "only", "duplicate-and-nested"],
+    )
+    def test_only_the_chat_template_member_is_removed(self, tmp_path: Path, text: str, expected: str) -> None:
+        write(tmp_path, {"tokenizer_config.json": text})
+        migrate_chat_templates(tmp_path)
+        assert (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8") == expected

@@ -32,8 +32,9 @@ from pathlib import Path
 from typing import Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, json_file_text, read_json_file
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
 from chatcodec.model.file_changes import apply_file_changes
+from chatcodec.model.json_text import remove_member
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
@@ -286,19 +287,21 @@ def _plan_file(changes: list[StorageChange], directory: Path, relative: str, con
 
 
 def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: str) -> None:
+    """Plan removing ``chat_template`` from a JSON file, every other byte of the file kept."""
     file = directory / relative
     if not file.is_file():
         return
     data = read_json_file(file)
     if not isinstance(data, dict) or "chat_template" not in data:
         return
-    del data["chat_template"]
-    if relative == LEGACY_PROCESSOR_FILE and not data:
+    if relative == LEGACY_PROCESSOR_FILE and data.keys() == {"chat_template"}:
         changes.append(StorageChange("delete", relative,
                                      "legacy processor chat template (now in .jinja files)"))
         return
+    with open(file, encoding="utf-8", newline="") as handle:
+        text = handle.read()
     changes.append(StorageChange("update", relative, "removed key 'chat_template' (now in .jinja files)",
-                                 json_file_text(data)))
+                                 remove_member(text, "chat_template")))
 
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
