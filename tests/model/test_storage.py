@@ -437,6 +437,30 @@ class TestMigrate:
         ]
         assert load_chat_templates(tmp_path) == DEFAULT
 
+    def test_a_legacy_template_that_differs_from_its_jinja_file_is_never_lost(self, tmp_path: Path) -> None:
+        config = {"chat_template": "B {{ messages[0].content }}", "eos_token": "x"}
+        write(tmp_path, {"tokenizer_config.json": config,
+                         "chat_template.jinja": "A {{ messages[0].content }}"})
+        before = listing(tmp_path)
+        with pytest.raises(ModelStorageError) as caught:
+            migrate_chat_templates(tmp_path, dry_run=True)
+        assert str(caught.value) == (
+            f"{tmp_path}: the 'default' chat template of tokenizer_config.json differs from "
+            "chat_template.jinja, so migrating would lose one of them. Keep the one you want (delete the "
+            "other, or save it under another name in additional_chat_templates/) and migrate again."
+        )
+        with pytest.raises(ModelStorageError):
+            migrate_chat_templates(tmp_path)
+        assert listing(tmp_path) == before
+
+    def test_a_differing_named_template_is_never_lost(self, tmp_path: Path) -> None:
+        config = {"chat_template": [{"name": "default", "template": DEFAULT},
+                                    {"name": "rag", "template": "old"}]}
+        write(tmp_path, {"tokenizer_config.json": config, "additional_chat_templates/rag.jinja": RAG})
+        with pytest.raises(ModelStorageError, match=r"the 'rag' chat template of tokenizer_config.json "
+                                                    r"differs from additional_chat_templates/rag.jinja"):
+            migrate_chat_templates(tmp_path)
+
     def test_unchanged_keys_keep_their_exact_text(self, tmp_path: Path) -> None:
         text = '{"big": 1e400, "chat_template": "B",\r\n "eos_token": "x", "n": 1.50}'
         write(tmp_path, {"tokenizer_config.json": text})

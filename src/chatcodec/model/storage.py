@@ -184,9 +184,19 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
 
     Raises:
         ChatTemplateNotFoundError, ModelStorageError: as for :func:`load_chat_templates` and
-            :func:`save_chat_templates`.
+            :func:`save_chat_templates`; also a ``ModelStorageError`` when a legacy template
+            differs from the ``.jinja`` file of the same name (migrating would lose one of them).
     """
     directory = Path(path)
+    legacy_file, legacy, files = _stored_templates(directory)
+    for name in sorted(legacy.keys() & files.keys()):
+        if legacy[name] != files[name]:
+            file = CHAT_TEMPLATE_FILE if name == "default" else f"{ADDITIONAL_TEMPLATES_DIR}/{name}.jinja"
+            raise ModelStorageError(
+                f"{directory}: the {name!r} chat template of {legacy_file} differs from {file}, so migrating "
+                "would lose one of them. Keep the one you want (delete the other, or save it under another "
+                f"name in {ADDITIONAL_TEMPLATES_DIR}/) and migrate again.", path=str(directory),
+            )
     changes = plan_chat_template_save(load_chat_templates(directory), directory)
     if not dry_run:
         _apply(directory, changes)
