@@ -369,6 +369,40 @@ class TestLimits:
             assert render(source) == ""
 
 
+class TestCompileLimits:
+    """Templates too deeply nested for Python to compile fail with a limit error, not a raw one."""
+
+    def test_too_many_nested_loops(self) -> None:
+        source = "{% for x in [1] %}" * 21 + "{% endfor %}" * 21
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            render(source)
+        assert (caught.value.limit, caught.value.value) == ("Python's nested-block limit", 20)
+        assert caught.value.message == (
+            "chat template sandbox: the nesting of {% for %} loops exceeds Python's nested-block limit (20). "
+            "Nest fewer loops inside one another (a macro starts a new count)"
+        )
+        assert render("{% for x in [1] %}" * 20 + "{{ x }}" + "{% endfor %}" * 20) == "1"
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}",
+            "{% if true %}" * 300 + "{% endif %}" * 300,
+            "{{ " + " + ".join(["1"] * 20000) + " }}",
+        ],
+        ids=["parentheses", "nested-ifs", "long-sum"],
+    )
+    def test_too_deep_to_compile(self, source: str) -> None:
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            render(source)
+        assert (caught.value.limit, caught.value.value) == ("recursion limit", sys.getrecursionlimit())
+        assert caught.value.message == (
+            f"chat template sandbox: the nesting depth of the template exceeds recursion limit "
+            f"({sys.getrecursionlimit():,}). The template nests too deeply to compile (parentheses, "
+            "blocks or a chain of operators); split it up"
+        )
+
+
 def test_strftime_now_reads_the_render_clock() -> None:
     moment = datetime.datetime(2026, 1, 15, 12, 0, 0)
     assert render("{{ strftime_now('%Y-%m-%d %H:%M') }}", now=moment) == "2026-01-15 12:00"

@@ -355,8 +355,11 @@ def compile_chat_template(source: str) -> jinja2.Template:
 
     Raises:
         ChatTemplateSyntaxError: the text is not valid Jinja (the message names the line).
+        ChatTemplateLimitError: the template nests too deeply for Python to compile it.
     """
     try:
         return ENVIRONMENT.from_string(source)
     except jinja2.TemplateSyntaxError as error:
         raise error_from_exception(error, lineno=error.lineno, source=source) from error
+    except (RecursionError, SyntaxError, MemoryError) as error:
+        raise limits.compile_limit_error(error) from None

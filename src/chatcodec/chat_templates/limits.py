@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from chatcodec.chat_templates.errors import ChatTemplateLimitError
+from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateLimitError, ChatTemplateSyntaxError
 
 __all__ = [
     "CLOCK_CHECK_STEPS",
@@ -56,11 +56,13 @@ __all__ = [
     "checked_add",
     "checked_buffer",
     "checked_concat",
+    "compile_limit_error",
     "count_call",
     "current_state",
     "enter_render",
     "exit_render",
     "limit_error",
+    "memory_error",
     "recursion_error",
 ]
 
@@ -91,6 +93,9 @@ MAX_OUTPUT_LENGTH = 100_000_000
 #: Maximum width or indent a template may ask for (``"%9999999d"``, ``ljust``, ``center``,
 #: ``indent``, ``tojson(indent=...)``, ...).
 MAX_FORMAT_WIDTH = 100_000
+
+#: How many loops CPython lets one function nest (its compiler's fixed limit; not a setting).
+PYTHON_NESTED_BLOCKS = 20
 
 #: Maximum size, in bits, of an integer computed with ``**``.
 MAX_INT_BITS = 100_000
@@ -162,6 +167,40 @@ def recursion_error() -> ChatTemplateLimitError:
     """The error for a template that recursed past Python's recursion limit."""
     return limit_error("the depth of macro calls or recursive loops", "recursion limit",
                        sys.getrecursionlimit(), "the template recurses too deeply (possibly without end)")
+
+
+def compile_limit_error(error: BaseException) -> ChatTemplateError:
+    """The error for a template Python cannot compile: too deeply nested, or too big.
+
+    Args:
+        error: what compiling raised: a ``RecursionError`` (the parser or the code generator
+            recursed too deeply), a ``SyntaxError`` from Python's compiler (more than 20 nested
+            loops), or a ``MemoryError``.
+
+    Returns:
+        A :class:`ChatTemplateLimitError` (a :class:`ChatTemplateSyntaxError` for any other
+        ``SyntaxError``).
+    """
+    if isinstance(error, RecursionError):
+        return limit_error("the nesting depth of the template", "recursion limit", sys.getrecursionlimit(),
+                           "The template nests too deeply to compile (parentheses, blocks or a chain of "
+                           "operators); split it up")
+    if isinstance(error, SyntaxError) and "statically nested blocks" in str(error.msg):
+        return limit_error("the nesting of {% for %} loops", "Python's nested-block limit",
+                           PYTHON_NESTED_BLOCKS,
+                           "Nest fewer loops inside one another (a macro starts a new count)")
+    if isinstance(error, MemoryError):
+        return memory_error()
+    return ChatTemplateSyntaxError(f"the template compiles to invalid Python: {error}",
+                                   original_type=type(error).__name__)
+
+
+def memory_error() -> ChatTemplateLimitError:
+    """The error for a template that ran out of memory (``MemoryError``) despite the limits."""
+    return ChatTemplateLimitError(
+        "chat template sandbox: the render ran out of memory (MemoryError). Render templates you do not "
+        "trust in a process with an operating-system memory limit", limit="memory", value=0,
+    )
 
 
 def check_width(width: object, what: str) -> None:
