@@ -228,8 +228,9 @@ class RenderState:
         steps_left: steps the render may still take.
         deadline: ``time.monotonic()`` value after which the render fails.
         track_spans: whether ``{% generation %}`` blocks record spans.
-        mark_spans: record spans by wrapping generation output in markers (blocks not written
-            directly to the output, see :mod:`chatcodec.chat_templates.generation`).
+        span_markers: the two characters that wrap generation output in a marked render (blocks
+            not written directly to the output, see :mod:`chatcodec.chat_templates.generation`);
+            ``None`` to record spans from the output offset.
         offset: characters written to the output so far (direct span tracking).
         spans: the character spans recorded so far.
     """
@@ -238,7 +239,7 @@ class RenderState:
     steps_left: int = field(default_factory=lambda: MAX_TEMPLATE_STEPS)
     deadline: float = field(default_factory=lambda: time.monotonic() + MAX_RENDER_SECONDS)
     track_spans: bool = False
-    mark_spans: bool = False
+    span_markers: tuple[str, str] | None = None
     offset: int = 0
     spans: list[tuple[int, int]] = field(default_factory=list)
 

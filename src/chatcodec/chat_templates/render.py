@@ -21,7 +21,7 @@ import jinja2
 from chatcodec.chat_templates import limits
 from chatcodec.chat_templates.environment import ENVIRONMENT, compile_chat_template
 from chatcodec.chat_templates.errors import ChatTemplateError, error_from_exception
-from chatcodec.chat_templates.generation import generation_is_direct, strip_span_markers
+from chatcodec.chat_templates.generation import choose_span_markers, generation_is_direct, strip_span_markers
 from chatcodec.chat_templates.inputs import (
     REASONING_FIELDS,
     ConversationError,
@@ -180,7 +180,7 @@ def _run(template: jinja2.Template, source: str, context: dict[str, Any], state:
     limit = limits.MAX_OUTPUT_LENGTH
     try:
         blocks = template.root_render_func(template.new_context(context))
-        if state.track_spans and not state.mark_spans:
+        if state.track_spans and state.span_markers is None:
             for block in blocks:  # generation blocks read the offset of the output so far
                 total += len(block)
                 state.offset = total
@@ -238,9 +238,15 @@ def _render_spans(template: jinja2.Template, source: str, context: dict[str, Any
         state = RenderState(now=now, track_spans=True)
         text = _run(template, source, context, state)
         return RenderedChat(text, state.spans)
-    marked = _run(template, source, context, RenderState(now=now, track_spans=True, mark_spans=True))
-    stripped = strip_span_markers(marked)
     plain = _run(template, source, context, RenderState(now=now))
+    markers = choose_span_markers(plain)
+    if markers is None:
+        raise ChatTemplateError(
+            "generation spans: the prompt uses every Unicode noncharacter, so none is left to mark the "
+            "{% generation %} blocks that are not written straight to the output"
+        )
+    marked = _run(template, source, context, RenderState(now=now, track_spans=True, span_markers=markers))
+    stripped = strip_span_markers(marked, *markers)
     if stripped is None or stripped[0] != plain:
         raise ChatTemplateError(
             "generation spans: the template changes the text of a {% generation %} block after rendering it "
