@@ -97,6 +97,19 @@ class TestBufferedBlocks:
         assert rendered.text == f"<user>\ufdd0\ufdd1</user><assistant>{content}</assistant>"
         assert rendered.generation_spans == [(6, 8), (26, 26 + len(content))]
 
+    def test_blocks_called_through_self(self) -> None:
+        source = "{% block b %}XX{% generation %}Hello{% endgeneration %}{% endblock %}|{{ self.b() }}"
+        rendered = render_chat_template_with_spans(source, CHAT)
+        assert rendered.text == "XXHello|XXHello"
+        assert rendered.generation_spans == [(2, 7), (10, 15)]
+        assert spans_text(rendered) == ["Hello", "Hello"]
+
+    def test_direct_blocks_with_marker_characters_in_the_input_are_exact(self) -> None:
+        source = "{% for m in messages %}<{% generation %}{{ m.content }}{% endgeneration %}>{% endfor %}"
+        content = f"a{SPAN_END}b"
+        rendered = render_chat_template_with_spans(source, [{"role": "assistant", "content": content}])
+        assert spans_text(rendered) == [content]
+
 
 class TestDirectBlocks:
     def test_no_generation_block(self) -> None:

@@ -9,7 +9,8 @@ finding them, both linear in the output size:
   span starts there. The reference does the same but re-joins all previous output for every block
   (quadratic), and gets wrong offsets for blocks inside macros or ``{% set %}`` blocks.
 * **marked** (some block sits inside a macro, a ``{% call %}``, ``{% filter %}`` or ``{% set %}``
-  block, a recursive loop or another generation block, whose output is buffered first): each
+  block, a recursive loop, another generation block, or a ``{% block %}`` of a template that
+  calls blocks through ``self.<name>()`` / ``super()``, whose output is buffered first): each
   block's text is wrapped in two marker characters, and the spans are read off (and the markers
   removed) after rendering. The markers are Unicode noncharacters chosen per render among those
   absent from the prompt (a plain render comes first), so content may hold any character. The
@@ -96,7 +97,9 @@ def generation_is_direct(template: nodes.Template) -> bool:
     Returns:
         ``False`` when some generation block sits inside a construct that buffers its output.
     """
-    buffering = _BUFFERING_NODES
+    buffering: tuple[type[nodes.Node], ...] = _BUFFERING_NODES
+    if any(name.name in ("self", "super") for name in template.find_all(nodes.Name)):
+        buffering += (nodes.Block,)  # self.<block>() and super() render a block into a buffer
     stack: list[tuple[nodes.Node, bool]] = [(template, False)]
     while stack:
         node, buffered = stack.pop()
