@@ -20,7 +20,7 @@ from chatcodec.chat_templates.render import render_chat_template, render_chat_te
 from chatcodec.chat_templates.selection import resolve_chat_template
 from chatcodec.errors import ChatTemplateNotFoundError, DocstringParsingException, ModelStorageError
 from chatcodec.model.storage import save_chat_templates
-from chatcodec.tool_schemas import tool_to_schema
+from chatcodec.tool_schemas import parse_google_docstring, tool_to_schema
 
 CHAT = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
 
@@ -196,3 +196,25 @@ def test_strftime_now_is_read_once_per_render() -> None:
     template = "{{ strftime_now('%f') }}{% for i in range(50) %}|{{ strftime_now('%f') }}{% endfor %}"
     out = render_chat_template(template, CHAT)
     assert len(set(out.split("|"))) == 1
+
+
+def test_header_words_inside_a_line_do_not_cut_the_description() -> None:
+    # reference: "Use" and "Get weather." (its description stops at the first "Args:" or
+    # "Returns:" anywhere, even inside a sentence)
+    assert parse_google_docstring("Use Args: carefully.\n\nArgs:\n    x: x.")[0] == "Use Args: carefully."
+    assert parse_google_docstring("Get weather. Returns: JSON.\n\nArgs:\n    x: x.")[0] == (
+        "Get weather. Returns: JSON."
+    )
+
+
+def test_a_returns_section_at_the_start_is_read() -> None:
+    # reference: its Returns: pattern needs a line before it, so the return gets no description
+    assert parse_google_docstring("Returns:\n    Something.\n\nArgs:\n    x: x.") == (
+        "", {"x": "x."}, "Something."
+    )
+
+
+@pytest.mark.parametrize("header", ["Args: ", "Arguments:", "Parameters:", "Params:", "args:"])
+def test_lenient_args_headers(header: str) -> None:
+    # reference: only an exact "Args:" line opens the section, so "x" has no description and it raises
+    assert parse_google_docstring(f"D.\n\n{header}\n    x: x.") == ("D.", {"x": "x."}, None)
