@@ -6,6 +6,7 @@ and chatcodec's. ``docs/compatibility.md`` lists them with the reasons.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import json
 import threading
@@ -14,7 +15,7 @@ from typing import Literal, Optional
 
 import pytest
 
-from chatcodec import get_json_schema, load_chat_templates
+from chatcodec import ChatCodec, get_json_schema, load_chat_templates
 from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateTypeError
 from chatcodec.chat_templates.render import render_chat_template, render_chat_template_with_spans
 from chatcodec.chat_templates.selection import resolve_chat_template
@@ -196,6 +197,14 @@ def test_strftime_now_is_read_once_per_render() -> None:
     template = "{{ strftime_now('%f') }}{% for i in range(50) %}|{{ strftime_now('%f') }}{% endfor %}"
     out = render_chat_template(template, CHAT)
     assert len(set(out.split("|"))) == 1
+
+
+def test_now_pins_the_clock_only_when_it_is_a_datetime() -> None:
+    codec = ChatCodec("{{ now }}|{{ strftime_now('%Y') }}")
+    moment = datetime.datetime(2020, 1, 1)
+    assert codec.apply_chat_template(CHAT, tokenize=False, now=moment) == "<datetime>|2020"
+    # reference: "<datetime>|" and the current year; a string is an ordinary variable in both
+    assert codec.apply_chat_template(CHAT, tokenize=False, now="x").startswith("x|20")
 
 
 def test_header_words_inside_a_line_do_not_cut_the_description() -> None:

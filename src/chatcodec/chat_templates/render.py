@@ -69,7 +69,7 @@ def render_chat_template(
     documents: Sequence[dict[str, Any]] | None = None,
     add_generation_prompt: bool = False,
     continue_final_message: bool | str = False,
-    now: datetime | None = None,
+    now: datetime | Any = None,
     **variables: Any,
 ) -> str:
     """Render a conversation into the exact prompt text the reference would produce.
@@ -88,7 +88,10 @@ def render_chat_template(
         continue_final_message: cut the prompt right after the final message's ``content`` (or,
             given a field name such as ``"reasoning_content"``, after that field) so the model
             continues it. Incompatible with ``add_generation_prompt``.
-        now: the time ``strftime_now()`` reports; default the current local time.
+        now: when a ``datetime``, the time ``strftime_now()`` reports (default: the current local
+            time). Like any keyword it is also the template variable ``now``, which the
+            template sees as the reference shows it (``"<datetime>"`` for a datetime, as is
+            for a string).
         **variables: more template variables (``enable_thinking=False``, special tokens, ...).
 
     Returns:
@@ -113,7 +116,7 @@ def render_chat_template_with_spans(
     tools: Sequence[Tool] | None = None,
     documents: Sequence[dict[str, Any]] | None = None,
     add_generation_prompt: bool = False,
-    now: datetime | None = None,
+    now: datetime | Any = None,
     **variables: Any,
 ) -> RenderedChat:
     """Render like :func:`render_chat_template` and return the ``{% generation %}`` spans too.
@@ -145,14 +148,16 @@ def render_chat_template_with_spans(
 
 def _render(chat_template: str, messages: Sequence[Any], tools: Sequence[Tool] | None,
             documents: Sequence[dict[str, Any]] | None, add_generation_prompt: bool,
-            continue_final_message: bool | str, now: datetime | None, variables: dict[str, Any],
+            continue_final_message: bool | str, now: datetime | Any, variables: dict[str, Any],
             *, spans: bool) -> RenderedChat:
     if not isinstance(chat_template, str):
         raise ConversationError(
             f"chat_template: expected the template text, got {type(chat_template).__name__}"
         )
-    if now is not None and not isinstance(now, datetime):
-        raise ConversationError(f"now: expected a datetime, got {type(now).__name__}")
+    if now is not None:  # a template variable like any other, as in the reference ...
+        variables = {**variables, "now": now}
+        if not isinstance(now, datetime):
+            now = None  # ... and, when a datetime, also the clock of strftime_now()
     check_prompt_ending(add_generation_prompt, continue_final_message)
     template = compile_chat_template(chat_template)
     chat = prepare_messages(messages)
