@@ -143,6 +143,39 @@ class TestMessages:
         assert isinstance(caught.value, TypeError)
 
 
+class TestDeepInputs:
+    @staticmethod
+    def nested(depth: int) -> Any:
+        value: Any = "x"
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    @pytest.mark.parametrize(
+        ("where", "arguments"),
+        [
+            ("messages[1]", {"messages": [{"role": "user", "content": "a"},
+                                          {"role": "user", "content": nested(5000)}]}),
+            ("tools", {"tools": [{"type": "function", "x": nested(5000)}]}),
+            ("documents", {"documents": [{"text": nested(5000)}]}),
+            ("the template variable 'deep'", {"deep": nested(5000)}),
+        ],
+        ids=["message", "tools", "documents", "variable"],
+    )
+    def test_a_clear_error_instead_of_a_recursion_error(self, where: str, arguments: dict[str, Any]) -> None:
+        arguments.setdefault("messages", [{"role": "user", "content": "a"}])
+        with pytest.raises(ConversationError) as caught:
+            render_chat_template("x", **arguments)
+        assert str(caught.value) == (
+            f"{where}: nested too deeply to copy for the template (past Python's recursion limit of "
+            f"{sys.getrecursionlimit():,} levels)"
+        )
+
+    def test_deep_but_not_too_deep(self) -> None:
+        assert render_chat_template("{{ messages[0].content|length }}",
+                                    [{"role": "user", "content": self.nested(200)}]) == "1"
+
+
 class TestReasoningAliases:
     @pytest.mark.parametrize(
         ("given", "expected"),
@@ -263,8 +296,13 @@ class TestToolsAndDocuments:
             prepare_tools({"type": "function"})  # type: ignore[arg-type]
 
     def test_a_tool_of_the_wrong_kind(self) -> None:
-        with pytest.raises(TypeError, match="expected a JSON schema dict or a Python function"):
-            prepare_tools(["weather"])  # type: ignore[list-item]
+        with pytest.raises(ConversationError) as caught:
+            prepare_tools([weather, 1])  # type: ignore[list-item]
+        assert isinstance(caught.value, TypeError)  # the type tool_to_schema raises
+        assert str(caught.value) == (
+            "tools[1]: expected a JSON schema dict or a Python function, got int. Tools should either be a "
+            "JSON schema, or a function with type hints and a docstring suitable for conversion."
+        )
 
     def test_documents_keep_their_tuple(self) -> None:
         documents = ({"title": "T", "text": "body"},)

@@ -31,6 +31,7 @@ __all__ = [
     "ConversationError",
     "alias_reasoning",
     "check_prompt_ending",
+    "plain_input",
     "plain_template_data",
     "prepare_documents",
     "prepare_messages",
@@ -82,6 +83,28 @@ def plain_template_data(value: Any) -> Any:
     if kind is list:
         return [item if type(item) in _SCALARS else plain_template_data(item) for item in value]
     return _plain_other(value)
+
+
+def plain_input(value: Any, where: str) -> Any:
+    """:func:`plain_template_data` for one input, refusing structures too deep to copy.
+
+    Args:
+        value: the input.
+        where: what it is, for the message (``"messages[3]"``, ``"tools"``, ...).
+
+    Returns:
+        The rebuilt value.
+
+    Raises:
+        ConversationError: ``value`` nests deeper than Python's recursion limit allows.
+    """
+    try:
+        return plain_template_data(value)
+    except RecursionError:
+        raise ConversationError(
+            f"{where}: nested too deeply to copy for the template (past Python's recursion limit of "
+            f"{sys.getrecursionlimit():,} levels)"
+        ) from None
 
 
 def _plain_other(value: Any) -> Any:
@@ -163,7 +186,7 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
         )
     prepared = []
     for index, message in enumerate(messages):
-        plain = plain_template_data(message)
+        plain = plain_input(message, f"messages[{index}]")
         if type(plain) is not dict:
             raise ConversationError(
                 f"messages[{index}]: chat messages should be dicts, dataclasses or pydantic models, "
@@ -187,8 +210,8 @@ def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -
         New plain JSON schemas, or ``None`` when ``tools`` is ``None``.
 
     Raises:
-        ConversationError: ``tools`` is not a list.
-        TypeError: a tool is neither a dict nor a function (from ``tool_to_schema``).
+        ConversationError: ``tools`` is not a list, a tool is neither a dict nor a function (the
+            error is also the ``TypeError`` ``tool_to_schema`` raises) or nests too deeply.
         TypeHintParsingException, DocstringParsingException: a function cannot be converted.
     """
     if tools is None:
@@ -197,7 +220,13 @@ def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -
         raise ConversationError(
             f"tools: expected a list of JSON schemas or functions, got {type(tools).__name__}"
         )
-    schemas: list[Any] = plain_template_data([tool_to_schema(tool) for tool in tools])
+    converted = []
+    for index, tool in enumerate(tools):
+        try:
+            converted.append(tool_to_schema(tool))
+        except TypeError as error:
+            raise ConversationError(f"tools[{index}]: {str(error).removeprefix('tools: ')}") from None
+    schemas: list[Any] = plain_input(converted, "tools")
     return schemas
 
 
@@ -225,5 +254,5 @@ def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | tuple[Any,
             )
     # a tuple stays a tuple, as in the reference (a template printing it shows "(...)")
     plain = documents if type(documents) in (list, tuple) else list(documents)
-    result: list[Any] | tuple[Any, ...] = plain_template_data(plain)
+    result: list[Any] | tuple[Any, ...] = plain_input(plain, "documents")
     return result

@@ -26,7 +26,7 @@ from chatcodec.chat_templates.inputs import (
     REASONING_FIELDS,
     ConversationError,
     check_prompt_ending,
-    plain_template_data,
+    plain_input,
     prepare_documents,
     prepare_messages,
     prepare_tools,
@@ -164,7 +164,8 @@ def _render(chat_template: str, messages: Sequence[Any], tools: Sequence[Tool] |
     final_text = None
     if continue_final_message:
         final_text = _tag_final_message(chat, continue_final_message, chat_template)
-    context = plain_template_data(variables)
+    context = {name: plain_input(value, f"the template variable {name!r}")
+               for name, value in variables.items()}
     context.update(messages=chat, tools=prepare_tools(tools), documents=prepare_documents(documents),
                    add_generation_prompt=add_generation_prompt)
     if spans:
