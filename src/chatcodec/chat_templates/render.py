@@ -205,7 +205,7 @@ def _run(template: jinja2.Template, source: str, context: dict[str, Any], state:
         lineno = _template_line(template, error)
         raise error_from_exception(limits.recursion_error(), lineno=lineno, source=source) from None
     except MemoryError:
-        raise
+        raise error_from_exception(limits.memory_error(), lineno=None, source=source) from None
     except Exception as error:
         raise error_from_exception(error, lineno=_template_line(template, error), source=source) from error
     finally:
