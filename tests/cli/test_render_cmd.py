@@ -395,3 +395,23 @@ def test_installed_console_script(tmp_path: Path) -> None:
     )  # fmt: skip
     assert (result.returncode, result.stderr) == (0, b"")
     assert result.stdout == line["rendered"].encode("utf-8")
+
+
+def test_the_readme_example(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The encoding section's command, fed its heredoc on stdin, prints the text the README shows."""
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Encoding: rendering chat templates")[1]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    expected = section.split("```text\n", 1)[1].split("```", 1)[0]
+    head, _, rest = command.partition(" <<'JSON'\n")
+    stdin, _, _ = rest.partition("JSON\n")
+    argv = head.replace("\\\n", " ").split()
+    assert argv[:2] == ["chatcodec", "render"]
+    argv[2] = str(corpus_path("chat_templates", Path(argv[2]).name))  # the corpus beside this checkout
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    code, out, _ = run(capsysbinary, *argv[1:])
+    assert (code, out.decode("utf-8")) == (0, expected)
