@@ -184,19 +184,25 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
         raise ConversationError(
             "messages: cannot apply a chat template to an empty conversation. Provide at least one message."
         )
-    prepared = []
-    for index, message in enumerate(messages):
-        plain = plain_input(message, f"messages[{index}]")
-        if type(plain) is not dict:
-            raise ConversationError(
-                f"messages[{index}]: chat messages should be dicts, dataclasses or pydantic models, "
-                f"but got {message!r:.80}"
-            )
-        if None in plain.values():
-            plain = {key: value for key, value in plain.items() if value is not None}
-        if "reasoning_content" in plain or "thinking" in plain or "reasoning" in plain:
-            plain = alias_reasoning(plain)
-        prepared.append(plain)
+    prepared: list[dict[str, Any]] = []
+    try:  # around the loop: a try per message would slow every render down
+        for index, message in enumerate(messages):
+            plain = plain_template_data(message)
+            if type(plain) is not dict:
+                raise ConversationError(
+                    f"messages[{index}]: chat messages should be dicts, dataclasses or pydantic models, "
+                    f"but got {message!r:.80}"
+                )
+            if None in plain.values():
+                plain = {key: value for key, value in plain.items() if value is not None}
+            if "reasoning_content" in plain or "thinking" in plain or "reasoning" in plain:
+                plain = alias_reasoning(plain)
+            prepared.append(plain)
+    except RecursionError:
+        raise ConversationError(
+            f"messages[{len(prepared)}]: nested too deeply to copy for the template (past Python's "
+            f"recursion limit of {sys.getrecursionlimit():,} levels)"
+        ) from None
     return prepared
 
 

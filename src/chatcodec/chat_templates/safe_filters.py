@@ -304,6 +304,14 @@ def _text(filter_function: Callable[..., Any], what: str, words: str | None = No
     return checked
 
 
+def _trim(value: Any, chars: str | None = None) -> str:
+    """``trim``, the filter real templates use most: a short string goes straight to ``strip``."""
+    if type(value) is str and len(value) < FREE_TEXT:
+        return value.strip(chars)
+    result: str = _TRIM(value, chars)
+    return result
+
+
 def _charged(filter_function: Callable[..., Any]) -> Callable[..., Any]:
     """The filter, charged one step per item of its (sized) input."""
 
@@ -317,6 +325,7 @@ def _charged(filter_function: Callable[..., Any]) -> Callable[..., Any]:
 
 
 _FILTERS = jinja2.filters.FILTERS
+_TRIM = _text(_FILTERS["trim"], "trim")
 
 #: Filters replaced in the chat-template environment (same output, checked sizes and steps).
 SAFE_FILTERS: dict[str, Callable[..., Any]] = {
@@ -324,7 +333,8 @@ SAFE_FILTERS: dict[str, Callable[..., Any]] = {
        for name in ("map", "select", "reject", "selectattr", "rejectattr", "first", "min", "max")},
     **{name: _reading(_FILTERS[name], f"list to {name}") for name in ("unique", "sort", "groupby")},
     **{name: _text(_FILTERS[name], name) for name in (
-        "capitalize", "lower", "upper", "trim", "truncate", "string", "safe", "xmlattr")},
+        "capitalize", "lower", "upper", "truncate", "string", "safe", "xmlattr")},
+    "trim": _trim,
     **{name: _text(_FILTERS[name], name, words="split") for name in ("striptags", "urlize")},
     "title": _text(_FILTERS["title"], "title", words="title"),
     **{name: _charged(_FILTERS[name]) for name in ("dictsort", "items")},
