@@ -114,3 +114,16 @@ def test_a_response_template_that_does_not_load_is_a_finding(
     path.write_text(json.dumps(template))
     assert main(["lint", str(path)]) == 1
     assert capsys.readouterr().out == f"{path}: {message}\n"
+
+
+def test_template_files_are_read_up_to_a_limit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatcodec.cli import io as cli_io
+
+    monkeypatch.setattr(cli_io, "MAX_CHAT_TEMPLATE_BYTES", 10)
+    assert main(["lint", "/dev/zero"]) == 1
+    assert capsys.readouterr().err == (
+        "chatcodec: ValueError: /dev/zero: larger than 10 bytes, more than a chat template holds "
+        "(chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES)\n"
+    )

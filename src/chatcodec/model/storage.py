@@ -15,9 +15,13 @@ files is an error, as in the reference. ``.jinja`` files are read with universal
 reference reads them.
 
 Saving writes only the modern format, leaves exactly the given templates in the directory, and
-removes ``chat_template`` from the legacy JSON files. Names that would escape
-``additional_chat_templates/`` are rejected before anything is written. Every change is described
-by a :class:`StorageChange`, which is what ``chatcodec migrate`` prints.
+removes ``chat_template`` from the legacy JSON files (its text only: every other byte of the file
+is kept, :mod:`~chatcodec.model.json_text`). Names that would escape
+``additional_chat_templates/``, hold control characters or not fit a file name are rejected
+before anything is written, and the writes are all-or-nothing
+(:mod:`~chatcodec.model.file_changes`). Migrating refuses a directory whose legacy template
+differs from the ``.jinja`` file of the same name: one of them would be lost. Every change is
+described by a :class:`StorageChange`, which is what ``chatcodec migrate`` prints.
 
 This module never renders and never reads tokenizers; other keys of the JSON files are kept.
 """
