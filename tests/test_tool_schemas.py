@@ -235,10 +235,10 @@ class TestDocstrings:
                             "enum": [1, 2, 3],
                             "description": "The size, on a continuation line",
                         },
-                        "note": {
+                        "note": {  # choices give the enum as written: no null (the reference's output)
                             "type": "string",
                             "nullable": True,
-                            "enum": ["hot", "cold", None],
+                            "enum": ["hot", "cold"],
                             "description": "An optional note",
                         },
                     },
@@ -342,6 +342,64 @@ class TestDocstrings:
             """
 
         assert _parameters(f)["required"] == ["a"]
+
+    @pytest.mark.parametrize(
+        "header", ["Note", "Notes", "Example", "Examples", "Warning", "Warnings", "Attributes", "Todo",
+                   "References", "See Also", "Yields"]
+    )
+    def test_sections_after_the_description_stay_in_it(self, header: str) -> None:
+        # reference: the description runs until Args:, Returns: or Raises:
+        doc = f"Do a thing.\n\n{header}:\n    Be careful with x.\n\nArgs:\n    x: The x."
+        assert parse_google_docstring(doc) == (
+            f"Do a thing.\n\n{header}:\n    Be careful with x.", {"x": "The x."}, None
+        )
+
+    @pytest.mark.parametrize(
+        "name", ["params", "note", "example", "returns", "args", "raises", "yields", "attributes"]
+    )
+    def test_arguments_named_like_headers(self, name: str) -> None:
+        doc = f"Send a query.\n\nArgs:\n    {name}:\n        Query {name}.\n    other:\n        More.\n"
+        expected = {name: f"Query {name}.", "other": "More."}
+        assert parse_google_docstring(doc) == ("Send a query.", expected, None)
+
+    def test_an_argument_called_params_with_its_description_below(self) -> None:
+        def send(params: dict) -> None:  # type: ignore[type-arg]
+            """Send a query.
+
+            Args:
+                params:
+                    Query parameters.
+            """
+
+        assert _parameters(send)["properties"] == {
+            "params": {"type": "object", "description": "Query parameters."}
+        }
+
+    def test_returns_runs_until_raises(self) -> None:
+        # reference: "Returns:" text stops only at "Raises:" (or the end), sections in between included
+        doc = (
+            "Do.\n\nArgs:\n    x: The x.\n\nReturns:\n    A string.\n\nExample:\n    >>> f(1)\n\n"
+            "Raises:\n    E: e"
+        )
+        assert parse_google_docstring(doc)[2] == "A string.\n\nExample:\n    >>> f(1)"
+
+    def test_sections_after_args_end_them(self) -> None:
+        doc = "Do.\n\nArgs:\n    x: The x.\n\nExamples:\n    >>> f(1)\n\nYields:\n    Values."
+        assert parse_google_docstring(doc) == ("Do.", {"x": "The x."}, None)
+
+    def test_yields_is_not_returns(self) -> None:
+        def count(x: int) -> int:
+            """Count.
+
+            Args:
+                x: The x.
+
+            Yields:
+                Values.
+            """
+            return x
+
+        assert get_json_schema(count)["function"]["return"] == {"type": "integer"}  # the reference's
 
     def test_star_args_line_does_not_leak_into_the_previous_description(self) -> None:
         _, args, _ = parse_google_docstring("F.\n\nArgs:\n    x: The x.\n    *args: more")
@@ -517,6 +575,22 @@ _words = (
     .map(str.strip)
     .filter(lambda text: text and ":" not in text)
 )
+
+
+@given(
+    st.dictionaries(st.text(alphabet=string.ascii_lowercase + "_", min_size=1, max_size=12),
+                    st.lists(_words, min_size=1, max_size=3), min_size=1, max_size=5)
+)
+def test_descriptions_below_their_argument_round_trip(descriptions: dict[str, list[str]]) -> None:
+    """A description on the lines below its argument comes back too, whatever the argument's name
+    (``params``, ``note``, ``returns``, ... included)."""
+    lines = ["Summary.", "", "Args:"]
+    for name, parts in descriptions.items():
+        lines.append(f"    {name}:")
+        lines.extend(f"        {part}" for part in parts)
+    _, args, returns = parse_google_docstring("\n".join(lines))
+    assert args == {name: " ".join(parts) for name, parts in descriptions.items()}
+    assert returns is None
 
 
 @given(st.dictionaries(_names, st.lists(_words, min_size=1, max_size=3), min_size=1, max_size=5))

@@ -12,7 +12,12 @@ the types, a Google-style docstring gives the descriptions. Beyond the reference
   can produce the null the schema allows;
 * ``*args`` and ``**kwargs`` are left out of the schema (a tool call passes a JSON object of named
   arguments, so neither can be filled), and need no description. The reference makes them required
-  properties.
+  properties;
+* section headers are whole lines: ``Use Args: carefully.`` is description text (the reference cuts
+  the description at ``Use``), a ``Returns:`` section that opens the docstring is read (the
+  reference needs a line before it), and ``Args:`` may be spelled ``Arguments:``, ``Parameters:``,
+  ``Params:``, in any case or with trailing spaces (the reference then finds no argument and
+  raises).
 """
 
 from __future__ import annotations
@@ -42,9 +47,10 @@ _BASIC_SCHEMAS: dict[Any, dict[str, Any]] = {
 }
 
 _ARGS_HEADERS = {"args", "arguments", "parameters", "params"}
-_RETURNS_HEADERS = {"returns", "return", "yields"}
-_OTHER_HEADERS = {"raises", "examples", "example", "note", "notes", "warning", "warnings", "see also",
-                  "todo", "references", "attributes"}
+_RETURNS_HEADERS = {"returns", "return"}
+#: Headers that end an ``Args:`` section (elsewhere they are part of the text, as in the reference).
+_OTHER_HEADERS = {"examples", "example", "note", "notes", "warning", "warnings", "see also", "todo",
+                  "references", "attributes", "yields", "yield"}
 _HEADER = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?):\s*$")
 _ARG_LINE = re.compile(r"^(\s*)(\*{0,2})(\w+)\s*(?:\(([^)]*)\))?\s*:\s*(.*)$")
 _CHOICES = re.compile(r"\(choices:\s*(.*?)\)\s*$", re.IGNORECASE | re.DOTALL)
@@ -142,8 +148,6 @@ def _describe(schema: dict[str, Any], text: str, name: str, arg: str) -> None:
             )
         schema["enum"] = [value.strip() if isinstance(value, str) else value for value in values]
         text = text[: choices.start()].strip()
-    if schema.get("nullable") and "enum" in schema and None not in schema["enum"]:
-        schema["enum"].append(None)
     schema["description"] = text
 
 
@@ -266,6 +270,13 @@ def _tuple_schema(hint: Any, args: tuple[Any, ...], name: str, arg: str) -> dict
 def parse_google_docstring(doc: str) -> tuple[str, dict[str, str], str | None]:
     """Split a Google-style docstring into its description, argument descriptions and return text.
 
+    Sections as the reference reads them: the description runs until an ``Args:``, ``Returns:``
+    or ``Raises:`` header (a ``Note:`` or ``Example:`` section before those stays in it); the
+    returns text runs until ``Raises:`` (an ``Example:`` after it stays in it); any other header
+    ends the ``Args:`` section. Headers stand alone on their line, and inside a section only a
+    line indented no deeper than the section's own header is one, so an argument called
+    ``params`` or ``note`` with its description on the next line is an argument.
+
     Args:
         doc: the docstring, dedented (``inspect.getdoc``).
 
@@ -274,28 +285,40 @@ def parse_google_docstring(doc: str) -> tuple[str, dict[str, str], str | None]:
         one line; the description and the returns text keep their line breaks (as the reference).
         ``returns`` is ``None`` without a ``Returns:`` section.
     """
-    lines = doc.splitlines()
-    sections: list[tuple[str, list[str]]] = [("description", [])]
-    for line in lines:
-        header = _HEADER.match(line)
-        title = header.group(1).strip().lower() if header else None
-        if title in _ARGS_HEADERS:
-            sections.append(("args", []))
-        elif title in _RETURNS_HEADERS:
-            sections.append(("returns", []))
-        elif title in _OTHER_HEADERS:
-            sections.append(("other", []))
+    sections: list[tuple[str, int, list[str]]] = [("description", -1, [])]
+    for line in doc.splitlines():
+        kind = _section_header(line, sections[-1][0], sections[-1][1])
+        if kind is None:
+            sections[-1][2].append(line)
         else:
-            sections[-1][1].append(line)
-    description = "\n".join(sections[0][1]).strip()
+            sections.append((kind, len(line) - len(line.lstrip()), []))
+    description = "\n".join(sections[0][2]).strip()
     arg_docs: dict[str, str] = {}
     returns: str | None = None
-    for kind, body in sections[1:]:
+    for kind, _, body in sections[1:]:
         if kind == "args":
             arg_docs.update(_parse_args(body))
         elif kind == "returns" and returns is None:
             returns = "\n".join(body).strip()
     return description, arg_docs, returns
+
+
+def _section_header(line: str, current: str, current_indent: int) -> str | None:
+    """The kind of section ``line`` opens (``"args"``, ``"returns"``, ``"raises"``, ``"other"``),
+    or ``None`` when it is a line of the ``current`` section."""
+    header = _HEADER.match(line)
+    if header is None:
+        return None
+    if current != "description" and len(line) - len(line.lstrip()) > current_indent:
+        return None  # deeper than the section's header: an argument name, or text
+    title = header.group(1).strip().lower()
+    if title in _ARGS_HEADERS:
+        return "args"
+    if title in _RETURNS_HEADERS:
+        return "returns"
+    if title == "raises":
+        return "raises"
+    return "other" if current == "args" and title in _OTHER_HEADERS else None
 
 
 def _parse_args(body: list[str]) -> dict[str, str]:

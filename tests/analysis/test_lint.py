@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from chatcodec.analysis.lint import LintFinding, lint_chat_template, lint_pattern, lint_response_template
-from chatcodec.chat_templates.errors import ChatTemplateSyntaxError
+from chatcodec.chat_templates.errors import ChatTemplateLimitError, ChatTemplateSyntaxError
 from tests.conftest import corpus_path, load_json
 
 
@@ -79,6 +79,20 @@ class TestChatTemplates:
     def test_syntax_errors(self) -> None:
         with pytest.raises(ChatTemplateSyntaxError):
             lint_chat_template("{% if %}")
+
+    @pytest.mark.parametrize(
+        ("source", "limit"),
+        [
+            ("{% for x in [1] %}" * 25 + "{% endfor %}" * 25, "Python's nested-block limit"),
+            ("{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}", "recursion limit"),
+        ],
+        ids=["nested-loops", "parentheses"],
+    )
+    def test_templates_python_cannot_compile(self, source: str, limit: str) -> None:
+        # they lint clean as Jinja but can never render: linting says so
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            lint_chat_template(source)
+        assert caught.value.limit == limit
 
     @pytest.mark.parametrize(
         "entry", load_json("chat_templates", "MANIFEST.json"), ids=lambda entry: entry["file"]

@@ -6,6 +6,7 @@ and chatcodec's. ``docs/compatibility.md`` lists them with the reasons.
 
 from __future__ import annotations
 
+import datetime
 import enum
 import json
 import threading
@@ -14,13 +15,14 @@ from typing import Literal, Optional
 
 import pytest
 
-from chatcodec import get_json_schema, load_chat_templates
+from chatcodec import ChatCodec, get_json_schema, load_chat_templates
 from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateTypeError
+from chatcodec.chat_templates.inputs import ConversationError
 from chatcodec.chat_templates.render import render_chat_template, render_chat_template_with_spans
 from chatcodec.chat_templates.selection import resolve_chat_template
 from chatcodec.errors import ChatTemplateNotFoundError, DocstringParsingException, ModelStorageError
 from chatcodec.model.storage import save_chat_templates
-from chatcodec.tool_schemas import tool_to_schema
+from chatcodec.tool_schemas import parse_google_docstring, tool_to_schema
 
 CHAT = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello!"}]
 
@@ -196,3 +198,73 @@ def test_strftime_now_is_read_once_per_render() -> None:
     template = "{{ strftime_now('%f') }}{% for i in range(50) %}|{{ strftime_now('%f') }}{% endfor %}"
     out = render_chat_template(template, CHAT)
     assert len(set(out.split("|"))) == 1
+
+
+def test_now_pins_the_clock_only_when_it_is_a_datetime() -> None:
+    codec = ChatCodec("{{ now }}|{{ strftime_now('%Y') }}")
+    moment = datetime.datetime(2020, 1, 1)
+    assert codec.apply_chat_template(CHAT, tokenize=False, now=moment) == "<datetime>|2020"
+    # reference: "<datetime>|" and the current year; a string is an ordinary variable in both
+    assert codec.apply_chat_template(CHAT, tokenize=False, now="x").startswith("x|20")
+
+
+def test_header_words_inside_a_line_do_not_cut_the_description() -> None:
+    # reference: "Use" and "Get weather." (its description stops at the first "Args:" or
+    # "Returns:" anywhere, even inside a sentence)
+    assert parse_google_docstring("Use Args: carefully.\n\nArgs:\n    x: x.")[0] == "Use Args: carefully."
+    assert parse_google_docstring("Get weather. Returns: JSON.\n\nArgs:\n    x: x.")[0] == (
+        "Get weather. Returns: JSON."
+    )
+
+
+def test_a_returns_section_at_the_start_is_read() -> None:
+    # reference: its Returns: pattern needs a line before it, so the return gets no description
+    assert parse_google_docstring("Returns:\n    Something.\n\nArgs:\n    x: x.") == (
+        "", {"x": "x."}, "Something."
+    )
+
+
+@pytest.mark.parametrize("header", ["Args: ", "Arguments:", "Parameters:", "Params:", "args:"])
+def test_lenient_args_headers(header: str) -> None:
+    # reference: only an exact "Args:" line opens the section, so "x" has no description and it raises
+    assert parse_google_docstring(f"D.\n\n{header}\n    x: x.") == ("D.", {"x": "x."}, None)
+
+
+def test_a_named_template_called_file_is_not_the_default(tmp_path: Path) -> None:
+    # reference: additional_chat_templates/file.jinja reaches its loader as "chat_template_file",
+    # the key of chat_template.jinja, so it replaces the default ('FILE hi' below)
+    (tmp_path / "additional_chat_templates").mkdir()
+    (tmp_path / "chat_template.jinja").write_text("DEFAULT {{ messages[0].content }}", encoding="utf-8")
+    (tmp_path / "additional_chat_templates" / "file.jinja").write_text("FILE {{ messages[0].content }}",
+                                                                       encoding="utf-8")
+    assert load_chat_templates(tmp_path) == {
+        "default": "DEFAULT {{ messages[0].content }}", "file": "FILE {{ messages[0].content }}"
+    }
+    assert ChatCodec.from_pretrained(tmp_path).apply_chat_template(CHAT[:1], tokenize=False) == "DEFAULT Hi"
+
+
+@pytest.mark.parametrize("content", [["a", "b"], ["a text", "b"]], ids=["plain", "containing-text"])
+def test_continue_final_message_with_a_list_of_plain_strings(content: list[str]) -> None:
+    # reference: "could not find any text" for the first, but a TypeError ("string indices must be
+    # integers") for the second, whose string contains the word "text"
+    with pytest.raises(ConversationError, match="could not find any text to continue in the final message"):
+        render_chat_template("{% for m in messages %}{{ m.content }}{% endfor %}",
+                             [CHAT[0], {"role": "assistant", "content": content}],
+                             continue_final_message=True)
+
+
+def test_an_empty_conversation_in_a_batch_is_an_error() -> None:
+    # reference: an empty conversation inside a batch is rendered (as "" by a template that only
+    # loops, or it fails inside the template); alone it is refused. chatcodec refuses it everywhere.
+    codec = ChatCodec("{% for m in messages %}{{ m.content }}{% endfor %}")
+    with pytest.raises(ConversationError, match="cannot apply a chat template to an empty conversation"):
+        codec.apply_chat_template([CHAT, []], tokenize=False)
+
+
+def test_saving_keeps_the_other_keys_of_tokenizer_config_byte_for_byte(tmp_path: Path) -> None:
+    # reference: save_pretrained rewrites the whole file (1e400 would come back as Infinity)
+    config = '{"x": 1e400, "chat_template": "B", "eos_token": "</s>"}'
+    (tmp_path / "tokenizer_config.json").write_text(config, encoding="utf-8")
+    save_chat_templates("A", tmp_path)
+    saved = (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8")
+    assert saved == '{"x": 1e400, "eos_token": "</s>"}'

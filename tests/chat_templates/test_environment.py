@@ -170,6 +170,16 @@ class TestErrors:
         assert isinstance(error, KeyError)
         assert str(error) == "no such key\n  line 3 of the chat template:\n    {{ x }}"
 
+    @pytest.mark.parametrize(
+        ("source", "message"), [("{{ '%(a)s' % {} }}", "'a'"), ("{{ '{x}'.format() }}", "'x'")]
+    )
+    def test_key_errors_read_as_the_references(self, source: str, message: str) -> None:
+        # the golden error lines read "KeyError: 'a'": str() of the KeyError, quotes included
+        with pytest.raises(ChatTemplateKeyError) as caught:
+            render(source)
+        assert caught.value.message == message
+        assert str(caught.value).startswith(message + "\n  line 1 of the chat template (KeyError):")
+
     def test_errors_pickle(self) -> None:
         with pytest.raises(ChatTemplateTypeError) as caught:
             render("{{ messages[0] + 1 }}")

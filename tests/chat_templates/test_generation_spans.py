@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 
 from chatcodec import RenderedChat
 from chatcodec.chat_templates.errors import ChatTemplateError
-from chatcodec.chat_templates.generation import SPAN_END, SPAN_START, strip_span_markers
+from chatcodec.chat_templates.generation import SPAN_MARKERS, choose_span_markers, strip_span_markers
 from chatcodec.chat_templates.inputs import ConversationError
 from chatcodec.chat_templates.render import render_chat_template, render_chat_template_with_spans
 from tests.conftest import corpus_template
 
+SPAN_START, SPAN_END = SPAN_MARKERS[:2]
 CLOCK = datetime.datetime(2026, 1, 15, 12, 0, 0)
 CHAT = [
     {"role": "user", "content": "Hi"},
@@ -88,10 +89,20 @@ class TestBufferedBlocks:
         with pytest.raises(ChatTemplateError, match=r"changes the text of a \{% generation %\} block"):
             render_chat_template_with_spans(source, CHAT)
 
-    def test_marker_characters_in_the_input_cannot_forge_spans(self) -> None:
-        chat = [{"role": "assistant", "content": f"a{SPAN_END}b{SPAN_START}"}]
-        with pytest.raises(ChatTemplateError, match="generation spans"):
-            render_chat_template_with_spans(MACRO, chat)
+    def test_marker_characters_in_the_input_are_ordinary_text(self) -> None:
+        # U+10FFFE / U+10FFFF are legal characters; content holding them still gets exact spans
+        content = f"ok{SPAN_START}a{SPAN_END}b{SPAN_START}"
+        chat = [{"role": "user", "content": "\ufdd0\ufdd1"}, {"role": "assistant", "content": content}]
+        rendered = render_chat_template_with_spans(MACRO, chat)
+        assert rendered.text == f"<user>\ufdd0\ufdd1</user><assistant>{content}</assistant>"
+        assert rendered.generation_spans == [(6, 8), (26, 26 + len(content))]
+
+    def test_blocks_called_through_self(self) -> None:
+        source = "{% block b %}XX{% generation %}Hello{% endgeneration %}{% endblock %}|{{ self.b() }}"
+        rendered = render_chat_template_with_spans(source, CHAT)
+        assert rendered.text == "XXHello|XXHello"
+        assert rendered.generation_spans == [(2, 7), (10, 15)]
+        assert spans_text(rendered) == ["Hello", "Hello"]
 
     def test_direct_blocks_with_marker_characters_in_the_input_are_exact(self) -> None:
         source = "{% for m in messages %}<{% generation %}{{ m.content }}{% endgeneration %}>{% endfor %}"
@@ -146,7 +157,7 @@ class TestDirectBlocks:
 
 
 _contents = st.text(
-    alphabet=st.characters(codec="utf-8", exclude_characters=SPAN_START + SPAN_END), max_size=12
+    alphabet=st.one_of(st.characters(codec="utf-8"), st.sampled_from(SPAN_MARKERS[:4])), max_size=12
 )
 
 
@@ -173,10 +184,8 @@ def test_spans_cover_exactly_the_assistant_contents(turns: list[tuple[str, str]]
 
 class TestStripSpanMarkers:
     def test_markers_are_removed_and_spans_read(self) -> None:
-        assert strip_span_markers(f"a{SPAN_START}bc{SPAN_END}d{SPAN_START}{SPAN_END}") == (
-            "abcd",
-            [(1, 3), (4, 4)],
-        )
+        marked = f"a{SPAN_START}bc{SPAN_END}d{SPAN_START}{SPAN_END}"
+        assert strip_span_markers(marked, SPAN_START, SPAN_END) == ("abcd", [(1, 3), (4, 4)])
 
     @pytest.mark.parametrize(
         "text",
@@ -184,4 +193,10 @@ class TestStripSpanMarkers:
         ids=["close", "open", "reversed"],
     )
     def test_unbalanced_markers(self, text: str) -> None:
-        assert strip_span_markers(text) is None
+        assert strip_span_markers(text, SPAN_START, SPAN_END) is None
+
+    def test_markers_are_chosen_absent_from_the_text(self) -> None:
+        assert choose_span_markers("plain text") == (SPAN_START, SPAN_END)
+        assert choose_span_markers(f"x{SPAN_START}") == (SPAN_END, SPAN_MARKERS[2])
+        assert choose_span_markers("".join(SPAN_MARKERS[:-1])) is None
+        assert len(SPAN_MARKERS) == 66 and len(set(SPAN_MARKERS)) == 66

@@ -143,6 +143,39 @@ class TestMessages:
         assert isinstance(caught.value, TypeError)
 
 
+class TestDeepInputs:
+    @staticmethod
+    def nested(depth: int) -> Any:
+        value: Any = "x"
+        for _ in range(depth):
+            value = [value]
+        return value
+
+    @pytest.mark.parametrize(
+        ("where", "arguments"),
+        [
+            ("messages[1]", {"messages": [{"role": "user", "content": "a"},
+                                          {"role": "user", "content": nested(5000)}]}),
+            ("tools", {"tools": [{"type": "function", "x": nested(5000)}]}),
+            ("documents", {"documents": [{"text": nested(5000)}]}),
+            ("the template variable 'deep'", {"deep": nested(5000)}),
+        ],
+        ids=["message", "tools", "documents", "variable"],
+    )
+    def test_a_clear_error_instead_of_a_recursion_error(self, where: str, arguments: dict[str, Any]) -> None:
+        arguments.setdefault("messages", [{"role": "user", "content": "a"}])
+        with pytest.raises(ConversationError) as caught:
+            render_chat_template("x", **arguments)
+        assert str(caught.value) == (
+            f"{where}: nested too deeply to copy for the template (past Python's recursion limit of "
+            f"{sys.getrecursionlimit():,} levels)"
+        )
+
+    def test_deep_but_not_too_deep(self) -> None:
+        assert render_chat_template("{{ messages[0].content|length }}",
+                                    [{"role": "user", "content": self.nested(200)}]) == "1"
+
+
 class TestReasoningAliases:
     @pytest.mark.parametrize(
         ("given", "expected"),
@@ -179,6 +212,38 @@ class TestReasoningAliases:
     ) -> None:
         # reference: the first non-None value wins, so reasoning_content stays "" here
         assert alias_reasoning(dict(given)) == expected
+
+    @pytest.mark.parametrize(
+        ("given", "keys"),
+        [
+            (
+                {"role": "assistant", "content": "x", "reasoning": "r"},
+                ["thinking", "role", "content", "reasoning", "reasoning_content"],
+            ),
+            (
+                {"role": "assistant", "reasoning_content": "a", "content": "x", "thinking": "t"},
+                ["thinking", "role", "reasoning_content", "content"],
+            ),
+            (
+                {"content": "x", "reasoning_content": "", "thinking": "t"},
+                ["thinking", "content", "reasoning_content"],
+            ),
+        ],
+        ids=["reasoning", "both", "empty-reasoning-content"],
+    )
+    def test_key_order_is_the_references(self, given: dict[str, Any], keys: list[str]) -> None:
+        # reference: {"thinking": r, **message, "reasoning_content": r}; templates that print a
+        # message with |tojson see this order
+        assert list(alias_reasoning(dict(given))) == keys
+
+    def test_tojson_of_an_aliased_message(self) -> None:
+        out = render_chat_template(
+            "{{ messages[0]|tojson }}", [{"role": "assistant", "content": "x", "reasoning": "r"}]
+        )
+        assert out == (  # the reference's output
+            '{"thinking": "r", "role": "assistant", "content": "x", "reasoning": "r", '
+            '"reasoning_content": "r"}'
+        )
 
     def test_none_reasoning_is_dropped_before_aliasing(self) -> None:
         assert prepare_messages([{"role": "assistant", "reasoning_content": None, "thinking": "t"}]) == [
@@ -231,8 +296,20 @@ class TestToolsAndDocuments:
             prepare_tools({"type": "function"})  # type: ignore[arg-type]
 
     def test_a_tool_of_the_wrong_kind(self) -> None:
-        with pytest.raises(TypeError, match="expected a JSON schema dict or a Python function"):
-            prepare_tools(["weather"])  # type: ignore[list-item]
+        with pytest.raises(ConversationError) as caught:
+            prepare_tools([weather, 1])  # type: ignore[list-item]
+        assert isinstance(caught.value, TypeError)  # the type tool_to_schema raises
+        assert str(caught.value) == (
+            "tools[1]: expected a JSON schema dict or a Python function, got int. Tools should either be a "
+            "JSON schema, or a function with type hints and a docstring suitable for conversion."
+        )
+
+    def test_documents_keep_their_tuple(self) -> None:
+        documents = ({"title": "T", "text": "body"},)
+        assert prepare_documents(documents) == ({"title": "T", "text": "body"},)
+        # the reference prints a tuple of documents as a tuple
+        assert render_chat_template("{{ documents }}", [{"role": "user", "content": "hi"}],
+                                    documents=documents) == "({'title': 'T', 'text': 'body'},)"
 
     def test_documents(self) -> None:
         documents = [{"title": "T", "text": "body", "score": Count.ONE}]

@@ -142,6 +142,17 @@ class TestContinueFinalMessage:
             render_chat_template(template, messages, continue_final_message=field)
         assert isinstance(caught.value, ValueError)
 
+    def test_the_final_message_missing_is_reported_as_the_reference_does(self) -> None:
+        with pytest.raises(ConversationError) as caught:
+            render_chat_template("{% for m in messages %}{{ m.role }}{% endfor %}content", HAIKU,
+                                 continue_final_message=True)
+        assert str(caught.value) == (  # the reference's message, byte for byte
+            "continue_final_message is set but the final message does not appear in the chat after applying "
+            "the chat template! This can happen if the chat template deletes portions of the final message. "
+            "Please verify the chat template and final message in your chat to ensure they are compatible."
+            "Final message to continue: Crisp leaves drift\nRendered chat:\nuserassistantcontent"
+        )
+
     def test_incompatible_with_the_generation_prompt(self) -> None:
         with pytest.raises(
             ConversationError, match="continue_final_message and add_generation_prompt are not"
@@ -191,9 +202,16 @@ class TestVariables:
         )
         assert out == "[A: alpha][B: beta]"
 
-    def test_now_must_be_a_datetime(self) -> None:
-        with pytest.raises(ConversationError, match="now: expected a datetime"):
-            render_chat_template("x", HAIKU, now="2026-01-15")  # type: ignore[arg-type]
+    def test_now_that_is_not_a_datetime_is_an_ordinary_variable(self) -> None:
+        # the reference passes now= to the template like any keyword; only a datetime pins the clock
+        out = render_chat_template("{{ now }}|{{ strftime_now('%Y') > '2000' }}", HAIKU, now="x")
+        assert out == "x|True"
+
+    def test_now_is_visible_as_the_reference_shows_it(self) -> None:
+        moment = datetime.datetime(2020, 1, 1)
+        out = render_chat_template("{{ now }}|{{ strftime_now('%Y') }}", HAIKU, now=moment)
+        assert out == "<datetime>|2020"  # the reference: '<datetime>|' and the current year
+        assert render_chat_template("{{ now is defined }}", HAIKU) == "False"
 
     def test_template_must_be_text(self) -> None:
         with pytest.raises(ConversationError, match="chat_template: expected the template text"):

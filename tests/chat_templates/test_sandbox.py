@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 import pytest
 
-from chatcodec.chat_templates import limits
+from chatcodec.chat_templates import environment, limits
 from chatcodec.chat_templates.errors import (
     ChatTemplateError,
     ChatTemplateLimitError,
@@ -117,6 +117,12 @@ class TestStrFormat:
     def test_format_still_works(self) -> None:
         assert render("{{ '{}-{:>4}-{x}'.format('a', 7, x=messages[0].role) }}") == "a-   7-user"
         assert render("{{ '{a}'.format_map({'a': 1}) }}") == "1"
+
+    def test_a_doubled_percent_is_not_a_width(self) -> None:
+        # '%%200000d' is the text "%200000d", not a conversion with a width (reference output)
+        assert render("{{ '%%200000d' % () }}|{{ '%%200000d'|format() }}|{{ '%d%%%5d' % (1, 2) }}") == (
+            "%200000d|%200000d|1%    2"
+        )
 
     def test_percent_format_still_works(self) -> None:
         assert render("{{ '%s=%03d' % ('n', 7) }}{{ '%s'|format('x') }}") == "n=007x"
@@ -361,6 +367,180 @@ class TestLimits:
         source = "{% for a in range(100) %}{% for b in range(100) %}{% endfor %}{% endfor %}"
         for _ in range(5):  # 10,100 steps each: fine every time, never accumulated across renders
             assert render(source) == ""
+
+
+@pytest.mark.usefixtures("small_limits")
+class TestGrowth:
+    """Values that grow past a limit through filters, str methods and nesting (QA reproducers,
+    scaled down to the small limits)."""
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ ('\\t' * 200).expandtabs(100)|length }}",
+            "{{ ('a ' * 500)|wordwrap(1, wrapstring='x' * 30)|length }}",
+            "{{ ('&' * 3000)|forceescape|length }}",
+            "{{ ('&' * 3000)|e|length }}",
+            "{{ ('%' * 4000)|urlencode|length }}",
+            "{{ {'k': '%' * 4000}|urlencode|length }}",
+            "{{ ('x\\n' * 200)|indent(100)|length }}",
+            "{{ ('a' * 10).translate({97: 'x' * 2000})|length }}",
+            "{{ ('\u00df' * 6000).upper()|length }}",
+            "{{ ('\u00df' * 6000)|upper|length }}",
+            "{% set a = [0] * 1000 %}{{ [a, a, a, a]|tojson|length }}",
+            "{% set a = [0] * 1000 %}{{ [a, a, a, a]|pprint|length }}",
+            "{% set a = [0] * 1000 %}{{ [a, a, a, a]|join|length }}",
+            "{% set a = [0] * 1000 %}{{ [a, a, a, a] }}",
+            "{% set a = [0] * 1000 %}{{ ([a, a, a, a] ~ '')|length }}",
+            "{% set a = [0] * 1000 %}{{ ('%s' % ([a, a, a, a],))|length }}",
+            "{% set a = [0] * 1000 %}{{ '{}'.format([a, a, a, a])|length }}",
+            "{% set a = [0] * 1000 %}{{ [a, a, a, a]|string|length }}",
+            "{% set a = [0] * 1000 %}{{ [a, a, a, a]|trim|length }}",
+            "{{ ([[0] * 1000] * 1000)|length }}",
+            "{% set big = 'x' * 5000 %}{{ [{'a': big}, {'a': big}, {'a': big}]|join(attribute='a')|length }}",
+            "{{ (range(200)|list)|tojson(indent=100)|length }}",
+            "{% set ns = namespace(x=[1]) %}{% for i in range(40) %}{% set ns.x = [ns.x, ns.x] %}{% endfor %}"
+            "{{ ns.x }}",
+            "{% autoescape true %}{% set ns = namespace(s='xxxxxxxxxx') %}{% for i in range(40) %}"
+            "{% set ns.s = ns.s ~ ns.s %}{% endfor %}{% endautoescape %}",
+        ],
+        ids=["expandtabs", "wordwrap", "forceescape", "escape", "urlencode", "urlencode-dict", "indent",
+             "translate", "upper-method", "upper-filter", "tojson-nested", "pprint-nested", "join-nested",
+             "print-nested", "concat-nested", "percent-nested", "format-nested", "string-nested",
+             "trim-nested", "repeated-nested-list", "join-attribute", "tojson-indent", "doubling-namespace",
+             "autoescape-concat"],
+    )
+    def test_strings(self, source: str) -> None:
+        _limit(source, "MAX_STRING_LENGTH")
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ ('a' * 5000)|list|length }}",
+            "{{ ('a' * 5000)|batch(1)|list|length }}",
+            "{{ ('a' * 5000)|batch(1)|join|length }}",
+            "{{ ('a' * 5000)|sort|length }}",
+            "{{ ('a' * 5000)|map('upper')|unique|list|length }}",
+            "{% set a = [0] * 1000 %}{{ [a, a, a, a]|sum(start=[])|length }}",
+            "{{ ('a ' * 2000).split()|length }}",
+            "{{ ('a\\n' * 2000).splitlines()|length }}",
+            "{{ ('a' * 5000)|map('upper')|reverse|length }}",
+            "{{ ('a ' * 2000)|wordwrap(1)|length }}",
+        ],
+        ids=["list", "batch-list", "batch-join", "sort", "unique", "sum-of-lists", "split", "splitlines",
+             "reverse-generator", "wordwrap-words"],
+    )
+    def test_lists(self, source: str) -> None:
+        _limit(source, "MAX_LIST_LENGTH")
+
+    @pytest.mark.parametrize(
+        ("name", "length"),
+        [("wordwrap", "5063"), ("title", "5000"), ("striptags", "5000"), ("urlize", "5000")],
+    )
+    def test_word_by_word_filters_take_texts_up_to_a_limit(
+        self, monkeypatch: pytest.MonkeyPatch, name: str, length: str
+    ) -> None:
+        # wordwrap of one long word is quadratic: 50 million characters would run for minutes
+        monkeypatch.setattr(limits, "MAX_TEXT_FILTER_INPUT", 5000)
+        monkeypatch.setattr(limits, "MAX_STRING_LENGTH", 100_000)
+        error = _limit(f"{{{{ ('a' * 6000)|{name}|length }}}}", "MAX_TEXT_FILTER_INPUT")
+        assert error.message.startswith(
+            f"chat template sandbox: a string of 6,000 characters given to {name} exceeds "
+            "MAX_TEXT_FILTER_INPUT (5,000)"
+        )
+        assert render(f"{{{{ ('a' * 5000)|{name}|length }}}}") == length  # 63 line breaks for wordwrap
+
+    def test_integer_products(self) -> None:
+        source = (
+            "{% set ns = namespace(x=3) %}{% for i in range(26) %}{% set ns.x = ns.x * ns.x %}{% endfor %}"
+            "{{ ns.x > 5 }}"
+        )
+        _limit(source, "MAX_INT_BITS")
+
+    def test_a_memory_error_is_a_limit_error(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        def exhausted(value: object) -> str:
+            raise MemoryError
+
+        monkeypatch.setitem(environment.ENVIRONMENT.filters, "exhausted", exhausted)
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            render("{{ 1|exhausted }} memory test")
+        assert (caught.value.limit, caught.value.value) == ("memory", 0)
+        assert caught.value.message == (
+            "chat template sandbox: the render ran out of memory (MemoryError). Render templates you do "
+            "not trust in a process with an operating-system memory limit"
+        )
+
+    def test_within_the_limits_filters_give_jinjas_output(self) -> None:
+        source = (
+            "{{ ('a b' * 3)|wordwrap(3) }}|{{ '&<'|forceescape }}|{{ 'a b'|urlencode }}|"
+            "{{ 'x\\ny'|indent(2) }}|{{ [[1, 2], [3]]|sum(start=[]) }}|{{ 'cba'|list|sort|join }}|"
+            "{{ 'ab'|map('upper')|reverse|list }}|{{ [{'a': 'x'}, {'a': 'y'}]|join(',', attribute='a') }}|"
+            "{{ [1, [2]]|tojson(indent=1) }}|{{ 'a.b c'|wordcount }}|{{ ('\\tx').expandtabs(2) }}|"
+            "{{ 'ab'.translate({97: 'xy'}) }}"
+        )
+        assert render(source) == (
+            "a\nba\nba\nb|&amp;&lt;|a%20b|x\n  y|[1, 2, 3]|abc|['B', 'A']|x,y|[\n 1,\n [\n  2\n ]\n]|3|"
+            "  x|xyb"
+        )
+
+
+@pytest.mark.usefixtures("small_limits")
+class TestTime:
+    """Filters, str methods and operators count steps, so the clock is read whatever the template
+    spends its time on (QA: a filter chain over a long string ran for minutes unchecked)."""
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ ('ab' * 400)|list|map('upper')|map('lower')|select|list|length }}",
+            "{{ ('ab' * 400)|map('upper')|first }}",
+            "{% for i in range(10) %}{{ ('ab ' * 3000)|title|length }}{% endfor %}",
+            "{% for i in range(10) %}{{ ('ab ' * 3000).upper()|length }}{% endfor %}",
+            "{% for i in range(10) %}{% set x = ('ab ' * 3000) ~ 'c' %}{% endfor %}",
+        ],
+        ids=["filter-chain", "first-of-a-long-map", "text-filter", "str-method", "concat"],
+    )
+    def test_the_clock_is_read(self, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
+        monkeypatch.setattr(limits, "MAX_TEMPLATE_STEPS", 10**12)
+        monkeypatch.setattr(limits, "MAX_RENDER_SECONDS", 0.0)
+        _limit(source, "MAX_RENDER_SECONDS")
+
+    def test_items_filters_read_are_steps(self) -> None:
+        _limit("{{ range(30000)|sum }}", "MAX_TEMPLATE_STEPS")
+
+
+class TestCompileLimits:
+    """Templates too deeply nested for Python to compile fail with a limit error, not a raw one."""
+
+    def test_too_many_nested_loops(self) -> None:
+        source = "{% for x in [1] %}" * 21 + "{% endfor %}" * 21
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            render(source)
+        assert (caught.value.limit, caught.value.value) == ("Python's nested-block limit", 20)
+        assert caught.value.message == (
+            "chat template sandbox: the nesting of {% for %} loops exceeds Python's nested-block limit (20). "
+            "Nest fewer loops inside one another (a macro starts a new count)"
+        )
+        assert render("{% for x in [1] %}" * 20 + "{{ x }}" + "{% endfor %}" * 20) == "1"
+
+    @pytest.mark.parametrize(
+        "source",
+        [
+            "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}",
+            "{% if true %}" * 300 + "{% endif %}" * 300,
+            "{{ " + " + ".join(["1"] * 20000) + " }}",
+        ],
+        ids=["parentheses", "nested-ifs", "long-sum"],
+    )
+    def test_too_deep_to_compile(self, source: str) -> None:
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            render(source)
+        assert (caught.value.limit, caught.value.value) == ("recursion limit", sys.getrecursionlimit())
+        assert caught.value.message == (
+            f"chat template sandbox: the nesting depth of the template exceeds recursion limit "
+            f"({sys.getrecursionlimit():,}). The template nests too deeply to compile (parentheses, "
+            "blocks or a chain of operators); split it up"
+        )
 
 
 def test_strftime_now_reads_the_render_clock() -> None:

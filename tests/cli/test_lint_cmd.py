@@ -54,8 +54,76 @@ def test_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     ]
 
 
-def test_syntax_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_syntax_error_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     template = tmp_path / "t.jinja"
-    template.write_text("{% if %}")
+    template.write_text("ok\n{% if %}")
+    other = tmp_path / "u.jinja"
+    other.write_text("{{ x.strip() }}")
+    assert main(["lint", str(template), str(other)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{template}:2: CT000 cannot compile: Expected an expression, got 'end of statement block'",
+        f"{other}:1: CT001 Python method .strip() is not portable; use |trim",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        (
+            "{% for x in [1] %}" * 25 + "{% endfor %}" * 25,
+            "chat template sandbox: the nesting of {% for %} loops exceeds Python's nested-block limit (20). "
+            "Nest fewer loops inside one another (a macro starts a new count)",
+        ),
+        (
+            "{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}",
+            "chat template sandbox: the nesting depth of the template exceeds recursion limit",
+        ),
+    ],
+    ids=["nested-loops", "parentheses"],
+)
+def test_a_template_that_cannot_compile_is_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, message: str
+) -> None:
+    template = tmp_path / "t.jinja"
+    template.write_text(source)
     assert main(["lint", str(template)]) == 1
-    assert capsys.readouterr().err.startswith("chatcodec: ChatTemplateSyntaxError: Expected an expression")
+    captured = capsys.readouterr()
+    assert captured.out.startswith(f"{template}: CT000 cannot compile: {message}")
+    assert captured.err == ""
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        (
+            {"fields": {"content": {}}, "bogus": 1},
+            "RT000 response_template: Unknown keys in response_template: ['bogus']. Allowed keys: defaults, "
+            "fields, start_anchor, start_anchor_pattern, version",
+        ),
+        (
+            {"fields": {"content": {"open_pattern": "("}}},
+            "RT000 fields.content.open_pattern: invalid open_pattern regex: missing ) at position 1",
+        ),
+    ],
+    ids=["unknown-key", "invalid-regex"],
+)
+def test_a_response_template_that_does_not_load_is_a_finding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], template: dict[str, object], message: str
+) -> None:
+    path = tmp_path / "response.json"
+    path.write_text(json.dumps(template))
+    assert main(["lint", str(path)]) == 1
+    assert capsys.readouterr().out == f"{path}: {message}\n"
+
+
+def test_template_files_are_read_up_to_a_limit(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from chatcodec.cli import io as cli_io
+
+    monkeypatch.setattr(cli_io, "MAX_CHAT_TEMPLATE_BYTES", 10)
+    assert main(["lint", "/dev/zero"]) == 1
+    assert capsys.readouterr().err == (
+        "chatcodec: ValueError: /dev/zero: larger than 10 bytes, more than a chat template holds "
+        "(chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES)\n"
+    )

@@ -78,3 +78,28 @@ def test_conflicting_processor_directory(tmp_path: Path, capsys: pytest.CaptureF
 def test_directory_without_templates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["migrate", str(tmp_path)]) == 1
     assert "ChatTemplateNotFoundError" in capsys.readouterr().err
+
+
+def test_a_legacy_template_differing_from_the_jinja_file_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = '{"chat_template": "B {{ messages[0].content }}", "eos_token": "x"}'
+    (tmp_path / "tokenizer_config.json").write_text(config, encoding="utf-8")
+    (tmp_path / "chat_template.jinja").write_text("A {{ messages[0].content }}", encoding="utf-8")
+    assert main(["migrate", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"chatcodec: ModelStorageError: {tmp_path}: the 'default' chat template of tokenizer_config.json "
+        "differs from chat_template.jinja, so migrating would lose one of them. Keep the one you want "
+        "(delete the other, or save it under another name in additional_chat_templates/) and migrate again.\n"
+    )
+    assert (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8") == config
+
+
+def test_a_file_is_not_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "chat_template.jinja"
+    file.write_text(DEFAULT, encoding="utf-8")
+    assert main(["migrate", str(file)]) == 1
+    assert capsys.readouterr().err == (
+        f"chatcodec: ModelStorageError: {file}: not a model directory (it is a file; pass the directory "
+        "holding it)\n"
+    )

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from chatcodec.cli import main
+from chatcodec.cli.io import MAX_CHAT_TEMPLATE_BYTES
 from tests.conftest import corpus_path, golden_renders, load_json
 
 LLAMA = "meta-llama--Llama-3.1-8B-Instruct.jinja"
@@ -108,6 +109,26 @@ class TestRender:
         assert code == 0
         assert out == line["rendered"].encode("utf-8")
 
+    def test_python_spellings_of_true_false_and_none(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{{ a is false }} {{ b is true }} {{ c is none }} {{ d }}")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        code, out, _ = run(capsysbinary, "render", str(template), str(conversation), "--var", "a=False",
+                           "--var", "b=True", "--var", "c=None", "--var", "d=Falsey")
+        assert (code, out) == (0, b"True True True Falsey")
+
+    def test_a_byte_order_mark_is_accepted(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{{ messages[0].content }}")
+        conversation = tmp_path / "c.json"
+        conversation.write_bytes(b'\xef\xbb\xbf[{"role": "user", "content": "hi"}]')
+        assert run(capsysbinary, "render", str(template), str(conversation))[:2] == (0, b"hi")
+
     def test_tools_file_overrides_the_conversation(
         self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
     ) -> None:
@@ -200,9 +221,138 @@ class TestErrors:
         code, out, err = run(capsysbinary, "render", str(template), str(conversation))
         assert (code, out) == (1, b"")
         assert err == (
-            "chatcodec: ChatTemplateError: no tool here\n  line 2 of the chat template:\n"
+            f"chatcodec: ChatTemplateError: no tool here\n  line 2 of the chat template {str(template)!r}:\n"
             "    {{ raise_exception('no ' + m.role + ' here') }}\n"
         )
+
+    def test_template_error_names_the_named_template(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        model = tmp_path / "model"
+        (model / "additional_chat_templates").mkdir(parents=True)
+        (model / "chat_template.jinja").write_text("x")
+        (model / "additional_chat_templates" / "rag.jinja").write_text("{{ 1 + 'a' }}")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        code, _, err = run(capsysbinary, "render", str(model), str(conversation), "--template-name", "rag")
+        assert code == 1
+        assert err.splitlines()[1] == f"  line 1 of the chat template '{model}[rag]' (TypeError):"
+
+    @pytest.mark.parametrize(
+        ("option", "instead"),
+        [
+            ("messages=[]", "the conversation file"),
+            ("tools=1", "--tools FILE"),
+            ("documents=[]", "--documents FILE"),
+            ("add_generation_prompt=true", "--generation-prompt"),
+            ("continue_final_message=true", "--continue-final-message [FIELD]"),
+            ("now=1", "--now ISO"),
+            ("chat_template=x", "the template argument (or --template-name NAME)"),
+        ],
+    )
+    def test_reserved_variables_are_usage_errors(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, instead: str
+    ) -> None:
+        with pytest.raises(SystemExit) as raised:
+            main(["render", "t.jinja", "c.json", "--var", option])
+        assert raised.value.code == 2
+        name = option.partition("=")[0]
+        assert capsys.readouterr().err.splitlines()[-1] == (
+            f"chatcodec render: error: argument --var: {name} is set by chatcodec render; use {instead}"
+        )
+
+    @pytest.mark.parametrize(
+        ("args", "message"),
+        [
+            (["--var", "no-equals"], "argument --var: 'no-equals': expected key=value"),
+            (["--now", "yesterday"], "argument --now: 'yesterday': expected an ISO date and time"),
+        ],
+    )
+    def test_bad_options_are_usage_errors(
+        self, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    ) -> None:
+        with pytest.raises(SystemExit) as raised:
+            main(["render", "t.jinja", "c.json", *args])
+        assert raised.value.code == 2
+        assert message in capsys.readouterr().err
+
+    def test_tools_in_the_conversation_that_are_not_schemas(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("x")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('{"messages": [{"role": "user", "content": "x"}], "tools": [1]}')
+        code, _, err = run(capsysbinary, "render", str(template), str(conversation))
+        assert code == 1
+        assert err == (
+            "chatcodec: ConversationError: tools[0]: expected a JSON schema dict or a Python function, got "
+            "int. Tools should either be a JSON schema, or a function with type hints and a docstring "
+            "suitable for conversion.\n"
+        )
+
+    def test_a_messages_file_given_as_tools(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("x")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        code, _, err = run(capsysbinary, "render", "--tools", str(conversation), str(template),
+                           str(conversation))
+        assert code == 1
+        assert err == (
+            f"chatcodec: ValueError: {conversation}: tools[0] is not a tool schema (an object with 'type', "
+            "'function' or 'name'); it has 'role': is this a conversation file?\n"
+        )
+
+    def test_deeply_nested_json(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("x")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": ' + "[" * 100_000 + "]" * 100_000 + "}]")
+        code, _, err = run(capsysbinary, "render", str(template), str(conversation))
+        assert code == 1
+        assert err == f"chatcodec: ValueError: {conversation}: invalid conversation: nested too deeply\n"
+
+    def test_a_lone_surrogate(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{% for m in messages %}{{ m.content }}{% endfor %}")
+        conversation = tmp_path / "c.json"
+        conversation.write_text(
+            '[{"role": "user", "content": "ok"}, {"role": "user", "content": "a\\ud800b"}]'
+        )
+        code, out, err = run(capsysbinary, "render", str(template), str(conversation))
+        assert (code, out) == (1, b"")
+        assert err == (
+            "chatcodec: ValueError: the prompt holds a lone surrogate (U+D800 at character 3), which UTF-8 "
+            "cannot encode; it comes from messages[1] (a JSON \\ud800-style escape without its pair?)\n"
+        )
+
+    def test_template_files_are_read_up_to_a_limit(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from chatcodec.cli import io as cli_io
+
+        monkeypatch.setattr(cli_io, "MAX_CHAT_TEMPLATE_BYTES", 10)
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        code, _, err = run(capsysbinary, "render", "/dev/zero", str(conversation))
+        assert code == 1
+        assert err == (
+            "chatcodec: ValueError: /dev/zero: larger than 10 bytes, more than a chat template holds "
+            "(chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES)\n"
+        )
+        assert cli_io.MAX_CHAT_TEMPLATE_BYTES == 10 and MAX_CHAT_TEMPLATE_BYTES == 4 * 1024 * 1024
+
+    def test_empty_stdin(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("x")
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+        code, _, err = run(capsysbinary, "render", str(template), "-")
+        assert code == 1
+        assert err == "chatcodec: ValueError: stdin is empty; expected a conversation (JSON)\n"
 
     @pytest.mark.parametrize(
         ("content", "message"),
@@ -223,20 +373,6 @@ class TestErrors:
         assert code == 1
         assert err.startswith("chatcodec: ValueError: ") and message in err
 
-    @pytest.mark.parametrize(
-        ("args", "message"),
-        [(["--var", "no-equals"], "expected key=value"), (["--now", "yesterday"], "expected an ISO date")],
-    )
-    def test_bad_options(
-        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], args: list[str], message: str
-    ) -> None:
-        template = tmp_path / "t.jinja"
-        template.write_text("x")
-        conversation = tmp_path / "c.json"
-        conversation.write_text("[]")
-        code, _, err = run(capsysbinary, "render", str(template), str(conversation), *args)
-        assert code == 1
-        assert message in err
 
     def test_empty_conversation(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
         template = tmp_path / "t.jinja"
@@ -259,3 +395,23 @@ def test_installed_console_script(tmp_path: Path) -> None:
     )  # fmt: skip
     assert (result.returncode, result.stderr) == (0, b"")
     assert result.stdout == line["rendered"].encode("utf-8")
+
+
+def test_the_readme_example(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """The encoding section's command, fed its heredoc on stdin, prints the text the README shows."""
+    from tests.conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Encoding: rendering chat templates")[1]
+    command = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    expected = section.split("```text\n", 1)[1].split("```", 1)[0]
+    head, _, rest = command.partition(" <<'JSON'\n")
+    stdin, _, _ = rest.partition("JSON\n")
+    argv = head.replace("\\\n", " ").split()
+    assert argv[:2] == ["chatcodec", "render"]
+    argv[2] = str(corpus_path("chat_templates", Path(argv[2]).name))  # the corpus beside this checkout
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+    code, out, _ = run(capsysbinary, *argv[1:])
+    assert (code, out.decode("utf-8")) == (0, expected)

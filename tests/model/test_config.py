@@ -35,8 +35,9 @@ def test_special_tokens_as_strings_objects_and_null(tmp_path: Path) -> None:
         "bos_token": "<｜begin▁of▁sentence｜>",
         "eos_token": "<｜end▁of▁sentence｜>",
         "pad_token": "<|endoftext|>",
+        "image_token": "<image>",  # a model-specific named token, as in the reference
     }
-    assert list(config.special_tokens) == ["bos_token", "eos_token", "pad_token"]
+    assert list(config.special_tokens) == ["bos_token", "eos_token", "pad_token", "image_token"]
     assert config.files == ["tokenizer_config.json"]
 
 

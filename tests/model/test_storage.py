@@ -167,6 +167,14 @@ class TestLoadErrors:
         with pytest.raises(ModelStorageError, match="not a model directory"):
             load_chat_templates(tmp_path / "nope")
 
+    def test_a_file_is_not_a_directory(self, tmp_path: Path) -> None:
+        file = write(tmp_path, {"chat_template.jinja": DEFAULT}) / "chat_template.jinja"
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(file)
+        assert str(caught.value) == (
+            f"{file}: not a model directory (it is a file; pass the directory holding it)"
+        )
+
     def test_invalid_json(self, tmp_path: Path) -> None:
         write(tmp_path, {"tokenizer_config.json": '{"chat_template": '})
         with pytest.raises(ModelStorageError, match=r"tokenizer_config.json: invalid JSON \(line 1, column"):
@@ -266,8 +274,10 @@ class TestSave:
 class TestUnsafeNames:
     @pytest.mark.parametrize(
         "name",
-        ["../evil", "a/b", "..", ".", "", "x\\y", "nul\0"],
-        ids=["dotdot-slash", "slash", "dotdot", "dot", "empty", "backslash", "nul"],
+        ["../evil", "a/b", "..", ".", "", "x\\y", "nul\0", "a\nb", "tab\tx", "del\x7f", "line\u2028sep",
+         "a" * 300],
+        ids=["dotdot-slash", "slash", "dotdot", "dot", "empty", "backslash", "nul", "newline", "tab", "del",
+             "line-separator", "too-long"],
     )
     def test_rejected_before_anything_is_written(self, tmp_path: Path, name: str) -> None:
         model = tmp_path / "model"
@@ -285,12 +295,78 @@ class TestUnsafeNames:
     def test_check_template_name_accepts_ordinary_names(self, tmp_path: Path) -> None:
         assert check_template_name("tool_use", tmp_path) == "tool_use"
         assert check_template_name("rag-v2.1", tmp_path) == "rag-v2.1"
+        assert check_template_name("résumé outil", tmp_path) == "résumé outil"
+        assert check_template_name("a" * 249, tmp_path) == "a" * 249  # 255 bytes with ".jinja"
+
+    def test_names_with_control_characters_say_so(self) -> None:
+        with pytest.raises(ModelStorageError) as caught:
+            check_template_name("a\nb")
+        assert str(caught.value) == (
+            "chat template name 'a\\nb': invalid; a name becomes the file name additional_chat_templates/"
+            "<name>.jinja and must not be empty, contain path separators or control characters, or be "
+            "longer than 249 bytes"
+        )
+
+    def test_a_legacy_name_with_a_newline_cannot_be_migrated(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": [{"name": "a\nb", "template": "t"}]}})
+        before = listing(tmp_path)
+        with pytest.raises(ModelStorageError, match=r"chat template name 'a\\nb'"):
+            migrate_chat_templates(tmp_path, dry_run=True)
+        assert listing(tmp_path) == before
 
     def test_legacy_list_with_an_escaping_name_cannot_be_migrated(self, tmp_path: Path) -> None:
         write(tmp_path, {"tokenizer_config.json": {"chat_template": [{"name": "../x", "template": "t"}]}})
         with pytest.raises(ModelStorageError, match=r"chat template name '\.\./x'"):
             migrate_chat_templates(tmp_path)
         assert not (tmp_path.parent / "x.jinja").exists()
+
+
+class TestWritesAreAllOrNothing:
+    def test_a_file_in_the_way_of_the_named_folder(self, tmp_path: Path) -> None:
+        config = {"chat_template": [{"name": "default", "template": DEFAULT},
+                                    {"name": "rag", "template": RAG}]}
+        write(tmp_path, {"tokenizer_config.json": config, "additional_chat_templates": "not a folder"})
+        before = listing(tmp_path)
+        with pytest.raises(ModelStorageError) as caught:
+            migrate_chat_templates(tmp_path)
+        assert str(caught.value) == (
+            f"{tmp_path / 'additional_chat_templates'}: is not a directory, so the named chat templates "
+            "cannot be written in it. Move it away and try again; nothing was written."
+        )
+        assert caught.value.path == str(tmp_path / "additional_chat_templates")
+        assert listing(tmp_path) == before
+
+    def test_a_directory_in_the_way_of_the_default_file(self, tmp_path: Path) -> None:
+        (tmp_path / "chat_template.jinja").mkdir()
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": DEFAULT, "eos_token": "x"}})
+        before = listing(tmp_path)
+        with pytest.raises(ModelStorageError) as caught:
+            migrate_chat_templates(tmp_path)
+        assert str(caught.value) == (
+            f"{tmp_path / 'chat_template.jinja'}: is a directory, so the chat template cannot be written "
+            "there. Move it away and try again; nothing was written."
+        )
+        assert listing(tmp_path) == before
+
+    def test_an_os_error_while_writing_names_the_file_and_leaves_the_directory_as_it_was(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": DEFAULT, "eos_token": "x"}})
+        before = listing(tmp_path)
+        real_open = open
+
+        def failing_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+            if "w" in mode and "tokenizer_config" in str(file):
+                raise OSError(28, "No space left on device")
+            return real_open(file, mode, *args, **kwargs)
+
+        monkeypatch.setattr("builtins.open", failing_open)
+        with pytest.raises(ModelStorageError) as caught:
+            migrate_chat_templates(tmp_path)
+        monkeypatch.undo()
+        assert str(caught.value).startswith(f"{tmp_path / 'tokenizer_config.json'}: cannot write: ")
+        assert str(caught.value).endswith("No space left on device; nothing was written.")
+        assert listing(tmp_path) == before
 
 
 class TestMigrate:
@@ -312,7 +388,7 @@ class TestMigrate:
         assert listing(tmp_path) == {
             "additional_chat_templates/tool_use.jinja": TOOL_USE,
             "chat_template.jinja": DEFAULT,
-            "tokenizer_config.json": '{\n  "eos_token": "</s>"\n}\n',
+            "tokenizer_config.json": '{\n  "eos_token": "</s>"\n}',
         }
         assert load_chat_templates(tmp_path) == {"default": DEFAULT, "tool_use": TOOL_USE}
 
@@ -348,15 +424,65 @@ class TestMigrate:
         write(tmp_path, {"chat_template.jinja": DEFAULT, "additional_chat_templates/rag.jinja": RAG})
         assert migrate_chat_templates(tmp_path) == []
 
-    def test_mixed_directory_keeps_the_jinja_default(self, tmp_path: Path) -> None:
-        write(tmp_path, {"tokenizer_config.json": {"chat_template": "stale"}, "chat_template.jinja": DEFAULT})
+    def test_mixed_directory_with_the_same_default_drops_the_copy(self, tmp_path: Path) -> None:
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": DEFAULT}, "chat_template.jinja": DEFAULT})
         changes = migrate_chat_templates(tmp_path)
         assert changes == [
             StorageChange(
                 "update",
                 "tokenizer_config.json",
                 "removed key 'chat_template' (now in .jinja files)",
-                "{}\n",
+                "{}",
             )
         ]
         assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_a_legacy_template_that_differs_from_its_jinja_file_is_never_lost(self, tmp_path: Path) -> None:
+        config = {"chat_template": "B {{ messages[0].content }}", "eos_token": "x"}
+        write(tmp_path, {"tokenizer_config.json": config,
+                         "chat_template.jinja": "A {{ messages[0].content }}"})
+        before = listing(tmp_path)
+        with pytest.raises(ModelStorageError) as caught:
+            migrate_chat_templates(tmp_path, dry_run=True)
+        assert str(caught.value) == (
+            f"{tmp_path}: the 'default' chat template of tokenizer_config.json differs from "
+            "chat_template.jinja, so migrating would lose one of them. Keep the one you want (delete the "
+            "other, or save it under another name in additional_chat_templates/) and migrate again."
+        )
+        with pytest.raises(ModelStorageError):
+            migrate_chat_templates(tmp_path)
+        assert listing(tmp_path) == before
+
+    def test_a_differing_named_template_is_never_lost(self, tmp_path: Path) -> None:
+        config = {"chat_template": [{"name": "default", "template": DEFAULT},
+                                    {"name": "rag", "template": "old"}]}
+        write(tmp_path, {"tokenizer_config.json": config, "additional_chat_templates/rag.jinja": RAG})
+        with pytest.raises(ModelStorageError, match=r"the 'rag' chat template of tokenizer_config.json "
+                                                    r"differs from additional_chat_templates/rag.jinja"):
+            migrate_chat_templates(tmp_path)
+
+    def test_unchanged_keys_keep_their_exact_text(self, tmp_path: Path) -> None:
+        text = '{"big": 1e400, "chat_template": "B",\r\n "eos_token": "x", "n": 1.50}'
+        write(tmp_path, {"tokenizer_config.json": text})
+        migrate_chat_templates(tmp_path)
+        assert (tmp_path / "tokenizer_config.json").read_bytes() == (
+            b'{"big": 1e400,\r\n "eos_token": "x", "n": 1.50}'
+        )
+
+    @pytest.mark.parametrize(
+        ("text", "expected"),
+        [
+            ('{\n  "chat_template": "B",\n  "eos_token": "x"\n}\n', '{\n  "eos_token": "x"\n}\n'),
+            ('{\n  "eos_token": "x",\n  "chat_template": "B"\n}\n', '{\n  "eos_token": "x"\n}\n'),
+            ('{ "chat_template" : "B" }\n', "{}\n"),
+            (
+                '{"chat_template": "A", "a": [1, {"chat_template": 2}], "chat_template": "B"}',
+                '{"a": [1, {"chat_template": 2}]}',
+            ),
+        ],
+        ids=["first", "last", "only", "duplicate-and-nested"],
+    )
+    def test_only_the_chat_template_member_is_removed(self, tmp_path: Path, text: str, expected: str) -> None:
+        write(tmp_path, {"tokenizer_config.json": text})
+        migrate_chat_templates(tmp_path)
+        assert (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8") == expected

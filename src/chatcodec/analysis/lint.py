@@ -83,17 +83,14 @@ def lint_chat_template(source: str) -> list[LintFinding]:
 
     Raises:
         ChatTemplateSyntaxError: the template is not valid Jinja.
+        ChatTemplateLimitError: the template nests too deeply for Python to compile it (it could
+            never render).
     """
-    import jinja2
+    from chatcodec.chat_templates.environment import ENVIRONMENT, compile_chat_template
 
-    from chatcodec.chat_templates.environment import ENVIRONMENT
-    from chatcodec.chat_templates.errors import error_from_exception
-
-    try:
-        ast = ENVIRONMENT.parse(source)
-        tokens = list(ENVIRONMENT.lex(source))
-    except jinja2.TemplateSyntaxError as error:
-        raise error_from_exception(error, lineno=error.lineno, source=source) from error
+    compile_chat_template(source)  # every error a render would hit before running, named as a render names it
+    ast = ENVIRONMENT.parse(source)
+    tokens = list(ENVIRONMENT.lex(source))
     findings = [*_method_calls(ast), *_python_literals(tokens), *_printed_structures(ast)]
     return sorted(findings, key=lambda finding: (finding.line or 0, finding.code))
 

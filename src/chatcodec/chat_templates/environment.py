@@ -36,8 +36,16 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter, mo
 from chatcodec.chat_templates import limits
 from chatcodec.chat_templates.errors import ChatTemplateError, error_from_exception
 from chatcodec.chat_templates.generation import GenerationExtension
-from chatcodec.chat_templates.limits import checked_buffer, current_state
-from chatcodec.chat_templates.safe_ops import SAFE_FILTERS, check_format_spec, check_str_method, lipsum
+from chatcodec.chat_templates.limits import current_state
+from chatcodec.chat_templates.safe_filters import SAFE_FILTERS
+from chatcodec.chat_templates.safe_ops import (
+    check_format_spec,
+    check_str_method,
+    check_str_result,
+    checked_buffer,
+    lipsum,
+)
+from chatcodec.chat_templates.sizes import check_text_size
 
 __all__ = [
     "ENVIRONMENT",
@@ -164,9 +172,9 @@ class _GuardedCodeGenerator(CodeGenerator):
     """
 
     def visit_Template(self, node: nodes.Template, frame: Frame | None = None) -> None:
-        self.writeline("from chatcodec.chat_templates.limits import checked_add as cc_add, "
-                       "checked_concat as cc_concat")
-        self.writeline("from chatcodec.chat_templates.safe_ops import checked_mul as cc_mul, "
+        self.writeline("from chatcodec.chat_templates.safe_ops import checked_add as cc_add, "
+                       "checked_concat as cc_concat, checked_markup_join as cc_markup_join, "
+                       "checked_str as cc_str, checked_escape as cc_escape, checked_mul as cc_mul, "
                        "checked_mod as cc_mod, checked_pow as cc_pow")
         for loop in node.find_all(nodes.For):
             loop.iter = nodes.Filter(loop.iter, LOOP_GUARD_FILTER, [], [], None, None, lineno=loop.lineno)
@@ -178,14 +186,36 @@ class _GuardedCodeGenerator(CodeGenerator):
     visit_Pow = _checked_binop("cc_pow")
 
     def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
-        if frame.eval_ctx.volatile or frame.eval_ctx.autoescape:
-            super().visit_Concat(node, frame)
-            return
-        self.write("cc_concat((")
+        if frame.eval_ctx.volatile:  # Jinja's choice, with the checked functions
+            self.write("(cc_markup_join if context.eval_ctx.volatile else cc_concat)((")
+        elif frame.eval_ctx.autoescape:
+            self.write("cc_markup_join((")
+        else:
+            self.write("cc_concat((")
         for arg in node.nodes:
             self.visit(arg, frame)
             self.write(", ")
         self.write("))")
+
+    def _output_child_pre(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        """``{{ value }}`` turns ``value`` into text through the checked functions (a list or dict
+        is measured before it is printed); Jinja's own choice between escaping and ``str``."""
+        if frame.eval_ctx.volatile:
+            self.write("(cc_escape if context.eval_ctx.autoescape else cc_str)(")
+        elif frame.eval_ctx.autoescape:
+            self.write("cc_escape(")
+        else:  # a string as it is, inline (most outputs are strings); anything else measured first
+            self.write("(cc_out if type(cc_out := ")
+        if finalize.src is not None:
+            self.write(finalize.src)
+
+    def _output_child_post(self, node: nodes.Expr, frame: Frame, finalize: Any) -> None:
+        if not frame.eval_ctx.volatile and not frame.eval_ctx.autoescape:
+            if finalize.src is not None:
+                self.write(")")
+            self.write(") is str else cc_str(cc_out))")
+            return
+        super()._output_child_post(node, frame, finalize)
 
 
 class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
@@ -281,6 +311,9 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
                 state.check_budget(left)
         if type(__obj) is _BUILTIN_METHOD and type(__obj.__self__) is str:
             args = check_str_method(__obj.__self__, __obj.__name__, args, kwargs)
+            result = __context.call(__obj, *args, **kwargs)
+            check_str_result(result, __obj.__name__)
+            return result
         if not __self.is_safe_callable(__obj):
             raise SecurityError(f"{__obj!r} is not safely callable")
         return __context.call(__obj, *args, **kwargs)
@@ -305,6 +338,8 @@ class ChatTemplateEnvironment(ImmutableSandboxedEnvironment):
         is_format_map = value.__name__ == "format_map"
 
         def checked(*args: Any, **kwargs: Any) -> str:
+            for arg in (*args, *kwargs.values()):
+                check_text_size(arg, "formatted list or dict")
             if is_format_map:
                 if kwargs or len(args) != 1:
                     raise TypeError("format_map() takes exactly one argument and no keyword arguments")
@@ -355,8 +390,11 @@ def compile_chat_template(source: str) -> jinja2.Template:
 
     Raises:
         ChatTemplateSyntaxError: the text is not valid Jinja (the message names the line).
+        ChatTemplateLimitError: the template nests too deeply for Python to compile it.
     """
     try:
         return ENVIRONMENT.from_string(source)
     except jinja2.TemplateSyntaxError as error:
         raise error_from_exception(error, lineno=error.lineno, source=source) from error
+    except (RecursionError, SyntaxError, MemoryError) as error:
+        raise limits.compile_limit_error(error) from None

@@ -57,6 +57,9 @@ class ChatTemplateError(ChatCodecError, jinja2.TemplateError):
         source_line: the text of that line, or ``None``.
         original_type: the name of the exception type the template raised (``"TypeError"``,
             ``"UndefinedError"``, ...; ``"TemplateError"`` for ``raise_exception``).
+        name: which template it was (a file, or a model directory and template name), when the
+            caller knows and sets it (``chatcodec render`` does); ``None`` otherwise. Jinja's
+            ``TemplateSyntaxError.name`` means the same.
     """
 
     def __init__(self, message: str, *, lineno: int | None = None, source_line: str | None = None,
@@ -65,6 +68,7 @@ class ChatTemplateError(ChatCodecError, jinja2.TemplateError):
         self.lineno = lineno
         self.source_line = source_line
         self.original_type = original_type or type(self).__name__
+        self.name: str | None = None
 
     @property
     def message(self) -> str:
@@ -73,8 +77,11 @@ class ChatTemplateError(ChatCodecError, jinja2.TemplateError):
 
     def __str__(self) -> str:
         lines = [self.message]
+        template = "the chat template" if self.name is None else f"the chat template {self.name!r}"
+        if self.lineno is None and self.name is not None:
+            lines.append(f"  in {template}")
         if self.lineno is not None:
-            where = f"  line {self.lineno} of the chat template"
+            where = f"  line {self.lineno} of {template}"
             if self.original_type not in (RAISED_BY_TEMPLATE, type(self).__name__):
                 where += f" ({self.original_type})"
             lines.append(where + (":" if self.source_line else ""))
@@ -108,8 +115,7 @@ class ChatTemplateSyntaxError(ChatTemplateError, jinja2.TemplateSyntaxError):  #
     def __init__(self, message: str, *, lineno: int | None = None, source_line: str | None = None,
                  original_type: str | None = None) -> None:
         super().__init__(message, lineno=lineno, source_line=source_line, original_type=original_type)
-        # the attributes jinja2.TemplateSyntaxError users read
-        self.name: str | None = None
+        # the other attributes jinja2.TemplateSyntaxError users read
         self.filename: str | None = None
         self.source: str | None = None
         self.translated = True
@@ -187,9 +193,7 @@ def _mirror_class(error: BaseException) -> type[ChatTemplateError]:
 def _message_of(error: BaseException) -> str:
     if isinstance(error, jinja2.TemplateError):
         return "" if error.message is None else str(error.message)
-    if isinstance(error, KeyError) and len(error.args) == 1:
-        return str(error.args[0])
-    return str(error)
+    return str(error)  # a KeyError's str() quotes its key, as the reference's messages do
 
 
 def error_from_exception(error: BaseException, *, lineno: int | None,

@@ -31,6 +31,7 @@ __all__ = [
     "ConversationError",
     "alias_reasoning",
     "check_prompt_ending",
+    "plain_input",
     "plain_template_data",
     "prepare_documents",
     "prepare_messages",
@@ -84,6 +85,28 @@ def plain_template_data(value: Any) -> Any:
     return _plain_other(value)
 
 
+def plain_input(value: Any, where: str) -> Any:
+    """:func:`plain_template_data` for one input, refusing structures too deep to copy.
+
+    Args:
+        value: the input.
+        where: what it is, for the message (``"messages[3]"``, ``"tools"``, ...).
+
+    Returns:
+        The rebuilt value.
+
+    Raises:
+        ConversationError: ``value`` nests deeper than Python's recursion limit allows.
+    """
+    try:
+        return plain_template_data(value)
+    except RecursionError:
+        raise ConversationError(
+            f"{where}: nested too deeply to copy for the template (past Python's recursion limit of "
+            f"{sys.getrecursionlimit():,} levels)"
+        ) from None
+
+
 def _plain_other(value: Any) -> Any:
     if isinstance(value, str):
         return str.__str__(value)
@@ -115,26 +138,29 @@ def _is_empty(value: Any) -> bool:
 
 
 def alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
-    """Expose a message's reasoning under ``reasoning_content`` and ``thinking`` (in place).
+    """Expose a message's reasoning under ``reasoning_content`` and ``thinking``.
 
     The reasoning is the first non-empty of ``reasoning_content``, ``thinking``, ``reasoning``
     (or, when all are empty strings, the first one present). ``reasoning_content`` is set to it;
-    ``thinking`` keeps its own value when that is non-empty (gpt-oss templates read it).
+    ``thinking`` keeps its own value when that is non-empty (gpt-oss templates read it). Keys are
+    in the reference's order (``{"thinking": r, **message, "reasoning_content": r}``): ``thinking``
+    first, then the message's keys, then ``reasoning_content`` when the message had none.
 
     Args:
-        message: a message already rebuilt from plain data (it is changed).
+        message: a message already rebuilt from plain data (it is not changed).
 
     Returns:
-        ``message`` itself.
+        A new message dict, or ``message`` itself when it carries no reasoning.
     """
     present = [message[key] for key in REASONING_FIELDS if message.get(key) is not None]
     if not present:
         return message
     reasoning = next((value for value in present if not _is_empty(value)), present[0])
-    if _is_empty(message.get("thinking")):
-        message["thinking"] = reasoning
-    message["reasoning_content"] = reasoning
-    return message
+    aliased = {"thinking": None, **message}
+    if _is_empty(aliased["thinking"]):
+        aliased["thinking"] = reasoning
+    aliased["reasoning_content"] = reasoning
+    return aliased
 
 
 def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
@@ -158,19 +184,25 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
         raise ConversationError(
             "messages: cannot apply a chat template to an empty conversation. Provide at least one message."
         )
-    prepared = []
-    for index, message in enumerate(messages):
-        plain = plain_template_data(message)
-        if type(plain) is not dict:
-            raise ConversationError(
-                f"messages[{index}]: chat messages should be dicts, dataclasses or pydantic models, "
-                f"but got {message!r:.80}"
-            )
-        if None in plain.values():
-            plain = {key: value for key, value in plain.items() if value is not None}
-        if "reasoning_content" in plain or "thinking" in plain or "reasoning" in plain:
-            alias_reasoning(plain)
-        prepared.append(plain)
+    prepared: list[dict[str, Any]] = []
+    try:  # around the loop: a try per message would slow every render down
+        for index, message in enumerate(messages):
+            plain = plain_template_data(message)
+            if type(plain) is not dict:
+                raise ConversationError(
+                    f"messages[{index}]: chat messages should be dicts, dataclasses or pydantic models, "
+                    f"but got {message!r:.80}"
+                )
+            if None in plain.values():
+                plain = {key: value for key, value in plain.items() if value is not None}
+            if "reasoning_content" in plain or "thinking" in plain or "reasoning" in plain:
+                plain = alias_reasoning(plain)
+            prepared.append(plain)
+    except RecursionError:
+        raise ConversationError(
+            f"messages[{len(prepared)}]: nested too deeply to copy for the template (past Python's "
+            f"recursion limit of {sys.getrecursionlimit():,} levels)"
+        ) from None
     return prepared
 
 
@@ -184,8 +216,8 @@ def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -
         New plain JSON schemas, or ``None`` when ``tools`` is ``None``.
 
     Raises:
-        ConversationError: ``tools`` is not a list.
-        TypeError: a tool is neither a dict nor a function (from ``tool_to_schema``).
+        ConversationError: ``tools`` is not a list, a tool is neither a dict nor a function (the
+            error is also the ``TypeError`` ``tool_to_schema`` raises) or nests too deeply.
         TypeHintParsingException, DocstringParsingException: a function cannot be converted.
     """
     if tools is None:
@@ -194,18 +226,24 @@ def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -
         raise ConversationError(
             f"tools: expected a list of JSON schemas or functions, got {type(tools).__name__}"
         )
-    schemas: list[Any] = plain_template_data([tool_to_schema(tool) for tool in tools])
+    converted = []
+    for index, tool in enumerate(tools):
+        try:
+            converted.append(tool_to_schema(tool))
+        except TypeError as error:
+            raise ConversationError(f"tools[{index}]: {str(error).removeprefix('tools: ')}") from None
+    schemas: list[Any] = plain_input(converted, "tools")
     return schemas
 
 
-def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | None:
+def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | tuple[Any, ...] | None:
     """Rebuild ``documents`` (a list of dicts, typically with ``title`` and ``text``).
 
     Args:
         documents: the retrieval documents, or ``None``.
 
     Returns:
-        New plain dicts, or ``None`` when ``documents`` is ``None``.
+        New plain dicts (in a tuple when ``documents`` is one), or ``None`` when ``documents`` is ``None``.
 
     Raises:
         ConversationError: ``documents`` is not a list of dicts.
@@ -220,5 +258,7 @@ def prepare_documents(documents: Sequence[Any] | None) -> list[Any] | None:
                 f"documents[{index}]: documents should be a list of dicts with 'title' and 'text' keys, "
                 f"got {type(document).__name__}"
             )
-    result: list[Any] = plain_template_data(list(documents))
+    # a tuple stays a tuple, as in the reference (a template printing it shows "(...)")
+    plain = documents if type(documents) in (list, tuple) else list(documents)
+    result: list[Any] | tuple[Any, ...] = plain_input(plain, "documents")
     return result

@@ -7,20 +7,27 @@ names its constant and value (:class:`ChatTemplateLimitError`).
 
 What is bounded, and where it is enforced:
 
-* time: every loop iteration and every call a template makes is a *step*
-  (:data:`MAX_TEMPLATE_STEPS`), and the wall clock is checked every :data:`CLOCK_CHECK_STEPS` steps
-  (:data:`MAX_RENDER_SECONDS`);
-* memory: every string a template builds with ``+``, ``~``, ``*``, ``%``, ``join``, ``replace``,
-  padding methods and filters, ``{% set %}`` blocks and macros (:data:`MAX_STRING_LENGTH`), every
-  list it builds with ``+``, ``*``, ``batch`` and ``slice`` (:data:`MAX_LIST_LENGTH`), integer
-  powers (:data:`MAX_INT_BITS`), padding widths (:data:`MAX_FORMAT_WIDTH`), and the rendered
-  prompt itself (:data:`MAX_OUTPUT_LENGTH`);
+* time: the wall clock (:data:`MAX_RENDER_SECONDS`) is checked every :data:`CLOCK_CHECK_STEPS`
+  *steps*. A step is a loop iteration, a call, an item a filter reads (``map``, ``select``,
+  ``sort``, ``join``, ``list``, ...), or :data:`TEXT_CHARS_PER_STEP` characters of text a filter,
+  ``str`` method or operator goes through, so the clock is read whatever a template spends its
+  time on. :data:`MAX_TEMPLATE_STEPS` caps the steps too (a limit that does not depend on the
+  machine's speed), set so high that the clock is what stops real templates;
+* memory: every string a template builds (:data:`MAX_STRING_LENGTH`: operators, ``str`` methods,
+  filters, ``{% set %}`` blocks and macros, checked before building wherever the size can be
+  known first), the text any list or dict would print as (the same limit, estimated without
+  building it, see :mod:`~chatcodec.chat_templates.sizes`), every list it builds or a filter
+  reads into memory (:data:`MAX_LIST_LENGTH`), integers (:data:`MAX_INT_BITS`), padding widths
+  (:data:`MAX_FORMAT_WIDTH`), and the rendered prompt itself (:data:`MAX_OUTPUT_LENGTH`); a
+  ``MemoryError`` is reported as a limit error too;
 * ``range()`` keeps Jinja's own ``MAX_RANGE`` (100,000 items; an ``OverflowError``);
-* recursion: Python's recursion limit, reported as a limit error (``"recursion limit"``).
+* recursion: Python's recursion limit, reported as a limit error (``"recursion limit"``), also
+  for templates nested too deeply to compile.
 
 These bound the ways known to blow up a render; they are not a proof that no template can use
-much memory (a process memory limit is the only such proof). Run templates you do not trust in
-a process with an OS memory limit if that matters to you.
+much memory (a process memory limit is the only such proof). A single filter call is not
+interrupted: the clock is read before and after it. Run templates you do not trust in a process
+with an OS memory limit if that matters to you.
 
 This module keeps one rule: checks are cheap enough to run on every operation they guard.
 """
@@ -35,7 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from chatcodec.chat_templates.errors import ChatTemplateLimitError
+from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateLimitError, ChatTemplateSyntaxError
 
 __all__ = [
     "CLOCK_CHECK_STEPS",
@@ -46,33 +53,42 @@ __all__ = [
     "MAX_RENDER_SECONDS",
     "MAX_STRING_LENGTH",
     "MAX_TEMPLATE_STEPS",
+    "SIZED_TYPES",
+    "TEXT_CHARS_PER_STEP",
     "UPFRONT_LOOP_ITEMS",
     "RenderState",
     "active_state",
+    "charge_text",
     "check_items",
     "check_length",
     "check_size",
     "check_width",
-    "checked_add",
-    "checked_buffer",
-    "checked_concat",
-    "count_call",
+    "compile_limit_error",
     "current_state",
     "enter_render",
     "exit_render",
     "limit_error",
+    "memory_error",
     "recursion_error",
 ]
 
-#: Maximum steps (loop iterations plus function, method and macro calls) in one render.
-#: Rendering a 200-message conversation with a real template takes a few thousand.
-MAX_TEMPLATE_STEPS = 5_000_000
+#: Maximum steps in one render (see the module docstring for what a step is). A safety net for
+#: when the clock is not enough (a raised MAX_RENDER_SECONDS); real templates stop at the clock
+#: first: gemma-4's template, which scans the conversation backwards from every message, takes
+#: about 5 million steps for 3,200 short messages.
+MAX_TEMPLATE_STEPS = 1_000_000_000
 
 #: Maximum wall-clock seconds one render may take (checked every ``CLOCK_CHECK_STEPS`` steps).
-MAX_RENDER_SECONDS = 20.0
+#: Generous, because real templates can be quadratic in the conversation: gemma-4's renders an
+#: agent trace of 4,000 messages in about 5 seconds (the reference: about 30).
+MAX_RENDER_SECONDS = 60.0
 
 #: How many steps pass between two checks of the clock.
 CLOCK_CHECK_STEPS = 256
+
+#: Characters of text counted as one step when a filter, ``str`` method or operator goes through
+#: a long string (a 50-million-character ``|title`` is about 780,000 steps).
+TEXT_CHARS_PER_STEP = 64
 
 #: Loops over a list, tuple, dict, str or range of at most this many items are charged their
 #: length up front and then run at full speed; longer loops (and loops over anything else) count
@@ -81,6 +97,11 @@ UPFRONT_LOOP_ITEMS = 256
 
 #: Maximum length, in characters, of any string a template builds.
 MAX_STRING_LENGTH = 50_000_000
+
+#: Maximum length of a string given to the filters that go through text word by word in Python
+#: (``wordwrap``, ``title``, ``striptags``, ``urlize``): their time grows faster than the text
+#: (``wordwrap`` of one long word is quadratic), and one call cannot be interrupted.
+MAX_TEXT_FILTER_INPUT = 5_000_000
 
 #: Maximum number of items of any list a template builds (``+``, ``*``, ``batch``, ``slice``).
 MAX_LIST_LENGTH = 1_000_000
@@ -92,7 +113,10 @@ MAX_OUTPUT_LENGTH = 100_000_000
 #: ``indent``, ``tojson(indent=...)``, ...).
 MAX_FORMAT_WIDTH = 100_000
 
-#: Maximum size, in bits, of an integer computed with ``**``.
+#: How many loops CPython lets one function nest (its compiler's fixed limit; not a setting).
+PYTHON_NESTED_BLOCKS = 20
+
+#: Maximum size, in bits, of an integer computed with ``**`` or ``*``.
 MAX_INT_BITS = 100_000
 
 
@@ -125,7 +149,8 @@ def check_length(size: int, what: str = "string") -> None:
         ChatTemplateLimitError: ``size`` is over the limit.
     """
     if size > MAX_STRING_LENGTH:
-        raise limit_error(f"a {what} of {size:,} characters", "MAX_STRING_LENGTH", MAX_STRING_LENGTH)
+        raise limit_error(f"{_article(what)} {what} of {size:,} characters", "MAX_STRING_LENGTH",
+                          MAX_STRING_LENGTH)
 
 
 def check_items(size: int, what: str = "list") -> None:
@@ -139,7 +164,11 @@ def check_items(size: int, what: str = "list") -> None:
         ChatTemplateLimitError: ``size`` is over the limit.
     """
     if size > MAX_LIST_LENGTH:
-        raise limit_error(f"a {what} of {size:,} items", "MAX_LIST_LENGTH", MAX_LIST_LENGTH)
+        raise limit_error(f"{_article(what)} {what} of {size:,} items", "MAX_LIST_LENGTH", MAX_LIST_LENGTH)
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1] in "aeiou" else "a"
 
 
 def check_size(value: Any, what: str) -> None:
@@ -162,6 +191,40 @@ def recursion_error() -> ChatTemplateLimitError:
     """The error for a template that recursed past Python's recursion limit."""
     return limit_error("the depth of macro calls or recursive loops", "recursion limit",
                        sys.getrecursionlimit(), "the template recurses too deeply (possibly without end)")
+
+
+def compile_limit_error(error: BaseException) -> ChatTemplateError:
+    """The error for a template Python cannot compile: too deeply nested, or too big.
+
+    Args:
+        error: what compiling raised: a ``RecursionError`` (the parser or the code generator
+            recursed too deeply), a ``SyntaxError`` from Python's compiler (more than 20 nested
+            loops), or a ``MemoryError``.
+
+    Returns:
+        A :class:`ChatTemplateLimitError` (a :class:`ChatTemplateSyntaxError` for any other
+        ``SyntaxError``).
+    """
+    if isinstance(error, RecursionError):
+        return limit_error("the nesting depth of the template", "recursion limit", sys.getrecursionlimit(),
+                           "The template nests too deeply to compile (parentheses, blocks or a chain of "
+                           "operators); split it up")
+    if isinstance(error, SyntaxError) and "statically nested blocks" in str(error.msg):
+        return limit_error("the nesting of {% for %} loops", "Python's nested-block limit",
+                           PYTHON_NESTED_BLOCKS,
+                           "Nest fewer loops inside one another (a macro starts a new count)")
+    if isinstance(error, MemoryError):
+        return memory_error()
+    return ChatTemplateSyntaxError(f"the template compiles to invalid Python: {error}",
+                                   original_type=type(error).__name__)
+
+
+def memory_error() -> ChatTemplateLimitError:
+    """The error for a template that ran out of memory (``MemoryError``) despite the limits."""
+    return ChatTemplateLimitError(
+        "chat template sandbox: the render ran out of memory (MemoryError). Render templates you do not "
+        "trust in a process with an operating-system memory limit", limit="memory", value=0,
+    )
 
 
 def check_width(width: object, what: str) -> None:
@@ -189,8 +252,9 @@ class RenderState:
         steps_left: steps the render may still take.
         deadline: ``time.monotonic()`` value after which the render fails.
         track_spans: whether ``{% generation %}`` blocks record spans.
-        mark_spans: record spans by wrapping generation output in markers (blocks not written
-            directly to the output, see :mod:`chatcodec.chat_templates.generation`).
+        span_markers: the two characters that wrap generation output in a marked render (blocks
+            not written directly to the output, see :mod:`chatcodec.chat_templates.generation`);
+            ``None`` to record spans from the output offset.
         offset: characters written to the output so far (direct span tracking).
         spans: the character spans recorded so far.
     """
@@ -199,7 +263,7 @@ class RenderState:
     steps_left: int = field(default_factory=lambda: MAX_TEMPLATE_STEPS)
     deadline: float = field(default_factory=lambda: time.monotonic() + MAX_RENDER_SECONDS)
     track_spans: bool = False
-    mark_spans: bool = False
+    span_markers: tuple[str, str] | None = None
     offset: int = 0
     spans: list[tuple[int, int]] = field(default_factory=list)
 
@@ -248,17 +312,44 @@ class RenderState:
         Returns:
             ``iterable`` itself, or a generator over it that counts steps.
         """
-        if type(iterable) in _SIZED and len(iterable) <= UPFRONT_LOOP_ITEMS:  # type: ignore[arg-type]
+        if type(iterable) in SIZED_TYPES and len(iterable) <= UPFRONT_LOOP_ITEMS:  # type: ignore[arg-type]
             self.charge(len(iterable))  # type: ignore[arg-type]
             return iterable
         return self._counted(iterable)
 
-    def _counted(self, iterable: Iterable[Any]) -> Iterator[Any]:
+    def capped(self, iterable: Iterable[Any], what: str) -> Iterable[Any]:
+        """What a filter that reads all of its input into memory (``list``, ``sort``, ``join``, ...)
+        iterates: like :meth:`guard`, and never more than :data:`MAX_LIST_LENGTH` items.
+
+        Args:
+            iterable: the filter's input.
+            what: what the filter builds, for the message.
+
+        Returns:
+            ``iterable`` itself (a sized built-in, charged its length), or a generator over it that
+            counts steps and stops with an error past the limit.
+
+        Raises:
+            ChatTemplateLimitError: a sized input is already over the limit (from the generator:
+                an unsized one goes over it).
+        """
+        if type(iterable) in SIZED_TYPES:
+            check_items(len(iterable), what)  # type: ignore[arg-type]
+            self.charge(len(iterable))  # type: ignore[arg-type]
+            return iterable
+        return self._counted(iterable, MAX_LIST_LENGTH, what)
+
+    def _counted(self, iterable: Iterable[Any], cap: int | None = None, what: str = "") -> Iterator[Any]:
+        count = 0
         for item in iterable:
             left = self.steps_left - 1
             self.steps_left = left
             if left < 0 or not left % CLOCK_CHECK_STEPS:
                 self.check_budget(left)
+            if cap is not None:
+                count += 1
+                if count > cap:
+                    check_items(count, what)
             yield item
 
     def current_time(self) -> datetime:
@@ -269,8 +360,7 @@ class RenderState:
 
 
 #: Iterable types whose length is known before iterating (their loops are charged up front).
-_SIZED = frozenset({list, tuple, dict, str, range})
-_SEQUENCES = frozenset({str, list, tuple})
+SIZED_TYPES = frozenset({list, tuple, dict, str, range})
 
 _STATE: contextvars.ContextVar[RenderState | None] = contextvars.ContextVar("chatcodec_render_state",
                                                                             default=None)
@@ -287,50 +377,16 @@ def current_state() -> RenderState:
     return RenderState() if state is None else state
 
 
-def checked_add(left: Any, right: Any) -> Any:
-    """``left + right`` for templates (generated code calls it for every ``+``).
-
-    Args:
-        left: the left operand.
-        right: the right operand.
-
-    Returns:
-        The sum.
+def charge_text(length: int) -> None:
+    """Count the steps of going through ``length`` characters of text (see :data:`TEXT_CHARS_PER_STEP`).
 
     Raises:
-        ChatTemplateLimitError: the result is a string or list over its limit.
+        ChatTemplateLimitError: the step or time budget is spent.
     """
-    result = left + right
-    if type(result) in _SEQUENCES:
-        size = len(result)
-        if size > MAX_LIST_LENGTH or size > MAX_STRING_LENGTH:
-            check_size(result, "string or list built with +")
-    return result
-
-
-def checked_concat(values: Iterable[Any]) -> str:
-    """``a ~ b ~ c`` for templates (generated code calls it for every ``~``)."""
-    result = "".join(map(str, values))
-    if len(result) > MAX_STRING_LENGTH:
-        check_length(len(result), "concatenated string")
-    return result
-
-
-def checked_buffer(parts: Iterable[str]) -> str:
-    """``environment.concat``: joins the output buffer of a macro or block, size-checked first."""
-    if type(parts) is list:
-        check_length(sum(map(len, parts)), "buffered output")
-    return "".join(parts)
-
-
-def count_call() -> None:
-    """Count one call as a step of the current render."""
-    state = _STATE.get()
-    if state is not None:
-        left = state.steps_left - 1
-        state.steps_left = left
-        if left < 0 or not left % CLOCK_CHECK_STEPS:
-            state.check_budget(left)
+    if length >= TEXT_CHARS_PER_STEP:
+        state = _STATE.get()
+        if state is not None:
+            state.charge(length // TEXT_CHARS_PER_STEP)
 
 
 def enter_render(state: RenderState) -> contextvars.Token[RenderState | None]:

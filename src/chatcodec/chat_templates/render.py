@@ -21,12 +21,12 @@ import jinja2
 from chatcodec.chat_templates import limits
 from chatcodec.chat_templates.environment import ENVIRONMENT, compile_chat_template
 from chatcodec.chat_templates.errors import ChatTemplateError, error_from_exception
-from chatcodec.chat_templates.generation import generation_is_direct, strip_span_markers
+from chatcodec.chat_templates.generation import choose_span_markers, generation_is_direct, strip_span_markers
 from chatcodec.chat_templates.inputs import (
     REASONING_FIELDS,
     ConversationError,
     check_prompt_ending,
-    plain_template_data,
+    plain_input,
     prepare_documents,
     prepare_messages,
     prepare_tools,
@@ -69,7 +69,7 @@ def render_chat_template(
     documents: Sequence[dict[str, Any]] | None = None,
     add_generation_prompt: bool = False,
     continue_final_message: bool | str = False,
-    now: datetime | None = None,
+    now: datetime | Any = None,
     **variables: Any,
 ) -> str:
     """Render a conversation into the exact prompt text the reference would produce.
@@ -88,7 +88,10 @@ def render_chat_template(
         continue_final_message: cut the prompt right after the final message's ``content`` (or,
             given a field name such as ``"reasoning_content"``, after that field) so the model
             continues it. Incompatible with ``add_generation_prompt``.
-        now: the time ``strftime_now()`` reports; default the current local time.
+        now: when a ``datetime``, the time ``strftime_now()`` reports (default: the current local
+            time). Like any keyword it is also the template variable ``now``, which the
+            template sees as the reference shows it (``"<datetime>"`` for a datetime, as is
+            for a string).
         **variables: more template variables (``enable_thinking=False``, special tokens, ...).
 
     Returns:
@@ -113,7 +116,7 @@ def render_chat_template_with_spans(
     tools: Sequence[Tool] | None = None,
     documents: Sequence[dict[str, Any]] | None = None,
     add_generation_prompt: bool = False,
-    now: datetime | None = None,
+    now: datetime | Any = None,
     **variables: Any,
 ) -> RenderedChat:
     """Render like :func:`render_chat_template` and return the ``{% generation %}`` spans too.
@@ -145,21 +148,24 @@ def render_chat_template_with_spans(
 
 def _render(chat_template: str, messages: Sequence[Any], tools: Sequence[Tool] | None,
             documents: Sequence[dict[str, Any]] | None, add_generation_prompt: bool,
-            continue_final_message: bool | str, now: datetime | None, variables: dict[str, Any],
+            continue_final_message: bool | str, now: datetime | Any, variables: dict[str, Any],
             *, spans: bool) -> RenderedChat:
     if not isinstance(chat_template, str):
         raise ConversationError(
             f"chat_template: expected the template text, got {type(chat_template).__name__}"
         )
-    if now is not None and not isinstance(now, datetime):
-        raise ConversationError(f"now: expected a datetime, got {type(now).__name__}")
+    if now is not None:  # a template variable like any other, as in the reference ...
+        variables = {**variables, "now": now}
+        if not isinstance(now, datetime):
+            now = None  # ... and, when a datetime, also the clock of strftime_now()
     check_prompt_ending(add_generation_prompt, continue_final_message)
     template = compile_chat_template(chat_template)
     chat = prepare_messages(messages)
     final_text = None
     if continue_final_message:
         final_text = _tag_final_message(chat, continue_final_message, chat_template)
-    context = plain_template_data(variables)
+    context = {name: plain_input(value, f"the template variable {name!r}")
+               for name, value in variables.items()}
     context.update(messages=chat, tools=prepare_tools(tools), documents=prepare_documents(documents),
                    add_generation_prompt=add_generation_prompt)
     if spans:
@@ -180,7 +186,7 @@ def _run(template: jinja2.Template, source: str, context: dict[str, Any], state:
     limit = limits.MAX_OUTPUT_LENGTH
     try:
         blocks = template.root_render_func(template.new_context(context))
-        if state.track_spans and not state.mark_spans:
+        if state.track_spans and state.span_markers is None:
             for block in blocks:  # generation blocks read the offset of the output so far
                 total += len(block)
                 state.offset = total
@@ -199,7 +205,7 @@ def _run(template: jinja2.Template, source: str, context: dict[str, Any], state:
         lineno = _template_line(template, error)
         raise error_from_exception(limits.recursion_error(), lineno=lineno, source=source) from None
     except MemoryError:
-        raise
+        raise error_from_exception(limits.memory_error(), lineno=None, source=source) from None
     except Exception as error:
         raise error_from_exception(error, lineno=_template_line(template, error), source=source) from error
     finally:
@@ -238,9 +244,15 @@ def _render_spans(template: jinja2.Template, source: str, context: dict[str, Any
         state = RenderState(now=now, track_spans=True)
         text = _run(template, source, context, state)
         return RenderedChat(text, state.spans)
-    marked = _run(template, source, context, RenderState(now=now, track_spans=True, mark_spans=True))
-    stripped = strip_span_markers(marked)
     plain = _run(template, source, context, RenderState(now=now))
+    markers = choose_span_markers(plain)
+    if markers is None:
+        raise ChatTemplateError(
+            "generation spans: the prompt uses every Unicode noncharacter, so none is left to mark the "
+            "{% generation %} blocks that are not written straight to the output"
+        )
+    marked = _run(template, source, context, RenderState(now=now, track_spans=True, span_markers=markers))
+    stripped = strip_span_markers(marked, *markers)
     if stripped is None or stripped[0] != plain:
         raise ChatTemplateError(
             "generation spans: the template changes the text of a {% generation %} block after rendering it "
@@ -285,11 +297,11 @@ def _cut_at_tag(rendered: str, final_text: str) -> str:
     """Cut the prompt right before the continue tag (the reference's rule, whitespace included)."""
     tag = CONTINUE_FINAL_MESSAGE_TAG.strip()
     if final_text.strip() not in rendered or tag not in rendered:
-        raise ConversationError(
+        raise ConversationError(  # the reference's message, byte for byte
             "continue_final_message is set but the final message does not appear in the chat after applying "
             "the chat template! This can happen if the chat template deletes portions of the final message. "
-            f"Please verify the chat template and final message in your chat to ensure they are compatible. "
-            f"Final message to continue: {final_text.strip()[:200]!r}"
+            "Please verify the chat template and final message in your chat to ensure they are compatible."
+            f"Final message to continue: {final_text.strip()}\nRendered chat:\n{rendered}"
         )
     at = rendered.rindex(tag)
     if rendered[at: at + len(CONTINUE_FINAL_MESSAGE_TAG)] == CONTINUE_FINAL_MESSAGE_TAG:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from chatcodec.profiles import Profile
 
 __all__ = [
+    "MAX_CHAT_TEMPLATE_BYTES",
     "ChatTemplateSource",
     "Conversation",
     "bundled_response_template",
@@ -26,29 +27,38 @@ __all__ = [
 ]
 
 
-def read_text(source: str) -> str:
+#: Largest chat template file ``chatcodec render`` reads, in bytes (real templates are a few
+#: dozen kilobytes; the cap keeps ``render /dev/zero`` from reading forever).
+MAX_CHAT_TEMPLATE_BYTES = 4 * 1024 * 1024
+
+
+def read_text(source: str, *, limit: int | None = None, what: str = "") -> str:
     """Read a UTF-8 text file, or standard input when ``source`` is ``"-"``.
 
     Args:
         source: a path or ``"-"``.
+        limit: the most bytes to accept (``None``: no limit); more is an error.
+        what: the name of the constant behind ``limit``, for the message.
 
     Returns:
         The text, exactly (no newline translation).
 
     Raises:
         OSError: the file cannot be read (the message names it).
-        ValueError: the bytes are not UTF-8 (the message names the file and byte offset).
+        ValueError: the bytes are not UTF-8 (the message names the file and byte offset), or
+            there are more than ``limit``.
     """
-    if source == "-":
-        data = sys.stdin.buffer.read()
-        name = "<stdin>"
-    else:
-        path = Path(source)
-        try:
-            data = path.read_bytes()
-        except OSError as error:
-            raise OSError(f"{source}: cannot read: {error.strerror or error}") from None
-        name = source
+    name = "<stdin>" if source == "-" else source
+    try:
+        if source == "-":
+            data = sys.stdin.buffer.read(-1 if limit is None else limit + 1)
+        else:
+            with open(source, "rb") as handle:
+                data = handle.read(-1 if limit is None else limit + 1)
+    except OSError as error:
+        raise OSError(f"{source}: cannot read: {error.strerror or error}") from None
+    if limit is not None and len(data) > limit:
+        raise ValueError(f"{name}: larger than {limit:,} bytes, more than a chat template holds ({what})")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -67,15 +77,21 @@ def read_json(source: str, what: str = "JSON") -> Any:
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: the file is not valid JSON; the message names the file, line and column.
+        ValueError: the file is empty, not valid JSON (the message names the file, line and column)
+            or nested too deeply. A leading byte-order mark is skipped.
     """
-    text = read_text(source)
+    text = read_text(source).removeprefix("\ufeff")
+    if not text.strip():
+        where = "stdin is empty" if source == "-" else f"{source}: the file is empty"
+        raise ValueError(f"{where}; expected a {what} (JSON)")
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(
             f"{source}: invalid {what} (line {error.lineno}, column {error.colno}): {error.msg}"
         ) from None
+    except RecursionError:
+        raise ValueError(f"{source}: invalid {what}: nested too deeply") from None
 
 
 def read_tools(source: str | None) -> list[Any] | None:
@@ -88,7 +104,8 @@ def read_tools(source: str | None) -> list[Any] | None:
         The tool schemas, or ``None`` when ``source`` is ``None``.
 
     Raises:
-        ValueError: the file is not JSON, or holds no list of tools (the message names the file).
+        ValueError: the file is not JSON, or holds no list of tool schemas (objects with ``type``,
+            ``function`` or ``name``); the message names the file.
     """
     if source is None:
         return None
@@ -97,6 +114,12 @@ def read_tools(source: str | None) -> list[Any] | None:
         tools = tools["tools"]
     if not isinstance(tools, list):
         raise ValueError(f"{source}: tools must be a JSON list of tool schemas, got {type(tools).__name__}")
+    for index, tool in enumerate(tools):
+        if not (isinstance(tool, dict) and tool.keys() & {"type", "function", "name"}):
+            looks_like_a_message = isinstance(tool, dict) and "role" in tool
+            hint = "; it has 'role': is this a conversation file?" if looks_like_a_message else ""
+            raise ValueError(f"{source}: tools[{index}] is not a tool schema (an object with 'type', "
+                             f"'function' or 'name'){hint}")
     return tools
 
 
@@ -146,7 +169,8 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
                              f"({profile.license}); pass a model directory or a template file")
         tokens = dict(profile.special_tokens)
         return ChatTemplateSource(profile.chat_template, tokens, f"profile {profile.name}")
-    return ChatTemplateSource(read_text(source), {}, source)
+    text = read_text(source, limit=MAX_CHAT_TEMPLATE_BYTES, what="chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES")
+    return ChatTemplateSource(text, {}, source)
 
 
 def _bundled_profile(name: str) -> Profile | None:
@@ -197,11 +221,16 @@ def read_conversation(source: str) -> Conversation:
     )
 
 
+#: ``--var`` values spelled the Python way, read as what they mean.
+_PYTHON_LITERALS: dict[str, Any] = {"True": True, "False": False, "None": None}
+
+
 def parse_variable(assignment: str) -> tuple[str, Any]:
     """Parse ``--var key=value``: the value is JSON when it parses as JSON, else the string itself.
 
     ``enable_thinking=false`` gives ``False``, ``n=3`` gives ``3``, ``name=Ada`` gives ``"Ada"``,
-    ``name='"3"'`` gives the string ``"3"``.
+    ``name='"3"'`` gives the string ``"3"``. The Python spellings ``True``, ``False`` and ``None``
+    mean what they mean in Python (the string ``"False"`` would be true in a template).
 
     Args:
         assignment: the ``key=value`` text.
@@ -216,6 +245,8 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
     key = key.strip()
     if not sep or not key.isidentifier():
         raise ValueError(f"--var {assignment!r}: expected key=value with a template variable name as key")
+    if value in _PYTHON_LITERALS:
+        return key, _PYTHON_LITERALS[value]
     try:
         return key, json.loads(value)
     except json.JSONDecodeError:

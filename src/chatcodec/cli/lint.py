@@ -1,8 +1,10 @@
 """``chatcodec lint``: report portability problems in chat templates and response templates.
 
 Each finding is one line on stdout, ``PATH[:NAME]:LINE: CODE message`` (chat templates) or
-``PATH: CODE message`` with the pattern's JSON path (response templates). Exit status: 0 when
-nothing was found, 1 when something was (or an input could not be read).
+``PATH: CODE message`` with the pattern's JSON path (response templates). A template that cannot
+be used at all is a finding too: ``CT000`` for a chat template that does not compile (its line
+when known), ``RT000`` for a response template that does not load. Exit status: 0 when nothing
+was found, 1 when something was (or an input could not be read).
 """
 
 from __future__ import annotations
@@ -28,27 +30,46 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         OSError, ValueError: a path cannot be read.
-        ChatTemplateSyntaxError: a chat template is not valid Jinja.
     """
-    from chatcodec.analysis.lint import lint_chat_template, lint_response_template
-
     lines: list[str] = []
     for path in args.paths:
         for label, kind, content in _inputs(path):
-            if kind == "chat":
-                lines += [f"{label}:{finding.line}: {finding.code} {finding.message}"
-                          for finding in lint_chat_template(content)]
-            else:
-                lines += [f"{label}: {finding.code} {finding.where}: {finding.message}"
-                          for finding in lint_response_template(content)]
+            lines += _chat_findings(label, content) if kind == "chat" else _response_findings(label, content)
     for line in lines:
         print(line)
     return 1 if lines else 0
 
 
+def _chat_findings(label: str, source: str) -> list[str]:
+    from chatcodec.analysis.lint import lint_chat_template
+    from chatcodec.chat_templates.errors import ChatTemplateError
+
+    try:
+        findings = lint_chat_template(source)
+    except ChatTemplateError as error:
+        where = label if error.lineno is None else f"{label}:{error.lineno}"
+        return [f"{where}: CT000 cannot compile: {error.message}"]
+    return [f"{label}:{finding.line}: {finding.code} {finding.message}" for finding in findings]
+
+
+def _response_findings(label: str, template: Any) -> list[str]:
+    from chatcodec.analysis.lint import lint_response_template
+    from chatcodec.errors import ResponseTemplateError
+    from chatcodec.response_templates.template import load_response_template
+
+    lines = []
+    try:
+        load_response_template(template)
+    except ResponseTemplateError as error:
+        lines.append(f"{label}: RT000 {error}")
+    lines += [f"{label}: {finding.code} {finding.where}: {finding.message}"
+              for finding in lint_response_template(template)]
+    return lines
+
+
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
-    from chatcodec.cli.io import read_json, read_text
+    from chatcodec.cli.io import MAX_CHAT_TEMPLATE_BYTES, read_json, read_text
 
     directory = Path(path)
     if directory.is_dir():
@@ -70,7 +91,7 @@ def _inputs(path: str) -> list[tuple[str, str, Any]]:
         if not isinstance(template, dict):
             raise ValueError(f"{path}: a response template is a JSON object")
         return [(path, "response", template)]
-    text = read_text(path)
+    text = read_text(path, limit=MAX_CHAT_TEMPLATE_BYTES, what="chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES")
     if path != "-" and text.lstrip().startswith("{") and _is_json_object(text):
         return [(path, "response", json.loads(text))]
     return [(path, "chat", text)]

@@ -1,7 +1,9 @@
 """``chatcodec render``: print the prompt a chat template makes of a conversation, exactly.
 
 stdout receives the prompt and nothing else (no added newline), as UTF-8 bytes; errors go to
-stderr through :func:`chatcodec.cli.main`.
+stderr through :func:`chatcodec.cli.main`. Bad options (``--var`` of a name the command sets
+itself, ``--now`` that is not a date) are usage errors (exit 2); a template error names the
+template file (or the directory and template name).
 """
 
 from __future__ import annotations
@@ -34,11 +36,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--template-name", metavar="NAME",
                         help="which of the model's named templates to use (default: tool_use with tools, "
                              "else default)")
-    parser.add_argument("--var", action="append", default=[], metavar="KEY=VALUE",
-                        help="a template variable; VALUE is parsed as JSON when it is JSON, else taken as a "
-                             "string (--var enable_thinking=false --var name=Ada); repeatable")
-    parser.add_argument("--now", metavar="ISO",
+    parser.add_argument("--var", action="append", default=[], metavar="KEY=VALUE", type=_variable,
+                        help="a template variable; VALUE is parsed as JSON when it is JSON (True, False "
+                             "and None too), else taken as a string (--var enable_thinking=false "
+                             "--var name=Ada); repeatable")
+    parser.add_argument("--now", metavar="ISO", type=_parse_now,
                         help="the time strftime_now() reports, e.g. 2026-01-15T12:00:00")
+
+
+#: Template variables ``render`` sets itself, and the option (or argument) that sets each.
+RESERVED_VARIABLES = {
+    "messages": "the conversation file", "tools": "--tools FILE", "documents": "--documents FILE",
+    "add_generation_prompt": "--generation-prompt",
+    "continue_final_message": "--continue-final-message [FIELD]", "now": "--now ISO",
+    "chat_template": "the template argument (or --template-name NAME)",
+}
+
+
+def _variable(assignment: str) -> tuple[str, Any]:
+    """``--var KEY=VALUE`` for argparse (a bad one is a usage error)."""
+    from chatcodec.cli.io import parse_variable
+
+    try:
+        key, value = parse_variable(assignment)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{assignment!r}: expected key=value with a template variable name as key") from None
+    if key in RESERVED_VARIABLES:
+        raise argparse.ArgumentTypeError(
+            f"{key} is set by chatcodec render; use {RESERVED_VARIABLES[key]}")
+    return key, value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,15 +76,10 @@ def run(args: argparse.Namespace) -> int:
         ChatTemplateNotFoundError, ModelStorageError: no usable chat template.
         ChatTemplateError, ConversationError: the render failed.
     """
+    from chatcodec.chat_templates.errors import ChatTemplateError
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.chat_templates.selection import select_chat_template
-    from chatcodec.cli.io import (
-        parse_variable,
-        read_chat_template_source,
-        read_conversation,
-        read_json,
-        read_tools,
-    )
+    from chatcodec.cli.io import read_chat_template_source, read_conversation, read_json, read_tools
 
     source = read_chat_template_source(args.source)
     conversation = read_conversation(args.conversation)
@@ -65,25 +87,65 @@ def run(args: argparse.Namespace) -> int:
     documents = read_json(args.documents, "documents") if args.documents else conversation.documents
     template = select_chat_template(source.templates, args.template_name, tools)
     variables: dict[str, Any] = dict(source.special_tokens)
-    variables.update(parse_variable(assignment) for assignment in args.var)
-    prompt = render_chat_template(
-        template, conversation.messages, tools=tools, documents=documents,
-        add_generation_prompt=args.generation_prompt, continue_final_message=args.continue_final_message,
-        now=_parse_now(args.now), **variables,
-    )
+    variables.update(args.var)
+    try:
+        prompt = render_chat_template(
+            template, conversation.messages, tools=tools, documents=documents,
+            add_generation_prompt=args.generation_prompt, continue_final_message=args.continue_final_message,
+            now=args.now, **variables,
+        )
+    except ChatTemplateError as error:
+        error.name = _template_label(source.origin, source.templates, template)
+        raise
+    _check_encodable(prompt, conversation.messages, tools, documents)
     _write(prompt)
     return 0
 
 
-def _parse_now(value: str | None) -> datetime | None:
-    if value is None:
-        return None
+def _parse_now(value: str) -> datetime:
+    """``--now ISO`` for argparse (a bad one is a usage error)."""
     try:
         return datetime.fromisoformat(value)
     except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{value!r}: expected an ISO date and time, e.g. 2026-01-15T12:00:00") from None
+
+
+def _template_label(origin: str, templates: str | dict[str, str], template: str) -> str:
+    """``origin``, or ``origin[name]`` for one of several named templates."""
+    if isinstance(templates, str):
+        return origin
+    name = next((name for name, text in templates.items() if text is template), None)
+    return origin if name is None else f"{origin}[{name}]"
+
+
+def _check_encodable(prompt: str, messages: Any, tools: Any, documents: Any) -> None:
+    """Refuse a prompt UTF-8 cannot encode (a lone surrogate), naming the input it came from.
+
+    Raises:
+        ValueError: the prompt holds a lone surrogate.
+    """
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError as error:
+        char = prompt[error.start]
+        inputs = [*((f"messages[{index}]", message) for index, message in enumerate(messages)),
+                  ("tools", tools), ("documents", documents)]
+        origin = next((where for where, value in inputs if _has_surrogate(value)), "the template")
         raise ValueError(
-            f"--now {value!r}: expected an ISO date and time, e.g. 2026-01-15T12:00:00"
+            f"the prompt holds a lone surrogate (U+{ord(char):04X} at character {error.start}), which UTF-8 "
+            f"cannot encode; it comes from {origin} (a JSON \\ud800-style escape without its pair?)"
         ) from None
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any(0xD800 <= ord(char) <= 0xDFFF for char in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(key) or _has_surrogate(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(item) for item in value)
+    return False
 
 
 def _write(text: str) -> None:

@@ -76,7 +76,9 @@ class TokenizerConfig:
         data: the parsed ``tokenizer_config.json`` (``{}`` when the file is absent), kept verbatim
             so that writing it back changes only the keys chatcodec owns.
         special_tokens: the named special tokens as strings (``{"eos_token": "</s>", ...}``), in
-            :data:`SPECIAL_TOKENS_ATTRIBUTES` order; tokens set to ``null`` are absent.
+            :data:`SPECIAL_TOKENS_ATTRIBUTES` order, then the model-specific ones (other top-level
+            ``*_token`` strings, ``extra_special_tokens`` given as an object); tokens set to
+            ``null`` are absent.
         extra_special_tokens: ``extra_special_tokens`` / ``additional_special_tokens`` as strings.
         added_tokens: ``added_tokens_decoder`` as ``{id: AddedToken}``.
         response_template: the ``response_template`` key, or ``None``.
@@ -205,6 +207,22 @@ def _named_special_tokens(source: Mapping[str, Any], where: str) -> dict[str, st
     }
 
 
+def _model_specific_tokens(source: Mapping[str, Any], where: str, objects: bool) -> dict[str, str | None]:
+    """Named tokens beyond :data:`SPECIAL_TOKENS_ATTRIBUTES`, as the reference collects them: every
+    other top-level ``*_token`` string (or token object, when ``objects``, as in
+    ``special_tokens_map.json``), then the entries of an ``extra_special_tokens`` object."""
+    named = {
+        key: token_content(value, f"{where}: {key}") for key, value in source.items()
+        if key.endswith("_token") and key not in SPECIAL_TOKENS_ATTRIBUTES
+        and (isinstance(value, str) or (objects and isinstance(value, Mapping)))
+    }
+    extra = source.get("extra_special_tokens")
+    if isinstance(extra, Mapping):
+        named.update((key, token_content(value, f"{where}: extra_special_tokens.{key}"))
+                     for key, value in extra.items())
+    return named
+
+
 def _apply_special_tokens_map(config: TokenizerConfig, directory: Path,
                               named: dict[str, str | None]) -> None:
     """Merge the legacy ``special_tokens_map.json`` the way the reference does.
@@ -220,6 +238,7 @@ def _apply_special_tokens_map(config: TokenizerConfig, directory: Path,
         raise ModelStorageError(f"{path}: expected a JSON object", path=str(path))
     config.files.append(SPECIAL_TOKENS_MAP_FILE)
     named.update(_named_special_tokens(data, SPECIAL_TOKENS_MAP_FILE))
+    named.update(_model_specific_tokens(data, SPECIAL_TOKENS_MAP_FILE, objects=True))
     for key in ("extra_special_tokens", "additional_special_tokens"):
         for token in _token_list(data.get(key), f"{SPECIAL_TOKENS_MAP_FILE}: {key}"):
             if token not in config.extra_special_tokens:
@@ -297,6 +316,7 @@ def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
         config.data = data
         config.files.append(TOKENIZER_CONFIG_FILE)
     named = _named_special_tokens(config.data, TOKENIZER_CONFIG_FILE)
+    named.update(_model_specific_tokens(config.data, TOKENIZER_CONFIG_FILE, objects=False))
     for key in ("extra_special_tokens", "additional_special_tokens"):
         if config.data.get(key) is not None and not config.extra_special_tokens:
             config.extra_special_tokens = _token_list(config.data[key], f"{TOKENIZER_CONFIG_FILE}: {key}")
@@ -305,9 +325,8 @@ def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
             config.data["added_tokens_decoder"], f"{TOKENIZER_CONFIG_FILE}: added_tokens_decoder"
         )
     _apply_special_tokens_map(config, directory, named)
-    config.special_tokens = {
-        key: value for key in SPECIAL_TOKENS_ATTRIBUTES if (value := named.get(key)) is not None
-    }
+    order = [*SPECIAL_TOKENS_ATTRIBUTES, *(key for key in named if key not in SPECIAL_TOKENS_ATTRIBUTES)]
+    config.special_tokens = {key: value for key in order if (value := named.get(key)) is not None}
     config.response_template = _response_template(config.data)
     config.chat_control_tokens = _chat_control_tokens(config.data)
     _check_sides(config.data)

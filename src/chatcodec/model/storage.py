@@ -15,9 +15,13 @@ files is an error, as in the reference. ``.jinja`` files are read with universal
 reference reads them.
 
 Saving writes only the modern format, leaves exactly the given templates in the directory, and
-removes ``chat_template`` from the legacy JSON files. Names that would escape
-``additional_chat_templates/`` are rejected before anything is written. Every change is described
-by a :class:`StorageChange`, which is what ``chatcodec migrate`` prints.
+removes ``chat_template`` from the legacy JSON files (its text only: every other byte of the file
+is kept, :mod:`~chatcodec.model.json_text`). Names that would escape
+``additional_chat_templates/``, hold control characters or not fit a file name are rejected
+before anything is written, and the writes are all-or-nothing
+(:mod:`~chatcodec.model.file_changes`). Migrating refuses a directory whose legacy template
+differs from the ``.jinja`` file of the same name: one of them would be lost. Every change is
+described by a :class:`StorageChange`, which is what ``chatcodec migrate`` prints.
 
 This module never renders and never reads tokenizers; other keys of the JSON files are kept.
 """
@@ -25,18 +29,22 @@ This module never renders and never reads tokenizers; other keys of the JSON fil
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, json_file_text, read_json_file
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
+from chatcodec.model.file_changes import apply_file_changes
+from chatcodec.model.json_text import remove_member
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
     "CHAT_TEMPLATE_FILE",
     "LEGACY_PROCESSOR_FILE",
+    "MAX_TEMPLATE_NAME_BYTES",
     "TOKENIZER_CONFIG_FILE",
     "StorageChange",
     "check_template_name",
@@ -52,6 +60,12 @@ CHAT_TEMPLATE_FILE = "chat_template.jinja"
 ADDITIONAL_TEMPLATES_DIR = "additional_chat_templates"
 #: The legacy processor file holding ``{"chat_template": ...}``.
 LEGACY_PROCESSOR_FILE = "chat_template.json"
+
+#: Longest template name, in UTF-8 bytes: ``<name>.jinja`` must fit a file name (255 bytes).
+MAX_TEMPLATE_NAME_BYTES = 255 - len(".jinja")
+
+# Control, format, surrogate and line/paragraph-separator characters: none belongs in a file name.
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 _CONFLICT = (
     "cannot load the chat template due to conflicting files: this directory combines a legacy "
@@ -97,22 +111,8 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
             with ``.jinja`` files.
     """
     directory = Path(path)
-    if not directory.is_dir():
-        raise ModelStorageError(f"{directory}: not a model directory (no such directory)",
-                                path=str(directory))
-    default_file = directory / CHAT_TEMPLATE_FILE
-    named_files = _named_template_files(directory)
-    legacy = directory / LEGACY_PROCESSOR_FILE
-    templates = _templates_from_json(legacy)
-    if templates:
-        if default_file.is_file() or named_files:
-            raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(legacy))
-    else:
-        templates = _templates_from_json(directory / TOKENIZER_CONFIG_FILE)
-    if default_file.is_file():
-        templates["default"] = _read_template(default_file)
-    for name, file in named_files.items():
-        templates[name] = _read_template(file)
+    _, legacy, files = _stored_templates(directory)
+    templates = {**legacy, **files}
     if not templates:
         raise ChatTemplateNotFoundError(
             f"{directory}: no chat template found (looked for {CHAT_TEMPLATE_FILE}, "
@@ -122,6 +122,32 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     if list(templates) == ["default"]:
         return templates["default"]
     return templates
+
+
+def _stored_templates(directory: Path) -> tuple[str | None, dict[str, str], dict[str, str]]:
+    """A model directory's templates by origin: ``(legacy file name or None, its templates, the
+    templates of the .jinja files)``; the .jinja files win on load.
+
+    Raises:
+        ModelStorageError: as for :func:`load_chat_templates`.
+    """
+    if not directory.is_dir():
+        what = "it is a file; pass the directory holding it" if directory.exists() else "no such directory"
+        raise ModelStorageError(f"{directory}: not a model directory ({what})", path=str(directory))
+    default_file = directory / CHAT_TEMPLATE_FILE
+    named_files = _named_template_files(directory)
+    legacy_name = LEGACY_PROCESSOR_FILE
+    legacy = _templates_from_json(directory / LEGACY_PROCESSOR_FILE)
+    if legacy:
+        if default_file.is_file() or named_files:
+            raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(directory / LEGACY_PROCESSOR_FILE))
+    else:
+        legacy_name = TOKENIZER_CONFIG_FILE
+        legacy = _templates_from_json(directory / TOKENIZER_CONFIG_FILE)
+    files = {name: _read_template(file) for name, file in named_files.items()}
+    if default_file.is_file():
+        files = {"default": _read_template(default_file), **files}
+    return (legacy_name if legacy else None), legacy, files
 
 
 def save_chat_templates(templates: str | Mapping[str, str],
@@ -162,11 +188,22 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
 
     Raises:
         ChatTemplateNotFoundError, ModelStorageError: as for :func:`load_chat_templates` and
-            :func:`save_chat_templates`.
+            :func:`save_chat_templates`; also a ``ModelStorageError`` when a legacy template
+            differs from the ``.jinja`` file of the same name (migrating would lose one of them).
     """
-    changes = plan_chat_template_save(load_chat_templates(path), path)
+    directory = Path(path)
+    legacy_file, legacy, files = _stored_templates(directory)
+    for name in sorted(legacy.keys() & files.keys()):
+        if legacy[name] != files[name]:
+            file = CHAT_TEMPLATE_FILE if name == "default" else f"{ADDITIONAL_TEMPLATES_DIR}/{name}.jinja"
+            raise ModelStorageError(
+                f"{directory}: the {name!r} chat template of {legacy_file} differs from {file}, so migrating "
+                "would lose one of them. Keep the one you want (delete the other, or save it under another "
+                f"name in {ADDITIONAL_TEMPLATES_DIR}/) and migrate again.", path=str(directory),
+            )
+    changes = plan_chat_template_save(load_chat_templates(directory), directory)
     if not dry_run:
-        _apply(Path(path), changes)
+        _apply(directory, changes)
     return changes
 
 
@@ -181,13 +218,18 @@ def check_template_name(name: object, directory: Path | None = None) -> str:
         ``name``.
 
     Raises:
-        ModelStorageError: the name is not a string, is empty, or would escape the folder.
+        ModelStorageError: the name is not a string, is empty, has a path separator or a control
+            character (a newline would also break ``chatcodec migrate``'s report), is too long
+            for a file name, or would escape the folder.
     """
-    if not isinstance(name, str) or not name or name in (".", "..") or "\0" in name \
-            or any(sep in name for sep in ("/", "\\", os.sep)):
+    if not isinstance(name, str) or not name or name in (".", "..") \
+            or any(sep in name for sep in ("/", "\\", os.sep)) \
+            or any(unicodedata.category(char) in _CONTROL_CATEGORIES for char in name) \
+            or len(name.encode("utf-8", "surrogatepass")) > MAX_TEMPLATE_NAME_BYTES:
         raise ModelStorageError(
             f"chat template name {name!r}: invalid; a name becomes the file name "
-            f"{ADDITIONAL_TEMPLATES_DIR}/<name>.jinja and must not contain path separators",
+            f"{ADDITIONAL_TEMPLATES_DIR}/<name>.jinja and must not be empty, contain path separators or "
+            f"control characters, or be longer than {MAX_TEMPLATE_NAME_BYTES} bytes",
             path=None if directory is None else str(directory),
         )
     if directory is not None:
@@ -259,33 +301,32 @@ def _plan_file(changes: list[StorageChange], directory: Path, relative: str, con
 
 
 def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: str) -> None:
+    """Plan removing ``chat_template`` from a JSON file, every other byte of the file kept."""
     file = directory / relative
     if not file.is_file():
         return
     data = read_json_file(file)
     if not isinstance(data, dict) or "chat_template" not in data:
         return
-    del data["chat_template"]
-    if relative == LEGACY_PROCESSOR_FILE and not data:
+    if relative == LEGACY_PROCESSOR_FILE and data.keys() == {"chat_template"}:
         changes.append(StorageChange("delete", relative,
                                      "legacy processor chat template (now in .jinja files)"))
         return
+    with open(file, encoding="utf-8", newline="") as handle:
+        text = handle.read()
     changes.append(StorageChange("update", relative, "removed key 'chat_template' (now in .jinja files)",
-                                 json_file_text(data)))
+                                 remove_member(text, "chat_template")))
 
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
-    for change in changes:
-        file = directory / change.path
-        if change.content is None:
-            file.unlink()
-            continue
-        file.parent.mkdir(parents=True, exist_ok=True)
-        with open(file, "w", encoding="utf-8", newline="") as handle:
-            handle.write(change.content)
+    apply_file_changes(directory, [(change.path, change.content) for change in changes])
     folder = directory / ADDITIONAL_TEMPLATES_DIR
     if folder.is_dir() and not any(folder.iterdir()):
-        folder.rmdir()
+        try:
+            folder.rmdir()
+        except OSError as error:
+            raise ModelStorageError(f"{folder}: cannot remove the empty folder: {error.strerror or error}",
+                                    path=str(folder)) from None
 
 
 def _named_template_files(directory: Path) -> dict[str, Path]:
