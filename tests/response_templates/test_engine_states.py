@@ -17,6 +17,7 @@ from chatcodec import (
 )
 from chatcodec.errors import UnknownPlaceholderError
 from chatcodec.response_templates import matcher as matcher_module
+from chatcodec.response_templates.content import get_parser
 from chatcodec.response_templates.engine import LOOKBEHIND_CONTEXT, TRANSITIONS, TRIM_THRESHOLD, Lifecycle
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
 
@@ -197,6 +198,33 @@ def test_json_close_inside_a_string_is_text() -> None:
     for char in output:
         parser.feed(char)
     assert parser.finalize()[0] == expected
+
+
+X_JSON_CALLS: dict[str, Any] = {
+    "start_anchor": "A",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "content": "x-json-calls",
+                       "content_args": {"single": True}},
+        "content": {},
+    },
+}
+
+
+def test_a_string_aware_extension_close_inside_a_string_is_text() -> None:
+    output = '<tool_call>{"name": "f", "arguments": {"t": "a</tool_call>b"}}</tool_call>'
+    expected = {"tool_calls": {"name": "f", "arguments": {"t": "a</tool_call>b"}}}
+    assert parse_response(output, X_JSON_CALLS, prefix="") == expected
+    parser = ResponseParser(X_JSON_CALLS, prefix="")
+    for char in output:
+        parser.feed(char)
+    assert parser.finalize()[0] == expected
+
+
+def test_string_awareness_is_a_property_of_the_content_parser() -> None:
+    assert [name for name in ("text", "int", "float", "bool", "json", "xml-inline", "kv-lines",
+                              "x-json-calls", "x-bare-object", "x-pythonic", "x-findall", "x-first",
+                              "x-xml-tree") if get_parser(name).string_aware] == [
+        "json", "x-json-calls", "x-bare-object"]
 
 
 def test_keep_mode_never_raises_and_records_each_problem() -> None:

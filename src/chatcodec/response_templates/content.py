@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import regex
 
@@ -31,6 +31,7 @@ from chatcodec.response_templates.lax_json import parse_json_dialect
 __all__ = [
     "STANDARD_PARSERS",
     "ContentParser",
+    "Extension",
     "check_parser_spec",
     "compile_user_pattern",
     "get_parser",
@@ -45,6 +46,23 @@ ParseFn = Callable[[str, Mapping[str, Any]], Any]
 ValidateFn = Callable[[Mapping[str, Any], str], None]
 
 
+class Extension(NamedTuple):
+    """One entry of :data:`chatcodec.response_templates.extensions.EXTENSIONS` (the ``x-`` contract).
+
+    A plain ``(parse, validate)`` pair is accepted too (``string_aware`` is then false).
+
+    Attributes:
+        parse: ``(raw_text, content_args) -> value``; raises ``ValueError``.
+        validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
+        string_aware: the region's text is JSON-like, so its close delimiter only counts outside
+            strings (``"..."`` and the ``string_delims`` pairs of ``content_args``).
+    """
+
+    parse: ParseFn
+    validate: ValidateFn
+    string_aware: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class ContentParser:
     """One content parser.
@@ -55,6 +73,9 @@ class ContentParser:
         validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
         streams_verbatim: every streamed chunk is part of the final value (``dirty: false`` events).
         extension: an ``x-`` parser, unknown to the reference; a template using it needs chatcodec.
+        string_aware: the region's close delimiter only counts outside JSON strings (``"..."`` with
+            escapes, and the ``string_delims`` pairs of ``content_args``); true for ``json`` and for
+            the extensions that declare it.
     """
 
     name: str
@@ -62,6 +83,7 @@ class ContentParser:
     validate: ValidateFn
     streams_verbatim: bool
     extension: bool = False
+    string_aware: bool = False
 
 
 _INT = regex.compile(r"[+-]?[0-9]+")
@@ -270,7 +292,7 @@ STANDARD_PARSERS: dict[str, ContentParser] = {
         ContentParser("int", _parse_int, _validate_scalar, streams_verbatim=True),
         ContentParser("float", _parse_float, _validate_scalar, streams_verbatim=True),
         ContentParser("bool", _parse_bool, _validate_scalar, streams_verbatim=True),
-        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False),
+        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True),
         ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False),
         ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False),
     )
@@ -285,7 +307,9 @@ def lookup_parser(name: str) -> ContentParser | None:
 
         entry = EXTENSIONS.get(name)
         if entry is not None:
-            parser = ContentParser(name, entry[0], entry[1], streams_verbatim=False, extension=True)
+            aware = bool(entry[2]) if len(entry) > 2 else False
+            parser = ContentParser(name, entry[0], entry[1], streams_verbatim=False, extension=True,
+                                   string_aware=aware)
     return parser
 
 

@@ -91,7 +91,7 @@ class _Region:
     opened: bool = False
     offset: int = 0  # where the body starts, relative to the start of the generated text
     vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
-    strings: StringTracker | None = None  # json regions: is the text so far inside a string?
+    strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
 
 
 class ResponseParser:
@@ -363,7 +363,8 @@ class ResponseParser:
 
 
 def _strings(spec: FieldSpec | None) -> StringTracker | None:
-    """A string tracker for ``json`` regions, whose close only counts outside JSON strings."""
-    if spec is None or spec.content != "json":
+    """A string tracker for regions whose content parser is ``string_aware`` (``json``, and the
+    extensions that declare it): their close only counts outside JSON strings."""
+    if spec is None or not spec.parser.string_aware:
         return None
     return StringTracker(spec.content_args.get("string_delims", ()))

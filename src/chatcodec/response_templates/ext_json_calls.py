@@ -25,6 +25,9 @@ object all raise ``ValueError`` naming the offset, which the engine turns into a
 ``ResponseParseError`` (strict) or a ``parse_errors`` record with the raw text (keep). Framing
 text that belongs to the format (a section end marker, an end-of-turn token) is the field's
 ``close`` or one of the ``separators``, never silently skipped.
+
+The parser is registered ``string_aware``: the region's close delimiter written inside a JSON
+string (``{"text": "use </tool_call> to end"}``) is text, not the end of the region.
 """
 
 from __future__ import annotations
