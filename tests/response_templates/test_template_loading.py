@@ -418,3 +418,69 @@ def test_extension_names_must_start_with_x(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(extensions.EXTENSIONS, "words", (_fake_parse, _fake_validate))
     with pytest.raises(ResponseTemplateError, match="unknown content parser 'words'"):
         load_response_template(with_field("x", {"open": "<x>", "content": "words"}))
+
+
+class TestCompiledTemplateCache:
+    """Equal template dicts share one compiled, read-only template (bounded LRU)."""
+
+    def test_equal_dicts_give_the_same_compiled_template(self) -> None:
+        first = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        assert load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE)) is first
+
+    def test_a_different_field_order_is_a_different_template(self) -> None:
+        reordered = copy.deepcopy(QWEN_RESPONSE_TEMPLATE)
+        reordered["fields"] = dict(reversed(list(reordered["fields"].items())))
+        template = load_response_template(reordered)
+        assert template is not load_response_template(QWEN_RESPONSE_TEMPLATE)
+        assert list(template.fields) == ["content", "tool_calls", "reasoning_content"]
+
+    def test_json_equal_but_differently_typed_dicts_are_not_confused(self) -> None:
+        good = with_field("x", {"open": "<x>"})
+        load_response_template(good)
+        bad = copy.deepcopy(QWEN_RESPONSE_TEMPLATE)
+        bad["fields"][1] = {"open": "<x>"}  # dumps like "1", but is not a string
+        with pytest.raises(ResponseTemplateError, match=r"^fields: field names must be strings, got int"):
+            load_response_template(bad)
+
+    def test_a_cached_template_is_read_only(self) -> None:
+        template = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        with pytest.raises(TypeError):
+            template.fields["content"] = template.fields["tool_calls"]  # type: ignore[index]
+        with pytest.raises(TypeError):
+            template.defaults["role"] = "user"  # type: ignore[index]
+        with pytest.raises(TypeError):
+            template.fields["tool_calls"].content_args["x"] = 1  # type: ignore[index]
+        template.spec["defaults"]["role"] = "user"  # a copy: the template is unchanged
+        again = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        assert again.to_dict() == QWEN_RESPONSE_TEMPLATE
+
+    def test_parse_response_compiles_an_equal_dict_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from chatcodec import parse_response
+        from chatcodec.response_templates import template as template_module
+
+        builds: list[int] = []
+        build = template_module._compile
+        monkeypatch.setattr(template_module, "_compile", lambda spec: builds.append(1) or build(spec))
+        spec = with_top(defaults={"role": "assistant", "marker": "cache-test"})
+        for _ in range(3):
+            assert parse_response("Hi<|im_end|>", copy.deepcopy(spec), prefix="") == {
+                "role": "assistant", "marker": "cache-test", "content": "Hi"}
+        assert builds == [1]
+
+    def test_the_cache_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from chatcodec.response_templates import template as template_module
+
+        monkeypatch.setattr(template_module, "TEMPLATE_CACHE_SIZE", 2)
+        specs = [with_top(defaults={"n": n}) for n in range(3)]
+        first = load_response_template(specs[0])
+        load_response_template(specs[1])
+        load_response_template(specs[2])  # evicts specs[0], the least recently used
+        assert load_response_template(specs[2]) is load_response_template(specs[2])
+        assert load_response_template(specs[0]) is not first
+
+    def test_a_template_pickles_and_compares_by_its_spec(self) -> None:
+        import pickle
+
+        template = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        restored = pickle.loads(pickle.dumps(template))
+        assert restored.to_dict() == QWEN_RESPONSE_TEMPLATE

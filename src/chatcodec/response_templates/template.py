@@ -6,14 +6,23 @@ validated mid-stream. Each error is a :class:`~chatcodec.errors.ResponseTemplate
 message starts with the JSON path of the offending key (``fields.tool_calls.close_pattern: ...``)
 and keeps the reference's wording, with ``.field``, ``.key`` and ``.path`` set.
 
+Compiled templates are cached (:data:`TEMPLATE_CACHE_SIZE`, least recently used first out), keyed
+by the JSON text of the dict, so ``parse_response(text, dict)`` in a loop compiles once. A cached
+template is shared, so it is read-only: its mappings refuse changes, and ``spec`` / ``to_dict()``
+return copies.
+
 This module never parses model output; it only describes how to.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import regex
@@ -29,7 +38,10 @@ from chatcodec.response_templates.delimiters import (
 from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
 
-__all__ = ["FieldSpec", "ResponseTemplate", "load_response_template"]
+__all__ = ["TEMPLATE_CACHE_SIZE", "FieldSpec", "ResponseTemplate", "load_response_template"]
+
+#: How many compiled templates :func:`load_response_template` keeps for template dicts it sees again.
+TEMPLATE_CACHE_SIZE = 64
 
 _TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 _FIELD_KEYS = frozenset({
@@ -47,7 +59,7 @@ class FieldSpec:
         open: the open delimiter; ``None`` for the implicit field.
         close: the close delimiter; ``None`` when the region runs to the end of the generation.
         content: the content parser's name; ``parser`` is the parser itself.
-        content_args: the parser's arguments (validated; treat as read-only).
+        content_args: the parser's arguments (validated; a read-only mapping).
         repeats, join, optional, transform, transform_each: as in the JSON spec.
         dirty: the ``dirty`` flag of this field's ``region_chunk`` events.
         concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
@@ -75,14 +87,16 @@ class FieldSpec:
 class ResponseTemplate:
     """A validated, compiled response template (build it with :func:`load_response_template`).
 
+    Read-only: a compiled template may be shared by every caller that loaded an equal dict.
+
     Attributes:
-        fields: field name -> :class:`FieldSpec`, in template order.
-        defaults: values pre-set in every message (copied for each message).
+        fields: field name -> :class:`FieldSpec`, in template order (a read-only mapping).
+        defaults: values pre-set in every message (read-only; each message gets a copy).
         implicit: the field without ``open`` (collects text outside every region), or ``None``.
         start_anchor: matches where the current assistant message starts inside a prompt.
         outside_matcher: the matcher used while no explicit region is open (``None``: nothing to watch).
         extensions_used: the ``x-`` content parsers used; non-empty means the template needs chatcodec.
-        spec: the JSON spec the template was loaded from (a private copy).
+        spec: the JSON spec the template was loaded from (a new copy on every access).
     """
 
     fields: Mapping[str, FieldSpec]
@@ -91,11 +105,20 @@ class ResponseTemplate:
     start_anchor: regex.Pattern[str]
     outside_matcher: Matcher | None
     extensions_used: frozenset[str]
-    spec: Mapping[str, Any]
+    source: Mapping[str, Any]
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The JSON spec the template was loaded from, as a new dict."""
+        return copy.deepcopy(dict(self.source))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON spec, as a new dict (what ``tokenizer_config.json`` stores)."""
-        return copy.deepcopy(dict(self.spec))
+        return self.spec
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # compiled patterns and read-only views do not pickle as such: rebuild from the spec
+        return (load_response_template, (self.spec,))
 
     def truncate_prefix(self, prefix: str) -> str:
         """The part of ``prefix`` after the last start-anchor match (all of it if there is none).
@@ -161,7 +184,7 @@ def _check_bool(spec: Mapping[str, Any], name: str, key: str, default: bool) -> 
     return value
 
 
-def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, dict[str, Any]]:
+def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, Mapping[str, Any]]:
     content = spec.get("content", "text")
     parser = lookup_parser(content) if isinstance(content, str) else None
     if parser is None:
@@ -182,7 +205,7 @@ def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, 
         if not message.startswith(path):
             message = f"{path}: {message}"
         raise ResponseTemplateError(message, field=name, key="content_args", path=path) from None
-    return parser, copy.deepcopy(args)
+    return parser, MappingProxyType(copy.deepcopy(args))
 
 
 def _check_join_and_transform(spec: Mapping[str, Any], name: str, repeats: bool) -> tuple[str | None, bool]:
@@ -320,6 +343,11 @@ def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> Respon
     """
     if isinstance(spec, ResponseTemplate):
         return spec
+    return _CACHE.get(spec)
+
+
+def _compile(spec: Any) -> ResponseTemplate:
+    """Validate and compile ``spec`` (no cache)."""
     _check_shape(spec)
     assert isinstance(spec, dict)
     fields = {name: _build_field(name, raw) for name, raw in spec["fields"].items()}
@@ -335,11 +363,45 @@ def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> Respon
     if implicit and implicit[0].close is not None:
         watched.append(implicit[0].close)
     return ResponseTemplate(
-        fields=fields,
-        defaults=copy.deepcopy(spec.get("defaults", {})),
+        fields=MappingProxyType(fields),
+        defaults=MappingProxyType(copy.deepcopy(spec.get("defaults", {}))),
         implicit=implicit[0] if implicit else None,
         start_anchor=start_anchor,
         outside_matcher=build_matcher(watched) if watched else None,
         extensions_used=_extensions_used(fields),
-        spec=copy.deepcopy(spec),
+        source=MappingProxyType(copy.deepcopy(spec)),
     )
+
+
+class _TemplateCache:
+    """Compiled templates by the JSON text of their dict, least recently used evicted first.
+
+    A hit also requires the dict to equal the one compiled (``{1: ...}`` and ``{"1": ...}`` dump
+    alike but are different templates). Dicts that are not JSON are compiled every time; so are
+    invalid ones (errors are not cached).
+    """
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, ResponseTemplate] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, spec: Any) -> ResponseTemplate:
+        try:
+            key = json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError):
+            return _compile(spec)
+        with self._lock:
+            template = self._entries.get(key)
+            if template is not None and template.source == spec:
+                self._entries.move_to_end(key)
+                return template
+        template = _compile(spec)
+        with self._lock:
+            self._entries[key] = template
+            self._entries.move_to_end(key)
+            while len(self._entries) > max(0, TEMPLATE_CACHE_SIZE):
+                self._entries.popitem(last=False)
+        return template
+
+
+_CACHE = _TemplateCache()
