@@ -45,6 +45,7 @@ from chatcodec.errors import (
 )
 from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
 from chatcodec.response_templates.lax_json import StringTracker
+from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.prefix import prefix_text, require_prefix
@@ -320,14 +321,24 @@ class ResponseParser:
         events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
 
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
-        """Content parser, then transform, then tool-argument typing (pure; raises on bad content)."""
-        value = spec.parser.parse(raw, spec.content_args)
-        if spec.transform is not None:
-            if spec.transform_each:
-                value = apply_transform_each(spec.transform, value, captures)
-            else:
-                value = apply_transform(spec.transform, {**captures, "content": value})
-        return cast_tool_calls(value, self._tools) if self._tools else value
+        """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
+
+        A value nested deeper than ``MAX_NESTING_DEPTH`` is bad content too (``limits``).
+        """
+        try:
+            value = spec.parser.parse(raw, spec.content_args)
+            if spec.transform is not None:
+                if spec.transform_each:
+                    value = apply_transform_each(spec.transform, value, captures)
+                else:
+                    value = apply_transform(spec.transform, {**captures, "content": value})
+            if self._tools:
+                value = cast_tool_calls(value, self._tools)
+        except RecursionError:
+            raise ValueError(NESTING_ERROR) from None
+        if exceeds_depth(value):
+            raise ValueError(NESTING_ERROR)
+        return value
 
     # -- errors -----------------------------------------------------------------------------------
 

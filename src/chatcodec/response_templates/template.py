@@ -35,6 +35,7 @@ from chatcodec.response_templates.delimiters import (
     literal_delimiter,
     regex_delimiter,
 )
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
 
@@ -267,6 +268,9 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
 def _check_shape(spec: Any) -> None:
     if not isinstance(spec, dict):
         raise _error(f"a response template must be an object, got {type(spec).__name__}")
+    if exceeds_depth(spec):
+        raise _error(f"nested more than {MAX_NESTING_DEPTH} levels deep (MAX_NESTING_DEPTH); a response "
+                     "template is a few levels deep, check its transforms and defaults")
     version = spec.get("version", 1)
     if isinstance(version, bool) or version != 1:
         raise _error(f"Unsupported response_template version: {version!r} (only 1 exists)", key="version")
@@ -388,7 +392,7 @@ class _TemplateCache:
     def get(self, spec: Any) -> ResponseTemplate:
         try:
             key = json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             return _compile(spec)
         with self._lock:
             template = self._entries.get(key)
