@@ -259,3 +259,31 @@ def test_the_installed_console_script_runs() -> None:
         check=False,
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, TYPED_MESSAGE, "")
+
+
+_SURROGATE_OUTPUT = 'Hi<tool_call>{"name": "f", "arguments": {"s": "a\\ud800b"}}</tool_call>'
+
+
+@pytest.mark.parametrize("mode", [[], ["--events"], ["--stream"], ["--errors", "keep"]])
+def test_a_lone_surrogate_in_a_value_is_written_as_a_json_escape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: list[str]
+) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", _SURROGATE_OUTPUT)
+    code, out, _ = run(capsys, template, output, "--no-prefix", *mode)
+    assert code == 0
+    assert '"a\\ud800b"' in out
+    if mode == ["--events"]:
+        message = json.loads(out.splitlines()[-1])["message"]
+    else:
+        message = json.loads(out[out.index("{\n") :])
+    assert message["tool_calls"][0]["function"]["arguments"] == {"s": "a\ud800b"}
+
+
+def test_a_lone_surrogate_reaches_a_real_stdout(tmp_path: Path) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", _SURROGATE_OUTPUT)
+    done = subprocess.run([sys.executable, "-m", "chatcodec", "parse", template, output, "--no-prefix"],
+                          capture_output=True, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert json.loads(done.stdout)["tool_calls"][0]["function"]["arguments"] == {"s": "a\ud800b"}

@@ -11,6 +11,7 @@ imports ``rich``, and only inside :class:`RichView`, so
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from collections.abc import Iterable
@@ -19,16 +20,48 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 if TYPE_CHECKING:
     from chatcodec.response_templates.engine import ResponseParser
 
-__all__ = ["EventLines", "PlainView", "RichView", "View", "choose_view", "chunks", "format_message", "play"]
+__all__ = [
+    "EventLines",
+    "PlainView",
+    "RichView",
+    "View",
+    "choose_view",
+    "chunks",
+    "format_message",
+    "play",
+    "printable",
+    "to_json",
+]
 
 #: Shown once on stderr when ``--stream`` cannot draw the live view.
 LIVE_VIEW_HINT = ("chatcodec: showing plain output; the live view needs a terminal and rich "
                   "(pip install 'chatcodec[rich]')")
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` (they cannot be encoded as UTF-8).
+
+    A JSON ``"\\ud800"`` escape decodes to a lone surrogate, which no UTF-8 stream can write; inside
+    a JSON string the replacement is that same escape, so the output stays valid JSON.
+    """
+    return _LONE_SURROGATE.sub(_escape_surrogate, text)
+
+
+def to_json(value: Any, **kwargs: Any) -> str:
+    """JSON text with non-ASCII kept and lone surrogates escaped (always writable as UTF-8)."""
+    return printable(json.dumps(value, ensure_ascii=False, **kwargs))
+
+
 def format_message(message: dict[str, Any]) -> str:
     """The message as printed by ``chatcodec parse``: indented JSON, non-ASCII kept, one newline."""
-    return json.dumps(message, ensure_ascii=False, indent=2) + "\n"
+    return to_json(message, indent=2) + "\n"
 
 
 class View(Protocol):
@@ -51,11 +84,11 @@ class EventLines:
         self._out = out
 
     def on_event(self, event: dict[str, Any]) -> None:
-        self._out.write(json.dumps(event, ensure_ascii=False) + "\n")
+        self._out.write(to_json(event) + "\n")
         self._out.flush()
 
     def close(self, message: dict[str, Any]) -> None:
-        self._out.write(json.dumps({"type": "message", "message": message}, ensure_ascii=False) + "\n")
+        self._out.write(to_json({"type": "message", "message": message}) + "\n")
 
     def abort(self) -> None:
         self._out.flush()
@@ -72,7 +105,7 @@ class PlainView:
 
     def _write(self, text: str) -> None:
         if text:
-            self._out.write(text)
+            self._out.write(printable(text))
             self._out.flush()
             self._at_line_start = text.endswith("\n")
 
@@ -94,7 +127,7 @@ class PlainView:
             if "error" in event:
                 self._write(f"!! {event['error']['error']}\n")
             elif self._dirty:
-                self._write(f"=> {json.dumps(event['value'], ensure_ascii=False)}\n")
+                self._write(f"=> {to_json(event['value'])}\n")
 
     def close(self, message: dict[str, Any]) -> None:
         self._end_line()
@@ -121,7 +154,7 @@ class RichView:
         from rich.panel import Panel
         from rich.text import Text
 
-        panels = [Panel(Text("".join(parts)), title=field, title_align="left",
+        panels = [Panel(Text(printable("".join(parts))), title=field, title_align="left",
                         border_style="yellow" if dirty else "cyan") for field, parts, dirty in self._regions]
         return Group(*panels) if panels else Text("waiting for output...", style="dim")
 
@@ -138,12 +171,12 @@ class RichView:
             if "error" in event:
                 parts.append(f"\n!! {event['error']['error']}")
             elif dirty:
-                parts[:] = [json.dumps(event["value"], ensure_ascii=False, indent=2)]
+                parts[:] = [to_json(event["value"], indent=2)]
         self._live.update(self._render(), refresh=True)
 
     def close(self, message: dict[str, Any]) -> None:
         self._live.stop()
-        self._console.print_json(data=message)
+        self._console.print_json(to_json(message))
 
     def abort(self) -> None:
         self._live.stop()
