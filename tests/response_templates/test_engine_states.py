@@ -286,6 +286,22 @@ def test_keep_mode_refuses_a_template_that_uses_the_parse_errors_key() -> None:
     assert parse_response("a", template, prefix="") == {"parse_errors": "a"}
 
 
+@pytest.mark.parametrize(
+    ("chunk", "kind"), [(5, "int"), (None, "NoneType"), ([1, 2], "list"), (b"Hi", "bytes")]
+)
+def test_feed_refuses_anything_but_text_and_says_where_ids_go(chunk: Any, kind: str) -> None:
+    parser = ResponseParser(QWEN, prefix="")
+    with pytest.raises(TypeError) as raised:
+        parser.feed(chunk)
+    assert str(raised.value) == (
+        f"ResponseParser.feed: expected the generated text (str), got {kind}. Token ids go through "
+        "ChatCodec.get_response_parser(), whose parser decodes them"
+    )
+    assert parser.lifecycle is Lifecycle.FEEDING
+    parser.feed("Hi")
+    assert parser.finalize()[0] == {"role": "assistant", "content": "Hi"}
+
+
 def test_prefix_and_errors_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="requires `prefix`"):
         ResponseParser(QWEN)

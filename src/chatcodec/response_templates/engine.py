@@ -184,9 +184,15 @@ class ResponseParser:
             start of a delimiter is held back until more input decides).
 
         Raises:
+            TypeError: ``text`` is not a ``str`` (token ids go through
+                ``ChatCodec.get_response_parser``); nothing changes.
             ParserStateError: the parser already finished or failed.
             ResponseParseError: (strict) a region that closed cannot be parsed; the parser fails.
         """
+        if not isinstance(text, str):
+            raise TypeError(
+                f"ResponseParser.feed: expected the generated text (str), got {type(text).__name__}. "
+                "Token ids go through ChatCodec.get_response_parser(), whose parser decodes them")
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         if self._held_whitespace is not None and text and not text.strip(self._absorbed):
