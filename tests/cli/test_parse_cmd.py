@@ -287,3 +287,77 @@ def test_a_lone_surrogate_reaches_a_real_stdout(tmp_path: Path) -> None:
                           capture_output=True, check=False)
     assert (done.returncode, done.stderr) == (0, b"")
     assert json.loads(done.stdout)["tool_calls"][0]["function"]["arguments"] == {"s": "a\ud800b"}
+
+
+def _read_line(stream: Any, seconds: float = 20.0) -> bytes:
+    import select
+
+    ready, _, _ = select.select([stream], [], [], seconds)
+    assert ready, "no output arrived while the input was still open"
+    return bytes(stream.readline())
+
+
+def test_stream_from_a_pipe_is_parsed_while_the_input_is_still_open(tmp_path: Path) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatcodec", "parse", template, "-", "--no-prefix", "--events", "--stream"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        bufsize=0,  # unbuffered: select() then sees every byte not yet read
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write("<think>hm ü".encode()[:-1])  # ends inside the two bytes of ü
+        process.stdin.flush()
+        assert json.loads(_read_line(process.stdout)) == {"type": "region_open", "field": "reasoning_content"}
+        live = ""
+        while live != "hm ":  # every byte before the split character, while stdin is still open
+            event = json.loads(_read_line(process.stdout))
+            assert (event["type"], event["field"]) == ("region_chunk", "reasoning_content")
+            live += event["text"]
+        process.stdin.write("ü".encode()[1:] + b"</think>Hi")
+        process.stdin.close()
+        rest = [json.loads(line) for line in process.stdout.read().splitlines()]
+    finally:
+        process.kill() if process.poll() is None else None
+        process.wait(timeout=20)
+    assert process.returncode == 0
+    assert rest[-1] == {"type": "message", "message": {
+        "role": "assistant", "reasoning_content": "hm ü", "content": "Hi"}}
+    assert "".join(e.get("text", "") for e in rest if e.get("field") == "reasoning_content") == "ü"
+
+
+class _Trickle(io.RawIOBase):
+    """A stdin whose reads return one byte at a time (a multi-byte character arrives split)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self._data:
+            return 0
+        buffer[0], self._data = self._data[0], self._data[1:]
+        return 1
+
+
+def test_stream_from_stdin_feeds_what_arrives_and_never_splits_a_character(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stdin = io.TextIOWrapper(io.BufferedReader(_Trickle("<think>é€</think>ok".encode()), buffer_size=1))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, _ = run(capsys, write(tmp_path, "t.json", QWEN), "-", "--no-prefix", "--events", "--stream")
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert [e["text"] for e in events if e["type"] == "region_chunk"] == ["é", "€", "o", "k"]
+    assert events[-1]["message"] == {"role": "assistant", "reasoning_content": "é€", "content": "ok"}
+
+
+def test_invalid_utf8_on_a_streamed_stdin_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Hi \xff there")))
+    code, out, err = run(capsys, write(tmp_path, "t.json", QWEN), "-", "--no-prefix", "--events", "--stream")
+    assert (code, out) == (1, "")
+    assert err == "chatcodec: ValueError: <stdin>: not UTF-8 text (byte 3: invalid start byte)\n"

@@ -3,19 +3,27 @@
 ``chatcodec parse TEMPLATE OUTPUT (--prefix FILE | --no-prefix) [--tools FILE] [--errors keep]
 [--events] [--stream]``. stdout carries the data only: one JSON message, or JSON Lines with
 ``--events``; ``--stream`` feeds the output chunk by chunk through the same parser and shows the
-regions as they arrive. Model output that cannot be parsed is one line on stderr and exit code 1
-(``--errors keep`` records the problems in the message instead).
+regions as they arrive. With ``--stream`` and ``OUTPUT`` ``-``, standard input is read as it
+arrives (a live generation piped in is parsed live), decoded incrementally so a character split
+across reads is fed once complete. Model output that cannot be parsed is one line on stderr and
+exit code 1 (``--errors keep`` records the problems in the message instead).
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import sys
+from collections.abc import Iterator
+from typing import BinaryIO
 
 from chatcodec.cli.io import read_response_template, read_text, read_tools
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["READ_SIZE", "add_arguments", "run", "stdin_pieces"]
+
+#: Most bytes taken from standard input per read when it is streamed.
+READ_SIZE = 65536
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     if args.output == "-" and args.prefix == "-":
         raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
     template = read_response_template(args.template)
-    output = read_text(args.output)
+    live = args.stream and args.output == "-"
+    output = "" if live else read_text(args.output)
     prefix = "" if args.no_prefix else read_text(args.prefix)
     parser = ResponseParser(template, prefix=prefix, tools=read_tools(args.tools), errors=args.errors)
     if not args.stream and not args.events:
@@ -75,12 +84,47 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(format_message(message))
         return 0
     view = EventLines(sys.stdout) if args.events else choose_view(sys.stdout, sys.stderr)
-    size = args.chunk_size if args.stream else max(1, len(output))
+    if live:
+        pieces: Iterator[str] | list[str] = stdin_pieces(sys.stdin.buffer, args.chunk_size)
+    else:
+        pieces = chunks(output, args.chunk_size if args.stream else max(1, len(output)))
     try:
-        play(parser, chunks(output, size), view, args.delay)
+        play(parser, pieces, view, args.delay)
     except ResponseParseError as error:
         return _report(error, args)
     return 0
+
+
+def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
+    """The text of ``stream`` as it arrives: each read, decoded, in pieces of at most ``size``.
+
+    Args:
+        stream: standard input's binary buffer (``read1`` returns what is available).
+        size: the most characters per piece.
+
+    Yields:
+        Text pieces, in order; a UTF-8 character split across reads comes out once complete.
+
+    Raises:
+        ValueError: the bytes are not UTF-8 (the message names the byte offset).
+    """
+    from chatcodec.cli.view import chunks
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    read = getattr(stream, "read1", stream.read)
+    offset = 0  # of the first byte the decoder has not turned into text yet
+    while True:
+        data = read(READ_SIZE)
+        held = len(decoder.getstate()[0])
+        try:
+            text = decoder.decode(data, final=not data)
+        except UnicodeDecodeError as error:
+            where = offset + error.start
+            raise ValueError(f"<stdin>: not UTF-8 text (byte {where}: {error.reason})") from None
+        offset += held + len(data) - len(decoder.getstate()[0])
+        yield from chunks(text, size)
+        if not data:
+            return
 
 
 def _report(error: Exception, args: argparse.Namespace) -> int:
