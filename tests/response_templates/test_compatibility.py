@@ -86,10 +86,10 @@ def test_a_structured_field_matched_twice_is_an_error_not_an_overwrite() -> None
     assert raised.value.partial_message == {"n": 1, "c": "and"}
     assert "matched a second time" in str(raised.value)
     kept = check_stream(STRUCTURED, "<n>1</n> and <n>2</n>", errors="keep")
-    assert kept == {"n": "12", "c": " and "}
+    assert kept == {"n": "12", "c": " and <n>2</n>"}
     assert parse_response("<n>1</n> and <n>2</n>", STRUCTURED, prefix="", errors="keep") == {
         "n": 1,
-        "c": "and",
+        "c": "and <n>2</n>",
         "parse_errors": [
             {
                 "field": "n",
@@ -99,6 +99,8 @@ def test_a_structured_field_matched_twice_is_an_error_not_an_overwrite() -> None
                 "error": "field 'n' (content parser 'int'): matched a second time, but the field has no "
                 "'repeats', so it holds one value (the earlier one is kept). "
                 'Set "repeats": true to collect every match',
+                "raw": "<n>2</n>",
+                "span": [13, 21],
             }
         ],
     }

@@ -20,6 +20,7 @@ from chatcodec.response_templates import matcher as matcher_module
 from chatcodec.response_templates.content import get_parser
 from chatcodec.response_templates.engine import LOOKBEHIND_CONTEXT, TRANSITIONS, TRIM_THRESHOLD, Lifecycle
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
+from tests.response_templates.helpers import check_stream
 
 NO_IMPLICIT: dict[str, Any] = {"start_anchor": "x", "fields": {"r": {"open": "<r>", "close": "</r>"}}}
 
@@ -232,7 +233,7 @@ def test_keep_mode_never_raises_and_records_each_problem() -> None:
     first = parse_response(output[0], QWEN, prefix="", errors="keep")
     assert first == {
         "role": "assistant",
-        "content": "Use the",
+        "content": "Use the <tool_call> tag.<|im_end|>",
         "parse_errors": [
             {
                 "field": "tool_calls",
@@ -241,6 +242,8 @@ def test_keep_mode_never_raises_and_records_each_problem() -> None:
                 "error": "field 'tool_calls' (content parser 'json'): could not parse region as JSON: "
                 "Expecting value (line 1, column 2, char 1)",
                 "text": " tag.<|im_end|>",
+                "raw": "<tool_call> tag.<|im_end|>",
+                "span": [8, 34],
             }
         ],
     }
@@ -253,14 +256,53 @@ def test_keep_mode_never_raises_and_records_each_problem() -> None:
         "error": "field 'tool_calls' (content parser 'json'): could not parse region as JSON: "
         "Expecting value (line 1, column 12, char 11)",
         "text": '{"broken": ',
+        "raw": '<tool_call>{"broken": </tool_call>',
+        "span": [0, 34],
     }
-    assert events[:3] == [
+    assert events == [
         open_("tool_calls"),
         chunk("tool_calls", '{"broken": ', True),
         {"type": "region_close", "field": "tool_calls", "value": None, "error": record},
+        open_("content"),
+        chunk("content", '<tool_call>{"broken": </tool_call>'),
+        close("content", '<tool_call>{"broken": </tool_call>'),
+        open_("content"),
+        chunk("content", "Done."),
+        close("content", "Done."),
     ]
     assert parser.parse_errors == [record]
-    assert parser.finalize()[0] == {"role": "assistant", "content": "Done.", "parse_errors": [record]}
+    assert parser.finalize()[0] == {
+        "role": "assistant", "content": '<tool_call>{"broken": </tool_call>Done.', "parse_errors": [record]}
+
+
+def test_keep_mode_puts_a_failed_region_back_into_the_text_verbatim() -> None:
+    """A tag mentioned in prose: nothing is lost from the message, and every chunking agrees."""
+    output = "To call a tool, the model writes <tool_call> tag. Done."
+    joined = check_stream(QWEN, output, errors="keep")
+    assert joined == {"content": output, "tool_calls": " tag. Done."}
+    message = parse_response(output, QWEN, prefix="", errors="keep")
+    assert message["content"] == output
+    assert [(r["text"], r["raw"], r["span"], r["offset"]) for r in message["parse_errors"]] == [
+        (" tag. Done.", "<tool_call> tag. Done.", [33, 55], 45)]
+
+
+def test_keep_mode_without_an_implicit_text_field_records_the_raw_region_only() -> None:
+    template = {"start_anchor": "x", "fields": {"n": {"open": "<n>", "close": "</n>", "content": "int"}}}
+    assert parse_response("a <n>x</n> b", template, prefix="", errors="keep") == {"parse_errors": [{
+        "field": "n", "parser": "int", "offset": 5,
+        "error": "field 'n' (content parser 'int'): invalid literal for int: 'x' (expected ASCII digits)",
+        "text": "x", "raw": "<n>x</n>", "span": [2, 10]}]}
+
+
+def test_a_strict_error_carries_the_raw_region_and_its_span() -> None:
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response("Hi <tool_call>{bad</tool_call>", QWEN, prefix="")
+    assert (raised.value.text, raised.value.raw, raised.value.span) == (
+        "{bad", "<tool_call>{bad</tool_call>", (3, 30))
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response("bad</tool_call>", QWEN, prefix="<|im_start|>assistant\n<tool_call>{")
+    assert (raised.value.text, raised.value.raw, raised.value.span) == (
+        "{bad", "<tool_call>{bad</tool_call>", (-12, 15))
 
 
 def test_keep_mode_records_missing_required_fields() -> None:
@@ -274,6 +316,8 @@ def test_keep_mode_records_missing_required_fields() -> None:
                 "offset": None,
                 "error": "required field never matched",
                 "text": "",
+                "raw": "",
+                "span": None,
             }
         ],
     }

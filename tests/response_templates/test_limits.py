@@ -54,9 +54,10 @@ def test_the_brief_case_is_recorded_in_keep_mode() -> None:
     output = '<tool_call>\n{"name":"f","arguments":' + DEEP + "}\n</tool_call>Done."
     message = parse_response(output, QWEN, prefix="", errors="keep")
     [record] = message.pop("parse_errors")
-    assert message == {"role": "assistant", "content": "Done."}
+    assert message == {"role": "assistant", "content": output}  # the region went back, verbatim
     assert record["error"] == f"field 'tool_calls' (content parser 'json'): {NESTING_ERROR}"
     assert record["text"] == output[len("<tool_call>") : -len("</tool_call>Done.")]
+    assert record["raw"] == output[: -len("Done.")]
     json.dumps(record)  # the record is writable as JSON
 
 
@@ -66,7 +67,7 @@ def test_deep_values_are_parse_errors_for_every_parser(case: str) -> None:
     with pytest.raises(ResponseParseError, match="nested more than 200 levels"):
         parse_response(f"<x>{body}</x>", template, prefix="")
     message = parse_response(f"<x>{body}</x>after", template, prefix="", errors="keep")
-    assert message["content"] == "after"
+    assert message["content"] == f"<x>{body}</x>after"
     assert [record["field"] for record in message["parse_errors"]] == ["x"]
 
 

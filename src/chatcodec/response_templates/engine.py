@@ -91,6 +91,7 @@ class _Region:
     parts: list[str] = field(default_factory=list)
     opened: bool = False
     offset: int = 0  # where the body starts, relative to the start of the generated text
+    opening: str = ""  # the open delimiter's text ("" for the implicit field)
     vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
     strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
 
@@ -107,8 +108,13 @@ class ResponseParser:
     :class:`~chatcodec.errors.ResponseParseError`, carrying the message parsed so far and the raw
     text of the failing region. With ``errors="keep"`` nothing raises on model output: the failing
     region's value is left out, its ``region_close`` event has ``"value": None`` and an ``"error"``
-    record, and the record (``{"field", "parser", "offset", "error", "text"}`` with the raw
-    ``text``) is listed under the message's ``"parse_errors"`` key and in :attr:`parse_errors`.
+    record, and the record (``{"field", "parser", "offset", "error", "text", "raw", "span"}``:
+    ``text`` is the region's body, ``raw`` the region as written with its delimiters, ``span`` where
+    ``raw`` is in the generated text) is listed under the message's ``"parse_errors"`` key and in
+    :attr:`parse_errors`. The region's ``raw`` text then goes back, verbatim, into the implicit
+    field when that is a plain text field (``content``): right after the failing ``region_close``
+    come a ``region_open``, one ``region_chunk`` with ``raw`` and a ``region_close`` of the implicit
+    field, so the message loses nothing and still agrees with the streamed chunks.
 
     Args:
         response_template: a template dict or a loaded :class:`ResponseTemplate`.
@@ -222,7 +228,8 @@ class ResponseParser:
                 fields=missing, partial_message=self._message.snapshot()))
         for name in missing:
             self._message.errors.append({"field": name, "parser": None, "offset": None,
-                                         "error": "required field never matched", "text": ""})
+                                         "error": "required field never matched", "text": "",
+                                         "raw": "", "span": None})
         self._lifecycle = Lifecycle.FINISHED
         return self._message.build(), events
 
@@ -279,9 +286,10 @@ class ResponseParser:
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
         self._after_empty = commit.start == commit.end
-        self._close(events)
+        delimiter_text = buf[commit.start : commit.end]
+        self._close(events, "" if commit.delimiter.is_open else delimiter_text)
         if commit.delimiter.is_open:
-            self._open(events, commit)
+            self._open(events, commit, delimiter_text)
         return commit.end
 
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
@@ -299,18 +307,22 @@ class ResponseParser:
             region.strings.feed(text)
         events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
 
-    def _open(self, events: list[dict[str, Any]], commit: Commit) -> None:
+    def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
         self._region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
-                               offset=self._origin + commit.end, strings=_strings(spec))
+                               offset=self._origin + commit.end, opening=opening, strings=_strings(spec))
         events.append({"type": "region_open", "field": spec.name})
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
-    def _close(self, events: list[dict[str, Any]]) -> None:
-        """Close the current region (if it ever opened) and return to OUTSIDE."""
+    def _close(self, events: list[dict[str, Any]], closing: str = "") -> None:
+        """Close the current region (if it ever opened) and return to OUTSIDE.
+
+        ``closing`` is the text of the region's own close delimiter (``""`` when something else
+        ended it), for the raw span of a region that fails.
+        """
         region = self._region
         self._region = self._outside()
         spec = region.spec
@@ -321,10 +333,23 @@ class ResponseParser:
             value = self._value(spec, raw, region.captures)
             self._message.add(spec, value, raw)
         except (ValueError, KeyError) as error:
-            record = self._problem(spec, raw, region.offset, error)
+            record = self._problem(spec, region, raw, closing, error)
             events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
+            self._restore(events, spec, record["raw"])
             return
         events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
+
+    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, raw: str) -> None:
+        """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
+        field as a region of its own, so the message loses nothing and agrees with the events."""
+        implicit = self._template.implicit
+        if implicit is None or implicit is failed or not implicit.concatenates or not raw:
+            return
+        value = implicit.parser.parse(raw, implicit.content_args)
+        self._message.add(implicit, value, raw)
+        events += [{"type": "region_open", "field": implicit.name},
+                   {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty},
+                   {"type": "region_close", "field": implicit.name, "value": value}]
 
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
         """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
@@ -348,20 +373,24 @@ class ResponseParser:
 
     # -- errors -----------------------------------------------------------------------------------
 
-    def _problem(self, spec: FieldSpec, raw: str, offset: int,
+    def _problem(self, spec: FieldSpec, region: _Region, raw: str, closing: str,
                  error: ValueError | KeyError) -> dict[str, Any]:
         """Record (keep) or raise (strict) a region that could not become a value."""
         what = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
         where = getattr(error, "position", None)
         message = f"field {spec.name!r} (content parser {spec.content!r}): {what}"
-        at = offset + (where or 0)
-        record = {"field": spec.name, "parser": spec.content, "offset": at, "error": message, "text": raw}
+        at = region.offset + (where or 0)
+        whole = f"{region.opening}{raw}{closing}"
+        start = region.offset - len(region.opening)
+        record = {"field": spec.name, "parser": spec.content, "offset": at, "error": message, "text": raw,
+                  "raw": whole, "span": [start, start + len(whole)]}
         if self._keep:
             self._message.errors.append(record)
             return record
         kind = UnknownPlaceholderError if isinstance(error, KeyError) else ResponseParseError
         raise kind(f"{message}\n{caret_excerpt(raw, where or 0)}", field=spec.name, parser=spec.content,
-                   offset=at, text=raw, partial_message=self._message.snapshot())
+                   offset=at, text=raw, raw=whole, span=(start, start + len(whole)),
+                   partial_message=self._message.snapshot())
 
     def _fail(self, error: ChatCodecError) -> None:
         self._lifecycle = Lifecycle.FAILED

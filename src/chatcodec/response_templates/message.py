@@ -46,7 +46,7 @@ class MessageBuilder:
 
     Attributes:
         errors: the problems recorded with ``errors="keep"`` (``{"field", "parser", "offset",
-            "error", "text"}`` each).
+            "error", "text", "raw", "span"}`` each).
     """
 
     __slots__ = ("_matched", "_template", "_texts", "_values", "errors")
