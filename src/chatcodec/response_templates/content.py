@@ -11,7 +11,9 @@ and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is resolve
 The extensions are imported on first use, so templates that use none never load them.
 
 Rules kept here: parsers never see the buffer, the parser state or other fields; they raise
-``ValueError`` (naming what is wrong) and the engine adds the field, offset and raw text.
+``ValueError`` (naming what is wrong; :class:`ContentError` when they know where) and the engine
+adds the field, offset and raw text. Nothing is skipped silently: ``xml-inline`` refuses text that
+its ``tag_pattern`` does not match, apart from whitespace and bare end tags (``</function>``).
 Numbers are ASCII only (``1_000`` and non-ASCII digits are not numbers; Python's ``int()`` would
 accept them).
 """
@@ -30,6 +32,7 @@ from chatcodec.response_templates.lax_json import parse_json_dialect
 
 __all__ = [
     "STANDARD_PARSERS",
+    "ContentError",
     "ContentParser",
     "Extension",
     "check_parser_spec",
@@ -172,13 +175,42 @@ def compile_user_pattern(source: str) -> regex.Pattern[str]:
     return regex.compile(source, regex.DOTALL)
 
 
+class ContentError(ValueError):
+    """A content parser's failure at a known place in the region text.
+
+    Attributes:
+        position: index in the region's raw text where the problem starts.
+    """
+
+    def __init__(self, message: str, position: int) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+#: What may stand between xml-inline tags: whitespace and bare end tags (``</function>``), which
+#: carry no data (the seed's Qwen3 example leaves ``</function>`` inside the region).
+_XML_FILLER = regex.compile(r"(?:\s+|</[^\s<>/]+\s*>)*")
+
+
+def _check_xml_filler(text: str, start: int, end: int) -> None:
+    """Refuse text between tags that is not filler: a malformed tag would otherwise vanish."""
+    stop = _XML_FILLER.match(text, start, end).end()
+    if stop < end:
+        excerpt = text[stop:min(end, stop + 40)].rstrip()
+        raise ContentError(f"xml-inline: text outside the tags at offset {stop}: {excerpt!r} "
+                           "(tag_pattern does not match it: a malformed tag?)", stop)
+
+
 def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     pattern = compile_user_pattern(args["tag_pattern"])
     value_parser = args.get("value_parser")
     merge = bool(args.get("merge_duplicates", False))
     out: dict[str, Any] = {}
     merged: set[str] = set()
+    position = 0
     for match in pattern.finditer(text):
+        _check_xml_filler(text, position, match.start())
+        position = match.end()
         key = match.group("key")
         if key is None:
             raise ValueError(f"tag_pattern matched {match.group()!r} without its 'key' group")
@@ -191,6 +223,7 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             out[key].append(value)
         else:
             out[key] = value
+    _check_xml_filler(text, position, len(text))
     return out
 
 
