@@ -26,7 +26,8 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 def vector(case_id: str) -> dict[str, Any]:
     case = VECTORS[case_id]
-    assert case.get("quirk") or case_id in {"x-non-repeating-last-wins", "x-zero-width-empty-open-pattern"}
+    assert case.get("quirk") or case_id in {
+        "x-non-repeating-last-wins", "x-zero-width-empty-open-pattern", "x-same-open-two-fields-alphabetical"}
     return case
 
 
@@ -300,6 +301,19 @@ def test_content_args_are_validated_when_the_template_loads(case_id: str, path: 
         parse_response(case["output"], case["template"], prefix="")
     assert raised.value.path == path
     assert fragment in str(raised.value)
+
+
+def test_two_fields_with_the_same_open_are_a_load_error() -> None:
+    """x-same-open-two-fields-alphabetical: the reference opens 'alpha' (ties break on the field
+    name), so 'zeta' can never open; chatcodec refuses the template, naming both fields."""
+    case = vector("x-same-open-two-fields-alphabetical")
+    assert case["expected"] == {"alpha": "a"}
+    with pytest.raises(ResponseTemplateError) as raised:
+        parse_response(case["output"], case["template"], prefix="")
+    assert str(raised.value) == (
+        "fields.zeta.open: '<x>' is also the open of field 'alpha', which wins ties (opens are ranked by "
+        "field name), so field 'zeta' could never open there"
+    )
 
 
 # -- same as the reference, decided -------------------------------------------------------------

@@ -192,6 +192,48 @@ LOAD_ERRORS = [
         "transform string 'pre {content}' mixes",
     ),
     (
+        "near-placeholder-open-brace",
+        with_field("x", {"open": "<x>", "transform": {"function": {"arguments": "{content"}}}),
+        "fields.x.transform.function.arguments",
+        "x",
+        "transform",
+        "transform string '{content' looks like a placeholder but is not one",
+    ),
+    (
+        "near-placeholder-close-brace",
+        with_field("x", {"open": "<x>", "transform": ["content}"]}),
+        "fields.x.transform[0]",
+        "x",
+        "transform",
+        "transform string 'content}' looks like a placeholder but is not one",
+    ),
+    (
+        "near-placeholder-spaces",
+        with_field("x", {"open": "<x>", "transform": {"name": " { name.first } "}}),
+        "fields.x.transform.name",
+        "x",
+        "transform",
+        "transform string ' { name.first } ' looks like a placeholder",
+    ),
+    (
+        "same-open-literal",
+        with_field("x", {"open": ["<a>", "<tool_call>"]}),
+        "fields.x.open",
+        "x",
+        "open",
+        "fields.x.open: '<tool_call>' is also the open of field 'tool_calls', which wins ties (opens are "
+        "ranked by field name), so field 'x' could never open there",
+    ),
+    (
+        "same-open-pattern",
+        {"start_anchor": "A", "fields": {"b": {"open_pattern": "<b\\d>"}, "a": {"open_pattern": "<b\\d>"},
+                                         "c": {}}},
+        "fields.b.open_pattern",
+        "b",
+        "open_pattern",
+        "fields.b.open_pattern: the same pattern is the open_pattern of field 'a', which wins ties",
+    ),
+    (
         "named-group-open",
         with_field("x", {"open_pattern": "<x (?P<n>\\w+)>"}),
         "fields.x.open_pattern",
@@ -338,6 +380,24 @@ def test_load_error(spec: Any, path: str, field: str | None, key: str | None, fr
     assert (error.path, error.field, error.key) == (path, field, key)
     assert str(error).startswith(f"{path}: ")
     assert fragment in str(error)
+
+
+@pytest.mark.parametrize("literal", ["{", "}", "{}", '{"a": 1}', "{{", "x}y{", "f(x) {"])
+def test_brace_literals_that_look_like_no_placeholder_are_fine(literal: str) -> None:
+    spec = with_field("x", {"open": "<x>", "transform": {"t": literal}})
+    assert load_response_template(spec).fields["x"].transform == {"t": literal}
+
+
+def test_the_top_level_shape_is_checked_before_the_fields() -> None:
+    spec = with_top(start_anchor=...)
+    spec["fields"]["tool_calls"]["close_pattern"] = "("  # also wrong, but the anchor comes first
+    with pytest.raises(ResponseTemplateError) as raised:
+        load_response_template(spec)
+    assert str(raised.value) == (
+        "start_anchor: a response template needs start_anchor (or start_anchor_pattern): where the "
+        'assistant message starts in the prompt, e.g. "<|im_start|>assistant\\n". It is required even '
+        'when parsing without a prompt (prefix="", chatcodec parse --no-prefix)'
+    )
 
 
 def test_a_valid_template_compiles_every_field() -> None:

@@ -294,8 +294,9 @@ def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
         return regex.compile("|".join(regex.escape(s) for s in literals), regex.DOTALL)
     if "start_anchor_pattern" not in spec:
         raise _error(
-            "response_template must define 'start_anchor' or 'start_anchor_pattern' (where the "
-            "assistant message starts in the prompt, e.g. \"<|im_start|>assistant\\n\")",
+            "a response template needs start_anchor (or start_anchor_pattern): where the assistant "
+            'message starts in the prompt, e.g. "<|im_start|>assistant\\n". It is required even when '
+            'parsing without a prompt (prefix="", chatcodec parse --no-prefix)',
             key="start_anchor",
         )
     source = spec["start_anchor_pattern"]
@@ -305,6 +306,25 @@ def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
         return compile_pattern(source)
     except regex.error as error:
         raise _error(f"invalid start_anchor_pattern regex: {error}", key="start_anchor_pattern") from None
+
+
+def _check_distinct_opens(fields: Mapping[str, FieldSpec]) -> None:
+    """Refuse an open that another field also has: on a tie the first field by name wins (SPEC
+    §1.5 ranks opens by field name), so the other field could never open there."""
+    owners: dict[tuple[str, str], str] = {}
+    for field in sorted(fields.values(), key=lambda f: f.name):
+        if field.open is None:
+            continue
+        literals = field.open.literals
+        keys = [("open", lit) for lit in literals or ()] or [("open_pattern", field.open.pattern.pattern)]
+        for key in keys:
+            winner = owners.setdefault(key, field.name)
+            if winner == field.name:
+                continue
+            what = f"{key[1]!r} is also the open" if key[0] == "open" else \
+                "the same pattern is the open_pattern"
+            raise _error(f"{what} of field {winner!r}, which wins ties (opens are ranked by field name), "
+                         f"so field {field.name!r} could never open there", field=field.name, key=key[0])
 
 
 def _extensions_used(fields: Mapping[str, FieldSpec]) -> frozenset[str]:
@@ -354,7 +374,9 @@ def _compile(spec: Any) -> ResponseTemplate:
     """Validate and compile ``spec`` (no cache)."""
     _check_shape(spec)
     assert isinstance(spec, dict)
+    start_anchor = _start_anchor(spec)  # the top-level shape first, so the first real problem shows
     fields = {name: _build_field(name, raw) for name, raw in spec["fields"].items()}
+    _check_distinct_opens(fields)
     implicit = [field for field in fields.values() if field.open is None]
     if len(implicit) > 1:
         raise _error(
@@ -362,7 +384,6 @@ def _compile(spec: Any) -> ResponseTemplate:
             f"collects text outside every region). Found: {', '.join(f.name for f in implicit)}",
             key="fields",
         )
-    start_anchor = _start_anchor(spec)
     watched = [field.open for field in fields.values() if field.open is not None]
     if implicit and implicit[0].close is not None:
         watched.append(implicit[0].close)
