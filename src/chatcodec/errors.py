@@ -131,7 +131,9 @@ class ResponseParseError(ChatCodecError, ValueError):
         parser: the content parser that failed (``"json"``, ``"int"``, ...), or ``None``.
         offset: character offset in the generated text where the failure was found: the start of
             the failing region's body, or the exact spot when the content parser reports one (a
-            JSON syntax error). Negative offsets point into the prefix; ``None`` when unknown.
+            JSON syntax error). Negative offsets point into the prefix; ``None`` when unknown. The
+            message says it in words: ``at offset 15 of the output``, or ``at offset 34 of the
+            prefix`` (counted in the whole prompt) when the spot is in the prompt.
         text: the raw text of the failing region's body.
         raw: the failing region as it was written, its open and close delimiters included.
         span: ``(start, end)`` of ``raw`` in the generated text (negative: in the prefix).

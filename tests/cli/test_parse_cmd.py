@@ -151,8 +151,8 @@ def test_unparsable_output_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest
         1,
         "",
         (
-            "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json'): "
-            "could not parse region as "
+            "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json') at offset 14 of the "
+            "output: could not parse region as "
             "JSON: Expecting property name enclosed in double quotes (line 1, column 2, char 1)\n"
         ),
     )
@@ -185,7 +185,7 @@ def test_keep_mode_records_the_problem_and_exits_0(
         ),
         (
             ["bad.json", "out.txt", "--no-prefix"],
-            "chatcodec: ResponseTemplateError: fields.x.close_pattern: "
+            "chatcodec: ResponseTemplateError: bad.json: fields.x.close_pattern: "
             "invalid close_pattern regex: missing ) at position 1\n",
         ),
         (
@@ -361,3 +361,24 @@ def test_invalid_utf8_on_a_streamed_stdin_is_one_line(
     code, out, err = run(capsys, write(tmp_path, "t.json", QWEN), "-", "--no-prefix", "--events", "--stream")
     assert (code, out) == (1, "")
     assert err == "chatcodec: ValueError: <stdin>: not UTF-8 text (byte 3: invalid start byte)\n"
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ({"start_anchor": "A", "fields": {"content": {"close": ""}}},
+         "rt1.json: fields.content.close: 'close' literals cannot be empty strings"),
+        ({"start_anchor": "A", "fields": {"content": {}}, "extra": 1},
+         "rt1.json: Unknown keys in response_template: ['extra']. Allowed keys: defaults, fields, "
+         "start_anchor, start_anchor_pattern, version"),
+    ],
+)
+def test_template_errors_name_the_file(
+    template: dict[str, Any], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "rt1.json", template)
+    write(tmp_path, "out.txt", "hi")
+    assert run(capsys, "rt1.json", "out.txt", "--no-prefix") == (
+        1, "", f"chatcodec: ResponseTemplateError: {message}\n")

@@ -124,8 +124,8 @@ def test_a_strict_error_fails_the_parser_and_keeps_what_was_parsed() -> None:
     assert error.offset == 66  # where JSON decoding stopped, counted from the first generated character
     assert error.partial_message == {"role": "assistant", "reasoning_content": "fine", "content": "Before."}
     assert str(error).splitlines()[0] == (
-        "field 'tool_calls' (content parser 'json'): could not parse region as JSON: Expecting property name "
-        "enclosed in double quotes (line 1, column 29, char 28)"
+        "field 'tool_calls' (content parser 'json') at offset 66 of the output: could not parse region as "
+        "JSON: Expecting property name enclosed in double quotes (line 1, column 29, char 28)"
     )
     assert str(error).splitlines()[1:] == [
         '    {"name": "f", "arguments": {',
@@ -157,7 +157,7 @@ def test_an_unknown_placeholder_is_a_key_error_with_a_plain_message() -> None:
         parse_response("<x>1</x>", template, prefix="")
     assert isinstance(raised.value, KeyError) and isinstance(raised.value, ResponseParseError)
     assert str(raised.value).startswith(
-        "field 'x' (content parser 'text'): transform placeholder '{nope}' is not "
+        "field 'x' (content parser 'text') at offset 3 of the output: transform placeholder '{nope}' is not "
         "defined. Available: ['content']"
     )
 
@@ -292,6 +292,24 @@ def test_keep_mode_without_an_implicit_text_field_records_the_raw_region_only() 
         "field": "n", "parser": "int", "offset": 5,
         "error": "field 'n' (content parser 'int'): invalid literal for int: 'x' (expected ASCII digits)",
         "text": "x", "raw": "<n>x</n>", "span": [2, 10]}]}
+
+
+@pytest.mark.parametrize(
+    ("prefix", "output", "where"),
+    [
+        ("", "Hi <tool_call>{broken</tool_call>", "at offset 15 of the output"),
+        ("<|im_start|>assistant\n<tool_call>{x", "bad</tool_call>", "at offset 34 of the prefix"),
+        ("<|im_start|>assistant\n<tool_call>", '{"a": }</tool_call>',
+         "at offset 6 of the output (the region began at offset 22 of the prefix)"),
+    ],
+)
+def test_a_strict_error_gives_the_offset_in_the_output_or_the_prefix(prefix: str, output: str,
+                                                                     where: str) -> None:
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response(output, QWEN, prefix=prefix)
+    first, *excerpt = str(raised.value).splitlines()
+    assert first.startswith(f"field 'tool_calls' (content parser 'json') {where}: could not parse region")
+    assert len(excerpt) == 2 and excerpt[1].strip() == "^"  # the caret excerpt of the region stays
 
 
 def test_a_strict_error_carries_the_raw_region_and_its_span() -> None:

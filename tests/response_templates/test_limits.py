@@ -45,7 +45,8 @@ def test_the_brief_case_is_a_parse_error_in_strict_mode() -> None:
     output = '<tool_call>\n{"name":"f","arguments":' + DEEP + "}\n</tool_call>"
     with pytest.raises(ResponseParseError) as raised:
         parse_response(output, QWEN, prefix="")
-    assert str(raised.value).splitlines()[0] == f"field 'tool_calls' (content parser 'json'): {NESTING_ERROR}"
+    assert str(raised.value).splitlines()[0] == (
+        f"field 'tool_calls' (content parser 'json') at offset 11 of the output: {NESTING_ERROR}")
     assert (raised.value.field, raised.value.parser, raised.value.offset) == ("tool_calls", "json", 11)
     assert raised.value.partial_message == {"role": "assistant"}
 
@@ -103,7 +104,7 @@ def test_a_template_nested_deeper_than_the_limit_is_a_load_error() -> None:
     transform: Any = "{content}"
     for _ in range(MAX_NESTING_DEPTH):
         transform = {"v": transform}
-    with pytest.raises(ResponseTemplateError, match=r"^response_template: nested more than 200 levels deep"):
+    with pytest.raises(ResponseTemplateError, match=r"^A response template nested more than 200 levels deep"):
         load_response_template(_template("json", transform=transform))
 
 

@@ -30,7 +30,7 @@ def with_top(**changes: Any) -> dict[str, Any]:
 
 # (id, template, expected path, expected field, expected key, expected substring)
 LOAD_ERRORS = [
-    ("not-an-object", [1], "response_template", None, None, "must be an object"),
+    ("not-an-object", [1], "response_template", None, None, "A response template must be a JSON object"),
     ("version-2", with_top(version=2), "version", None, "version", "version"),
     ("version-true", with_top(version=True), "version", None, "version", "version"),
     (
@@ -363,7 +363,7 @@ LOAD_ERRORS = [
         "fields",
         None,
         "fields",
-        "At most one field may omit 'open'/'open_pattern'",
+        "at most one field may omit 'open'/'open_pattern'",
     ),
 ]
 
@@ -378,8 +378,31 @@ def test_load_error(spec: Any, path: str, field: str | None, key: str | None, fr
     error = raised.value
     assert isinstance(error, ValueError)
     assert (error.path, error.field, error.key) == (path, field, key)
-    assert str(error).startswith(f"{path}: ")
+    # a key's or field's problem starts with its path; one of the whole template is a sentence
+    assert str(error).startswith(f"{path}: ") or (path == "response_template" and str(error)[0].isupper())
     assert fragment in str(error)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ([1], "A response template must be a JSON object, got list"),
+        (with_top(extra=1), "Unknown keys in response_template: ['extra']. Allowed keys: defaults, fields, "
+         "start_anchor, start_anchor_pattern, version"),
+        (with_top(version=2), "version: unsupported version 2 (only 1 exists)"),
+        (with_top(defaults=[]), "defaults: must be an object, got list"),
+        (with_top(fields={}), "fields: must be a non-empty object (output key -> field spec)"),
+        (with_top(fields=[1]), "fields: must be a non-empty object (output key -> field spec), got list"),
+        (with_top(fields=...),
+         "fields: missing: a response template needs fields (output key -> field spec)"),
+        (with_field("x", {}), "fields: at most one field may omit 'open'/'open_pattern' (that field is the "
+         "implicit one, which collects text outside every region); found: content, x"),
+    ],
+)
+def test_messages_never_repeat_their_path(spec: Any, message: str) -> None:
+    with pytest.raises(ResponseTemplateError) as raised:
+        load_response_template(spec)
+    assert str(raised.value) == message
 
 
 @pytest.mark.parametrize("literal", ["{", "}", "{}", '{"a": 1}', "{{", "x}y{", "f(x) {"])

@@ -16,9 +16,12 @@ import codecs
 import os
 import sys
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from chatcodec.cli.io import read_response_template, read_text, read_tools
+
+if TYPE_CHECKING:
+    from chatcodec.response_templates.template import ResponseTemplate
 
 __all__ = ["READ_SIZE", "add_arguments", "run", "stdin_pieces"]
 
@@ -60,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         OSError, ValueError: an input cannot be read, or the options contradict each other.
-        ResponseTemplateError: the response template is invalid.
+        ResponseTemplateError: the response template is invalid (the message names TEMPLATE first).
     """
     from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
     from chatcodec.errors import ResponseParseError
@@ -70,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--chunk-size: must be at least 1, got {args.chunk_size}")
     if args.output == "-" and args.prefix == "-":
         raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
-    template = read_response_template(args.template)
+    template = _load_template(args.template)
     live = args.stream and args.output == "-"
     output = "" if live else read_text(args.output)
     prefix = "" if args.no_prefix else read_text(args.prefix)
@@ -93,6 +96,18 @@ def run(args: argparse.Namespace) -> int:
     except ResponseParseError as error:
         return _report(error, args)
     return 0
+
+
+def _load_template(source: str) -> ResponseTemplate:
+    """The response template ``source`` names, loaded; a template error names ``source`` first."""
+    from chatcodec.errors import ResponseTemplateError
+    from chatcodec.response_templates.template import load_response_template
+
+    try:
+        return load_response_template(read_response_template(source))
+    except ResponseTemplateError as error:
+        raise ResponseTemplateError(f"{source}: {error}", field=error.field, key=error.key,
+                                    path=error.path) from None
 
 
 def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:

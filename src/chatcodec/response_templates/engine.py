@@ -164,7 +164,9 @@ class ResponseParser:
         self._region = self._outside()
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
-        remainder = self._template.truncate_prefix(prefix_text(prefix))
+        prompt = prefix_text(prefix)
+        self._prefix_len = len(prompt)  # offsets below 0 are in the prompt: prefix_len + offset
+        remainder = self._template.truncate_prefix(prompt)
         if remainder:
             self._origin = -len(remainder)
             self.initial_events = self._advance(remainder, eos=False)
@@ -388,9 +390,17 @@ class ResponseParser:
             self._message.errors.append(record)
             return record
         kind = UnknownPlaceholderError if isinstance(error, KeyError) else ResponseParseError
-        raise kind(f"{message}\n{caret_excerpt(raw, where or 0)}", field=spec.name, parser=spec.content,
+        located = f"field {spec.name!r} (content parser {spec.content!r}) {self._location(at, start)}: {what}"
+        raise kind(f"{located}\n{caret_excerpt(raw, where or 0)}", field=spec.name, parser=spec.content,
                    offset=at, text=raw, raw=whole, span=(start, start + len(whole)),
                    partial_message=self._message.snapshot())
+
+    def _location(self, at: int, start: int) -> str:
+        """Where offset ``at`` is, in the output or in the prompt (``start``: where the region began)."""
+        if at < 0:
+            return f"at offset {self._prefix_len + at} of the prefix"
+        began = f" (the region began at offset {self._prefix_len + start} of the prefix)" if start < 0 else ""
+        return f"at offset {at} of the output{began}"
 
     def _fail(self, error: ChatCodecError) -> None:
         self._lifecycle = Lifecycle.FAILED

@@ -3,8 +3,11 @@
 ``load_response_template`` validates every key of SPEC §1.1 and compiles everything the engine
 needs (delimiters, the per-state matchers, content parsers) so that nothing is looked up or
 validated mid-stream. Each error is a :class:`~chatcodec.errors.ResponseTemplateError` whose
-message starts with the JSON path of the offending key (``fields.tool_calls.close_pattern: ...``)
-and keeps the reference's wording, with ``.field``, ``.key`` and ``.path`` set.
+message starts with the JSON path of the offending key (``fields.tool_calls.close_pattern: ...``;
+a problem of the whole template is a sentence of its own, ``Unknown keys in response_template:
+...``, never a path repeated inside the message) and keeps the reference's key phrases, with
+``.field``, ``.key`` and ``.path`` set. The top-level shape (version, keys, ``defaults``,
+``fields``, the start anchor) is checked before any field, so the first real problem is reported.
 
 Compiled templates are cached (:data:`TEMPLATE_CACHE_SIZE`, least recently used first out), keyed
 by the JSON text of the dict, so ``parse_response(text, dict)`` in a loop compiles once. A cached
@@ -139,7 +142,11 @@ class ResponseTemplate:
 
 
 def _error(message: str, *, field: str | None = None, key: str | None = None) -> ResponseTemplateError:
-    path = (key or "response_template") if field is None else f"fields.{field}" + (f".{key}" if key else "")
+    """``path: message`` for a key or field; a problem of the whole template is a sentence of its own
+    (``path`` is then ``"response_template"``), so the path is never repeated inside the message."""
+    if field is None and key is None:
+        return ResponseTemplateError(message, path="response_template")
+    path = key if field is None else f"fields.{field}" + (f".{key}" if key else "")
     return ResponseTemplateError(f"{path}: {message}", field=field, key=key, path=path)
 
 
@@ -267,22 +274,26 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
 
 def _check_shape(spec: Any) -> None:
     if not isinstance(spec, dict):
-        raise _error(f"a response template must be an object, got {type(spec).__name__}")
+        raise _error(f"A response template must be a JSON object, got {type(spec).__name__}")
     if exceeds_depth(spec):
-        raise _error(f"nested more than {MAX_NESTING_DEPTH} levels deep (MAX_NESTING_DEPTH); a response "
-                     "template is a few levels deep, check its transforms and defaults")
+        raise _error(f"A response template nested more than {MAX_NESTING_DEPTH} levels deep "
+                     "(MAX_NESTING_DEPTH) is refused; real ones are a few levels deep, check its transforms "
+                     "and defaults")
     version = spec.get("version", 1)
     if isinstance(version, bool) or version != 1:
-        raise _error(f"Unsupported response_template version: {version!r} (only 1 exists)", key="version")
+        raise _error(f"unsupported version {version!r} (only 1 exists)", key="version")
     unknown = sorted(set(spec) - _TEMPLATE_KEYS)
     if unknown:
         raise _error(f"Unknown keys in response_template: {unknown}. Allowed keys: "
                      f"{', '.join(sorted(_TEMPLATE_KEYS))}")
     if not isinstance(spec.get("defaults", {}), dict):
-        raise _error("response_template.defaults must be an object", key="defaults")
+        raise _error(f"must be an object, got {type(spec['defaults']).__name__}", key="defaults")
     fields = spec.get("fields")
     if not isinstance(fields, dict) or not fields:
-        raise _error("response_template.fields must be a non-empty object", key="fields")
+        if "fields" not in spec:
+            raise _error("missing: a response template needs fields (output key -> field spec)", key="fields")
+        got = "" if isinstance(fields, dict) else f", got {type(fields).__name__}"
+        raise _error(f"must be a non-empty object (output key -> field spec){got}", key="fields")
 
 
 def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
@@ -357,7 +368,8 @@ def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> Respon
 
     Raises:
         ResponseTemplateError: the template is invalid; the message starts with the JSON path of
-            the offending key (also in ``.path``, ``.field`` and ``.key``).
+            the offending key (also in ``.path``, ``.field`` and ``.key``), or is a sentence about
+            the whole template (``.path`` is then ``"response_template"``).
 
     Example:
         >>> template = load_response_template({"start_anchor": "<|im_start|>assistant\\n",
@@ -380,8 +392,8 @@ def _compile(spec: Any) -> ResponseTemplate:
     implicit = [field for field in fields.values() if field.open is None]
     if len(implicit) > 1:
         raise _error(
-            "At most one field may omit 'open'/'open_pattern' (that field is the implicit one, which "
-            f"collects text outside every region). Found: {', '.join(f.name for f in implicit)}",
+            "at most one field may omit 'open'/'open_pattern' (that field is the implicit one, which "
+            f"collects text outside every region); found: {', '.join(f.name for f in implicit)}",
             key="fields",
         )
     watched = [field.open for field in fields.values() if field.open is not None]
