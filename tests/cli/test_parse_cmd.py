@@ -107,7 +107,7 @@ def test_streamed_events_use_the_chunk_size(tmp_path: Path, capsys: pytest.Captu
 def test_stream_without_a_terminal_prints_the_plain_view(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, TEMPLATE, OUTPUT, "--no-prefix", "--tools", TOOLS, "--stream")
     assert code == 0
-    assert err == LIVE_VIEW_HINT + "\n"
+    assert err == ""  # plain text is what a pipe or a file wants: nothing to say
     assert out == (
         "[content]\nLet me calculate that area for you.\n[tool_calls]\n"
         '\n<parameter=shape>\ncircle\n</parameter>\n<parameter=dimensions>\n{"radius": 15.5}\n</parameter>\n'
@@ -244,10 +244,34 @@ def test_rich_view_draws_regions_and_prints_the_message() -> None:
     assert drawn.rstrip().endswith('{\n  "content": "Hello"\n}')
 
 
-def test_choose_view_falls_back_to_plain_text_and_says_so() -> None:
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_choose_view_is_plain_and_silent_without_a_terminal() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert isinstance(choose_view(out, err), PlainView)
+    assert err.getvalue() == ""
+
+
+def test_choose_view_draws_live_on_a_terminal() -> None:
+    out, err = _Terminal(), io.StringIO()
+    view = choose_view(out, err)
+    assert isinstance(view, RichView)
+    view.abort()
+    assert err.getvalue() == ""
+
+
+def test_choose_view_names_the_missing_package_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in sys.modules if name == "rich" or name.startswith("rich.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "rich", None)  # import rich raises ImportError
+    out, err = _Terminal(), io.StringIO()
+    assert isinstance(choose_view(out, err), PlainView)
     assert err.getvalue() == LIVE_VIEW_HINT + "\n"
+    assert LIVE_VIEW_HINT == (
+        "chatcodec: plain output; the live view needs rich (pip install 'chatcodec[rich]')")
 
 
 def test_the_installed_console_script_runs() -> None:
@@ -382,3 +406,42 @@ def test_template_errors_name_the_file(
     write(tmp_path, "out.txt", "hi")
     assert run(capsys, "rt1.json", "out.txt", "--no-prefix") == (
         1, "", f"chatcodec: ResponseTemplateError: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--chunk-size", "0", "argument --chunk-size: expected a whole number of at least 1, got '0'"),
+        ("--chunk-size", "x", "argument --chunk-size: expected a whole number of at least 1, got 'x'"),
+        ("--delay", "-1", "argument --delay: expected seconds, a finite number of at least 0, got '-1'"),
+        ("--delay", "nan", "argument --delay: expected seconds, a finite number of at least 0, got 'nan'"),
+        ("--delay", "inf", "argument --delay: expected seconds, a finite number of at least 0, got 'inf'"),
+    ],
+)
+def test_bad_option_values_are_usage_errors(
+    option: str, value: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["parse", write(tmp_path, "t.json", QWEN), write(tmp_path, "o.txt", "hi"), "--no-prefix",
+              option, value])
+    assert raised.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"chatcodec parse: error: {message}"
+
+
+@pytest.mark.parametrize("option", [["--chunk-size", "2"], ["--delay", "0"]])
+def test_chunk_size_and_delay_imply_streaming(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", "Hello")
+    code, out, err = run(capsys, template, output, "--no-prefix", *option)
+    assert (code, err) == (0, "")
+    assert out.startswith("[content]\nHel" if option[0] == "--chunk-size" else "[content]\nHello\n")
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import chatcodec
+
+    with pytest.raises(SystemExit) as raised:
+        main(["--version"])
+    assert (raised.value.code, capsys.readouterr().out) == (0, f"chatcodec {chatcodec.__version__}\n")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -33,9 +32,9 @@ __all__ = [
     "to_json",
 ]
 
-#: Shown once on stderr when ``--stream`` cannot draw the live view.
-LIVE_VIEW_HINT = ("chatcodec: showing plain output; the live view needs a terminal and rich "
-                  "(pip install 'chatcodec[rich]')")
+#: Shown once on stderr when output goes to a terminal but ``rich`` is missing (a pipe or a file
+#: gets plain output silently: that is what it wants).
+LIVE_VIEW_HINT = "chatcodec: plain output; the live view needs rich (pip install 'chatcodec[rich]')"
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -183,22 +182,26 @@ class RichView:
 
 
 def choose_view(out: TextIO, err: TextIO) -> View:
-    """:class:`RichView` on a terminal with ``rich`` installed, else :class:`PlainView` (saying so).
+    """:class:`RichView` on a terminal with ``rich`` installed, else :class:`PlainView`.
+
+    Only a terminal without ``rich`` gets a word about it (:data:`LIVE_VIEW_HINT` on ``err``); a
+    pipe or a file gets plain output and no message.
 
     Args:
-        out: where the view writes (the live view only when it is the terminal's stdout).
-        err: where the hint goes when the live view cannot be drawn.
+        out: where the view writes.
+        err: where the hint goes.
 
     Returns:
         The view.
     """
-    if out is sys.stdout and out.isatty():
-        try:
-            return RichView()
-        except ImportError:
-            pass
-    err.write(LIVE_VIEW_HINT + "\n")
-    return PlainView(out)
+    if not out.isatty():
+        return PlainView(out)
+    try:
+        from rich.console import Console
+    except ImportError:
+        err.write(LIVE_VIEW_HINT + "\n")
+        return PlainView(out)
+    return RichView(Console(file=out))
 
 
 def chunks(text: str, size: int) -> list[str]:
