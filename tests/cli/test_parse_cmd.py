@@ -108,12 +108,37 @@ def test_stream_without_a_terminal_prints_the_plain_view(capsys: pytest.CaptureF
     code, out, err = run(capsys, TEMPLATE, OUTPUT, "--no-prefix", "--tools", TOOLS, "--stream")
     assert code == 0
     assert err == ""  # plain text is what a pipe or a file wants: nothing to say
-    assert out == (
+    assert out == (  # a structured region shows its parsed value, not its raw text
         "[content]\nLet me calculate that area for you.\n[tool_calls]\n"
-        '\n<parameter=shape>\ncircle\n</parameter>\n<parameter=dimensions>\n{"radius": 15.5}\n</parameter>\n'
-        "<parameter=precision>\n3\n</parameter>\n</function>\n"
         '=> {"type": "function", "function": {"name": "calculate_area", "arguments": {"shape": "circle", '
         '"dimensions": {"radius": 15.5}, "precision": 3}}}\n\n' + TYPED_MESSAGE
+    )
+
+
+def test_the_plain_view_shows_no_whitespace_only_region() -> None:
+    out = io.StringIO()
+    view = PlainView(out)
+    for event in [
+        {"type": "region_open", "field": "reasoning_content"},
+        {"type": "region_chunk", "field": "reasoning_content", "text": "\n", "dirty": False},
+        {"type": "region_chunk", "field": "reasoning_content", "text": "hm\n", "dirty": False},
+        {"type": "region_close", "field": "reasoning_content", "value": "hm"},
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "\n\n", "dirty": False},
+        {"type": "region_close", "field": "content", "value": ""},
+        {"type": "region_open", "field": "tool_calls"},
+        {"type": "region_chunk", "field": "tool_calls", "text": '{"name": ', "dirty": True},
+        {"type": "region_chunk", "field": "tool_calls", "text": '"f"}', "dirty": True},
+        {"type": "region_close", "field": "tool_calls", "value": {"name": "f"}},
+        {"type": "region_open", "field": "tool_calls"},
+        {"type": "region_chunk", "field": "tool_calls", "text": "{bad", "dirty": True},
+        {"type": "region_close", "field": "tool_calls", "value": None, "error": {"error": "no JSON"}},
+    ]:
+        view.on_event(event)
+    view.close({"reasoning_content": "hm"})
+    assert out.getvalue() == (
+        "[reasoning_content]\nhm\n[tool_calls]\n=> {\"name\": \"f\"}\n[tool_calls]\n!! no JSON\n"
+        '\n{\n  "reasoning_content": "hm"\n}\n'
     )
 
 
@@ -157,7 +182,7 @@ def test_unparsable_output_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest
         ),
     )
     code, out, err = run(capsys, template, output, "--no-prefix", "--stream")
-    assert (code, out) == (1, "[content]\nHi\n[tool_calls]\n{broken\n")
+    assert (code, out) == (1, "[content]\nHi\n[tool_calls]\n")  # raw text is not repeated
     assert err.splitlines()[-1].startswith("chatcodec: ResponseParseError: field 'tool_calls'")
 
 
@@ -240,8 +265,27 @@ def test_rich_view_draws_regions_and_prints_the_message() -> None:
         view.on_event(event)
     view.close({"content": "Hello"})
     drawn = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "content" in drawn and "tool_calls" in drawn and '"name": "f"' in drawn
+    assert "content" in drawn and "tool_calls" in drawn and "=> {" in drawn and '"name": "f"' in drawn
     assert drawn.rstrip().endswith('{\n  "content": "Hello"\n}')
+
+
+def test_rich_view_dims_raw_structured_text_and_skips_whitespace_only_regions() -> None:
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=60, color_system="standard")
+    view = RichView(console)
+    for event in [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "\n\n", "dirty": False},
+        {"type": "region_close", "field": "content", "value": ""},
+        {"type": "region_open", "field": "tool_calls"},
+        {"type": "region_chunk", "field": "tool_calls", "text": "RAWTEXT", "dirty": True},
+    ]:
+        view.on_event(event)
+    drawn = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b[2mRAWTEXT" in drawn  # streamed raw text is dim
+    assert " content " not in drawn  # no panel for the whitespace-only region
+    view.abort()
 
 
 class _Terminal(io.StringIO):
