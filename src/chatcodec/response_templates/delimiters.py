@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import regex
 
 __all__ = [
+    "RUN_WHITESPACE",
     "WHITESPACE",
     "Delimiter",
     "absorbed_whitespace",
@@ -33,6 +34,8 @@ __all__ = [
 
 #: The characters of a whitespace run that a ``\\s*``-style delimiter can keep absorbing.
 WHITESPACE = " \t\n\r"
+#: Every ASCII whitespace character: what a whitespace run in the text may be made of.
+RUN_WHITESPACE = " \t\n\r\f\v"
 
 _WS_CONTEXTS = ("", "x", " ", "\n", ">")
 # Constructs that make what can start a match depend on the text before it.
@@ -201,27 +204,38 @@ def first_chars(delimiter: Delimiter) -> str | None:
     return None if len(chars) > 64 else chars
 
 
-_WS_LEADS = (" ", "  ", "   ", "    ", "\n", "\n\n", "\t", "\r\n", " \n", "\n ")
+#: Whitespace runs tried before every ASCII character when a regex's alphabet is unknown: each
+#: whitespace character repeated 1 to 8 times, and mixed runs.
+_WS_LEADS = (
+    *(char * count for char in RUN_WHITESPACE for count in range(1, 9)),
+    " \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "  \n", "\n  ", "\r\n\r\n",
+)
 
 
 def after_whitespace(delimiter: Delimiter) -> str | None:
     """The non-whitespace ASCII characters that can follow a leading whitespace run in a match.
 
-    For ``\\s*</think>`` that is ``<``: a space only matters when the run it starts is followed by
-    ``<`` or reaches the end of the buffer, which keeps ordinary spaces from looking like the start
-    of a delimiter. Found by trying every ASCII character after several whitespace runs.
+    For ``\\s*</think>`` a space only matters when the run it starts is followed by one of them
+    or reaches the end of the buffer, which keeps ordinary spaces from looking like the start of a
+    delimiter. The answer must not miss a character (a chunk could then end inside a delimiter
+    unnoticed): for literals it is exact; for a regex it is the non-whitespace part of its
+    :func:`alphabet` (a superset), or, when that is unknown, every ASCII character that follows
+    one of several whitespace runs (each character repeated up to 8 times, and mixed runs).
 
     Returns:
         The characters (``""`` when a match never starts with whitespace), or ``None`` when unknown
         (the answer depends on the text before the match).
     """
     if delimiter.literals is not None:
-        led = {lit.lstrip(WHITESPACE)[:1] for lit in delimiter.literals if lit[0] in WHITESPACE}
+        led = {lit.lstrip(RUN_WHITESPACE)[:1] for lit in delimiter.literals if lit[0] in RUN_WHITESPACE}
         return "".join(sorted(led))
     if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
         return None
+    chars = alphabet(delimiter)
+    if chars is not None:
+        return "".join(sorted(chars.difference(RUN_WHITESPACE)))
     match = delimiter.pattern.match
-    return "".join(chr(c) for c in range(128) if chr(c) not in WHITESPACE
+    return "".join(chr(c) for c in range(128) if chr(c) not in RUN_WHITESPACE
                    and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS))
 
 

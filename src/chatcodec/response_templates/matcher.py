@@ -32,7 +32,7 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.delimiters import (
-    WHITESPACE,
+    RUN_WHITESPACE,
     Delimiter,
     absorbed_whitespace,
     after_whitespace,
@@ -277,8 +277,11 @@ class RegexMatcher:
 
 
 def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
-    """Where a delimiter could start: one of its first characters, or a whitespace run that is
-    followed by a character allowed after it (or by the end of the buffer). Non-ASCII always may.
+    """Where a delimiter could start: one of its first characters, or the start of a whitespace
+    run that holds a whitespace first character anywhere and is followed by a character allowed
+    after it (or by the end of the buffer). The run may mix any whitespace (a delimiter such as
+    ``\\n\\s*</think>`` continues over spaces), so the whole run counts, from its first character.
+    Non-ASCII always may.
 
     Returns:
         The compiled class, or ``None`` when nearly any position may start a delimiter.
@@ -288,14 +291,15 @@ def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
     if any(chars is None for chars in starts) or any(chars is None for chars in follows):
         return None
     first = set("".join(c for c in starts if c is not None))
-    spaces, others = first & set(WHITESPACE), first - set(WHITESPACE)
+    spaces, others = first & set(RUN_WHITESPACE), first - set(RUN_WHITESPACE)
     anywhere = "\\x80-\\U0010FFFF"
     alternatives = [f"[{regex.escape(''.join(sorted(others)))}{anywhere}]"]
     if spaces:
-        run = regex.escape("".join(sorted(spaces)))
+        lead = regex.escape("".join(sorted(spaces)))
+        run = regex.escape(RUN_WHITESPACE)
         after = regex.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
         # a run counts from its first character, or from where the search starts (\\G)
-        alternatives.append(f"(?:\\G|(?<![{run}]))[{run}]++(?=[{after}{anywhere}]|\\Z)")
+        alternatives.append(f"(?:\\G|(?<![{run}]))(?=[{run}]*?[{lead}])[{run}]++(?=[{after}{anywhere}]|\\Z)")
     return regex.compile("|".join(alternatives))
 
 
