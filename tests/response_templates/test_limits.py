@@ -115,3 +115,98 @@ def test_a_template_nested_deeper_than_the_limit_is_a_load_error() -> None:
 )
 def test_exceeds_depth_counts_containers(value: Any, limit: int, expected: bool) -> None:
     assert exceeds_depth(value, limit) is expected
+
+
+# -- round 2: every failure inside a region close is a parse problem, and leaves a sane parser ---
+
+D500 = "[" * 500 + "]" * 500
+
+
+def test_allow_non_json_returns_the_text_of_json_nested_too_deeply() -> None:
+    template = _template("json", {"allow_non_json": True})
+    for body in (D500, DEEP):
+        assert parse_response(f"<x>{body}</x>", template, prefix="") == {"x": body}
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        _template("xml-inline", {"tag_pattern": _TAG, "value_parser": _JSON}),
+        _template("x-findall", {"pattern": r"(?P<v>\[.*\])", "value_parsers": {"v": _JSON}}),
+        _template("x-first", {"parsers": [_JSON]}),
+    ],
+    ids=["xml-inline", "x-findall", "x-first"],
+)
+def test_json_value_parsers_refuse_deep_values(template: dict[str, Any]) -> None:
+    body = f"<a>{D500}</a>" if template["fields"]["x"]["content"] == "xml-inline" else D500
+    with pytest.raises(ResponseParseError, match="nested more than 200 levels"):
+        parse_response(f"<x>{body}</x>", template, prefix="")
+
+
+def test_x_first_falls_back_when_json_is_nested_too_deeply() -> None:
+    template = _template("x-first", {"parsers": [_JSON, {"name": "text"}]})
+    assert parse_response(f"<x>{D500}</x>", template, prefix="") == {"x": D500}
+
+
+def test_a_deep_value_fails_the_strict_parser_and_a_keep_parser_goes_on() -> None:
+    from chatcodec import ResponseParser
+    from chatcodec.errors import ParserStateError
+    from chatcodec.response_templates.engine import Lifecycle
+
+    template = _template("x-xml-tree")
+    strict = ResponseParser(template, prefix="")
+    with pytest.raises(ResponseParseError):
+        strict.feed("<x>" + "<a>" * 500 + "</a>" * 500 + "</x>")
+    assert strict.lifecycle is Lifecycle.FAILED
+    with pytest.raises(ParserStateError):
+        strict.feed("more")
+    keep = ResponseParser(template, prefix="", errors="keep")
+    keep.feed("<x>" + "<a>" * 500 + "</a>" * 500 + "</x>")
+    assert keep.feed("<x><a>1</a></x>tail")[2] == {"type": "region_close", "field": "x", "value": {"a": "1"}}
+    message, _ = keep.finalize()
+    assert message["x"] == {"a": "1"}
+    assert message["content"] == "<x>" + "<a>" * 500 + "</a>" * 500 + "</x>tail"
+
+
+def test_a_deep_call_stack_never_lets_a_recursion_error_out() -> None:
+    """The caller may already be deep in the stack: parsing still fails cleanly, or succeeds."""
+    import sys
+
+    body = "[" * 150 + "]" * 150
+    outcomes: list[object] = []
+
+    def deep(level: int) -> None:
+        if level:
+            deep(level - 1)
+            return
+        for errors in ("strict", "keep"):
+            try:
+                outcomes.append(parse_response(f"<x>{body}</x>", _template("json"), prefix="", errors=errors))
+            except ResponseParseError as error:
+                outcomes.append(type(error).__name__)
+
+    deep(sys.getrecursionlimit() - 120)
+    assert outcomes[0] in ("ResponseParseError", {"x": json.loads(body)})
+    assert isinstance(outcomes[1], dict)
+
+
+def _boom(text: str, args: Any) -> Any:
+    raise TypeError("boom")
+
+
+def test_any_failure_inside_a_region_close_is_a_parse_problem(monkeypatch: pytest.MonkeyPatch) -> None:
+    from chatcodec import ResponseParser
+    from chatcodec.response_templates import extensions
+    from chatcodec.response_templates.engine import Lifecycle
+
+    monkeypatch.setitem(extensions.EXTENSIONS, "x-boom", (_boom, lambda args, where: None))
+    template = _template("x-boom")
+    parser = ResponseParser(template, prefix="")
+    with pytest.raises(ResponseParseError) as raised:
+        parser.feed("<x>a</x>")
+    assert str(raised.value).splitlines()[0] == (
+        "field 'x' (content parser 'x-boom') at offset 3 of the output: TypeError: boom")
+    assert parser.lifecycle is Lifecycle.FAILED
+    message = parse_response("<x>a</x>b", template, prefix="", errors="keep")
+    assert (message["content"], message["parse_errors"][0]["error"]) == (
+        "<x>a</x>b", "field 'x' (content parser 'x-boom'): TypeError: boom")

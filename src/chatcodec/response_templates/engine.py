@@ -23,7 +23,10 @@ walks every row)::
 
 Lifecycle: ``FEEDING -> FINISHED`` after :meth:`ResponseParser.finalize`; ``FEEDING -> FAILED`` when
 ``errors="strict"`` raises; ``feed``/``finalize`` in ``FINISHED`` or ``FAILED`` raise
-:class:`~chatcodec.errors.ParserStateError` and change nothing.
+:class:`~chatcodec.errors.ParserStateError` and change nothing. Whatever fails while a region
+closes (a content parser, a transform, typing, nesting too deep, even an unforeseen exception) is
+that region's problem: a ``ResponseParseError`` (strict) or a record (keep); a region is never
+half-closed, and any other exception also leaves the parser ``FAILED``.
 
 This module never parses region content itself and never touches files.
 """
@@ -153,7 +156,7 @@ class ResponseParser:
         self._tools: ToolParameters = tool_parameters(tools)
         self._message = MessageBuilder(self._template)
         self._lifecycle = Lifecycle.FEEDING
-        self._failure: ChatCodecError | None = None
+        self._failure: Exception | None = None
         self._buf = ""
         self._pos = 0
         self._origin = 0  # offset of _buf[0] relative to the start of the generated text
@@ -271,6 +274,9 @@ class ResponseParser:
                 break
         except ChatCodecError as error:
             self._fail(error)
+        except Exception as error:  # unforeseen: never leave a half-applied transition in FEEDING
+            self._lifecycle, self._failure = Lifecycle.FAILED, error
+            raise
         if pos > TRIM_THRESHOLD:
             cut = pos - LOOKBEHIND_CONTEXT
             buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
@@ -334,7 +340,9 @@ class ResponseParser:
         try:
             value = self._value(spec, raw, region.captures)
             self._message.add(spec, value, raw)
-        except (ValueError, KeyError) as error:
+        except Exception as error:  # whatever fails here is this region's problem, never a half-close
+            if not isinstance(error, (ValueError, KeyError)):
+                error = ValueError(f"{type(error).__name__}: {error}")
             record = self._problem(spec, region, raw, closing, error)
             events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
             self._restore(events, spec, record["raw"])
