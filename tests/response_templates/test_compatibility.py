@@ -332,3 +332,29 @@ def test_a_caret_start_pattern_opens_at_the_start_of_the_prefix_remainder() -> N
         parse_response(case["output"], fixed, prefix=case["prefix"]),
         {"role": "assistant", "content": "Hello"},
     )
+
+
+def test_a_zero_width_open_right_after_a_zero_width_close_at_the_same_place() -> None:
+    """QA round 2 (the reference agrees): a zero-width close then another field's zero-width open,
+    both at the '[{' that starts the tool calls."""
+    template = {
+        "start_anchor": "S",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close_pattern": r"(?=\[\{)"},
+            "tool_calls": {"open_pattern": r"(?=\[\{)", "content": "json"},
+            "content": {},
+        },
+    }
+    check_stream(template, '<think>I should call it.[{"name": "f"}]',
+                 {"reasoning_content": "I should call it.", "tool_calls": [{"name": "f"}]})
+
+
+def test_the_same_zero_width_delimiter_never_commits_twice_at_one_place() -> None:
+    """No vector (the reference loops forever): a field whose open and close are the same
+    look-ahead would reopen at the same place again and again; the second open there is refused,
+    so the parse ends."""
+    template = {"start_anchor": "S", "fields": {"x": {"open_pattern": "(?=a)", "close_pattern": "(?=a)"}}}
+    message, events = stream(template, ["ab"])
+    assert message == {}
+    assert events == [{"type": "region_open", "field": "x"}, {"type": "region_close", "field": "x", "value": ""}]
+    check_stream(template, "abab", {})

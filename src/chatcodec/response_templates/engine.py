@@ -49,6 +49,7 @@ from chatcodec.errors import (
 from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
 from chatcodec.response_templates.lax_json import StringTracker
 from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
+from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.prefix import prefix_text, require_prefix
@@ -161,7 +162,8 @@ class ResponseParser:
         self._pos = 0
         self._origin = 0  # offset of _buf[0] relative to the start of the generated text
         self._memo: dict[Any, int] = {}
-        self._after_empty = False  # the last commit was zero-width and nothing followed it yet
+        #: the delimiters that committed zero-width at the current position (none may again there)
+        self._zero_width: frozenset[Delimiter] = frozenset()
         self._held_whitespace: list[str] | None = None  # whitespace fed while a \s* delimiter waits
         self._absorbed = ""  # the whitespace characters the pending delimiter absorbs
         self._region = self._outside()
@@ -258,12 +260,12 @@ class ResponseParser:
                 if matcher is None:
                     result: Commit | int = len(buf)
                 else:
-                    result = matcher.scan(buf, pos, eos, memo, self._after_empty, region.vacant)
+                    result = matcher.scan(buf, pos, eos, memo, self._zero_width, region.vacant)
                 if type(result) is not int:
                     pos = self._commit(events, buf, pos, result)  # type: ignore[arg-type]
                     continue
                 if result > pos:
-                    self._after_empty = False
+                    self._zero_width = frozenset()
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
@@ -289,11 +291,13 @@ class ResponseParser:
         if commit.start > pos:
             self._route(events, buf[pos : commit.start], pos)
             pos = commit.start
+            self._zero_width = frozenset()
         if region.strings is not None and not commit.delimiter.is_open \
                 and region.strings.inside(buf[pos : commit.end]):
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
-        self._after_empty = commit.start == commit.end
+        empty = commit.start == commit.end
+        self._zero_width = self._zero_width | {commit.delimiter} if empty else frozenset()
         delimiter_text = buf[commit.start : commit.end]
         self._close(events, "" if commit.delimiter.is_open else delimiter_text)
         if commit.delimiter.is_open:

@@ -91,12 +91,12 @@ class LiteralMatcher:
         self._scan = regex.compile(f"({literals})" + (f"|(?:{tail})\\Z" if tail else ""))
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
-             after_empty: bool = False, vacant: bool = False) -> Commit | int:
+             zero_width: frozenset[Delimiter] = frozenset(), vacant: bool = False) -> Commit | int:
         """Find the literal to commit at or after ``pos``, or how far the text is plain text.
 
         Args:
             buf, pos, eos: as for :meth:`RegexMatcher.scan`.
-            memo, after_empty, vacant: accepted for the common signature; literals need none of them
+            memo, zero_width, vacant: accepted for the common signature; literals need none of them
                 (a literal is never partial-matched by regex and never zero-width).
 
         Returns:
@@ -163,7 +163,7 @@ class RegexMatcher:
             self._barrier = regex.compile(f"(?r)[^{regex.escape(allowed)}\\x80-\\U0010FFFF]")
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
-             after_empty: bool = False, vacant: bool = False) -> Commit | int:
+             zero_width: frozenset[Delimiter] = frozenset(), vacant: bool = False) -> Commit | int:
         """Find the delimiter to commit at or after ``pos``, or how far the text is plain text.
 
         Args:
@@ -171,15 +171,16 @@ class RegexMatcher:
             pos: where unconsumed text starts.
             eos: the input is complete: nothing is partial, nothing can grow.
             memo: the leftmost partial match per matcher for this ``buf`` (owned by the caller).
-            after_empty: the last commit was zero-width and ended at ``pos``: no zero-width match
-                may commit at ``pos`` again (progress guard).
+            zero_width: the delimiters that already committed zero-width at ``pos``: none of them
+                may commit zero-width there again (progress guard: a field whose open and close
+                are the same look-ahead would otherwise reopen forever); others may, so a
+                zero-width close can be followed by another field's zero-width open.
             vacant: the implicit region holds no text yet: a zero-width *close* at ``pos`` would
                 close nothing, so it does not count.
 
         Returns:
             A :class:`Commit`, or the index up to which ``buf`` is plain text.
         """
-        block_empty = pos if after_empty else -1
         block_empty_close = pos if vacant else -1
         n = len(buf)
         start = pos
@@ -190,7 +191,7 @@ class RegexMatcher:
                 return n  # no delimiter can start anywhere in the text
             if m.lastindex != self._candidate_group:
                 # a complete match, and no delimiter could start before it
-                outcome = self._decide(buf, m.start(), eos, block_empty, block_empty_close)
+                outcome = self._decide(buf, m.start(), eos, pos, zero_width, block_empty_close)
                 if outcome is not None:
                     return outcome
             start = m.start()
@@ -202,7 +203,7 @@ class RegexMatcher:
                     return pending
             if q >= n:
                 return n
-            outcome = self._decide(buf, q, eos, block_empty, block_empty_close)
+            outcome = self._decide(buf, q, eos, pos, zero_width, block_empty_close)
             if outcome is not None:
                 return outcome
             start = q + 1  # only blocked zero-width matches at q: look further
@@ -244,7 +245,7 @@ class RegexMatcher:
         memo[self] = found
         return found
 
-    def _decide(self, buf: str, q: int, eos: bool, block_empty: int,
+    def _decide(self, buf: str, q: int, eos: bool, pos: int, zero_width: frozenset[Delimiter],
                 block_empty_close: int) -> Commit | int | None:
         """Choose among the delimiters matching at ``q``; hold at ``q`` if any may still change."""
         n = len(buf)
@@ -261,7 +262,8 @@ class RegexMatcher:
                     return q
                 if not eos and end == n and delimiter.can_extend:
                     return q
-            elif end == q and (q == block_empty or (q == block_empty_close and not delimiter.is_open)):
+            elif end == q and ((q == pos and delimiter in zero_width)
+                               or (q == block_empty_close and not delimiter.is_open)):
                 continue
             elif not eos and (end == n or _unsettled(delimiter, buf, q)):
                 return q  # more input could still extend or change this regex match
