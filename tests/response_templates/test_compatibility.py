@@ -358,3 +358,15 @@ def test_the_same_zero_width_delimiter_never_commits_twice_at_one_place() -> Non
     assert message == {}
     assert events == [{"type": "region_open", "field": "x"}, {"type": "region_close", "field": "x", "value": ""}]
     check_stream(template, "abab", {})
+
+
+def test_named_groups_of_a_close_pattern_reach_the_transform() -> None:
+    """SPEC 1.1 (no vector): the reference drops them ("'{tag}' is not defined")."""
+    template = {"start_anchor": "S", "fields": {"x": {
+        "open_pattern": r"<(?P<open>\w+)>", "close_pattern": r"</(?P<tag>\w+)>",
+        "transform": {"open": "{open}", "tag": "{tag}", "body": "{content}"}}}}
+    check_stream(template, "<a>hi</b>", {"x": {"open": "a", "tag": "b", "body": "hi"}})
+    events = stream(template, ["<a>hi</b>"])[1]
+    assert events[-1] == {"type": "region_close", "field": "x", "value": {"open": "a", "tag": "b", "body": "hi"}}
+    with pytest.raises(ResponseParseError, match=r"'\{tag\}' is not defined. Available: \['content', 'open'\]"):
+        parse_response("<a>cut off", template, prefix="")  # no close matched: no close groups

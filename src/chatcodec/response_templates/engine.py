@@ -299,7 +299,10 @@ class ResponseParser:
         empty = commit.start == commit.end
         self._zero_width = self._zero_width | {commit.delimiter} if empty else frozenset()
         delimiter_text = buf[commit.start : commit.end]
-        self._close(events, "" if commit.delimiter.is_open else delimiter_text)
+        if commit.delimiter.is_open:
+            self._close(events)
+        else:  # the region's own close: its text, and its named groups for the transform
+            self._close(events, delimiter_text, commit.captures)
         if commit.delimiter.is_open:
             self._open(events, commit, delimiter_text)
         return commit.end
@@ -329,11 +332,13 @@ class ResponseParser:
         implicit = self._template.implicit
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
-    def _close(self, events: list[dict[str, Any]], closing: str = "") -> None:
+    def _close(self, events: list[dict[str, Any]], closing: str = "",
+               close_captures: dict[str, str] | None = None) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE.
 
         ``closing`` is the text of the region's own close delimiter (``""`` when something else
-        ended it), for the raw span of a region that fails.
+        ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
+        which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
         """
         region = self._region
         self._region = self._outside()
@@ -341,8 +346,9 @@ class ResponseParser:
         if spec is None or not region.opened:
             return
         raw = "".join(region.parts)
+        captures = {**region.captures, **close_captures} if close_captures else region.captures
         try:
-            value = self._value(spec, raw, region.captures)
+            value = self._value(spec, raw, captures)
             self._message.add(spec, value, raw)
         except Exception as error:  # whatever fails here is this region's problem, never a half-close
             if not isinstance(error, (ValueError, KeyError)):
