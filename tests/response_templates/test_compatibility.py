@@ -356,7 +356,8 @@ def test_the_same_zero_width_delimiter_never_commits_twice_at_one_place() -> Non
     template = {"start_anchor": "S", "fields": {"x": {"open_pattern": "(?=a)", "close_pattern": "(?=a)"}}}
     message, events = stream(template, ["ab"])
     assert message == {}
-    assert events == [{"type": "region_open", "field": "x"}, {"type": "region_close", "field": "x", "value": ""}]
+    assert events == [{"type": "region_open", "field": "x"},
+                      {"type": "region_close", "field": "x", "value": ""}]
     check_stream(template, "abab", {})
 
 
@@ -367,6 +368,8 @@ def test_named_groups_of_a_close_pattern_reach_the_transform() -> None:
         "transform": {"open": "{open}", "tag": "{tag}", "body": "{content}"}}}}
     check_stream(template, "<a>hi</b>", {"x": {"open": "a", "tag": "b", "body": "hi"}})
     events = stream(template, ["<a>hi</b>"])[1]
-    assert events[-1] == {"type": "region_close", "field": "x", "value": {"open": "a", "tag": "b", "body": "hi"}}
-    with pytest.raises(ResponseParseError, match=r"'\{tag\}' is not defined. Available: \['content', 'open'\]"):
+    value = {"open": "a", "tag": "b", "body": "hi"}
+    assert events[-1] == {"type": "region_close", "field": "x", "value": value}
+    missing = r"'\{tag\}' is not defined. Available: \['content', 'open'\]"
+    with pytest.raises(ResponseParseError, match=missing):
         parse_response("<a>cut off", template, prefix="")  # no close matched: no close groups

@@ -216,6 +216,32 @@ LOAD_ERRORS = [
         "transform string ' { name.first } ' looks like a placeholder",
     ),
     (
+        "keep-out-in-open",
+        with_field("x", {"open_pattern": "<t>\\K"}),
+        "fields.x.open_pattern",
+        "x",
+        "open_pattern",
+        "fields.x.open_pattern: \\K (keep out) cannot be used in a delimiter: it moves where the match "
+        "starts, so the delimiter would never match as written. Match the whole delimiter instead",
+    ),
+    (
+        "reverse-in-close",
+        with_field("x", {"open": "<x>", "close_pattern": "(?r)</x>"}),
+        "fields.x.close_pattern",
+        "x",
+        "close_pattern",
+        "fields.x.close_pattern: the reverse flag (?r) cannot be used in a delimiter: delimiters are "
+        "searched forwards, so it would never match. Remove the flag",
+    ),
+    (
+        "reverse-in-anchor",
+        with_top(start_anchor=..., start_anchor_pattern="(?r)<\\|im_start\\|>assistant"),
+        "start_anchor_pattern",
+        None,
+        "start_anchor_pattern",
+        "start_anchor_pattern: the reverse flag (?r) cannot be used",
+    ),
+    (
         "same-open-literal",
         with_field("x", {"open": ["<a>", "<tool_call>"]}),
         "fields.x.open",

@@ -30,6 +30,7 @@ __all__ = [
     "literal_delimiter",
     "regex_delimiter",
     "rewrite_dollar",
+    "unsupported_construct",
 ]
 
 #: The characters of a whitespace run that a ``\\s*``-style delimiter can keep absorbing.
@@ -86,6 +87,50 @@ def rewrite_dollar(source: str) -> str:
         out.append(char)
         i += 1
     return "".join(out)
+
+
+_KEEP_OUT = "\\K (keep out) cannot be used in a delimiter: it moves where the match starts, so the " \
+    "delimiter would never match as written. Match the whole delimiter instead"
+_REVERSE = "the reverse flag (?r) cannot be used in a delimiter: delimiters are searched forwards, so " \
+    "it would never match. Remove the flag"
+
+
+def unsupported_construct(pattern: regex.Pattern[str]) -> str | None:
+    """Why a compiled template regex cannot delimit anything, or ``None`` when it can.
+
+    ``\\K`` and the reverse flag ``(?r)`` compile, but the matcher searches forwards and takes the
+    match from where it starts, so such a delimiter would load and then never match.
+
+    Args:
+        pattern: the compiled pattern.
+
+    Returns:
+        The problem, worded for a load error, or ``None``.
+    """
+    if pattern.flags & regex.REVERSE:
+        return _REVERSE
+    source, i = pattern.pattern, 0
+    while i < len(source):
+        if source[i] == "\\":
+            if source[i + 1 : i + 2] == "K":
+                return _KEEP_OUT
+            i += 2
+        elif source[i] == "[":  # \\K is not valid inside a class: skip it whole
+            i = _class_end(source, i)
+        else:
+            i += 1
+    return None
+
+
+def _class_end(source: str, start: int) -> int:
+    i = start + 1
+    if source[i : i + 1] == "^":
+        i += 1
+    if source[i : i + 1] == "]":
+        i += 1
+    while i < len(source) and source[i] != "]":
+        i += 2 if source[i] == "\\" else 1
+    return i + 1
 
 
 def compile_pattern(source: str) -> regex.Pattern[str]:

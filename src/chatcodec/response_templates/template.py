@@ -37,6 +37,7 @@ from chatcodec.response_templates.delimiters import (
     compile_pattern,
     literal_delimiter,
     regex_delimiter,
+    unsupported_construct,
 )
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 from chatcodec.response_templates.matcher import Matcher, build_matcher
@@ -180,9 +181,13 @@ def _delimiter(spec: Mapping[str, Any], name: str, literal_key: str, is_open: bo
         raise _error(f"'{pattern_key}' must be a regex string, got {type(source).__name__}",
                      field=name, key=pattern_key)
     try:
-        return regex_delimiter(name, is_open, source)
+        delimiter = regex_delimiter(name, is_open, source)
     except regex.error as error:
         raise _error(f"invalid {pattern_key} regex: {error}", field=name, key=pattern_key) from None
+    problem = unsupported_construct(delimiter.pattern)
+    if problem is not None:
+        raise _error(problem, field=name, key=pattern_key)
+    return delimiter
 
 
 def _check_bool(spec: Mapping[str, Any], name: str, key: str, default: bool) -> bool:
@@ -314,9 +319,12 @@ def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
     if not isinstance(source, str):
         raise _error("'start_anchor_pattern' must be a regex string", key="start_anchor_pattern")
     try:
-        return compile_pattern(source)
+        pattern = compile_pattern(source)
     except regex.error as error:
         raise _error(f"invalid start_anchor_pattern regex: {error}", key="start_anchor_pattern") from None
+    if pattern.flags & regex.REVERSE:
+        raise _error(unsupported_construct(pattern) or "", key="start_anchor_pattern")
+    return pattern
 
 
 def _check_distinct_opens(fields: Mapping[str, FieldSpec]) -> None:
