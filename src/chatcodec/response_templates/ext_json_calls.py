@@ -18,6 +18,7 @@ Each call becomes ``{"name": ..., "arguments": {...}}``.
 * ``single`` (bool): the region holds exactly one call; the value is that call, not a list.
 
 ``arguments`` given as a string that holds a JSON object are decoded (the value is an object).
+The JSON is the ``json`` parser's: ``NaN`` and ``Infinity`` are not JSON and raise.
 
 Nothing is dropped: text that is not JSON (before, between or after the values, other than
 whitespace and the ``separators``), a value that is not a call and ``arguments`` that are not an
@@ -37,10 +38,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
+from chatcodec.response_templates.lax_json import loads_json, reject_constant
 
 __all__ = ["parse_json_calls", "validate_json_calls"]
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(parse_constant=reject_constant)  # JSON has no NaN or Infinity
 _LIST_KEYS = ("name_keys", "arguments_keys", "separators")
 _BOOL_KEYS = ("name_as_key", "require_arguments", "single")
 
@@ -116,6 +118,9 @@ def _values(text: str, separators: list[str]) -> list[tuple[int, Any]]:
             raise ExtensionError(
                 f"x-json-calls: invalid JSON at offset {error.pos}: {error.msg}", error.pos
             ) from None
+        except ValueError as error:  # NaN / Infinity
+            message = f"x-json-calls: invalid JSON at offset {position}: {error}"
+            raise ExtensionError(message, position) from None
         values.append((position, value))
         position = _skip_separators(text, end, separators)
         if position < len(text) and text[position] not in "{[":
@@ -153,8 +158,8 @@ def _to_call(item: Any, args: Mapping[str, Any]) -> tuple[dict[str, Any] | None,
             arguments = {}
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
+            arguments = loads_json(arguments)
+        except ValueError:
             return None, " ('arguments' is a string that is not a JSON object)"
     if not isinstance(name, str):
         return None, " (no string name)"

@@ -39,6 +39,7 @@ __all__ = [
     "loads_json",
     "parse_json_dialect",
     "quote_bare_keys",
+    "reject_constant",
 ]
 
 #: Marks the start of a set-aside delimited string while the dialect is applied.
@@ -62,7 +63,12 @@ class JSONContentError(ValueError):
 _BARE_KEY = regex.compile(r"(\w+)(\s*):")
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """``parse_constant`` for ``json``: ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON.
+
+    Raises:
+        ValueError: always, naming the constant.
+    """
     raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
 
 
@@ -78,7 +84,7 @@ def loads_json(text: str) -> Any:
     Raises:
         ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``).
     """
-    return json.loads(text, parse_constant=_reject_constant)
+    return json.loads(text, parse_constant=reject_constant)
 
 
 def quote_bare_keys(text: str) -> str:
