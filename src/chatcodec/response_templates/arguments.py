@@ -49,9 +49,12 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
 
     Raises:
         TypeError: a tool is neither a dict nor a function.
+        ValueError: a parameter schema that typing cannot read (``"anyOf": 5``, ``"type": 5``, a
+            non-boolean ``nullable``); the message names the tool and the parameter. Checked here,
+            when the parser is built, so a bad schema never fails in the middle of a stream.
     """
     params: ToolParameters = {}
-    for tool in tools or []:
+    for index, tool in enumerate(tools or []):
         if not isinstance(tool, dict):  # a Python function: only then load the schema builder
             from chatcodec.tool_schemas import tool_to_schema
 
@@ -60,8 +63,40 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             parameters = function.get("parameters")
             properties = parameters.get("properties") if isinstance(parameters, dict) else None
-            params[function["name"]] = properties if isinstance(properties, dict) else {}
+            properties = properties if isinstance(properties, dict) else {}
+            for key, schema in properties.items():
+                problem = _schema_problem(schema)
+                if problem is not None:
+                    raise ValueError(f"tools[{index}] ({function['name']}): parameter {key!r}: {problem}")
+            params[function["name"]] = properties
     return params
+
+
+def _schema_problem(schema: Any) -> str | None:
+    """What typing cannot read in a parameter schema (and its ``anyOf``/``oneOf`` choices), or ``None``."""
+    stack: list[tuple[str, Any]] = [("", schema)]
+    while stack:
+        where, item = stack.pop()
+        if not isinstance(item, dict):
+            continue
+        declared = item.get("type")
+        if declared is not None and not isinstance(declared, str) and not (
+                isinstance(declared, list) and all(isinstance(t, str) for t in declared)):
+            return f"{where}type must be a type name or a list of them, got {type(declared).__name__}"
+        if not isinstance(item.get("nullable", False), bool):
+            return f"{where}nullable must be true or false, got {type(item['nullable']).__name__}"
+        for union in ("anyOf", "oneOf"):
+            choices = item.get(union)
+            if choices is None:
+                continue
+            if not isinstance(choices, list):
+                return f"{where}{union} must be a list of schemas, got {type(choices).__name__}"
+            for position, choice in enumerate(choices):
+                if not isinstance(choice, (dict, bool)):
+                    got = type(choice).__name__
+                    return f"{where}{union}[{position}] must be a schema (an object), got {got}"
+                stack.append((f"{where}{union}[{position}]: ", choice))
+    return None
 
 
 def schema_types(schema: Any) -> tuple[str, ...]:
@@ -73,7 +108,8 @@ def schema_types(schema: Any) -> tuple[str, ...]:
     if isinstance(declared, list):
         types.extend(t for t in declared if isinstance(t, str))
     for union in ("anyOf", "oneOf"):
-        for choice in schema.get(union) or []:
+        choices = schema.get(union)
+        for choice in choices if isinstance(choices, list) else ():
             types.extend(schema_types(choice))
     if schema.get("nullable") and "null" not in types:
         types.append("null")
