@@ -373,3 +373,51 @@ def test_named_groups_of_a_close_pattern_reach_the_transform() -> None:
     missing = r"'\{tag\}' is not defined. Available: \['content', 'open'\]"
     with pytest.raises(ResponseParseError, match=missing):
         parse_response("<a>cut off", template, prefix="")  # no close matched: no close groups
+
+
+# -- round-2 QA: values the reference gives differently (or crashes on) --------------------------
+
+
+def _repeats(default: Any, **field: Any) -> dict[str, Any]:
+    spec = {"open": "<r>", "close": "</r>", "repeats": True, **field}
+    return {"start_anchor": "S", "defaults": {"r": default}, "fields": {"r": spec, "c": {}}}
+
+
+@pytest.mark.parametrize(
+    ("template", "output", "expected"),
+    [
+        (_repeats(["d"]), "<r>a</r>", {"r": ["a"]}),  # reference: ['d', 'a']
+        (_repeats(None), "<r>a</r>", {"r": ["a"]}),  # reference: AttributeError
+        (_repeats("d"), "<r>a</r>", {"r": ["a"]}),  # reference: AttributeError
+        (_repeats(5, join=" "), "<r>a</r><r>b</r>", {"r": "a b"}),  # reference: TypeError
+        (_repeats(["d"]), "no match", {"r": ["d"], "c": "no match"}),  # unmatched: the default stays
+    ],
+    ids=["list-default", "none-default", "string-default", "join-int-default", "unmatched"],
+)
+def test_the_first_match_of_a_repeating_field_replaces_its_default(
+    template: dict[str, Any], output: str, expected: dict[str, Any]
+) -> None:
+    check_stream(template, output, expected)
+
+
+def _number(content: str) -> dict[str, Any]:
+    field = {"open": "<n>", "close": "</n>", "content": content, "content_args": {"strip": False}}
+    return {"start_anchor": "S", "fields": {"n": field, "c": {}}}
+
+
+@pytest.mark.parametrize(("content", "kind"), [("int", "int"), ("float", "float")])
+def test_a_number_with_strip_false_keeps_its_whitespace_and_is_not_a_number(content: str, kind: str) -> None:
+    """The reference's int()/float() ignore the whitespace strip: false asked to keep (5, 5.5)."""
+    with pytest.raises(ResponseParseError, match=rf"invalid literal for {kind}: ' 5\\n'"):
+        parse_response("<n> 5\n</n>", _number(content), prefix="")
+    check_stream(_number(content), "<n>5</n>", {"n": 5 if content == "int" else 5.0})
+
+
+def test_an_xml_inline_tag_whose_value_group_did_not_take_part_has_an_empty_value() -> None:
+    """The reference gives None, and with a value_parser crashes (AttributeError on None.strip)."""
+    field = {"open": "<x>", "close": "</x>", "content": "xml-inline",
+             "content_args": {"tag_pattern": r"<(?P<key>\w+)(?:=(?P<value>\w+))?/>"}}
+    template = {"start_anchor": "S", "fields": {"x": field, "c": {}}}
+    check_stream(template, "<x><a/><b=1/></x>", {"x": {"a": "", "b": "1"}})
+    field["content_args"]["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+    check_stream(template, "<x><a/><b=1/></x>", {"x": {"a": "", "b": 1}})
