@@ -26,6 +26,7 @@ __all__ = [
     "after_whitespace",
     "alphabet",
     "compile_pattern",
+    "context_dependent",
     "first_chars",
     "literal_delimiter",
     "regex_delimiter",
@@ -234,6 +235,12 @@ def absorbed_whitespace(delimiter: Delimiter) -> str:
     return chars if chars and absorbs(chars * 16) else ""
 
 
+def context_dependent(delimiter: Delimiter) -> bool:
+    """Whether what can start a match of a regex ``delimiter`` depends on the text before it
+    (look-behinds, ``^``, ``\\b``, ``\\B``, ``\\A``, ``\\G``, conditionals); literals never do."""
+    return delimiter.literals is None and _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern) is not None
+
+
 def first_chars(delimiter: Delimiter) -> str | None:
     """The ASCII characters that can start a match of ``delimiter`` (non-ASCII ones always may).
 
@@ -249,8 +256,10 @@ def first_chars(delimiter: Delimiter) -> str | None:
     return None if len(chars) > 64 else chars
 
 
-#: Whitespace runs tried before every ASCII character when a regex's alphabet is unknown: each
-#: whitespace character repeated 1 to 8 times, and mixed runs.
+#: A repetition count beyond the sampled runs' lengths (``{9}``, ``{12,}``, ``{3,40}``).
+_LARGE_COUNT = regex.compile(r"\{(?:[0-9]{2,}|9)|,(?:[0-9]{2,}|9)\}")
+#: Whitespace runs tried before every ASCII character: each whitespace character repeated 1 to 8
+#: times, and mixed runs.
 _WS_LEADS = (
     *(char * count for char in RUN_WHITESPACE for count in range(1, 9)),
     " \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "  \n", "\n  ", "\r\n\r\n",
@@ -263,9 +272,10 @@ def after_whitespace(delimiter: Delimiter) -> str | None:
     For ``\\s*</think>`` a space only matters when the run it starts is followed by one of them
     or reaches the end of the buffer, which keeps ordinary spaces from looking like the start of a
     delimiter. The answer must not miss a character (a chunk could then end inside a delimiter
-    unnoticed): for literals it is exact; for a regex it is the non-whitespace part of its
-    :func:`alphabet` (a superset), or, when that is unknown, every ASCII character that follows
-    one of several whitespace runs (each character repeated up to 8 times, and mixed runs).
+    unnoticed): for literals it is exact; for a regex it is every ASCII character that follows one
+    of several whitespace runs (each whitespace character repeated 1 to 8 times, and mixed runs),
+    and when the pattern counts repetitions beyond what those runs cover (``\\n{12}``), also the
+    non-whitespace part of its :func:`alphabet` (a superset; unknown alphabet: ``None``).
 
     Returns:
         The characters (``""`` when a match never starts with whitespace), or ``None`` when unknown
@@ -276,12 +286,15 @@ def after_whitespace(delimiter: Delimiter) -> str | None:
         return "".join(sorted(led))
     if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
         return None
-    chars = alphabet(delimiter)
-    if chars is not None:
-        return "".join(sorted(chars.difference(RUN_WHITESPACE)))
     match = delimiter.pattern.match
-    return "".join(chr(c) for c in range(128) if chr(c) not in RUN_WHITESPACE
-                   and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS))
+    sampled = {chr(c) for c in range(128) if chr(c) not in RUN_WHITESPACE
+               and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS)}
+    if _LARGE_COUNT.search(delimiter.pattern.pattern):  # runs longer than the samples may matter
+        chars = alphabet(delimiter)
+        if chars is None:
+            return None
+        sampled |= chars.difference(RUN_WHITESPACE)
+    return "".join(sorted(sampled))
 
 
 def alphabet(delimiter: Delimiter) -> frozenset[str] | None:

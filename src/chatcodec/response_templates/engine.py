@@ -83,6 +83,7 @@ class Lifecycle(enum.Enum):
 
 
 _FEEDING = Lifecycle.FEEDING
+_NONE: frozenset[Delimiter] = frozenset()
 
 
 @dataclass(slots=True)
@@ -163,7 +164,7 @@ class ResponseParser:
         self._origin = 0  # offset of _buf[0] relative to the start of the generated text
         self._memo: dict[Any, int] = {}
         #: the delimiters that committed zero-width at the current position (none may again there)
-        self._zero_width: frozenset[Delimiter] = frozenset()
+        self._zero_width: frozenset[Delimiter] = _NONE
         self._held_whitespace: list[str] | None = None  # whitespace fed while a \s* delimiter waits
         self._absorbed = ""  # the whitespace characters the pending delimiter absorbs
         self._region = self._outside()
@@ -265,7 +266,7 @@ class ResponseParser:
                     pos = self._commit(events, buf, pos, result)  # type: ignore[arg-type]
                     continue
                 if result > pos:
-                    self._zero_width = frozenset()
+                    self._zero_width = _NONE
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
@@ -291,13 +292,13 @@ class ResponseParser:
         if commit.start > pos:
             self._route(events, buf[pos : commit.start], pos)
             pos = commit.start
-            self._zero_width = frozenset()
+            self._zero_width = _NONE
         if region.strings is not None and not commit.delimiter.is_open \
                 and region.strings.inside(buf[pos : commit.end]):
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
         empty = commit.start == commit.end
-        self._zero_width = self._zero_width | {commit.delimiter} if empty else frozenset()
+        self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
         delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
             self._close(events)

@@ -39,6 +39,7 @@ from chatcodec.response_templates.delimiters import (
     alphabet,
     first_chars,
 )
+from chatcodec.response_templates.whitespace import run_guard
 
 __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher"]
 
@@ -133,17 +134,20 @@ class RegexMatcher:
             (``\\s*</think>``); a held run of them stays held while only they arrive.
     """
 
-    __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "absorbed",
-                 "delimiters")
+    __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "_searchers",
+                 "absorbed", "delimiters")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
         self.absorbed = max((absorbed_whitespace(d) for d in self.delimiters), key=len)
-        sources = [d.pattern.pattern for d in self.delimiters]
+        # every search skips the starts inside whitespace runs that cannot be leftmost (whitespace.py)
+        sources = [f"{run_guard(d)}(?:{d.pattern.pattern})" for d in self.delimiters]
         self._combined: regex.Pattern[str] | None = None
-        if any(_NOT_COMBINABLE.search(source) for source in sources):
+        self._searchers: tuple[regex.Pattern[str], ...] = ()
+        if any(_NOT_COMBINABLE.search(d.pattern.pattern) for d in self.delimiters):
             # searched one by one: each keeps its own group numbers
             self._probes = tuple(regex.compile(f"(?:{s})(?!)", regex.DOTALL) for s in sources)
+            self._searchers = tuple(regex.compile(s, regex.DOTALL) for s in sources)
         else:
             alternation = "|".join(f"(?:{s})" for s in sources)
             self._combined = regex.compile(alternation, regex.DOTALL)
@@ -213,7 +217,7 @@ class RegexMatcher:
         if self._combined is not None:
             m = self._combined.search(buf, start)
             return len(buf) if m is None else m.start()
-        found = [m.start() for d in self.delimiters if (m := d.pattern.search(buf, start)) is not None]
+        found = [m.start() for searcher in self._searchers if (m := searcher.search(buf, start)) is not None]
         return min(found, default=len(buf))
 
     def _leftmost_partial(self, buf: str, pos: int, limit: int, memo: dict[Any, int]) -> int:
@@ -297,11 +301,13 @@ def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
     anywhere = "\\x80-\\U0010FFFF"
     alternatives = [f"[{regex.escape(''.join(sorted(others)))}{anywhere}]"]
     if spaces:
-        lead = regex.escape("".join(sorted(spaces)))
         run = regex.escape(RUN_WHITESPACE)
+        # ... holding a whitespace character some delimiter starts with (any, for \\s*)
+        lead = regex.escape("".join(sorted(spaces)))
+        holds = "" if spaces >= set(RUN_WHITESPACE) else f"(?=[{run}]*?[{lead}])"
         after = regex.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
         # a run counts from its first character, or from where the search starts (\\G)
-        alternatives.append(f"(?:\\G|(?<![{run}]))(?=[{run}]*?[{lead}])[{run}]++(?=[{after}{anywhere}]|\\Z)")
+        alternatives.append(f"(?:\\G|(?<![{run}])){holds}[{run}]++(?=[{after}{anywhere}]|\\Z)")
     return regex.compile("|".join(alternatives))
 
 
