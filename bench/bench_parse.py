@@ -3,7 +3,9 @@
 Measures the cost of one ``ResponseParser.feed`` call (per chunk) while a long output is streamed
 in 1-character and 4-character chunks, at several output lengths, with a literal template
 (Hermes/Qwen 2.5: ``<think>``, JSON ``<tool_call>``) and a regex template (Qwen3-Coder XML tool
-calls, ``\\s*</think>``). It also times a 40,000-space run against a ``\\s*``-prefixed delimiter.
+calls, ``\\s*</think>``). It also times a 40,000-space run against a ``\\s*``-prefixed delimiter,
+and one-shot ``parse_response(text, template_dict)`` over many short outputs (the template given
+as a dict every call, as a loop over a dataset does).
 The results replace the "Decoding" section of ``docs/performance.md`` (between its markers).
 
 The reference runs in this process when ``transformers`` is importable (``pip install -e
@@ -104,6 +106,36 @@ WS_TEMPLATE = {
 }
 
 
+#: Whitespace-led delimiters watched while a long run arrives, then text that is no delimiter
+#: (QA round 2, P1/P2): (template, what opens the region the run is in, the run's character).
+RUN_CASES: dict[str, tuple[dict[str, Any], str, str]] = {
+    "open \\s*<tool_call>": ({"start_anchor": "S", "fields": {
+        "tool_calls": {"open_pattern": r"\s*<tool_call>", "close": "</tool_call>"}, "content": {}}}, "", " "),
+    "close \\s*</think>\\s*": ({"start_anchor": "S", "fields": {
+        "reasoning_content": {"open": "<think>", "close_pattern": r"\s*</think>\s*"}, "content": {}}},
+        "<think>x", " "),
+    "close \\n+</think>": ({"start_anchor": "S", "fields": {
+        "reasoning_content": {"open": "<think>", "close_pattern": r"\n+</think>"}, "content": {}}},
+        "<think>x", "\n"),
+    "gpt_oss, outside a channel": (json.loads((ROOT / "src/chatcodec/profiles/gpt_oss/response_template.json")
+                                              .read_text(encoding="utf-8")), "", " "),
+}
+
+
+def time_run_then_text(parser_cls: Any, case: str, length: int) -> float:
+    """Seconds for the feed that ends a ``length``-character run (one character per feed before)
+    with ``hello``, plus ``finalize``: linear means doubling the run doubles this."""
+    template, opening, char = RUN_CASES[case]
+    parser = parser_cls(template, prefix="")
+    parser.feed(opening)
+    for _ in range(length):
+        parser.feed(char)
+    start = time.perf_counter()
+    parser.feed("hello")
+    parser.finalize()
+    return time.perf_counter() - start
+
+
 def time_whitespace_run(parser_cls: Any, spaces: int) -> float:
     """Seconds to stream ``spaces`` spaces (one per feed) into a region closed by ``\\s*</think>``."""
     parser = parser_cls(WS_TEMPLATE, prefix="")
@@ -116,22 +148,66 @@ def time_whitespace_run(parser_cls: Any, spaces: int) -> float:
     return time.perf_counter() - start
 
 
-def run_all(parser_cls: Any, sizes: list[int], repeats: int, spaces: int) -> dict[str, Any]:
+#: How many short outputs the one-shot measurement parses.
+ONE_SHOT_OUTPUTS = 2_000
+
+
+def short_outputs(count: int) -> list[str]:
+    """``count`` short, distinct outputs (reasoning, a sentence, sometimes a tool call)."""
+    call = _CALLS["regex"]
+    return [f"<think>\nStep {i}.\n</think>\n\nAnswer {i}.{call if i % 3 == 0 else ''}<|im_end|>"
+            for i in range(count)]
+
+
+def time_one_shot(parse_fn: Any, count: int, repeats: int) -> float:
+    """Best per-output time of ``parse_fn(text, template_dict, prefix="")`` in microseconds."""
+    outputs = short_outputs(count)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for text in outputs:
+            parse_fn(text, TEMPLATES["regex"], prefix="")
+        best = min(best, (time.perf_counter() - start) / count)
+    return best * 1e6
+
+
+def time_compile(load_fn: Any, count: int = 20) -> float:
+    """Milliseconds to load (validate and compile) the regex template when it is not cached."""
+    specs = [{**TEMPLATES["regex"], "defaults": {"role": "assistant", "run": f"{time.time()}-{i}"}}
+             for i in range(count)]
+    start = time.perf_counter()
+    for spec in specs:
+        load_fn(spec)
+    return (time.perf_counter() - start) / count * 1e3
+
+
+#: Run lengths for RUN_CASES (the reference, quadratic in every feed, only the first two).
+RUN_LENGTHS = (10_000, 20_000, 40_000, 80_000)
+
+
+def run_all(implementation: tuple[Any, Any], sizes: list[int], repeats: int, spaces: int,
+            reference: bool = False) -> dict[str, Any]:
+    parser_cls, parse_fn = implementation
     rows = {f"{kind}/{size}/{chunk}": time_feeds(parser_cls, TEMPLATES[kind], make_output(kind, size), chunk,
                                                   repeats if size < 100_000 else 2)
             for kind in TEMPLATES for size in sizes for chunk in (1, 4)}
-    return {"rows": rows, "whitespace": time_whitespace_run(parser_cls, spaces)}
+    lengths = RUN_LENGTHS[: 2 if reference else None]
+    runs = {f"{case}/{length}": time_run_then_text(parser_cls, case, length)
+            for case in RUN_CASES for length in lengths}
+    return {"rows": rows, "whitespace": time_whitespace_run(parser_cls, spaces),
+            "one_shot": time_one_shot(parse_fn, ONE_SHOT_OUTPUTS, repeats), "runs": runs}
 
 
-def reference_parser() -> Any:
+def reference_parser() -> tuple[Any, Any]:
     from transformers.utils.chat_parsing import ResponseParser  # the `bench` extra
+    from transformers.utils.chat_parsing.response_parser import parse_response
 
-    return ResponseParser
+    return ResponseParser, parse_response
 
 
 def measure_reference(args: argparse.Namespace, sizes: list[int]) -> dict[str, Any] | None:
     if importlib.util.find_spec("transformers") is not None:
-        return run_all(reference_parser(), sizes, args.repeats, args.spaces)
+        return run_all(reference_parser(), sizes, args.repeats, args.spaces, reference=True)
     python = args.reference_python
     if not python or not Path(python).exists():
         print("reference not measured: install the bench extra or pass --reference-python", file=sys.stderr)
@@ -174,7 +250,28 @@ def render(ours: dict[str, Any], ref: dict[str, Any] | None, sizes: list[int], s
               f"Whitespace run: {spaces:,} spaces streamed one per feed into a region closed by "
               "`\\s*</think>`: "
               f"chatcodec {ours['whitespace']:.3f} s"
-              + (f", reference {ref['whitespace']:.2f} s." if ref else ".")]
+              + (f", reference {ref['whitespace']:.2f} s." if ref else "."),
+              "",
+              f"One-shot: `parse_response(text, template_dict, prefix=\"\")` over {ONE_SHOT_OUTPUTS:,} short "
+              "outputs (the regex template passed as a dict every call; chatcodec compiles an equal dict "
+              f"once, which alone costs {ours['compile_ms']:.1f} ms): "
+              f"chatcodec {ours['one_shot']:.1f} µs/output"
+              + (f", reference {ref['one_shot']:.1f} µs/output ({ref['one_shot'] / ours['one_shot']:.1f}x)."
+                 if ref else ".")]
+    lines += ["", "Whitespace runs (QA round 2): a run of N characters fed one per feed while a "
+              "whitespace-led delimiter is watched, then `hello` and `finalize`; seconds for that last "
+              "feed and finalize (linear: doubling N doubles it).", "",
+              "| case | " + " | ".join(f"N={n:,}" for n in RUN_LENGTHS) + " | 80k / 10k |",
+              "|---|" + "---:|" * (len(RUN_LENGTHS) + 1)]
+    for case in RUN_CASES:
+        values = [ours["runs"][f"{case}/{n}"] for n in RUN_LENGTHS]
+        growth = values[-1] / max(values[0], 1e-6)
+        cells = " | ".join(f"{v:.4f}" for v in values)
+        lines.append(f"| chatcodec: {case} | {cells} | {growth:.1f}x |")
+        if ref and "runs" in ref:
+            ref_values = [ref["runs"].get(f"{case}/{n}") for n in RUN_LENGTHS]
+            lines.append(f"| reference: {case} | " + " | ".join("n/a" if v is None else f"{v:.4f}"
+                                                                 for v in ref_values) + " | |")
     return "\n".join(lines) + "\n"
 
 
@@ -219,12 +316,13 @@ def main(argv: list[str] | None = None) -> int:
     default = "9000,64000" if args.quick else "9000,64000,515000"
     sizes = [int(s) for s in (args.sizes or default).split(",")]
     if args.worker:
-        print(json.dumps(run_all(reference_parser(), sizes, args.repeats, args.spaces)))
+        print(json.dumps(run_all(reference_parser(), sizes, args.repeats, args.spaces, reference=True)))
         return 0
     sys.path.insert(0, str(ROOT / "src"))
-    from chatcodec import ResponseParser
+    from chatcodec import ResponseParser, load_response_template, parse_response
 
-    ours = run_all(ResponseParser, sizes, args.repeats, args.spaces)
+    ours = run_all((ResponseParser, parse_response), sizes, args.repeats, args.spaces)
+    ours["compile_ms"] = time_compile(load_response_template)
     ref = measure_reference(args, sizes)
     section = render(ours, ref, sizes, args.spaces)
     print(section)

@@ -131,19 +131,26 @@ class ResponseParseError(ChatCodecError, ValueError):
         parser: the content parser that failed (``"json"``, ``"int"``, ...), or ``None``.
         offset: character offset in the generated text where the failure was found: the start of
             the failing region's body, or the exact spot when the content parser reports one (a
-            JSON syntax error). Negative offsets point into the prefix; ``None`` when unknown.
-        text: the raw text of the failing region.
+            JSON syntax error). Negative offsets point into the prefix; ``None`` when unknown. The
+            message says it in words: ``at offset 15 of the output``, or ``at offset 34 of the
+            prefix`` (counted in the whole prompt) when the spot is in the prompt.
+        text: the raw text of the failing region's body.
+        raw: the failing region as it was written, its open and close delimiters included.
+        span: ``(start, end)`` of ``raw`` in the generated text (negative: in the prefix).
         partial_message: the message as parsed up to the failure (a new dict, safe to keep).
     """
 
     def __init__(self, message: str, *, field: str | None = None, parser: str | None = None,
-                 offset: int | None = None, text: str | None = None,
+                 offset: int | None = None, text: str | None = None, raw: str | None = None,
+                 span: tuple[int, int] | None = None,
                  partial_message: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.field = field
         self.parser = parser
         self.offset = offset
         self.text = text
+        self.raw = raw
+        self.span = span
         self.partial_message = partial_message if partial_message is not None else {}
 
 

@@ -18,8 +18,12 @@ message, so a consumer that mutates an event cannot change the message (and vice
 costs one walk of the value per closed region, never per chunk.
 
 With ``errors="keep"``, a region whose content cannot be parsed closes with ``"value": None`` and
-one extra key, ``"error"``: the problem record (``{"field", "parser", "offset", "error", "text"}``)
-that is also listed under the final message's ``"parse_errors"``. Strict mode never adds the key.
+one extra key, ``"error"``: the problem record (``{"field", "parser", "offset", "error", "text",
+"raw", "span"}``) that is also listed under the final message's ``"parse_errors"``. Strict mode
+never adds the key. When the template's implicit field is plain text, that close is followed by a
+``region_open``, one ``region_chunk`` holding the record's ``raw`` text (the region with its
+delimiters) and a ``region_close`` of the implicit field: the failed region's text goes back into
+``content`` verbatim, in the final message as in the stream.
 """
 
 from __future__ import annotations

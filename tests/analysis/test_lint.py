@@ -177,4 +177,14 @@ class TestPatterns:
         assert str(findings[0]) == "start_anchor_pattern: RT001 look-behind (?<=...) in '(?<=assistant)'"
 
     def test_literal_templates_have_no_patterns(self) -> None:
-        assert lint_response_template({"start_anchor": "<a>", "fields": {"content": {"open": "x"}}}) == []
+        template = {"start_anchor": "<a>", "fields": {"content": {}, "r": {"open": "x"}}}
+        assert lint_response_template(template) == []
+
+    def test_a_template_without_an_implicit_field_discards_text(self) -> None:
+        """SPEC 1.5 keeps the discarding; the linter says so (QA: 'pre <c>inside</c> post' -> 'inside')."""
+        findings = lint_response_template({"start_anchor": "<|im_start|>assistant\n",
+                                           "fields": {"content": {"open": "<c>", "close": "</c>"}}})
+        assert [str(finding) for finding in findings] == [
+            "fields: RT010 no implicit field (a field without open/open_pattern), so text outside every "
+            'region is discarded; add one (e.g. "content": {}) to keep that text'
+        ]

@@ -51,6 +51,9 @@ def test_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         f"{tmp_path}[tool_use]:1: CT002 None is Python spelling; write none",
         f"{tmp_path / 'tokenizer_config.json'}[response_template]: RT002 fields.content.open_pattern: "
         "back-reference \\1 in '(a)\\\\1'",
+        f"{tmp_path / 'tokenizer_config.json'}[response_template]: RT010 fields: no implicit field (a field "
+        "without open/open_pattern), so text outside every region is discarded; add one (e.g. "
+        '"content": {}) to keep that text',
     ]
 
 

@@ -107,13 +107,38 @@ def test_streamed_events_use_the_chunk_size(tmp_path: Path, capsys: pytest.Captu
 def test_stream_without_a_terminal_prints_the_plain_view(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, TEMPLATE, OUTPUT, "--no-prefix", "--tools", TOOLS, "--stream")
     assert code == 0
-    assert err == LIVE_VIEW_HINT + "\n"
-    assert out == (
+    assert err == ""  # plain text is what a pipe or a file wants: nothing to say
+    assert out == (  # a structured region shows its parsed value, not its raw text
         "[content]\nLet me calculate that area for you.\n[tool_calls]\n"
-        '\n<parameter=shape>\ncircle\n</parameter>\n<parameter=dimensions>\n{"radius": 15.5}\n</parameter>\n'
-        "<parameter=precision>\n3\n</parameter>\n</function>\n"
         '=> {"type": "function", "function": {"name": "calculate_area", "arguments": {"shape": "circle", '
         '"dimensions": {"radius": 15.5}, "precision": 3}}}\n\n' + TYPED_MESSAGE
+    )
+
+
+def test_the_plain_view_shows_no_whitespace_only_region() -> None:
+    out = io.StringIO()
+    view = PlainView(out)
+    for event in [
+        {"type": "region_open", "field": "reasoning_content"},
+        {"type": "region_chunk", "field": "reasoning_content", "text": "\n", "dirty": False},
+        {"type": "region_chunk", "field": "reasoning_content", "text": "hm\n", "dirty": False},
+        {"type": "region_close", "field": "reasoning_content", "value": "hm"},
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "\n\n", "dirty": False},
+        {"type": "region_close", "field": "content", "value": ""},
+        {"type": "region_open", "field": "tool_calls"},
+        {"type": "region_chunk", "field": "tool_calls", "text": '{"name": ', "dirty": True},
+        {"type": "region_chunk", "field": "tool_calls", "text": '"f"}', "dirty": True},
+        {"type": "region_close", "field": "tool_calls", "value": {"name": "f"}},
+        {"type": "region_open", "field": "tool_calls"},
+        {"type": "region_chunk", "field": "tool_calls", "text": "{bad", "dirty": True},
+        {"type": "region_close", "field": "tool_calls", "value": None, "error": {"error": "no JSON"}},
+    ]:
+        view.on_event(event)
+    view.close({"reasoning_content": "hm"})
+    assert out.getvalue() == (
+        "[reasoning_content]\nhm\n[tool_calls]\n=> {\"name\": \"f\"}\n[tool_calls]\n!! no JSON\n"
+        '\n{\n  "reasoning_content": "hm"\n}\n'
     )
 
 
@@ -151,13 +176,13 @@ def test_unparsable_output_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest
         1,
         "",
         (
-            "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json'): "
-            "could not parse region as "
+            "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json') at offset 14 of the "
+            "output: could not parse region as "
             "JSON: Expecting property name enclosed in double quotes (line 1, column 2, char 1)\n"
         ),
     )
     code, out, err = run(capsys, template, output, "--no-prefix", "--stream")
-    assert (code, out) == (1, "[content]\nHi\n[tool_calls]\n{broken\n")
+    assert (code, out) == (1, "[content]\nHi\n[tool_calls]\n")  # raw text is not repeated
     assert err.splitlines()[-1].startswith("chatcodec: ResponseParseError: field 'tool_calls'")
 
 
@@ -185,7 +210,7 @@ def test_keep_mode_records_the_problem_and_exits_0(
         ),
         (
             ["bad.json", "out.txt", "--no-prefix"],
-            "chatcodec: ResponseTemplateError: fields.x.close_pattern: "
+            "chatcodec: ResponseTemplateError: bad.json: fields.x.close_pattern: "
             "invalid close_pattern regex: missing ) at position 1\n",
         ),
         (
@@ -240,14 +265,57 @@ def test_rich_view_draws_regions_and_prints_the_message() -> None:
         view.on_event(event)
     view.close({"content": "Hello"})
     drawn = console.file.getvalue()  # type: ignore[attr-defined]
-    assert "content" in drawn and "tool_calls" in drawn and '"name": "f"' in drawn
+    assert "content" in drawn and "tool_calls" in drawn and "=> {" in drawn and '"name": "f"' in drawn
     assert drawn.rstrip().endswith('{\n  "content": "Hello"\n}')
 
 
-def test_choose_view_falls_back_to_plain_text_and_says_so() -> None:
+def test_rich_view_dims_raw_structured_text_and_skips_whitespace_only_regions() -> None:
+    from rich.console import Console
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=60, color_system="standard")
+    view = RichView(console)
+    for event in [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "\n\n", "dirty": False},
+        {"type": "region_close", "field": "content", "value": ""},
+        {"type": "region_open", "field": "tool_calls"},
+        {"type": "region_chunk", "field": "tool_calls", "text": "RAWTEXT", "dirty": True},
+    ]:
+        view.on_event(event)
+    drawn = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "\x1b[2mRAWTEXT" in drawn  # streamed raw text is dim
+    assert " content " not in drawn  # no panel for the whitespace-only region
+    view.abort()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_choose_view_is_plain_and_silent_without_a_terminal() -> None:
     out, err = io.StringIO(), io.StringIO()
     assert isinstance(choose_view(out, err), PlainView)
+    assert err.getvalue() == ""
+
+
+def test_choose_view_draws_live_on_a_terminal() -> None:
+    out, err = _Terminal(), io.StringIO()
+    view = choose_view(out, err)
+    assert isinstance(view, RichView)
+    view.abort()
+    assert err.getvalue() == ""
+
+
+def test_choose_view_names_the_missing_package_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in sys.modules if name == "rich" or name.startswith("rich.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "rich", None)  # import rich raises ImportError
+    out, err = _Terminal(), io.StringIO()
+    assert isinstance(choose_view(out, err), PlainView)
     assert err.getvalue() == LIVE_VIEW_HINT + "\n"
+    assert LIVE_VIEW_HINT == (
+        "chatcodec: plain output; the live view needs rich (pip install 'chatcodec[rich]')")
 
 
 def test_the_installed_console_script_runs() -> None:
@@ -259,3 +327,165 @@ def test_the_installed_console_script_runs() -> None:
         check=False,
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, TYPED_MESSAGE, "")
+
+
+_SURROGATE_OUTPUT = 'Hi<tool_call>{"name": "f", "arguments": {"s": "a\\ud800b"}}</tool_call>'
+
+
+@pytest.mark.parametrize("mode", [[], ["--events"], ["--stream"], ["--errors", "keep"]])
+def test_a_lone_surrogate_in_a_value_is_written_as_a_json_escape(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: list[str]
+) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", _SURROGATE_OUTPUT)
+    code, out, _ = run(capsys, template, output, "--no-prefix", *mode)
+    assert code == 0
+    assert '"a\\ud800b"' in out
+    if mode == ["--events"]:
+        message = json.loads(out.splitlines()[-1])["message"]
+    else:
+        message = json.loads(out[out.index("{\n") :])
+    assert message["tool_calls"][0]["function"]["arguments"] == {"s": "a\ud800b"}
+
+
+def test_a_lone_surrogate_reaches_a_real_stdout(tmp_path: Path) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", _SURROGATE_OUTPUT)
+    done = subprocess.run([sys.executable, "-m", "chatcodec", "parse", template, output, "--no-prefix"],
+                          capture_output=True, check=False)
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert json.loads(done.stdout)["tool_calls"][0]["function"]["arguments"] == {"s": "a\ud800b"}
+
+
+def _read_line(stream: Any, seconds: float = 20.0) -> bytes:
+    import select
+
+    ready, _, _ = select.select([stream], [], [], seconds)
+    assert ready, "no output arrived while the input was still open"
+    return bytes(stream.readline())
+
+
+def test_stream_from_a_pipe_is_parsed_while_the_input_is_still_open(tmp_path: Path) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatcodec", "parse", template, "-", "--no-prefix", "--events", "--stream"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        bufsize=0,  # unbuffered: select() then sees every byte not yet read
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write("<think>hm ü".encode()[:-1])  # ends inside the two bytes of ü
+        process.stdin.flush()
+        assert json.loads(_read_line(process.stdout)) == {"type": "region_open", "field": "reasoning_content"}
+        live = ""
+        while live != "hm ":  # every byte before the split character, while stdin is still open
+            event = json.loads(_read_line(process.stdout))
+            assert (event["type"], event["field"]) == ("region_chunk", "reasoning_content")
+            live += event["text"]
+        process.stdin.write("ü".encode()[1:] + b"</think>Hi")
+        process.stdin.close()
+        rest = [json.loads(line) for line in process.stdout.read().splitlines()]
+    finally:
+        process.kill() if process.poll() is None else None
+        process.wait(timeout=20)
+    assert process.returncode == 0
+    assert rest[-1] == {"type": "message", "message": {
+        "role": "assistant", "reasoning_content": "hm ü", "content": "Hi"}}
+    assert "".join(e.get("text", "") for e in rest if e.get("field") == "reasoning_content") == "ü"
+
+
+class _Trickle(io.RawIOBase):
+    """A stdin whose reads return one byte at a time (a multi-byte character arrives split)."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if not self._data:
+            return 0
+        buffer[0], self._data = self._data[0], self._data[1:]
+        return 1
+
+
+def test_stream_from_stdin_feeds_what_arrives_and_never_splits_a_character(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stdin = io.TextIOWrapper(io.BufferedReader(_Trickle("<think>é€</think>ok".encode()), buffer_size=1))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    code, out, _ = run(capsys, write(tmp_path, "t.json", QWEN), "-", "--no-prefix", "--events", "--stream")
+    events = [json.loads(line) for line in out.splitlines()]
+    assert code == 0
+    assert [e["text"] for e in events if e["type"] == "region_chunk"] == ["é", "€", "o", "k"]
+    assert events[-1]["message"] == {"role": "assistant", "reasoning_content": "é€", "content": "ok"}
+
+
+def test_invalid_utf8_on_a_streamed_stdin_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"Hi \xff there")))
+    code, out, err = run(capsys, write(tmp_path, "t.json", QWEN), "-", "--no-prefix", "--events", "--stream")
+    assert (code, out) == (1, "")
+    assert err == "chatcodec: ValueError: <stdin>: not UTF-8 text (byte 3: invalid start byte)\n"
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        ({"start_anchor": "A", "fields": {"content": {"close": ""}}},
+         "rt1.json: fields.content.close: 'close' literals cannot be empty strings"),
+        ({"start_anchor": "A", "fields": {"content": {}}, "extra": 1},
+         "rt1.json: Unknown keys in response_template: ['extra']. Allowed keys: defaults, fields, "
+         "start_anchor, start_anchor_pattern, version"),
+    ],
+)
+def test_template_errors_name_the_file(
+    template: dict[str, Any], message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, "rt1.json", template)
+    write(tmp_path, "out.txt", "hi")
+    assert run(capsys, "rt1.json", "out.txt", "--no-prefix") == (
+        1, "", f"chatcodec: ResponseTemplateError: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "message"),
+    [
+        ("--chunk-size", "0", "argument --chunk-size: expected a whole number of at least 1, got '0'"),
+        ("--chunk-size", "x", "argument --chunk-size: expected a whole number of at least 1, got 'x'"),
+        ("--delay", "-1", "argument --delay: expected seconds, a finite number of at least 0, got '-1'"),
+        ("--delay", "nan", "argument --delay: expected seconds, a finite number of at least 0, got 'nan'"),
+        ("--delay", "inf", "argument --delay: expected seconds, a finite number of at least 0, got 'inf'"),
+    ],
+)
+def test_bad_option_values_are_usage_errors(
+    option: str, value: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["parse", write(tmp_path, "t.json", QWEN), write(tmp_path, "o.txt", "hi"), "--no-prefix",
+              option, value])
+    assert raised.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"chatcodec parse: error: {message}"
+
+
+@pytest.mark.parametrize("option", [["--chunk-size", "2"], ["--delay", "0"]])
+def test_chunk_size_and_delay_imply_streaming(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    output = write(tmp_path, "out.txt", "Hello")
+    code, out, err = run(capsys, template, output, "--no-prefix", *option)
+    assert (code, err) == (0, "")
+    assert out.startswith("[content]\nHel" if option[0] == "--chunk-size" else "[content]\nHello\n")
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import chatcodec
+
+    with pytest.raises(SystemExit) as raised:
+        main(["--version"])
+    assert (raised.value.code, capsys.readouterr().out) == (0, f"chatcodec {chatcodec.__version__}\n")

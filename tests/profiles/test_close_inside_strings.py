@@ -1,10 +1,9 @@
 """A JSON tool call whose string argument contains the call's own close marker.
 
 ``<tool_call>{"name": "write_file", "arguments": {"text": "use </tool_call> to end"}}</tool_call>``:
-the first ``</tool_call>`` is text of the argument. ``json`` regions know it (the engine does not
-close them inside a JSON string: qwen3); ``x-json-calls`` regions are not string-aware, so the
-profiles that use it close only on a marker that follows the end of a JSON value (``}`` or ``]``
-and optional whitespace), which a marker inside a string normally does not.
+the first ``</tool_call>`` is text of the argument. The engine does not close a region inside a
+JSON string when its content parser is string-aware: ``json`` (qwen3) and ``x-json-calls`` (the
+others), also when the marker follows a ``}`` inside the string.
 """
 
 from __future__ import annotations
@@ -46,13 +45,15 @@ def _written(arguments: dict[str, str], shape: str) -> str:
     return json.dumps(call)
 
 
+@pytest.mark.parametrize("text", ["use {close} to end", "}}] {close}"])
 @pytest.mark.parametrize("name", sorted(MARKERS))
-def test_a_close_marker_inside_a_json_string_is_text(name: str) -> None:
+def test_a_close_marker_inside_a_json_string_is_text(name: str, text: str) -> None:
     profile = profiles.load(name)
     opening, close, shape = MARKERS[name]
-    output = f"{opening}{_written({'text': f'use {close} to end'}, shape)}\n{close} Done."
+    argument = text.format(close=close)
+    output = f"{opening}{_written({'text': argument}, shape)}\n{close} Done."
     message = parse_three_ways(profile.response_template, output, prefix=profile.generation_prompts[0])
     assert [call["function"] for call in message["tool_calls"]] == [
-        {"name": "write_file", "arguments": {"text": f"use {close} to end"}}
+        {"name": "write_file", "arguments": {"text": argument}}
     ]
     assert message["content"].strip() == "Done."

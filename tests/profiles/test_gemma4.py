@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-import chatcodec
 from chatcodec import profiles
 from chatcodec.chat_templates.render import render_chat_template
 from tests.conftest import corpus_path
@@ -66,8 +65,10 @@ def test_round_trip_through_the_real_template(kind: str) -> None:
     assert same_json(parsed["function"]["arguments"], arguments), parsed["function"]["arguments"]
 
 
-def test_a_close_marker_inside_a_string_ends_the_region_and_raises() -> None:
-    """x- regions are not string-aware (only ``json`` ones are): documented, never silent."""
+def test_a_close_marker_inside_a_delimited_string_is_text() -> None:
+    """x-bare-object is string-aware: <tool_call|> inside a <|"|> string does not end the call."""
     output = f"<|tool_call>call:f{{text:{Q}write <tool_call|> here{Q}}}<tool_call|>"
-    with pytest.raises(chatcodec.ResponseParseError, match="a string opened at offset 6 is never closed"):
-        parse_three_ways(_profile().response_template, output, prefix=_profile().generation_prompt)
+    message = parse_three_ways(_profile().response_template, output, prefix=_profile().generation_prompt)
+    assert [call["function"] for call in message["tool_calls"]] == [
+        {"name": "f", "arguments": {"text": "write <tool_call|> here"}}
+    ]

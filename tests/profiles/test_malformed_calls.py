@@ -2,7 +2,8 @@
 
 With ``errors="strict"`` the parse raises :class:`~chatcodec.ResponseParseError` carrying the
 message parsed so far and the raw text of the tool-call region; with ``errors="keep"`` the message
-lists the problem, with that raw text, under ``parse_errors``. The cases cover every ``x-`` parser
+lists the problem, with that raw text, under ``parse_errors``, and the region (delimiters included)
+goes back into ``content`` verbatim. The cases cover every ``x-`` parser
 the profiles use and the outputs QA found vanishing (the profiles once set ``skip_invalid``).
 """
 
@@ -136,7 +137,10 @@ def test_keep_records_the_problem_with_the_raw_region(name: str) -> None:
     record = records[0]
     assert (record["field"], record["text"]) == ("tool_calls", case.region)
     assert case.error in record["error"]
-    assert message == {"role": "assistant", **({"content": case.content} if case.content else {})}
+    start, end = record["span"]
+    assert record["raw"] == case.output[start:end]  # the region with its delimiters
+    # the failed region goes back, verbatim, into content: here that is the whole output
+    assert message == {"role": "assistant", "content": case.output}
 
 
 def test_cli_keep_prints_the_problem(

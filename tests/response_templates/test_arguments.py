@@ -175,3 +175,36 @@ def test_function_tools_go_through_tool_to_schema(monkeypatch: pytest.MonkeyPatc
     message = parse_response(output, template, prefix="", tools=[set_alarm])
     assert seen == [set_alarm]
     assert_same(message["tool_calls"][0]["function"]["arguments"], {"hour": 7, "label": None})
+
+
+def _tool(**properties: Any) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": "f", "parameters": {"type": "object",
+                                                                         "properties": properties}}}
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ({"anyOf": 5}, "tools[0] (f): parameter 'x': anyOf must be a list of schemas, got int"),
+        ({"oneOf": [{"type": "string"}, 3]}, "tools[0] (f): parameter 'x': oneOf[1] must be a schema (an "
+         "object), got int"),
+        ({"type": 5}, "tools[0] (f): parameter 'x': type must be a type name or a list of them, got int"),
+        ({"type": ["string", 1]}, "tools[0] (f): parameter 'x': type must be a type name or a list of "
+         "them, got list"),
+        ({"anyOf": [{"type": {"a": 1}}]}, "tools[0] (f): parameter 'x': anyOf[0]: type must be a type "
+         "name or a list of them, got dict"),
+        ({"nullable": "yes"}, "tools[0] (f): parameter 'x': nullable must be true or false, got str"),
+    ],
+)
+def test_a_bad_parameter_schema_is_refused_when_the_parser_is_built(schema: Any, message: str) -> None:
+    """Round-2 QA: {"anyOf": 5} raised a bare TypeError from feed() at region close."""
+    from chatcodec import ResponseParser
+
+    with pytest.raises(ValueError) as raised:
+        ResponseParser({"start_anchor": "S", "fields": {"c": {}}}, prefix="", tools=[_tool(x=schema)])
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("schema", [{"anyOf": 5}, {"type": 5}, {"oneOf": [3]}, {"anyOf": "string"}, 7, None])
+def test_schema_types_never_raises(schema: Any) -> None:
+    assert schema_types(schema) == ()

@@ -26,7 +26,8 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 
 def vector(case_id: str) -> dict[str, Any]:
     case = VECTORS[case_id]
-    assert case.get("quirk") or case_id in {"x-non-repeating-last-wins", "x-zero-width-empty-open-pattern"}
+    assert case.get("quirk") or case_id in {
+        "x-non-repeating-last-wins", "x-zero-width-empty-open-pattern", "x-same-open-two-fields-alphabetical"}
     return case
 
 
@@ -86,10 +87,10 @@ def test_a_structured_field_matched_twice_is_an_error_not_an_overwrite() -> None
     assert raised.value.partial_message == {"n": 1, "c": "and"}
     assert "matched a second time" in str(raised.value)
     kept = check_stream(STRUCTURED, "<n>1</n> and <n>2</n>", errors="keep")
-    assert kept == {"n": "12", "c": " and "}
+    assert kept == {"n": "12", "c": " and <n>2</n>"}
     assert parse_response("<n>1</n> and <n>2</n>", STRUCTURED, prefix="", errors="keep") == {
         "n": 1,
-        "c": "and",
+        "c": "and <n>2</n>",
         "parse_errors": [
             {
                 "field": "n",
@@ -99,6 +100,8 @@ def test_a_structured_field_matched_twice_is_an_error_not_an_overwrite() -> None
                 "error": "field 'n' (content parser 'int'): matched a second time, but the field has no "
                 "'repeats', so it holds one value (the earlier one is kept). "
                 'Set "repeats": true to collect every match',
+                "raw": "<n>2</n>",
+                "span": [13, 21],
             }
         ],
     }
@@ -300,6 +303,19 @@ def test_content_args_are_validated_when_the_template_loads(case_id: str, path: 
     assert fragment in str(raised.value)
 
 
+def test_two_fields_with_the_same_open_are_a_load_error() -> None:
+    """x-same-open-two-fields-alphabetical: the reference opens 'alpha' (ties break on the field
+    name), so 'zeta' can never open; chatcodec refuses the template, naming both fields."""
+    case = vector("x-same-open-two-fields-alphabetical")
+    assert case["expected"] == {"alpha": "a"}
+    with pytest.raises(ResponseTemplateError) as raised:
+        parse_response(case["output"], case["template"], prefix="")
+    assert str(raised.value) == (
+        "fields.zeta.open: '<x>' is also the open of field 'alpha', which wins ties (opens are ranked by "
+        "field name), so field 'zeta' could never open there"
+    )
+
+
 # -- same as the reference, decided -------------------------------------------------------------
 
 
@@ -316,3 +332,92 @@ def test_a_caret_start_pattern_opens_at_the_start_of_the_prefix_remainder() -> N
         parse_response(case["output"], fixed, prefix=case["prefix"]),
         {"role": "assistant", "content": "Hello"},
     )
+
+
+def test_a_zero_width_open_right_after_a_zero_width_close_at_the_same_place() -> None:
+    """QA round 2 (the reference agrees): a zero-width close then another field's zero-width open,
+    both at the '[{' that starts the tool calls."""
+    template = {
+        "start_anchor": "S",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close_pattern": r"(?=\[\{)"},
+            "tool_calls": {"open_pattern": r"(?=\[\{)", "content": "json"},
+            "content": {},
+        },
+    }
+    check_stream(template, '<think>I should call it.[{"name": "f"}]',
+                 {"reasoning_content": "I should call it.", "tool_calls": [{"name": "f"}]})
+
+
+def test_the_same_zero_width_delimiter_never_commits_twice_at_one_place() -> None:
+    """No vector (the reference loops forever): a field whose open and close are the same
+    look-ahead would reopen at the same place again and again; the second open there is refused,
+    so the parse ends."""
+    template = {"start_anchor": "S", "fields": {"x": {"open_pattern": "(?=a)", "close_pattern": "(?=a)"}}}
+    message, events = stream(template, ["ab"])
+    assert message == {}
+    assert events == [{"type": "region_open", "field": "x"},
+                      {"type": "region_close", "field": "x", "value": ""}]
+    check_stream(template, "abab", {})
+
+
+def test_named_groups_of_a_close_pattern_reach_the_transform() -> None:
+    """SPEC 1.1 (no vector): the reference drops them ("'{tag}' is not defined")."""
+    template = {"start_anchor": "S", "fields": {"x": {
+        "open_pattern": r"<(?P<open>\w+)>", "close_pattern": r"</(?P<tag>\w+)>",
+        "transform": {"open": "{open}", "tag": "{tag}", "body": "{content}"}}}}
+    check_stream(template, "<a>hi</b>", {"x": {"open": "a", "tag": "b", "body": "hi"}})
+    events = stream(template, ["<a>hi</b>"])[1]
+    value = {"open": "a", "tag": "b", "body": "hi"}
+    assert events[-1] == {"type": "region_close", "field": "x", "value": value}
+    missing = r"'\{tag\}' is not defined. Available: \['content', 'open'\]"
+    with pytest.raises(ResponseParseError, match=missing):
+        parse_response("<a>cut off", template, prefix="")  # no close matched: no close groups
+
+
+# -- round-2 QA: values the reference gives differently (or crashes on) --------------------------
+
+
+def _repeats(default: Any, **field: Any) -> dict[str, Any]:
+    spec = {"open": "<r>", "close": "</r>", "repeats": True, **field}
+    return {"start_anchor": "S", "defaults": {"r": default}, "fields": {"r": spec, "c": {}}}
+
+
+@pytest.mark.parametrize(
+    ("template", "output", "expected"),
+    [
+        (_repeats(["d"]), "<r>a</r>", {"r": ["a"]}),  # reference: ['d', 'a']
+        (_repeats(None), "<r>a</r>", {"r": ["a"]}),  # reference: AttributeError
+        (_repeats("d"), "<r>a</r>", {"r": ["a"]}),  # reference: AttributeError
+        (_repeats(5, join=" "), "<r>a</r><r>b</r>", {"r": "a b"}),  # reference: TypeError
+        (_repeats(["d"]), "no match", {"r": ["d"], "c": "no match"}),  # unmatched: the default stays
+    ],
+    ids=["list-default", "none-default", "string-default", "join-int-default", "unmatched"],
+)
+def test_the_first_match_of_a_repeating_field_replaces_its_default(
+    template: dict[str, Any], output: str, expected: dict[str, Any]
+) -> None:
+    check_stream(template, output, expected)
+
+
+def _number(content: str) -> dict[str, Any]:
+    field = {"open": "<n>", "close": "</n>", "content": content, "content_args": {"strip": False}}
+    return {"start_anchor": "S", "fields": {"n": field, "c": {}}}
+
+
+@pytest.mark.parametrize(("content", "kind"), [("int", "int"), ("float", "float")])
+def test_a_number_with_strip_false_keeps_its_whitespace_and_is_not_a_number(content: str, kind: str) -> None:
+    """The reference's int()/float() ignore the whitespace strip: false asked to keep (5, 5.5)."""
+    with pytest.raises(ResponseParseError, match=rf"invalid literal for {kind}: ' 5\\n'"):
+        parse_response("<n> 5\n</n>", _number(content), prefix="")
+    check_stream(_number(content), "<n>5</n>", {"n": 5 if content == "int" else 5.0})
+
+
+def test_an_xml_inline_tag_whose_value_group_did_not_take_part_has_an_empty_value() -> None:
+    """The reference gives None, and with a value_parser crashes (AttributeError on None.strip)."""
+    field = {"open": "<x>", "close": "</x>", "content": "xml-inline",
+             "content_args": {"tag_pattern": r"<(?P<key>\w+)(?:=(?P<value>\w+))?/>"}}
+    template = {"start_anchor": "S", "fields": {"x": field, "c": {}}}
+    check_stream(template, "<x><a/><b=1/></x>", {"x": {"a": "", "b": "1"}})
+    field["content_args"]["value_parser"] = {"name": "json", "args": {"allow_non_json": True}}
+    check_stream(template, "<x><a/><b=1/></x>", {"x": {"a": "", "b": 1}})

@@ -158,11 +158,35 @@ XML = {"tag_pattern": r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>
             {"a": 7, "b": "word"},
         ),
         ("<k1/><k2/>", {"tag_pattern": r"<(?P<key>\w+)/>"}, {"k1": "", "k2": ""}),
-        ("no tags", XML, {}),
+        ("", XML, {}),
+        (" \n\t", XML, {}),
+        # whitespace and bare end tags around the tags carry no data (the seed's Qwen3 example)
+        ("<parameter=a>1</parameter></function>\n", XML, {"a": "1"}),
+        ("\n</function >\n</minimax:tool_call>", XML, {}),
     ],
 )
 def test_xml_inline(text: str, args: dict[str, Any], expected: Any) -> None:
     assert_same(parse("xml-inline", text, **args), expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "offset", "excerpt"),
+    [
+        ("no tags", 0, "no tags"),
+        ("<parameter=a>1</parameter><parameter=b>2", 26, "<parameter=b>2"),
+        ("<parameter=a>1</parameter> oops <parameter=b>2</parameter>", 27, "oops"),
+        ("<parameter=a>1</parameter>\n<function=g>\n", 27, "<function=g>"),
+    ],
+)
+def test_xml_inline_refuses_text_outside_the_tags(text: str, offset: int, excerpt: str) -> None:
+    """Nothing is lost: a malformed tag (or stray text) is an error, never silently skipped."""
+    with pytest.raises(ValueError) as raised:
+        parse("xml-inline", text, **XML)
+    assert str(raised.value) == (
+        f"xml-inline: text outside the tags at offset {offset}: {excerpt!r} (tag_pattern does not match "
+        "it: a malformed tag?)"
+    )
+    assert getattr(raised.value, "position", None) == offset
 
 
 @pytest.mark.parametrize(

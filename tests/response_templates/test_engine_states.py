@@ -17,8 +17,10 @@ from chatcodec import (
 )
 from chatcodec.errors import UnknownPlaceholderError
 from chatcodec.response_templates import matcher as matcher_module
+from chatcodec.response_templates.content import get_parser
 from chatcodec.response_templates.engine import LOOKBEHIND_CONTEXT, TRANSITIONS, TRIM_THRESHOLD, Lifecycle
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
+from tests.response_templates.helpers import check_stream
 
 NO_IMPLICIT: dict[str, Any] = {"start_anchor": "x", "fields": {"r": {"open": "<r>", "close": "</r>"}}}
 
@@ -122,8 +124,8 @@ def test_a_strict_error_fails_the_parser_and_keeps_what_was_parsed() -> None:
     assert error.offset == 66  # where JSON decoding stopped, counted from the first generated character
     assert error.partial_message == {"role": "assistant", "reasoning_content": "fine", "content": "Before."}
     assert str(error).splitlines()[0] == (
-        "field 'tool_calls' (content parser 'json'): could not parse region as JSON: Expecting property name "
-        "enclosed in double quotes (line 1, column 29, char 28)"
+        "field 'tool_calls' (content parser 'json') at offset 66 of the output: could not parse region as "
+        "JSON: Expecting property name enclosed in double quotes (line 1, column 29, char 28)"
     )
     assert str(error).splitlines()[1:] == [
         '    {"name": "f", "arguments": {',
@@ -155,7 +157,7 @@ def test_an_unknown_placeholder_is_a_key_error_with_a_plain_message() -> None:
         parse_response("<x>1</x>", template, prefix="")
     assert isinstance(raised.value, KeyError) and isinstance(raised.value, ResponseParseError)
     assert str(raised.value).startswith(
-        "field 'x' (content parser 'text'): transform placeholder '{nope}' is not "
+        "field 'x' (content parser 'text') at offset 3 of the output: transform placeholder '{nope}' is not "
         "defined. Available: ['content']"
     )
 
@@ -199,12 +201,39 @@ def test_json_close_inside_a_string_is_text() -> None:
     assert parser.finalize()[0] == expected
 
 
+X_JSON_CALLS: dict[str, Any] = {
+    "start_anchor": "A",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "content": "x-json-calls",
+                       "content_args": {"single": True}},
+        "content": {},
+    },
+}
+
+
+def test_a_string_aware_extension_close_inside_a_string_is_text() -> None:
+    output = '<tool_call>{"name": "f", "arguments": {"t": "a</tool_call>b"}}</tool_call>'
+    expected = {"tool_calls": {"name": "f", "arguments": {"t": "a</tool_call>b"}}}
+    assert parse_response(output, X_JSON_CALLS, prefix="") == expected
+    parser = ResponseParser(X_JSON_CALLS, prefix="")
+    for char in output:
+        parser.feed(char)
+    assert parser.finalize()[0] == expected
+
+
+def test_string_awareness_is_a_property_of_the_content_parser() -> None:
+    assert [name for name in ("text", "int", "float", "bool", "json", "xml-inline", "kv-lines",
+                              "x-json-calls", "x-bare-object", "x-pythonic", "x-findall", "x-first",
+                              "x-xml-tree") if get_parser(name).string_aware] == [
+        "json", "x-json-calls", "x-bare-object"]
+
+
 def test_keep_mode_never_raises_and_records_each_problem() -> None:
     output = ("Use the <tool_call> tag.<|im_end|>", '<tool_call>{"broken": </tool_call>Done.<|im_end|>')
     first = parse_response(output[0], QWEN, prefix="", errors="keep")
     assert first == {
         "role": "assistant",
-        "content": "Use the",
+        "content": "Use the <tool_call> tag.<|im_end|>",
         "parse_errors": [
             {
                 "field": "tool_calls",
@@ -213,6 +242,8 @@ def test_keep_mode_never_raises_and_records_each_problem() -> None:
                 "error": "field 'tool_calls' (content parser 'json'): could not parse region as JSON: "
                 "Expecting value (line 1, column 2, char 1)",
                 "text": " tag.<|im_end|>",
+                "raw": "<tool_call> tag.<|im_end|>",
+                "span": [8, 34],
             }
         ],
     }
@@ -225,14 +256,71 @@ def test_keep_mode_never_raises_and_records_each_problem() -> None:
         "error": "field 'tool_calls' (content parser 'json'): could not parse region as JSON: "
         "Expecting value (line 1, column 12, char 11)",
         "text": '{"broken": ',
+        "raw": '<tool_call>{"broken": </tool_call>',
+        "span": [0, 34],
     }
-    assert events[:3] == [
+    assert events == [
         open_("tool_calls"),
         chunk("tool_calls", '{"broken": ', True),
         {"type": "region_close", "field": "tool_calls", "value": None, "error": record},
+        open_("content"),
+        chunk("content", '<tool_call>{"broken": </tool_call>'),
+        close("content", '<tool_call>{"broken": </tool_call>'),
+        open_("content"),
+        chunk("content", "Done."),
+        close("content", "Done."),
     ]
     assert parser.parse_errors == [record]
-    assert parser.finalize()[0] == {"role": "assistant", "content": "Done.", "parse_errors": [record]}
+    assert parser.finalize()[0] == {
+        "role": "assistant", "content": '<tool_call>{"broken": </tool_call>Done.', "parse_errors": [record]}
+
+
+def test_keep_mode_puts_a_failed_region_back_into_the_text_verbatim() -> None:
+    """A tag mentioned in prose: nothing is lost from the message, and every chunking agrees."""
+    output = "To call a tool, the model writes <tool_call> tag. Done."
+    joined = check_stream(QWEN, output, errors="keep")
+    assert joined == {"content": output, "tool_calls": " tag. Done."}
+    message = parse_response(output, QWEN, prefix="", errors="keep")
+    assert message["content"] == output
+    assert [(r["text"], r["raw"], r["span"], r["offset"]) for r in message["parse_errors"]] == [
+        (" tag. Done.", "<tool_call> tag. Done.", [33, 55], 45)]
+
+
+def test_keep_mode_without_an_implicit_text_field_records_the_raw_region_only() -> None:
+    template = {"start_anchor": "x", "fields": {"n": {"open": "<n>", "close": "</n>", "content": "int"}}}
+    assert parse_response("a <n>x</n> b", template, prefix="", errors="keep") == {"parse_errors": [{
+        "field": "n", "parser": "int", "offset": 5,
+        "error": "field 'n' (content parser 'int'): invalid literal for int: 'x' (expected ASCII digits)",
+        "text": "x", "raw": "<n>x</n>", "span": [2, 10]}]}
+
+
+@pytest.mark.parametrize(
+    ("prefix", "output", "where"),
+    [
+        ("", "Hi <tool_call>{broken</tool_call>", "at offset 15 of the output"),
+        ("<|im_start|>assistant\n<tool_call>{x", "bad</tool_call>", "at offset 34 of the prefix"),
+        ("<|im_start|>assistant\n<tool_call>", '{"a": }</tool_call>',
+         "at offset 6 of the output (the region began at offset 22 of the prefix)"),
+    ],
+)
+def test_a_strict_error_gives_the_offset_in_the_output_or_the_prefix(prefix: str, output: str,
+                                                                     where: str) -> None:
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response(output, QWEN, prefix=prefix)
+    first, *excerpt = str(raised.value).splitlines()
+    assert first.startswith(f"field 'tool_calls' (content parser 'json') {where}: could not parse region")
+    assert len(excerpt) == 2 and excerpt[1].strip() == "^"  # the caret excerpt of the region stays
+
+
+def test_a_strict_error_carries_the_raw_region_and_its_span() -> None:
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response("Hi <tool_call>{bad</tool_call>", QWEN, prefix="")
+    assert (raised.value.text, raised.value.raw, raised.value.span) == (
+        "{bad", "<tool_call>{bad</tool_call>", (3, 30))
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response("bad</tool_call>", QWEN, prefix="<|im_start|>assistant\n<tool_call>{")
+    assert (raised.value.text, raised.value.raw, raised.value.span) == (
+        "{bad", "<tool_call>{bad</tool_call>", (-12, 15))
 
 
 def test_keep_mode_records_missing_required_fields() -> None:
@@ -246,6 +334,8 @@ def test_keep_mode_records_missing_required_fields() -> None:
                 "offset": None,
                 "error": "required field never matched",
                 "text": "",
+                "raw": "",
+                "span": None,
             }
         ],
     }
@@ -256,6 +346,22 @@ def test_keep_mode_refuses_a_template_that_uses_the_parse_errors_key() -> None:
     with pytest.raises(ValueError, match="records problems under 'parse_errors'"):
         ResponseParser(template, prefix="", errors="keep")
     assert parse_response("a", template, prefix="") == {"parse_errors": "a"}
+
+
+@pytest.mark.parametrize(
+    ("chunk", "kind"), [(5, "int"), (None, "NoneType"), ([1, 2], "list"), (b"Hi", "bytes")]
+)
+def test_feed_refuses_anything_but_text_and_says_where_ids_go(chunk: Any, kind: str) -> None:
+    parser = ResponseParser(QWEN, prefix="")
+    with pytest.raises(TypeError) as raised:
+        parser.feed(chunk)
+    assert str(raised.value) == (
+        f"ResponseParser.feed: expected the generated text (str), got {kind}. Token ids go through "
+        "ChatCodec.get_response_parser(), whose parser decodes them"
+    )
+    assert parser.lifecycle is Lifecycle.FEEDING
+    parser.feed("Hi")
+    assert parser.finalize()[0] == {"role": "assistant", "content": "Hi"}
 
 
 def test_prefix_and_errors_arguments_are_checked() -> None:

@@ -461,3 +461,29 @@ def test_strict_parsers_fail_only_with_value_error(text: str) -> None:
 def test_deep_nesting_is_a_value_error(name: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse(name, "[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('{"name": "f", "arguments": {"x": NaN}}',
+         "x-json-calls: invalid JSON at offset 0: NaN is not valid JSON (JSON has no NaN or Infinity)"),
+        ('[{"name": "f", "arguments": {"x": -Infinity}}]',
+         "x-json-calls: invalid JSON at offset 0: -Infinity is not valid JSON (JSON has no NaN or Infinity)"),
+        ('{"name": "f", "arguments": "{\\"x\\": Infinity}"}',
+         "x-json-calls: the JSON value at offset 0 is not a tool call ('arguments' is a string that is not "
+         "a JSON object)"),
+    ],
+)
+def test_json_calls_have_no_nan_or_infinity(text: str, message: str) -> None:
+    """Round-2 QA: the same JSON as the json parser (SPEC: JSON has no NaN/Infinity)."""
+    with pytest.raises(ValueError) as raised:
+        parse("x-json-calls", text)
+    assert str(raised.value).startswith(message)
+
+
+def test_pythonic_refuses_a_keyword_given_twice() -> None:
+    """Round-2 QA: f(a=1, a=2) kept only a=2; nothing is lost, so it is an error."""
+    with pytest.raises(ValueError) as raised:
+        parse("x-pythonic", "[f(a=1, a=2)]")
+    assert str(raised.value) == "x-pythonic: element 1 of the list: call 'f': argument 'a' is given twice"

@@ -126,6 +126,24 @@ CONTEXT = {
     },
 }
 
+#: Delimiters that start with whitespace, which a chunk can end inside (the run may mix
+#: whitespace characters, and the delimiter may need a fixed number of them). One per template,
+#: so that no other delimiter of the same state makes the run look like a delimiter start anyway.
+WS_CLOSE = {"start_anchor": "S", "fields": {"r": {"open": "<think>", "close_pattern": r"\n\s*</think>"},
+                                             "c": {}}}
+WS_COUNT = {"start_anchor": "S", "fields": {"x": {"open_pattern": "\n\n\n<x>", "close": "</x>"}, "c": {}}}
+WS_LITERAL = {"start_anchor": "S", "fields": {"t": {"open": " \n<x>", "close": "</x>"},
+                                               "y": {"open_pattern": "#", "close": "#"}, "c": {}}}
+LEADING_WHITESPACE_REGEX = {
+    "start_anchor": "S",
+    "fields": {
+        "z": {"open_pattern": r"[ \t]*<z>", "close_pattern": r"\n+</z>"},
+        "h": {"open_pattern": "#", "close": "#"},
+        "w": {"open_pattern": r"\s+<w>", "close_pattern": r"\s*\t</w>"},
+        "c": {"close_pattern": r"\s+\Z"},
+    },
+}
+
 _PIECES = {
     "qwen": [
         "<think>",
@@ -185,6 +203,11 @@ _PIECES = {
     "end_of_input": ["<x>", "\n", "a", "<"],
     "whitespace_runs": [" ", "\n", "<r>", "</r>", "</c>", "a", "\t"],
     "context": ["\n", "#", "a", " ", "go", "stop", "g", "o"],
+    "ws_close": [" ", "\n", "\t", "  ", "\n\n", " " * 40, "<think>", "</think>", "</th", "<", "a", "plan"],
+    "ws_count": ["\n", " ", "\n\n", "\n" * 7, "<", "x>", "<x>", "</x>", "a"],
+    "ws_literal": [" ", "\n", " \n", "\t", "<", "x>", "<x>", "</x>", "#", "a"],
+    "leading_whitespace_regex": [" ", "\n", "\t", " \t", "\n" * 5, " " * 33, "<z>", "<", "z>", "</z>", "</",
+                                 "#", "<w>", "w>", "</w>", "a", "b"],
 }
 _TEMPLATES = {
     "qwen": QWEN,
@@ -197,6 +220,10 @@ _TEMPLATES = {
     "end_of_input": END_OF_INPUT,
     "whitespace_runs": WHITESPACE_RUNS,
     "context": CONTEXT,
+    "ws_close": WS_CLOSE,
+    "ws_count": WS_COUNT,
+    "ws_literal": WS_LITERAL,
+    "leading_whitespace_regex": LEADING_WHITESPACE_REGEX,
 }
 
 
@@ -239,3 +266,56 @@ def test_generated_outputs_one_char_at_a_time(case: tuple[str, str, list[str]]) 
     one_shot = parse_response(text, _TEMPLATES[name], prefix="", errors="keep")
     message, _ = stream(_TEMPLATES[name], list(text), errors="keep")
     assert_same(message, one_shot)
+
+
+@pytest.mark.parametrize(
+    ("template", "chunks"),
+    [
+        (WS_CLOSE, ["<think>plan\n ", " </think>answer"]),
+        ({"start_anchor": "S", "fields": {"x": {"open_pattern": "\n\n\n<x>", "close": "</x>"}, "c": {}}},
+         ["a\n\n\n<", "x>b</x>"]),
+        ({"start_anchor": "S", "fields": {"t": {"open": " \n<x>", "close": "</x>"},
+                                          "y": {"open_pattern": "#", "close": "#"}, "c": {}}},
+         ["a \n<", "x>b</x>"]),
+    ],
+    ids=["mixed-run-before-close", "fixed-newline-count", "literal-with-mixed-whitespace"],
+)
+def test_a_chunk_ending_inside_a_whitespace_led_delimiter(template: dict[str, Any],
+                                                          chunks: list[str]) -> None:
+    """QA round 2: the chunk boundary falls inside the delimiter's leading whitespace."""
+    expected = parse_response("".join(chunks), template, prefix="")
+    assert stream(template, chunks)[0] == expected
+    check_stream(template, "".join(chunks), expected)
+
+
+#: The non-whitespace part of each delimiter of the whitespace-led templates.
+_DELIMITER_TAILS = {
+    "ws_close": ["<think>", "</think>"],
+    "ws_count": ["<x>", "</x>"],
+    "ws_literal": ["<x>", "</x>", "#"],
+    "leading_whitespace_regex": ["<z>", "</z>", "#", "<w>", "</w>"],
+}
+
+
+@st.composite
+def whitespace_led(draw: st.DrawFn) -> tuple[str, str, list[str]]:
+    """Words, mixed whitespace runs (short, or long) and delimiters, cut anywhere."""
+    name = draw(st.sampled_from(sorted(_DELIMITER_TAILS)))
+    runs = st.one_of(st.text(alphabet=" \t\n", max_size=6),
+                     st.text(alphabet=" \t\n", min_size=30, max_size=80))
+    segment = st.tuples(st.sampled_from(["", "a", "plan"]), runs, st.sampled_from(_DELIMITER_TAILS[name]))
+    text = "".join("".join(parts) for parts in draw(st.lists(segment, min_size=1, max_size=6)))
+    text += draw(runs)
+    cuts = draw(st.lists(st.integers(min_value=0, max_value=len(text)), min_size=1, max_size=3))
+    return name, text, _split(text, cuts)
+
+
+@given(whitespace_led())
+def test_whitespace_led_delimiters_stream_equals_one_shot(case: tuple[str, str, list[str]]) -> None:
+    name, text, chunks = case
+    template = _TEMPLATES[name]
+    one_shot = parse_response(text, template, prefix="", errors="keep")
+    for pieces in (chunks, list(text)):
+        message, events = stream(template, pieces, errors="keep")
+        assert_same(message, one_shot)
+        assert join_chunks(events) == join_chunks(stream(template, [text], errors="keep")[1])

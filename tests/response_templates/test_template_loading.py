@@ -30,7 +30,7 @@ def with_top(**changes: Any) -> dict[str, Any]:
 
 # (id, template, expected path, expected field, expected key, expected substring)
 LOAD_ERRORS = [
-    ("not-an-object", [1], "response_template", None, None, "must be an object"),
+    ("not-an-object", [1], "response_template", None, None, "A response template must be a JSON object"),
     ("version-2", with_top(version=2), "version", None, "version", "version"),
     ("version-true", with_top(version=True), "version", None, "version", "version"),
     (
@@ -192,6 +192,74 @@ LOAD_ERRORS = [
         "transform string 'pre {content}' mixes",
     ),
     (
+        "near-placeholder-open-brace",
+        with_field("x", {"open": "<x>", "transform": {"function": {"arguments": "{content"}}}),
+        "fields.x.transform.function.arguments",
+        "x",
+        "transform",
+        "transform string '{content' looks like a placeholder but is not one",
+    ),
+    (
+        "near-placeholder-close-brace",
+        with_field("x", {"open": "<x>", "transform": ["content}"]}),
+        "fields.x.transform[0]",
+        "x",
+        "transform",
+        "transform string 'content}' looks like a placeholder but is not one",
+    ),
+    (
+        "near-placeholder-spaces",
+        with_field("x", {"open": "<x>", "transform": {"name": " { name.first } "}}),
+        "fields.x.transform.name",
+        "x",
+        "transform",
+        "transform string ' { name.first } ' looks like a placeholder",
+    ),
+    (
+        "keep-out-in-open",
+        with_field("x", {"open_pattern": "<t>\\K"}),
+        "fields.x.open_pattern",
+        "x",
+        "open_pattern",
+        "fields.x.open_pattern: \\K (keep out) cannot be used in a delimiter: it moves where the match "
+        "starts, so the delimiter would never match as written. Match the whole delimiter instead",
+    ),
+    (
+        "reverse-in-close",
+        with_field("x", {"open": "<x>", "close_pattern": "(?r)</x>"}),
+        "fields.x.close_pattern",
+        "x",
+        "close_pattern",
+        "fields.x.close_pattern: the reverse flag (?r) cannot be used in a delimiter: delimiters are "
+        "searched forwards, so it would never match. Remove the flag",
+    ),
+    (
+        "reverse-in-anchor",
+        with_top(start_anchor=..., start_anchor_pattern="(?r)<\\|im_start\\|>assistant"),
+        "start_anchor_pattern",
+        None,
+        "start_anchor_pattern",
+        "start_anchor_pattern: the reverse flag (?r) cannot be used",
+    ),
+    (
+        "same-open-literal",
+        with_field("x", {"open": ["<a>", "<tool_call>"]}),
+        "fields.x.open",
+        "x",
+        "open",
+        "fields.x.open: '<tool_call>' is also the open of field 'tool_calls', which wins ties (opens are "
+        "ranked by field name), so field 'x' could never open there",
+    ),
+    (
+        "same-open-pattern",
+        {"start_anchor": "A", "fields": {"b": {"open_pattern": "<b\\d>"}, "a": {"open_pattern": "<b\\d>"},
+                                         "c": {}}},
+        "fields.b.open_pattern",
+        "b",
+        "open_pattern",
+        "fields.b.open_pattern: the same pattern is the open_pattern of field 'a', which wins ties",
+    ),
+    (
         "named-group-open",
         with_field("x", {"open_pattern": "<x (?P<n>\\w+)>"}),
         "fields.x.open_pattern",
@@ -321,7 +389,7 @@ LOAD_ERRORS = [
         "fields",
         None,
         "fields",
-        "At most one field may omit 'open'/'open_pattern'",
+        "at most one field may omit 'open'/'open_pattern'",
     ),
 ]
 
@@ -336,8 +404,49 @@ def test_load_error(spec: Any, path: str, field: str | None, key: str | None, fr
     error = raised.value
     assert isinstance(error, ValueError)
     assert (error.path, error.field, error.key) == (path, field, key)
-    assert str(error).startswith(f"{path}: ")
+    # a key's or field's problem starts with its path; one of the whole template is a sentence
+    assert str(error).startswith(f"{path}: ") or (path == "response_template" and str(error)[0].isupper())
     assert fragment in str(error)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ([1], "A response template must be a JSON object, got list"),
+        (with_top(extra=1), "Unknown keys in response_template: ['extra']. Allowed keys: defaults, fields, "
+         "start_anchor, start_anchor_pattern, version"),
+        (with_top(version=2), "version: unsupported version 2 (only 1 exists)"),
+        (with_top(defaults=[]), "defaults: must be an object, got list"),
+        (with_top(fields={}), "fields: must be a non-empty object (output key -> field spec)"),
+        (with_top(fields=[1]), "fields: must be a non-empty object (output key -> field spec), got list"),
+        (with_top(fields=...),
+         "fields: missing: a response template needs fields (output key -> field spec)"),
+        (with_field("x", {}), "fields: at most one field may omit 'open'/'open_pattern' (that field is the "
+         "implicit one, which collects text outside every region); found: content, x"),
+    ],
+)
+def test_messages_never_repeat_their_path(spec: Any, message: str) -> None:
+    with pytest.raises(ResponseTemplateError) as raised:
+        load_response_template(spec)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("literal", ["{", "}", "{}", '{"a": 1}', "{{", "x}y{", "f(x) {"])
+def test_brace_literals_that_look_like_no_placeholder_are_fine(literal: str) -> None:
+    spec = with_field("x", {"open": "<x>", "transform": {"t": literal}})
+    assert load_response_template(spec).fields["x"].transform == {"t": literal}
+
+
+def test_the_top_level_shape_is_checked_before_the_fields() -> None:
+    spec = with_top(start_anchor=...)
+    spec["fields"]["tool_calls"]["close_pattern"] = "("  # also wrong, but the anchor comes first
+    with pytest.raises(ResponseTemplateError) as raised:
+        load_response_template(spec)
+    assert str(raised.value) == (
+        "start_anchor: a response template needs start_anchor (or start_anchor_pattern): where the "
+        'assistant message starts in the prompt, e.g. "<|im_start|>assistant\\n". It is required even '
+        'when parsing without a prompt (prefix="", chatcodec parse --no-prefix)'
+    )
 
 
 def test_a_valid_template_compiles_every_field() -> None:
@@ -418,3 +527,69 @@ def test_extension_names_must_start_with_x(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(extensions.EXTENSIONS, "words", (_fake_parse, _fake_validate))
     with pytest.raises(ResponseTemplateError, match="unknown content parser 'words'"):
         load_response_template(with_field("x", {"open": "<x>", "content": "words"}))
+
+
+class TestCompiledTemplateCache:
+    """Equal template dicts share one compiled, read-only template (bounded LRU)."""
+
+    def test_equal_dicts_give_the_same_compiled_template(self) -> None:
+        first = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        assert load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE)) is first
+
+    def test_a_different_field_order_is_a_different_template(self) -> None:
+        reordered = copy.deepcopy(QWEN_RESPONSE_TEMPLATE)
+        reordered["fields"] = dict(reversed(list(reordered["fields"].items())))
+        template = load_response_template(reordered)
+        assert template is not load_response_template(QWEN_RESPONSE_TEMPLATE)
+        assert list(template.fields) == ["content", "tool_calls", "reasoning_content"]
+
+    def test_json_equal_but_differently_typed_dicts_are_not_confused(self) -> None:
+        good = with_field("x", {"open": "<x>"})
+        load_response_template(good)
+        bad = copy.deepcopy(QWEN_RESPONSE_TEMPLATE)
+        bad["fields"][1] = {"open": "<x>"}  # dumps like "1", but is not a string
+        with pytest.raises(ResponseTemplateError, match=r"^fields: field names must be strings, got int"):
+            load_response_template(bad)
+
+    def test_a_cached_template_is_read_only(self) -> None:
+        template = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        with pytest.raises(TypeError):
+            template.fields["content"] = template.fields["tool_calls"]  # type: ignore[index]
+        with pytest.raises(TypeError):
+            template.defaults["role"] = "user"  # type: ignore[index]
+        with pytest.raises(TypeError):
+            template.fields["tool_calls"].content_args["x"] = 1  # type: ignore[index]
+        template.spec["defaults"]["role"] = "user"  # a copy: the template is unchanged
+        again = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        assert again.to_dict() == QWEN_RESPONSE_TEMPLATE
+
+    def test_parse_response_compiles_an_equal_dict_once(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from chatcodec import parse_response
+        from chatcodec.response_templates import template as template_module
+
+        builds: list[int] = []
+        build = template_module._compile
+        monkeypatch.setattr(template_module, "_compile", lambda spec: builds.append(1) or build(spec))
+        spec = with_top(defaults={"role": "assistant", "marker": "cache-test"})
+        for _ in range(3):
+            assert parse_response("Hi<|im_end|>", copy.deepcopy(spec), prefix="") == {
+                "role": "assistant", "marker": "cache-test", "content": "Hi"}
+        assert builds == [1]
+
+    def test_the_cache_is_bounded(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from chatcodec.response_templates import template as template_module
+
+        monkeypatch.setattr(template_module, "TEMPLATE_CACHE_SIZE", 2)
+        specs = [with_top(defaults={"n": n}) for n in range(3)]
+        first = load_response_template(specs[0])
+        load_response_template(specs[1])
+        load_response_template(specs[2])  # evicts specs[0], the least recently used
+        assert load_response_template(specs[2]) is load_response_template(specs[2])
+        assert load_response_template(specs[0]) is not first
+
+    def test_a_template_pickles_and_compares_by_its_spec(self) -> None:
+        import pickle
+
+        template = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
+        restored = pickle.loads(pickle.dumps(template))
+        assert restored.to_dict() == QWEN_RESPONSE_TEMPLATE

@@ -15,6 +15,11 @@ without flags, Rust's ``regex``):
 * ``RT001`` look-arounds, ``RT002`` back-references, ``RT003`` atomic groups, ``RT004`` possessive
   quantifiers, ``RT005`` recursion.
 
+And for what a response template does with text:
+
+* ``RT010`` no implicit field: text outside every region is discarded (SPEC §1.5), which is
+  rarely what the author wants.
+
 The linter never renders and never changes a template; it only reports.
 """
 
@@ -180,21 +185,26 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
 
     Returns:
         The findings of ``start_anchor_pattern``, then of each field's patterns and
-        ``tag_pattern``, in template order; each names its JSON path in ``where``.
+        ``tag_pattern``, in template order, then ``RT010`` when no field is implicit; each names
+        its JSON path in ``where``.
     """
     findings: list[LintFinding] = []
     if isinstance(template.get("start_anchor_pattern"), str):
         findings += lint_pattern(template["start_anchor_pattern"], "start_anchor_pattern")
     fields = template.get("fields")
-    for name, spec in (fields.items() if isinstance(fields, Mapping) else ()):
-        if not isinstance(spec, Mapping):
-            continue
+    specs = [(name, spec) for name, spec in (fields.items() if isinstance(fields, Mapping) else ())
+             if isinstance(spec, Mapping)]
+    for name, spec in specs:
         for key in _PATTERN_KEYS:
             if isinstance(spec.get(key), str):
                 findings += lint_pattern(spec[key], f"fields.{name}.{key}")
         args = spec.get("content_args")
         if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
             findings += lint_pattern(args["tag_pattern"], f"fields.{name}.content_args.tag_pattern")
+    if specs and all("open" in spec or "open_pattern" in spec for _, spec in specs):
+        findings.append(LintFinding(
+            "RT010", "no implicit field (a field without open/open_pattern), so text outside every region "
+            'is discarded; add one (e.g. "content": {}) to keep that text', where="fields"))
     return findings
 
 

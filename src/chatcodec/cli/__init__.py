@@ -7,7 +7,9 @@ jinja2 or rich. Rules kept here:
 * stdout carries only data (the prompt, a JSON message, JSON Lines events); diagnostics go to
   stderr;
 * an expected error prints one line, ``chatcodec: <ErrorClass>: <message>``, and exits 1; usage
-  errors exit 2 (argparse's convention); ``--debug`` or ``CHATCODEC_DEBUG=1`` shows the traceback.
+  errors exit 2 (argparse's convention: bad option values are caught by the argument types of
+  :mod:`chatcodec.cli.options`); ``--debug`` or ``CHATCODEC_DEBUG=1`` shows the traceback;
+* ``chatcodec --version`` prints the version.
 """
 
 from __future__ import annotations
@@ -38,12 +40,19 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
         description="Render chat templates and parse model output with response templates.",
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of errors")
+    parser.add_argument("--version", action="version", version=f"chatcodec {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
             importlib.import_module(module_name).add_arguments(command_parser)
     return parser
+
+
+def _version() -> str:
+    from chatcodec import __version__
+
+    return __version__
 
 
 def _find_command(argv: Sequence[str]) -> str | None:

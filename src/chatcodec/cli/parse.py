@@ -1,21 +1,38 @@
 """``chatcodec parse``: turn a model output into an assistant message with a response template.
 
 ``chatcodec parse TEMPLATE OUTPUT (--prefix FILE | --no-prefix) [--tools FILE] [--errors keep]
-[--events] [--stream]``. stdout carries the data only: one JSON message, or JSON Lines with
-``--events``; ``--stream`` feeds the output chunk by chunk through the same parser and shows the
-regions as they arrive. Model output that cannot be parsed is one line on stderr and exit code 1
-(``--errors keep`` records the problems in the message instead).
+[--events] [--stream] [--chunk-size N] [--delay SECONDS]`` (``--chunk-size`` and ``--delay``
+imply ``--stream``; their bad values are usage errors, exit 2). stdout carries the data only: one
+JSON message, or JSON Lines with ``--events``; ``--stream`` feeds the output chunk by chunk
+through the same parser and shows the regions as they arrive. With ``--stream`` and ``OUTPUT``
+``-``, standard input is read as it arrives (a live generation piped in is parsed live), decoded
+incrementally so a character split across reads is fed once complete. Model output that cannot be
+parsed is one line on stderr and exit code 1 (``--errors keep`` records the problems in the
+message instead).
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
 import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, BinaryIO
 
 from chatcodec.cli.io import read_response_template, read_text, read_tools
+from chatcodec.cli.options import positive_int, seconds
 
-__all__ = ["add_arguments", "run"]
+if TYPE_CHECKING:
+    from chatcodec.response_templates.template import ResponseTemplate
+
+__all__ = ["CHUNK_SIZE", "READ_SIZE", "add_arguments", "run", "stdin_pieces"]
+
+#: Characters per chunk with ``--stream`` unless ``--chunk-size`` says otherwise.
+CHUNK_SIZE = 4
+
+#: Most bytes taken from standard input per read when it is streamed.
+READ_SIZE = 65536
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,11 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", action="store_true",
                         help="print the events as JSON Lines, then a final {\"type\": \"message\"} line")
     parser.add_argument("--stream", action="store_true",
-                        help="feed the output chunk by chunk and show regions as they arrive")
-    parser.add_argument("--chunk-size", type=int, default=4, metavar="N",
-                        help="characters per chunk with --stream (default 4)")
-    parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
-                        help="pause after each chunk with --stream, to watch the live view")
+                        help="feed the output chunk by chunk and show regions as they arrive (with OUTPUT "
+                             "-, stdin is read as it arrives)")
+    parser.add_argument("--chunk-size", type=positive_int, default=None, metavar="N",
+                        help=f"characters per chunk when streaming (default {CHUNK_SIZE}); implies --stream")
+    parser.add_argument("--delay", type=seconds, default=None, metavar="SECONDS",
+                        help="pause after each chunk, to watch the live view; implies --stream")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,21 +70,22 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         OSError, ValueError: an input cannot be read, or the options contradict each other.
-        ResponseTemplateError: the response template is invalid.
+        ResponseTemplateError: the response template is invalid (the message names TEMPLATE first).
     """
     from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
     from chatcodec.errors import ResponseParseError
     from chatcodec.response_templates.engine import ResponseParser
 
-    if args.stream and args.chunk_size < 1:
-        raise ValueError(f"--chunk-size: must be at least 1, got {args.chunk_size}")
+    stream = args.stream or args.chunk_size is not None or args.delay is not None
+    size = args.chunk_size or CHUNK_SIZE
     if args.output == "-" and args.prefix == "-":
         raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
-    template = read_response_template(args.template)
-    output = read_text(args.output)
+    template = _load_template(args.template)
+    live = stream and args.output == "-"
+    output = "" if live else read_text(args.output)
     prefix = "" if args.no_prefix else read_text(args.prefix)
     parser = ResponseParser(template, prefix=prefix, tools=read_tools(args.tools), errors=args.errors)
-    if not args.stream and not args.events:
+    if not stream and not args.events:
         try:
             parser.feed(output)
             message, _ = parser.finalize()
@@ -75,12 +94,59 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(format_message(message))
         return 0
     view = EventLines(sys.stdout) if args.events else choose_view(sys.stdout, sys.stderr)
-    size = args.chunk_size if args.stream else max(1, len(output))
+    if live:
+        pieces: Iterator[str] | list[str] = stdin_pieces(sys.stdin.buffer, size)
+    else:
+        pieces = chunks(output, size if stream else max(1, len(output)))
     try:
-        play(parser, chunks(output, size), view, args.delay)
+        play(parser, pieces, view, args.delay or 0.0)
     except ResponseParseError as error:
         return _report(error, args)
     return 0
+
+
+def _load_template(source: str) -> ResponseTemplate:
+    """The response template ``source`` names, loaded; a template error names ``source`` first."""
+    from chatcodec.errors import ResponseTemplateError
+    from chatcodec.response_templates.template import load_response_template
+
+    try:
+        return load_response_template(read_response_template(source))
+    except ResponseTemplateError as error:
+        raise ResponseTemplateError(f"{source}: {error}", field=error.field, key=error.key,
+                                    path=error.path) from None
+
+
+def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
+    """The text of ``stream`` as it arrives: each read, decoded, in pieces of at most ``size``.
+
+    Args:
+        stream: standard input's binary buffer (``read1`` returns what is available).
+        size: the most characters per piece.
+
+    Yields:
+        Text pieces, in order; a UTF-8 character split across reads comes out once complete.
+
+    Raises:
+        ValueError: the bytes are not UTF-8 (the message names the byte offset).
+    """
+    from chatcodec.cli.view import chunks
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    read = getattr(stream, "read1", stream.read)
+    offset = 0  # of the first byte the decoder has not turned into text yet
+    while True:
+        data = read(READ_SIZE)
+        held = len(decoder.getstate()[0])
+        try:
+            text = decoder.decode(data, final=not data)
+        except UnicodeDecodeError as error:
+            where = offset + error.start
+            raise ValueError(f"<stdin>: not UTF-8 text (byte {where}: {error.reason})") from None
+        offset += held + len(data) - len(decoder.getstate()[0])
+        yield from chunks(text, size)
+        if not data:
+            return
 
 
 def _report(error: Exception, args: argparse.Namespace) -> int:

@@ -2,33 +2,68 @@
 
 Every view has ``on_event(event)``, ``close(message)`` and ``abort()``. :class:`PlainView` writes
 plain text to a stream (what a pipe or a file gets); :class:`RichView` draws the regions live on a
-terminal. :func:`play` feeds an output to a parser piece by piece and shows every event in a view
-(``chatcodec parse --stream`` and ``chatcodec demo`` both run it). This is the only module that
-imports ``rich``, and only inside :class:`RichView`, so
-``chatcodec parse`` never pays for it unless it draws (rule R2: the decode path stays light).
+terminal. Both show a structured region (tool calls) by its parsed value (``=> ...``), never an
+empty block for a whitespace-only region, and write lone surrogates as JSON escapes. :func:`play`
+feeds an output to a parser piece by piece and shows every event in a view (``chatcodec parse
+--stream`` and ``chatcodec demo`` both run it). This is the only module that imports ``rich``, and
+only when it draws (:func:`choose_view`, :class:`RichView`), so ``chatcodec parse`` never pays for
+it otherwise (rule R2: the decode path stays light).
 """
 
 from __future__ import annotations
 
 import json
-import sys
+import re
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.engine import ResponseParser
 
-__all__ = ["EventLines", "PlainView", "RichView", "View", "choose_view", "chunks", "format_message", "play"]
+__all__ = [
+    "EventLines",
+    "PlainView",
+    "RichView",
+    "View",
+    "choose_view",
+    "chunks",
+    "format_message",
+    "play",
+    "printable",
+    "to_json",
+]
 
-#: Shown once on stderr when ``--stream`` cannot draw the live view.
-LIVE_VIEW_HINT = ("chatcodec: showing plain output; the live view needs a terminal and rich "
-                  "(pip install 'chatcodec[rich]')")
+#: Shown once on stderr when output goes to a terminal but ``rich`` is missing (a pipe or a file
+#: gets plain output silently: that is what it wants).
+LIVE_VIEW_HINT = "chatcodec: plain output; the live view needs rich (pip install 'chatcodec[rich]')"
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with lone surrogates written as ``\\udXXX`` (they cannot be encoded as UTF-8).
+
+    A JSON ``"\\ud800"`` escape decodes to a lone surrogate, which no UTF-8 stream can write; inside
+    a JSON string the replacement is that same escape, so the output stays valid JSON.
+    """
+    return _LONE_SURROGATE.sub(_escape_surrogate, text)
+
+
+def to_json(value: Any, **kwargs: Any) -> str:
+    """JSON text with non-ASCII kept and lone surrogates escaped (always writable as UTF-8)."""
+    return printable(json.dumps(value, ensure_ascii=False, **kwargs))
 
 
 def format_message(message: dict[str, Any]) -> str:
     """The message as printed by ``chatcodec parse``: indented JSON, non-ASCII kept, one newline."""
-    return json.dumps(message, ensure_ascii=False, indent=2) + "\n"
+    return to_json(message, indent=2) + "\n"
 
 
 class View(Protocol):
@@ -51,28 +86,36 @@ class EventLines:
         self._out = out
 
     def on_event(self, event: dict[str, Any]) -> None:
-        self._out.write(json.dumps(event, ensure_ascii=False) + "\n")
+        self._out.write(to_json(event) + "\n")
         self._out.flush()
 
     def close(self, message: dict[str, Any]) -> None:
-        self._out.write(json.dumps({"type": "message", "message": message}, ensure_ascii=False) + "\n")
+        self._out.write(to_json({"type": "message", "message": message}) + "\n")
 
     def abort(self) -> None:
         self._out.flush()
 
 
 class PlainView:
-    """Regions as plain text: a ``[field]`` line when a region opens, its text as it streams, the
-    parsed value of structured regions (``=> ...``) when they close, then the message as JSON."""
+    """Regions as plain text, as they stream, then the message as JSON.
+
+    A text region shows a ``[field]`` line and its text once it holds more than whitespace (a
+    whitespace-only region shows nothing). A structured region (``dirty`` chunks: JSON, XML, tool
+    calls) shows its ``[field]`` line when it starts and, when it closes, its parsed value on a
+    ``=> ...`` line (or ``!! problem`` with ``errors="keep"``); its raw text is not repeated.
+    """
 
     def __init__(self, out: TextIO) -> None:
         self._out = out
         self._at_line_start = True
+        self._field = ""
+        self._shown = False  # the [field] line of the current region is out
         self._dirty = False
+        self._leading = ""  # whitespace a text region began with, held until text follows
 
     def _write(self, text: str) -> None:
         if text:
-            self._out.write(text)
+            self._out.write(printable(text))
             self._out.flush()
             self._at_line_start = text.endswith("\n")
 
@@ -80,21 +123,38 @@ class PlainView:
         if not self._at_line_start:
             self._write("\n")
 
+    def _header(self) -> None:
+        if not self._shown:
+            self._end_line()
+            self._write(f"[{self._field}]\n")
+            self._shown = True
+
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "region_open":
-            self._end_line()
-            self._write(f"[{event['field']}]\n")
-            self._dirty = False
+            self._field, self._shown, self._dirty, self._leading = event["field"], False, False, ""
         elif kind == "region_chunk":
-            self._dirty = event["dirty"]
-            self._write(event["text"])
-        else:
+            self._on_chunk(event["text"], event["dirty"])
+        elif "error" in event:
+            self._header()
             self._end_line()
-            if "error" in event:
-                self._write(f"!! {event['error']['error']}\n")
-            elif self._dirty:
-                self._write(f"=> {json.dumps(event['value'], ensure_ascii=False)}\n")
+            self._write(f"!! {event['error']['error']}\n")
+        elif self._dirty or not isinstance(event["value"], str):
+            self._header()
+            self._end_line()
+            self._write(f"=> {to_json(event['value'])}\n")
+
+    def _on_chunk(self, text: str, dirty: bool) -> None:
+        self._dirty = self._dirty or dirty
+        if self._dirty:
+            self._header()  # the raw text of a structured region is not shown, only its value
+        elif self._shown:
+            self._write(text)
+        else:
+            self._leading += text
+            if self._leading.strip():
+                self._header()
+                self._write(self._leading.lstrip())
 
     def close(self, message: dict[str, Any]) -> None:
         self._end_line()
@@ -104,15 +164,30 @@ class PlainView:
         self._end_line()
 
 
+@dataclass
+class _Panel:
+    """One region as :class:`RichView` draws it."""
+
+    name: str
+    parts: list[str] = field(default_factory=list)
+    dirty: bool = False
+    value: str | None = None  # the parsed value as JSON, once a structured region closed
+    error: str | None = None
+
+
 class RichView:
-    """Regions drawn live on a terminal with ``rich``: one panel per region, updated per chunk."""
+    """Regions drawn live on a terminal with ``rich``: one panel per region, updated per chunk.
+
+    Text regions show their text (none while it is only whitespace); structured regions show their
+    raw text dimmed while it streams, then ``=> `` and the parsed value when they close.
+    """
 
     def __init__(self, console: Any = None) -> None:
         from rich.console import Console
         from rich.live import Live
 
         self._console = console if console is not None else Console()
-        self._regions: list[tuple[str, list[str], bool]] = []
+        self._panels: list[_Panel] = []
         self._live = Live(self._render(), console=self._console, auto_refresh=False, transient=False)
         self._live.start()
 
@@ -121,51 +196,68 @@ class RichView:
         from rich.panel import Panel
         from rich.text import Text
 
-        panels = [Panel(Text("".join(parts)), title=field, title_align="left",
-                        border_style="yellow" if dirty else "cyan") for field, parts, dirty in self._regions]
-        return Group(*panels) if panels else Text("waiting for output...", style="dim")
+        drawn = []
+        for panel in self._panels:
+            raw = printable("".join(panel.parts))
+            if panel.error is not None:
+                body = Text(raw, style="dim") + Text(f"\n!! {panel.error}", style="bold red")
+            elif panel.value is not None:
+                body = Text(f"=> {panel.value}", style="bold")
+            elif panel.dirty:
+                body = Text(raw, style="dim")
+            elif raw.strip():
+                body = Text(raw.strip("\n"))
+            else:
+                continue  # nothing but whitespace (yet): no empty block
+            drawn.append(Panel(body, title=panel.name, title_align="left",
+                               border_style="yellow" if panel.dirty else "cyan"))
+        return Group(*drawn) if drawn else Text("waiting for output...", style="dim")
 
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "region_open":
-            self._regions.append((event["field"], [], False))
-        elif kind == "region_chunk" and self._regions:
-            field, parts, _ = self._regions[-1]
-            parts.append(event["text"])
-            self._regions[-1] = (field, parts, event["dirty"])
-        elif kind == "region_close" and self._regions:
-            field, parts, dirty = self._regions[-1]
+            self._panels.append(_Panel(event["field"]))
+        elif kind == "region_chunk" and self._panels:
+            panel = self._panels[-1]
+            panel.parts.append(event["text"])
+            panel.dirty = panel.dirty or event["dirty"]
+        elif kind == "region_close" and self._panels:
+            panel = self._panels[-1]
             if "error" in event:
-                parts.append(f"\n!! {event['error']['error']}")
-            elif dirty:
-                parts[:] = [json.dumps(event["value"], ensure_ascii=False, indent=2)]
+                panel.error = event["error"]["error"]
+            elif panel.dirty or not isinstance(event["value"], str):
+                panel.dirty, panel.value = True, to_json(event["value"], indent=2)
         self._live.update(self._render(), refresh=True)
 
     def close(self, message: dict[str, Any]) -> None:
         self._live.stop()
-        self._console.print_json(data=message)
+        self._console.print_json(to_json(message))
 
     def abort(self) -> None:
         self._live.stop()
 
 
 def choose_view(out: TextIO, err: TextIO) -> View:
-    """:class:`RichView` on a terminal with ``rich`` installed, else :class:`PlainView` (saying so).
+    """:class:`RichView` on a terminal with ``rich`` installed, else :class:`PlainView`.
+
+    Only a terminal without ``rich`` gets a word about it (:data:`LIVE_VIEW_HINT` on ``err``); a
+    pipe or a file gets plain output and no message.
 
     Args:
-        out: where the view writes (the live view only when it is the terminal's stdout).
-        err: where the hint goes when the live view cannot be drawn.
+        out: where the view writes.
+        err: where the hint goes.
 
     Returns:
         The view.
     """
-    if out is sys.stdout and out.isatty():
-        try:
-            return RichView()
-        except ImportError:
-            pass
-    err.write(LIVE_VIEW_HINT + "\n")
-    return PlainView(out)
+    if not out.isatty():
+        return PlainView(out)
+    try:
+        from rich.console import Console
+    except ImportError:
+        err.write(LIVE_VIEW_HINT + "\n")
+        return PlainView(out)
+    return RichView(Console(file=out))
 
 
 def chunks(text: str, size: int) -> list[str]:

@@ -5,6 +5,7 @@ template), ``delimiters`` (one open/close and what is known about it), ``matcher
 delimiter of a parser state searched together, with partial-match hold-back), ``engine`` (the
 streaming state machine, :class:`ResponseParser`), ``message`` (closed regions -> message keys),
 ``content`` and ``lax_json`` (content parsers; ``extensions`` and ``ext_*`` for the ``x-`` ones),
-``transform`` (output-shaping placeholders), ``arguments`` (tool-argument typing), ``prefix`` (the
-prompt a parser continues), ``api`` (``parse_response`` and ``parse_response_batch``).
+``transform`` (output-shaping placeholders), ``arguments`` (tool-argument typing), ``limits`` (the
+documented limits), ``prefix`` (the prompt a parser continues), ``api`` (``parse_response`` and
+``parse_response_batch``).
 """

@@ -10,8 +10,10 @@ reference: a string argument is cast by the first type of its schema that accept
 Rules kept here (differences from the reference, see docs/compatibility.md): numeric and boolean
 types listed after ``string`` are not tried (``anyOf: [string, integer]`` leaves ``"5"`` alone)
 while ``null`` and JSON objects/arrays still are; numbers are ASCII (``"1_000"`` and non-ASCII
-digits stay text); casting never raises and never mutates its input. Any value shaped like a tool
-call is typed, whatever its field is called.
+digits stay text); casting never raises and never mutates its input; a JSON object/array cast
+whose result would put the value deeper than ``MAX_NESTING_DEPTH`` (or that Python cannot parse
+for depth) fails like any other cast, so the text stays. Any value shaped like a tool call is typed,
+whatever its field is called.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
 from chatcodec.response_templates.lax_json import loads_json
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 
 __all__ = [
     "ToolParameters",
@@ -46,9 +49,12 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
 
     Raises:
         TypeError: a tool is neither a dict nor a function.
+        ValueError: a parameter schema that typing cannot read (``"anyOf": 5``, ``"type": 5``, a
+            non-boolean ``nullable``); the message names the tool and the parameter. Checked here,
+            when the parser is built, so a bad schema never fails in the middle of a stream.
     """
     params: ToolParameters = {}
-    for tool in tools or []:
+    for index, tool in enumerate(tools or []):
         if not isinstance(tool, dict):  # a Python function: only then load the schema builder
             from chatcodec.tool_schemas import tool_to_schema
 
@@ -57,8 +63,40 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             parameters = function.get("parameters")
             properties = parameters.get("properties") if isinstance(parameters, dict) else None
-            params[function["name"]] = properties if isinstance(properties, dict) else {}
+            properties = properties if isinstance(properties, dict) else {}
+            for key, schema in properties.items():
+                problem = _schema_problem(schema)
+                if problem is not None:
+                    raise ValueError(f"tools[{index}] ({function['name']}): parameter {key!r}: {problem}")
+            params[function["name"]] = properties
     return params
+
+
+def _schema_problem(schema: Any) -> str | None:
+    """What typing cannot read in a parameter schema (and its ``anyOf``/``oneOf`` choices), or ``None``."""
+    stack: list[tuple[str, Any]] = [("", schema)]
+    while stack:
+        where, item = stack.pop()
+        if not isinstance(item, dict):
+            continue
+        declared = item.get("type")
+        if declared is not None and not isinstance(declared, str) and not (
+                isinstance(declared, list) and all(isinstance(t, str) for t in declared)):
+            return f"{where}type must be a type name or a list of them, got {type(declared).__name__}"
+        if not isinstance(item.get("nullable", False), bool):
+            return f"{where}nullable must be true or false, got {type(item['nullable']).__name__}"
+        for union in ("anyOf", "oneOf"):
+            choices = item.get(union)
+            if choices is None:
+                continue
+            if not isinstance(choices, list):
+                return f"{where}{union} must be a list of schemas, got {type(choices).__name__}"
+            for position, choice in enumerate(choices):
+                if not isinstance(choice, (dict, bool)):
+                    got = type(choice).__name__
+                    return f"{where}{union}[{position}] must be a schema (an object), got {got}"
+                stack.append((f"{where}{union}[{position}]: ", choice))
+    return None
 
 
 def schema_types(schema: Any) -> tuple[str, ...]:
@@ -70,7 +108,8 @@ def schema_types(schema: Any) -> tuple[str, ...]:
     if isinstance(declared, list):
         types.extend(t for t in declared if isinstance(t, str))
     for union in ("anyOf", "oneOf"):
-        for choice in schema.get(union) or []:
+        choices = schema.get(union)
+        for choice in choices if isinstance(choices, list) else ():
             types.extend(schema_types(choice))
     if schema.get("nullable") and "null" not in types:
         types.append("null")
@@ -80,8 +119,8 @@ def schema_types(schema: Any) -> tuple[str, ...]:
 _NO_CAST = object()
 
 
-def _cast(raw: str, type_name: str) -> Any:
-    """``raw`` as ``type_name``, or ``_NO_CAST``."""
+def _cast(raw: str, type_name: str, max_depth: int) -> Any:
+    """``raw`` as ``type_name``, or ``_NO_CAST`` (also for JSON nested more than ``max_depth`` deep)."""
     text = raw.strip()
     try:
         if type_name == "integer":
@@ -101,9 +140,10 @@ def _cast(raw: str, type_name: str) -> Any:
             return None
         if type_name in ("object", "array"):
             decoded = loads_json(raw)
-            if isinstance(decoded, dict if type_name == "object" else list):
+            if isinstance(decoded, dict if type_name == "object" else list) \
+                    and not exceeds_depth(decoded, max_depth):
                 return decoded
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     return _NO_CAST
 
@@ -113,7 +153,7 @@ def _cast(raw: str, type_name: str) -> Any:
 _CASTS_AFTER_STRING = ("null", "object", "array")
 
 
-def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
+def coerce_argument(raw: str, types: tuple[str, ...], max_depth: int = MAX_NESTING_DEPTH) -> Any:
     """Cast one string argument by the first of ``types`` that accepts it, in order.
 
     Once a ``string`` type has been passed, later numeric and boolean types are not tried (the
@@ -123,6 +163,7 @@ def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
     Args:
         raw: the argument's text.
         types: the JSON types its schema allows, in order (:func:`schema_types`).
+        max_depth: how deep a decoded JSON object/array may nest (deeper: the cast fails).
 
     Returns:
         The cast value, or ``raw`` unchanged when nothing accepts it.
@@ -134,26 +175,26 @@ def coerce_argument(raw: str, types: tuple[str, ...]) -> Any:
             continue
         if after_string and type_name not in _CASTS_AFTER_STRING:
             continue
-        value = _cast(raw, type_name)
+        value = _cast(raw, type_name, max_depth)
         if value is not _NO_CAST:
             return value
     return raw
 
 
-def _cast_arguments(arguments: dict[str, Any], properties: Mapping[str, Any]) -> dict[str, Any]:
+def _cast_arguments(arguments: dict[str, Any], properties: Mapping[str, Any], room: int) -> dict[str, Any]:
     typed = {}
     for key, argument in arguments.items():
         types = schema_types(properties.get(key)) if key in properties else ()
         if types and isinstance(argument, str):
-            argument = coerce_argument(argument, types)
+            argument = coerce_argument(argument, types, room)
         elif types and isinstance(argument, list) and "array" not in types:
             # repeated keys collected by xml-inline's merge_duplicates: cast each element
-            argument = [coerce_argument(a, types) if isinstance(a, str) else a for a in argument]
+            argument = [coerce_argument(a, types, room - 1) if isinstance(a, str) else a for a in argument]
         typed[key] = argument
     return typed
 
 
-def cast_tool_calls(value: Any, params: ToolParameters) -> Any:
+def cast_tool_calls(value: Any, params: ToolParameters, depth: int = 0) -> Any:
     """Type the arguments of every tool call in ``value`` (a call, a list of calls, or anything else).
 
     A tool call is ``{"function": {"name": str, "arguments": dict}, ...}``; only top-level string
@@ -162,6 +203,8 @@ def cast_tool_calls(value: Any, params: ToolParameters) -> Any:
     Args:
         value: a region's value.
         params: the tools' parameter properties (:func:`tool_parameters`).
+        depth: how deep ``value`` sits in the region's value (a cast keeps the whole value within
+            ``MAX_NESTING_DEPTH``).
 
     Returns:
         ``value`` itself when nothing is cast, else a new structure sharing the untouched parts.
@@ -169,7 +212,7 @@ def cast_tool_calls(value: Any, params: ToolParameters) -> Any:
     if not params:
         return value
     if isinstance(value, list):
-        return [cast_tool_calls(item, params) for item in value]
+        return [cast_tool_calls(item, params, depth + 1) for item in value]
     function = value.get("function") if isinstance(value, dict) else None
     if not isinstance(function, dict):
         return value
@@ -179,4 +222,6 @@ def cast_tool_calls(value: Any, params: ToolParameters) -> Any:
     properties = params.get(name)
     if not properties:
         return value
-    return {**value, "function": {**function, "arguments": _cast_arguments(arguments, properties)}}
+    # the call, its "function" and its "arguments" are three levels; each argument's value starts below
+    room = MAX_NESTING_DEPTH - depth - 3
+    return {**value, "function": {**function, "arguments": _cast_arguments(arguments, properties, room)}}

@@ -11,7 +11,9 @@ and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is resolve
 The extensions are imported on first use, so templates that use none never load them.
 
 Rules kept here: parsers never see the buffer, the parser state or other fields; they raise
-``ValueError`` (naming what is wrong) and the engine adds the field, offset and raw text.
+``ValueError`` (naming what is wrong; :class:`ContentError` when they know where) and the engine
+adds the field, offset and raw text. Nothing is skipped silently: ``xml-inline`` refuses text that
+its ``tag_pattern`` does not match, apart from whitespace and bare end tags (``</function>``).
 Numbers are ASCII only (``1_000`` and non-ASCII digits are not numbers; Python's ``int()`` would
 accept them).
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import regex
 
@@ -30,7 +32,9 @@ from chatcodec.response_templates.lax_json import parse_json_dialect
 
 __all__ = [
     "STANDARD_PARSERS",
+    "ContentError",
     "ContentParser",
+    "Extension",
     "check_parser_spec",
     "compile_user_pattern",
     "get_parser",
@@ -45,6 +49,23 @@ ParseFn = Callable[[str, Mapping[str, Any]], Any]
 ValidateFn = Callable[[Mapping[str, Any], str], None]
 
 
+class Extension(NamedTuple):
+    """One entry of :data:`chatcodec.response_templates.extensions.EXTENSIONS` (the ``x-`` contract).
+
+    A plain ``(parse, validate)`` pair is accepted too (``string_aware`` is then false).
+
+    Attributes:
+        parse: ``(raw_text, content_args) -> value``; raises ``ValueError``.
+        validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
+        string_aware: the region's text is JSON-like, so its close delimiter only counts outside
+            strings (``"..."`` and the ``string_delims`` pairs of ``content_args``).
+    """
+
+    parse: ParseFn
+    validate: ValidateFn
+    string_aware: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class ContentParser:
     """One content parser.
@@ -55,6 +76,9 @@ class ContentParser:
         validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
         streams_verbatim: every streamed chunk is part of the final value (``dirty: false`` events).
         extension: an ``x-`` parser, unknown to the reference; a template using it needs chatcodec.
+        string_aware: the region's close delimiter only counts outside JSON strings (``"..."`` with
+            escapes, and the ``string_delims`` pairs of ``content_args``); true for ``json`` and for
+            the extensions that declare it.
     """
 
     name: str
@@ -62,6 +86,7 @@ class ContentParser:
     validate: ValidateFn
     streams_verbatim: bool
     extension: bool = False
+    string_aware: bool = False
 
 
 _INT = regex.compile(r"[+-]?[0-9]+")
@@ -150,13 +175,42 @@ def compile_user_pattern(source: str) -> regex.Pattern[str]:
     return regex.compile(source, regex.DOTALL)
 
 
+class ContentError(ValueError):
+    """A content parser's failure at a known place in the region text.
+
+    Attributes:
+        position: index in the region's raw text where the problem starts.
+    """
+
+    def __init__(self, message: str, position: int) -> None:
+        super().__init__(message)
+        self.position = position
+
+
+#: What may stand between xml-inline tags: whitespace and bare end tags (``</function>``), which
+#: carry no data (the seed's Qwen3 example leaves ``</function>`` inside the region).
+_XML_FILLER = regex.compile(r"(?:\s+|</[^\s<>/]+\s*>)*")
+
+
+def _check_xml_filler(text: str, start: int, end: int) -> None:
+    """Refuse text between tags that is not filler: a malformed tag would otherwise vanish."""
+    stop = _XML_FILLER.match(text, start, end).end()
+    if stop < end:
+        excerpt = text[stop:min(end, stop + 40)].rstrip()
+        raise ContentError(f"xml-inline: text outside the tags at offset {stop}: {excerpt!r} "
+                           "(tag_pattern does not match it: a malformed tag?)", stop)
+
+
 def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     pattern = compile_user_pattern(args["tag_pattern"])
     value_parser = args.get("value_parser")
     merge = bool(args.get("merge_duplicates", False))
     out: dict[str, Any] = {}
     merged: set[str] = set()
+    position = 0
     for match in pattern.finditer(text):
+        _check_xml_filler(text, position, match.start())
+        position = match.end()
         key = match.group("key")
         if key is None:
             raise ValueError(f"tag_pattern matched {match.group()!r} without its 'key' group")
@@ -169,6 +223,7 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             out[key].append(value)
         else:
             out[key] = value
+    _check_xml_filler(text, position, len(text))
     return out
 
 
@@ -270,7 +325,7 @@ STANDARD_PARSERS: dict[str, ContentParser] = {
         ContentParser("int", _parse_int, _validate_scalar, streams_verbatim=True),
         ContentParser("float", _parse_float, _validate_scalar, streams_verbatim=True),
         ContentParser("bool", _parse_bool, _validate_scalar, streams_verbatim=True),
-        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False),
+        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True),
         ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False),
         ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False),
     )
@@ -285,7 +340,9 @@ def lookup_parser(name: str) -> ContentParser | None:
 
         entry = EXTENSIONS.get(name)
         if entry is not None:
-            parser = ContentParser(name, entry[0], entry[1], streams_verbatim=False, extension=True)
+            aware = bool(entry[2]) if len(entry) > 2 else False
+            parser = ContentParser(name, entry[0], entry[1], streams_verbatim=False, extension=True,
+                                   string_aware=aware)
     return parser
 
 

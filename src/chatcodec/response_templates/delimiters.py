@@ -19,20 +19,25 @@ from dataclasses import dataclass
 import regex
 
 __all__ = [
+    "RUN_WHITESPACE",
     "WHITESPACE",
     "Delimiter",
     "absorbed_whitespace",
     "after_whitespace",
     "alphabet",
     "compile_pattern",
+    "context_dependent",
     "first_chars",
     "literal_delimiter",
     "regex_delimiter",
     "rewrite_dollar",
+    "unsupported_construct",
 ]
 
 #: The characters of a whitespace run that a ``\\s*``-style delimiter can keep absorbing.
 WHITESPACE = " \t\n\r"
+#: Every ASCII whitespace character: what a whitespace run in the text may be made of.
+RUN_WHITESPACE = " \t\n\r\f\v"
 
 _WS_CONTEXTS = ("", "x", " ", "\n", ">")
 # Constructs that make what can start a match depend on the text before it.
@@ -83,6 +88,50 @@ def rewrite_dollar(source: str) -> str:
         out.append(char)
         i += 1
     return "".join(out)
+
+
+_KEEP_OUT = "\\K (keep out) cannot be used in a delimiter: it moves where the match starts, so the " \
+    "delimiter would never match as written. Match the whole delimiter instead"
+_REVERSE = "the reverse flag (?r) cannot be used in a delimiter: delimiters are searched forwards, so " \
+    "it would never match. Remove the flag"
+
+
+def unsupported_construct(pattern: regex.Pattern[str]) -> str | None:
+    """Why a compiled template regex cannot delimit anything, or ``None`` when it can.
+
+    ``\\K`` and the reverse flag ``(?r)`` compile, but the matcher searches forwards and takes the
+    match from where it starts, so such a delimiter would load and then never match.
+
+    Args:
+        pattern: the compiled pattern.
+
+    Returns:
+        The problem, worded for a load error, or ``None``.
+    """
+    if pattern.flags & regex.REVERSE:
+        return _REVERSE
+    source, i = pattern.pattern, 0
+    while i < len(source):
+        if source[i] == "\\":
+            if source[i + 1 : i + 2] == "K":
+                return _KEEP_OUT
+            i += 2
+        elif source[i] == "[":  # \\K is not valid inside a class: skip it whole
+            i = _class_end(source, i)
+        else:
+            i += 1
+    return None
+
+
+def _class_end(source: str, start: int) -> int:
+    i = start + 1
+    if source[i : i + 1] == "^":
+        i += 1
+    if source[i : i + 1] == "]":
+        i += 1
+    while i < len(source) and source[i] != "]":
+        i += 2 if source[i] == "\\" else 1
+    return i + 1
 
 
 def compile_pattern(source: str) -> regex.Pattern[str]:
@@ -186,6 +235,12 @@ def absorbed_whitespace(delimiter: Delimiter) -> str:
     return chars if chars and absorbs(chars * 16) else ""
 
 
+def context_dependent(delimiter: Delimiter) -> bool:
+    """Whether what can start a match of a regex ``delimiter`` depends on the text before it
+    (look-behinds, ``^``, ``\\b``, ``\\B``, ``\\A``, ``\\G``, conditionals); literals never do."""
+    return delimiter.literals is None and _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern) is not None
+
+
 def first_chars(delimiter: Delimiter) -> str | None:
     """The ASCII characters that can start a match of ``delimiter`` (non-ASCII ones always may).
 
@@ -201,28 +256,45 @@ def first_chars(delimiter: Delimiter) -> str | None:
     return None if len(chars) > 64 else chars
 
 
-_WS_LEADS = (" ", "  ", "   ", "    ", "\n", "\n\n", "\t", "\r\n", " \n", "\n ")
+#: A repetition count beyond the sampled runs' lengths (``{9}``, ``{12,}``, ``{3,40}``).
+_LARGE_COUNT = regex.compile(r"\{(?:[0-9]{2,}|9)|,(?:[0-9]{2,}|9)\}")
+#: Whitespace runs tried before every ASCII character: each whitespace character repeated 1 to 8
+#: times, and mixed runs.
+_WS_LEADS = (
+    *(char * count for char in RUN_WHITESPACE for count in range(1, 9)),
+    " \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "  \n", "\n  ", "\r\n\r\n",
+)
 
 
 def after_whitespace(delimiter: Delimiter) -> str | None:
     """The non-whitespace ASCII characters that can follow a leading whitespace run in a match.
 
-    For ``\\s*</think>`` that is ``<``: a space only matters when the run it starts is followed by
-    ``<`` or reaches the end of the buffer, which keeps ordinary spaces from looking like the start
-    of a delimiter. Found by trying every ASCII character after several whitespace runs.
+    For ``\\s*</think>`` a space only matters when the run it starts is followed by one of them
+    or reaches the end of the buffer, which keeps ordinary spaces from looking like the start of a
+    delimiter. The answer must not miss a character (a chunk could then end inside a delimiter
+    unnoticed): for literals it is exact; for a regex it is every ASCII character that follows one
+    of several whitespace runs (each whitespace character repeated 1 to 8 times, and mixed runs),
+    and when the pattern counts repetitions beyond what those runs cover (``\\n{12}``), also the
+    non-whitespace part of its :func:`alphabet` (a superset; unknown alphabet: ``None``).
 
     Returns:
         The characters (``""`` when a match never starts with whitespace), or ``None`` when unknown
         (the answer depends on the text before the match).
     """
     if delimiter.literals is not None:
-        led = {lit.lstrip(WHITESPACE)[:1] for lit in delimiter.literals if lit[0] in WHITESPACE}
+        led = {lit.lstrip(RUN_WHITESPACE)[:1] for lit in delimiter.literals if lit[0] in RUN_WHITESPACE}
         return "".join(sorted(led))
     if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
         return None
     match = delimiter.pattern.match
-    return "".join(chr(c) for c in range(128) if chr(c) not in WHITESPACE
-                   and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS))
+    sampled = {chr(c) for c in range(128) if chr(c) not in RUN_WHITESPACE
+               and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS)}
+    if _LARGE_COUNT.search(delimiter.pattern.pattern):  # runs longer than the samples may matter
+        chars = alphabet(delimiter)
+        if chars is None:
+            return None
+        sampled |= chars.difference(RUN_WHITESPACE)
+    return "".join(sorted(sampled))
 
 
 def alphabet(delimiter: Delimiter) -> frozenset[str] | None:

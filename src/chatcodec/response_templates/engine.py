@@ -23,7 +23,10 @@ walks every row)::
 
 Lifecycle: ``FEEDING -> FINISHED`` after :meth:`ResponseParser.finalize`; ``FEEDING -> FAILED`` when
 ``errors="strict"`` raises; ``feed``/``finalize`` in ``FINISHED`` or ``FAILED`` raise
-:class:`~chatcodec.errors.ParserStateError` and change nothing.
+:class:`~chatcodec.errors.ParserStateError` and change nothing. Whatever fails while a region
+closes (a content parser, a transform, typing, nesting too deep, even an unforeseen exception) is
+that region's problem: a ``ResponseParseError`` (strict) or a record (keep); a region is never
+half-closed, and any other exception also leaves the parser ``FAILED``.
 
 This module never parses region content itself and never touches files.
 """
@@ -44,7 +47,9 @@ from chatcodec.errors import (
     caret_excerpt,
 )
 from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
+from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
+from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.prefix import prefix_text, require_prefix
@@ -78,6 +83,7 @@ class Lifecycle(enum.Enum):
 
 
 _FEEDING = Lifecycle.FEEDING
+_NONE: frozenset[Delimiter] = frozenset()
 
 
 @dataclass(slots=True)
@@ -90,8 +96,9 @@ class _Region:
     parts: list[str] = field(default_factory=list)
     opened: bool = False
     offset: int = 0  # where the body starts, relative to the start of the generated text
+    opening: str = ""  # the open delimiter's text ("" for the implicit field)
     vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
-    strings: StringTracker | None = None  # json regions: is the text so far inside a string?
+    strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
 
 
 class ResponseParser:
@@ -106,8 +113,13 @@ class ResponseParser:
     :class:`~chatcodec.errors.ResponseParseError`, carrying the message parsed so far and the raw
     text of the failing region. With ``errors="keep"`` nothing raises on model output: the failing
     region's value is left out, its ``region_close`` event has ``"value": None`` and an ``"error"``
-    record, and the record (``{"field", "parser", "offset", "error", "text"}`` with the raw
-    ``text``) is listed under the message's ``"parse_errors"`` key and in :attr:`parse_errors`.
+    record, and the record (``{"field", "parser", "offset", "error", "text", "raw", "span"}``:
+    ``text`` is the region's body, ``raw`` the region as written with its delimiters, ``span`` where
+    ``raw`` is in the generated text) is listed under the message's ``"parse_errors"`` key and in
+    :attr:`parse_errors`. The region's ``raw`` text then goes back, verbatim, into the implicit
+    field when that is a plain text field (``content``): right after the failing ``region_close``
+    come a ``region_open``, one ``region_chunk`` with ``raw`` and a ``region_close`` of the implicit
+    field, so the message loses nothing and still agrees with the streamed chunks.
 
     Args:
         response_template: a template dict or a loaded :class:`ResponseTemplate`.
@@ -146,18 +158,21 @@ class ResponseParser:
         self._tools: ToolParameters = tool_parameters(tools)
         self._message = MessageBuilder(self._template)
         self._lifecycle = Lifecycle.FEEDING
-        self._failure: ChatCodecError | None = None
+        self._failure: Exception | None = None
         self._buf = ""
         self._pos = 0
         self._origin = 0  # offset of _buf[0] relative to the start of the generated text
         self._memo: dict[Any, int] = {}
-        self._after_empty = False  # the last commit was zero-width and nothing followed it yet
+        #: the delimiters that committed zero-width at the current position (none may again there)
+        self._zero_width: frozenset[Delimiter] = _NONE
         self._held_whitespace: list[str] | None = None  # whitespace fed while a \s* delimiter waits
         self._absorbed = ""  # the whitespace characters the pending delimiter absorbs
         self._region = self._outside()
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
-        remainder = self._template.truncate_prefix(prefix_text(prefix))
+        prompt = prefix_text(prefix)
+        self._prefix_len = len(prompt)  # offsets below 0 are in the prompt: prefix_len + offset
+        remainder = self._template.truncate_prefix(prompt)
         if remainder:
             self._origin = -len(remainder)
             self.initial_events = self._advance(remainder, eos=False)
@@ -183,9 +198,15 @@ class ResponseParser:
             start of a delimiter is held back until more input decides).
 
         Raises:
+            TypeError: ``text`` is not a ``str`` (token ids go through
+                ``ChatCodec.get_response_parser``); nothing changes.
             ParserStateError: the parser already finished or failed.
             ResponseParseError: (strict) a region that closed cannot be parsed; the parser fails.
         """
+        if not isinstance(text, str):
+            raise TypeError(
+                f"ResponseParser.feed: expected the generated text (str), got {type(text).__name__}. "
+                "Token ids go through ChatCodec.get_response_parser(), whose parser decodes them")
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         if self._held_whitespace is not None and text and not text.strip(self._absorbed):
@@ -215,7 +236,8 @@ class ResponseParser:
                 fields=missing, partial_message=self._message.snapshot()))
         for name in missing:
             self._message.errors.append({"field": name, "parser": None, "offset": None,
-                                         "error": "required field never matched", "text": ""})
+                                         "error": "required field never matched", "text": "",
+                                         "raw": "", "span": None})
         self._lifecycle = Lifecycle.FINISHED
         return self._message.build(), events
 
@@ -239,12 +261,12 @@ class ResponseParser:
                 if matcher is None:
                     result: Commit | int = len(buf)
                 else:
-                    result = matcher.scan(buf, pos, eos, memo, self._after_empty, region.vacant)
+                    result = matcher.scan(buf, pos, eos, memo, self._zero_width, region.vacant)
                 if type(result) is not int:
                     pos = self._commit(events, buf, pos, result)  # type: ignore[arg-type]
                     continue
                 if result > pos:
-                    self._after_empty = False
+                    self._zero_width = _NONE
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
@@ -255,6 +277,9 @@ class ResponseParser:
                 break
         except ChatCodecError as error:
             self._fail(error)
+        except Exception as error:  # unforeseen: never leave a half-applied transition in FEEDING
+            self._lifecycle, self._failure = Lifecycle.FAILED, error
+            raise
         if pos > TRIM_THRESHOLD:
             cut = pos - LOOKBEHIND_CONTEXT
             buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
@@ -267,14 +292,20 @@ class ResponseParser:
         if commit.start > pos:
             self._route(events, buf[pos : commit.start], pos)
             pos = commit.start
+            self._zero_width = _NONE
         if region.strings is not None and not commit.delimiter.is_open \
                 and region.strings.inside(buf[pos : commit.end]):
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
-        self._after_empty = commit.start == commit.end
-        self._close(events)
+        empty = commit.start == commit.end
+        self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
+        delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
-            self._open(events, commit)
+            self._close(events)
+        else:  # the region's own close: its text, and its named groups for the transform
+            self._close(events, delimiter_text, commit.captures)
+        if commit.delimiter.is_open:
+            self._open(events, commit, delimiter_text)
         return commit.end
 
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
@@ -292,59 +323,103 @@ class ResponseParser:
             region.strings.feed(text)
         events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
 
-    def _open(self, events: list[dict[str, Any]], commit: Commit) -> None:
+    def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
         self._region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
-                               offset=self._origin + commit.end, strings=_strings(spec))
+                               offset=self._origin + commit.end, opening=opening, strings=_strings(spec))
         events.append({"type": "region_open", "field": spec.name})
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
-    def _close(self, events: list[dict[str, Any]]) -> None:
-        """Close the current region (if it ever opened) and return to OUTSIDE."""
+    def _close(self, events: list[dict[str, Any]], closing: str = "",
+               close_captures: dict[str, str] | None = None) -> None:
+        """Close the current region (if it ever opened) and return to OUTSIDE.
+
+        ``closing`` is the text of the region's own close delimiter (``""`` when something else
+        ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
+        which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
+        """
         region = self._region
         self._region = self._outside()
         spec = region.spec
         if spec is None or not region.opened:
             return
         raw = "".join(region.parts)
+        captures = {**region.captures, **close_captures} if close_captures else region.captures
         try:
-            value = self._value(spec, raw, region.captures)
+            value = self._value(spec, raw, captures)
             self._message.add(spec, value, raw)
-        except (ValueError, KeyError) as error:
-            record = self._problem(spec, raw, region.offset, error)
+        except Exception as error:  # whatever fails here is this region's problem, never a half-close
+            if not isinstance(error, (ValueError, KeyError)):
+                error = ValueError(f"{type(error).__name__}: {error}")
+            record = self._problem(spec, region, raw, closing, error)
             events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
+            self._restore(events, spec, record["raw"])
             return
         events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
 
+    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, raw: str) -> None:
+        """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
+        field as a region of its own, so the message loses nothing and agrees with the events."""
+        implicit = self._template.implicit
+        if implicit is None or implicit is failed or not implicit.concatenates or not raw:
+            return
+        value = implicit.parser.parse(raw, implicit.content_args)
+        self._message.add(implicit, value, raw)
+        events += [{"type": "region_open", "field": implicit.name},
+                   {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty},
+                   {"type": "region_close", "field": implicit.name, "value": value}]
+
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
-        """Content parser, then transform, then tool-argument typing (pure; raises on bad content)."""
-        value = spec.parser.parse(raw, spec.content_args)
-        if spec.transform is not None:
-            if spec.transform_each:
-                value = apply_transform_each(spec.transform, value, captures)
-            else:
-                value = apply_transform(spec.transform, {**captures, "content": value})
-        return cast_tool_calls(value, self._tools) if self._tools else value
+        """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
+
+        A value nested deeper than ``MAX_NESTING_DEPTH`` is bad content too (``limits``).
+        """
+        try:
+            value = spec.parser.parse(raw, spec.content_args)
+            if spec.transform is not None:
+                if spec.transform_each:
+                    value = apply_transform_each(spec.transform, value, captures)
+                else:
+                    value = apply_transform(spec.transform, {**captures, "content": value})
+            if self._tools:
+                value = cast_tool_calls(value, self._tools)
+        except RecursionError:
+            raise ValueError(NESTING_ERROR) from None
+        if exceeds_depth(value):
+            raise ValueError(NESTING_ERROR)
+        return value
 
     # -- errors -----------------------------------------------------------------------------------
 
-    def _problem(self, spec: FieldSpec, raw: str, offset: int,
+    def _problem(self, spec: FieldSpec, region: _Region, raw: str, closing: str,
                  error: ValueError | KeyError) -> dict[str, Any]:
         """Record (keep) or raise (strict) a region that could not become a value."""
         what = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
         where = getattr(error, "position", None)
         message = f"field {spec.name!r} (content parser {spec.content!r}): {what}"
-        at = offset + (where or 0)
-        record = {"field": spec.name, "parser": spec.content, "offset": at, "error": message, "text": raw}
+        at = region.offset + (where or 0)
+        whole = f"{region.opening}{raw}{closing}"
+        start = region.offset - len(region.opening)
+        record = {"field": spec.name, "parser": spec.content, "offset": at, "error": message, "text": raw,
+                  "raw": whole, "span": [start, start + len(whole)]}
         if self._keep:
             self._message.errors.append(record)
             return record
         kind = UnknownPlaceholderError if isinstance(error, KeyError) else ResponseParseError
-        raise kind(f"{message}\n{caret_excerpt(raw, where or 0)}", field=spec.name, parser=spec.content,
-                   offset=at, text=raw, partial_message=self._message.snapshot())
+        located = f"field {spec.name!r} (content parser {spec.content!r}) {self._location(at, start)}: {what}"
+        raise kind(f"{located}\n{caret_excerpt(raw, where or 0)}", field=spec.name, parser=spec.content,
+                   offset=at, text=raw, raw=whole, span=(start, start + len(whole)),
+                   partial_message=self._message.snapshot())
+
+    def _location(self, at: int, start: int) -> str:
+        """Where offset ``at`` is, in the output or in the prompt (``start``: where the region began)."""
+        if at < 0:
+            return f"at offset {self._prefix_len + at} of the prefix"
+        began = f" (the region began at offset {self._prefix_len + start} of the prefix)" if start < 0 else ""
+        return f"at offset {at} of the output{began}"
 
     def _fail(self, error: ChatCodecError) -> None:
         self._lifecycle = Lifecycle.FAILED
@@ -363,7 +438,8 @@ class ResponseParser:
 
 
 def _strings(spec: FieldSpec | None) -> StringTracker | None:
-    """A string tracker for ``json`` regions, whose close only counts outside JSON strings."""
-    if spec is None or spec.content != "json":
+    """A string tracker for regions whose content parser is ``string_aware`` (``json``, and the
+    extensions that declare it): their close only counts outside JSON strings."""
+    if spec is None or not spec.parser.string_aware:
         return None
     return StringTracker(spec.content_args.get("string_delims", ()))

@@ -14,9 +14,9 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
 
 Bare values: ``true``/``True``, ``false``/``False``, ``null``/``None`` and JSON numbers (finite; an
 integer stays an ``int``). Anything else (a bare word, an unclosed string or object, text after
-the object) raises ``ValueError`` with the offset. The region's close delimiter is not string-aware
-for ``x-`` parsers (only ``json`` regions are): a close delimiter written inside a string value
-ends the region there, and the unclosed string then raises.
+the object) raises ``ValueError`` with the offset. The parser is registered ``string_aware``: the
+region's close delimiter written inside a string value (``"..."`` or a ``string_delims`` pair) is
+text, not the end of the region.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ Each call becomes ``{"name": ..., "arguments": {...}}``.
 * ``single`` (bool): the region holds exactly one call; the value is that call, not a list.
 
 ``arguments`` given as a string that holds a JSON object are decoded (the value is an object).
+The JSON is the ``json`` parser's: ``NaN`` and ``Infinity`` are not JSON and raise.
 
 Nothing is dropped: text that is not JSON (before, between or after the values, other than
 whitespace and the ``separators``), a value that is not a call and ``arguments`` that are not an
@@ -25,6 +26,9 @@ object all raise ``ValueError`` naming the offset, which the engine turns into a
 ``ResponseParseError`` (strict) or a ``parse_errors`` record with the raw text (keep). Framing
 text that belongs to the format (a section end marker, an end-of-turn token) is the field's
 ``close`` or one of the ``separators``, never silently skipped.
+
+The parser is registered ``string_aware``: the region's close delimiter written inside a JSON
+string (``{"text": "use </tool_call> to end"}``) is text, not the end of the region.
 """
 
 from __future__ import annotations
@@ -34,10 +38,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
+from chatcodec.response_templates.lax_json import loads_json, reject_constant
 
 __all__ = ["parse_json_calls", "validate_json_calls"]
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(parse_constant=reject_constant)  # JSON has no NaN or Infinity
 _LIST_KEYS = ("name_keys", "arguments_keys", "separators")
 _BOOL_KEYS = ("name_as_key", "require_arguments", "single")
 
@@ -113,6 +118,9 @@ def _values(text: str, separators: list[str]) -> list[tuple[int, Any]]:
             raise ExtensionError(
                 f"x-json-calls: invalid JSON at offset {error.pos}: {error.msg}", error.pos
             ) from None
+        except ValueError as error:  # NaN / Infinity
+            message = f"x-json-calls: invalid JSON at offset {position}: {error}"
+            raise ExtensionError(message, position) from None
         values.append((position, value))
         position = _skip_separators(text, end, separators)
         if position < len(text) and text[position] not in "{[":
@@ -150,8 +158,8 @@ def _to_call(item: Any, args: Mapping[str, Any]) -> tuple[dict[str, Any] | None,
             arguments = {}
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
-        except json.JSONDecodeError:
+            arguments = loads_json(arguments)
+        except ValueError:
             return None, " ('arguments' is a string that is not a JSON object)"
     if not isinstance(name, str):
         return None, " (no string name)"

@@ -11,11 +11,12 @@ element such as ``{"name": "f", "arguments": {...}}`` (some models switch to JSO
 markers) is accepted too.
 
 There are no ``content_args``. Nothing is dropped: text that is not a list of calls (a syntax
-error, prose after the list), an element that is not a call (``[f(), 5]``), a positional argument
-and a value that is not a literal (``a=x``, ``a=1+2``, ``a=g(b=1)``, ``b'z'``, ``1e999``) all
-raise ``ValueError`` naming the call and argument, which the engine turns into a
-``ResponseParseError`` (strict) or a ``parse_errors`` record with the raw text (keep). Peers that
-drop such a call and keep its siblings differ here on purpose (see "Known differences").
+error, prose after the list), an element that is not a call (``[f(), 5]``), a positional
+argument, an argument given twice (``f(a=1, a=2)``: Python would keep the last) and a value that
+is not a literal (``a=x``, ``a=1+2``, ``a=g(b=1)``, ``b'z'``, ``1e999``) all raise ``ValueError``
+naming the call and argument, which the engine turns into a ``ResponseParseError`` (strict) or a
+``parse_errors`` record with the raw text (keep). Peers that drop such a call and keep its
+siblings differ here on purpose (see "Known differences").
 
 This module only turns text into a list of calls; the response template's transform shapes them.
 """
@@ -124,6 +125,8 @@ def _call(node: ast.expr) -> dict[str, Any]:
     for keyword in node.keywords:
         if keyword.arg is None:
             raise _NotJSON(f"call {name!r}: '**' unpacking is not a literal")
+        if keyword.arg in arguments:  # Python keeps the last; nothing may be lost
+            raise _NotJSON(f"call {name!r}: argument {keyword.arg!r} is given twice")
         try:
             arguments[keyword.arg] = _literal(keyword.value)
         except _NotJSON as error:

@@ -1,12 +1,17 @@
 """Content-parser extensions (``x-`` names) for formats the seven standard parsers cannot express.
 
 A template that uses an ``x-`` parser needs chatcodec: the reference (transformers) does not know
-these names. Each entry maps the name to ``(parse, validate)``:
+these names. Each entry maps the name to an :class:`Extension` ``(parse, validate, string_aware)``:
 
 * ``parse(text, args) -> value`` turns the raw region text into a value and raises ``ValueError``
   (naming what is wrong and where in ``text``) when it cannot;
 * ``validate(args, where) -> None`` checks ``content_args`` when the template is loaded and raises
-  ``ValueError`` naming ``where`` (e.g. ``"fields.tool_calls.content_args"``) and the bad key.
+  ``ValueError`` naming ``where`` (e.g. ``"fields.tool_calls.content_args"``) and the bad key;
+* ``string_aware`` (default false) says the region's text is JSON-like: the engine then counts the
+  region's close delimiter only outside strings (``"..."`` with backslash escapes, and the
+  ``string_delims`` pairs of the region's ``content_args``), as it does for ``json`` regions, so
+  ``{"t": "a</tool_call>b"}`` does not end a ``</tool_call>`` region. A plain ``(parse, validate)``
+  pair is accepted and means ``string_aware=False``.
 
 Extension regions always stream ``dirty`` (their value only exists at close).
 
@@ -33,7 +38,13 @@ template loader resolves a field's ``content``.
 
 from __future__ import annotations
 
-from chatcodec.response_templates.content import ParseFn, ValidateFn, check_parser_spec, run_parser
+from chatcodec.response_templates.content import (
+    Extension,
+    ParseFn,
+    ValidateFn,
+    check_parser_spec,
+    run_parser,
+)
 from chatcodec.response_templates.ext_bare_object import parse_bare_object, validate_bare_object
 from chatcodec.response_templates.ext_findall import (
     parse_findall,
@@ -45,15 +56,15 @@ from chatcodec.response_templates.ext_json_calls import parse_json_calls, valida
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
 from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, validate_xml_tree
 
-__all__ = ["EXTENSIONS", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
+__all__ = ["EXTENSIONS", "Extension", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
 
 
-#: ``x-`` parser name -> (parse, validate). Names must start with ``"x-"``.
-EXTENSIONS: dict[str, tuple[ParseFn, ValidateFn]] = {
-    "x-pythonic": (parse_pythonic, validate_pythonic),
-    "x-json-calls": (parse_json_calls, validate_json_calls),
-    "x-findall": (parse_findall, validate_findall),
-    "x-first": (parse_first, validate_first),
-    "x-xml-tree": (parse_xml_tree, validate_xml_tree),
-    "x-bare-object": (parse_bare_object, validate_bare_object),
+#: ``x-`` parser name -> (parse, validate, string_aware). Names must start with ``"x-"``.
+EXTENSIONS: dict[str, Extension] = {
+    "x-pythonic": Extension(parse_pythonic, validate_pythonic),
+    "x-json-calls": Extension(parse_json_calls, validate_json_calls, string_aware=True),
+    "x-findall": Extension(parse_findall, validate_findall),
+    "x-first": Extension(parse_first, validate_first),
+    "x-xml-tree": Extension(parse_xml_tree, validate_xml_tree),
+    "x-bare-object": Extension(parse_bare_object, validate_bare_object, string_aware=True),
 }

@@ -12,6 +12,9 @@ Three ``content_args`` knobs (SPEC §1.3), applied in this order before ``json.l
   ever rewritten (``{a: "x,y:z"}`` keeps its value).
 * ``allow_non_json``: on failure, return the stripped raw text instead of raising.
 
+JSON nested more than ``MAX_NESTING_DEPTH`` levels deep is a failure too (never a
+``RecursionError``), so ``allow_non_json`` returns its text and ``x-first`` tries its next parser.
+
 What this module never does: accept ``NaN``/``Infinity`` (they are not JSON, and a message holding
 them cannot be serialised as JSON again). Rule kept: every failure is a ``ValueError`` whose message
 says whether the dialect rewrote the text (``after dialect transforms``) or not (``could not parse
@@ -26,6 +29,8 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
+
 __all__ = [
     "SENTINEL_CLOSE",
     "SENTINEL_OPEN",
@@ -34,6 +39,7 @@ __all__ = [
     "loads_json",
     "parse_json_dialect",
     "quote_bare_keys",
+    "reject_constant",
 ]
 
 #: Marks the start of a set-aside delimited string while the dialect is applied.
@@ -57,7 +63,12 @@ class JSONContentError(ValueError):
 _BARE_KEY = regex.compile(r"(\w+)(\s*):")
 
 
-def _reject_constant(name: str) -> Any:
+def reject_constant(name: str) -> Any:
+    """``parse_constant`` for ``json``: ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON.
+
+    Raises:
+        ValueError: always, naming the constant.
+    """
     raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
 
 
@@ -73,7 +84,7 @@ def loads_json(text: str) -> Any:
     Raises:
         ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``).
     """
-    return json.loads(text, parse_constant=_reject_constant)
+    return json.loads(text, parse_constant=reject_constant)
 
 
 def quote_bare_keys(text: str) -> str:
@@ -168,10 +179,15 @@ def parse_json_dialect(text: str, args: Mapping[str, Any]) -> Any:
     if captured:
         working = _restore_delimited(working, captured)
     try:
-        return loads_json(working)
-    except ValueError as error:
+        value = loads_json(working)
+        if exceeds_depth(value):
+            raise ValueError(NESTING_ERROR)
+        return value
+    except (ValueError, RecursionError) as error:
         if args.get("allow_non_json"):
             return text.strip() if args.get("strip", True) else text
+        if not isinstance(error, ValueError) or str(error) == NESTING_ERROR:
+            raise JSONContentError(NESTING_ERROR) from None
         detail = _describe(error)
         if working == text:
             position = error.pos if isinstance(error, json.JSONDecodeError) else None

@@ -32,13 +32,14 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.delimiters import (
-    WHITESPACE,
+    RUN_WHITESPACE,
     Delimiter,
     absorbed_whitespace,
     after_whitespace,
     alphabet,
     first_chars,
 )
+from chatcodec.response_templates.whitespace import run_guard
 
 __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher"]
 
@@ -91,12 +92,12 @@ class LiteralMatcher:
         self._scan = regex.compile(f"({literals})" + (f"|(?:{tail})\\Z" if tail else ""))
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
-             after_empty: bool = False, vacant: bool = False) -> Commit | int:
+             zero_width: frozenset[Delimiter] = frozenset(), vacant: bool = False) -> Commit | int:
         """Find the literal to commit at or after ``pos``, or how far the text is plain text.
 
         Args:
             buf, pos, eos: as for :meth:`RegexMatcher.scan`.
-            memo, after_empty, vacant: accepted for the common signature; literals need none of them
+            memo, zero_width, vacant: accepted for the common signature; literals need none of them
                 (a literal is never partial-matched by regex and never zero-width).
 
         Returns:
@@ -133,17 +134,20 @@ class RegexMatcher:
             (``\\s*</think>``); a held run of them stays held while only they arrive.
     """
 
-    __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "absorbed",
-                 "delimiters")
+    __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "_searchers",
+                 "absorbed", "delimiters")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
         self.absorbed = max((absorbed_whitespace(d) for d in self.delimiters), key=len)
-        sources = [d.pattern.pattern for d in self.delimiters]
+        # every search skips the starts inside whitespace runs that cannot be leftmost (whitespace.py)
+        sources = [f"{run_guard(d)}(?:{d.pattern.pattern})" for d in self.delimiters]
         self._combined: regex.Pattern[str] | None = None
-        if any(_NOT_COMBINABLE.search(source) for source in sources):
+        self._searchers: tuple[regex.Pattern[str], ...] = ()
+        if any(_NOT_COMBINABLE.search(d.pattern.pattern) for d in self.delimiters):
             # searched one by one: each keeps its own group numbers
             self._probes = tuple(regex.compile(f"(?:{s})(?!)", regex.DOTALL) for s in sources)
+            self._searchers = tuple(regex.compile(s, regex.DOTALL) for s in sources)
         else:
             alternation = "|".join(f"(?:{s})" for s in sources)
             self._combined = regex.compile(alternation, regex.DOTALL)
@@ -163,7 +167,7 @@ class RegexMatcher:
             self._barrier = regex.compile(f"(?r)[^{regex.escape(allowed)}\\x80-\\U0010FFFF]")
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
-             after_empty: bool = False, vacant: bool = False) -> Commit | int:
+             zero_width: frozenset[Delimiter] = frozenset(), vacant: bool = False) -> Commit | int:
         """Find the delimiter to commit at or after ``pos``, or how far the text is plain text.
 
         Args:
@@ -171,15 +175,16 @@ class RegexMatcher:
             pos: where unconsumed text starts.
             eos: the input is complete: nothing is partial, nothing can grow.
             memo: the leftmost partial match per matcher for this ``buf`` (owned by the caller).
-            after_empty: the last commit was zero-width and ended at ``pos``: no zero-width match
-                may commit at ``pos`` again (progress guard).
+            zero_width: the delimiters that already committed zero-width at ``pos``: none of them
+                may commit zero-width there again (progress guard: a field whose open and close
+                are the same look-ahead would otherwise reopen forever); others may, so a
+                zero-width close can be followed by another field's zero-width open.
             vacant: the implicit region holds no text yet: a zero-width *close* at ``pos`` would
                 close nothing, so it does not count.
 
         Returns:
             A :class:`Commit`, or the index up to which ``buf`` is plain text.
         """
-        block_empty = pos if after_empty else -1
         block_empty_close = pos if vacant else -1
         n = len(buf)
         start = pos
@@ -190,7 +195,7 @@ class RegexMatcher:
                 return n  # no delimiter can start anywhere in the text
             if m.lastindex != self._candidate_group:
                 # a complete match, and no delimiter could start before it
-                outcome = self._decide(buf, m.start(), eos, block_empty, block_empty_close)
+                outcome = self._decide(buf, m.start(), eos, pos, zero_width, block_empty_close)
                 if outcome is not None:
                     return outcome
             start = m.start()
@@ -202,7 +207,7 @@ class RegexMatcher:
                     return pending
             if q >= n:
                 return n
-            outcome = self._decide(buf, q, eos, block_empty, block_empty_close)
+            outcome = self._decide(buf, q, eos, pos, zero_width, block_empty_close)
             if outcome is not None:
                 return outcome
             start = q + 1  # only blocked zero-width matches at q: look further
@@ -212,7 +217,7 @@ class RegexMatcher:
         if self._combined is not None:
             m = self._combined.search(buf, start)
             return len(buf) if m is None else m.start()
-        found = [m.start() for d in self.delimiters if (m := d.pattern.search(buf, start)) is not None]
+        found = [m.start() for searcher in self._searchers if (m := searcher.search(buf, start)) is not None]
         return min(found, default=len(buf))
 
     def _leftmost_partial(self, buf: str, pos: int, limit: int, memo: dict[Any, int]) -> int:
@@ -244,7 +249,7 @@ class RegexMatcher:
         memo[self] = found
         return found
 
-    def _decide(self, buf: str, q: int, eos: bool, block_empty: int,
+    def _decide(self, buf: str, q: int, eos: bool, pos: int, zero_width: frozenset[Delimiter],
                 block_empty_close: int) -> Commit | int | None:
         """Choose among the delimiters matching at ``q``; hold at ``q`` if any may still change."""
         n = len(buf)
@@ -261,7 +266,8 @@ class RegexMatcher:
                     return q
                 if not eos and end == n and delimiter.can_extend:
                     return q
-            elif end == q and (q == block_empty or (q == block_empty_close and not delimiter.is_open)):
+            elif end == q and ((q == pos and delimiter in zero_width)
+                               or (q == block_empty_close and not delimiter.is_open)):
                 continue
             elif not eos and (end == n or _unsettled(delimiter, buf, q)):
                 return q  # more input could still extend or change this regex match
@@ -277,8 +283,11 @@ class RegexMatcher:
 
 
 def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
-    """Where a delimiter could start: one of its first characters, or a whitespace run that is
-    followed by a character allowed after it (or by the end of the buffer). Non-ASCII always may.
+    """Where a delimiter could start: one of its first characters, or the start of a whitespace
+    run that holds a whitespace first character anywhere and is followed by a character allowed
+    after it (or by the end of the buffer). The run may mix any whitespace (a delimiter such as
+    ``\\n\\s*</think>`` continues over spaces), so the whole run counts, from its first character.
+    Non-ASCII always may.
 
     Returns:
         The compiled class, or ``None`` when nearly any position may start a delimiter.
@@ -288,14 +297,17 @@ def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
     if any(chars is None for chars in starts) or any(chars is None for chars in follows):
         return None
     first = set("".join(c for c in starts if c is not None))
-    spaces, others = first & set(WHITESPACE), first - set(WHITESPACE)
+    spaces, others = first & set(RUN_WHITESPACE), first - set(RUN_WHITESPACE)
     anywhere = "\\x80-\\U0010FFFF"
     alternatives = [f"[{regex.escape(''.join(sorted(others)))}{anywhere}]"]
     if spaces:
-        run = regex.escape("".join(sorted(spaces)))
+        run = regex.escape(RUN_WHITESPACE)
+        # ... holding a whitespace character some delimiter starts with (any, for \\s*)
+        lead = regex.escape("".join(sorted(spaces)))
+        holds = "" if spaces >= set(RUN_WHITESPACE) else f"(?=[{run}]*?[{lead}])"
         after = regex.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
         # a run counts from its first character, or from where the search starts (\\G)
-        alternatives.append(f"(?:\\G|(?<![{run}]))[{run}]++(?=[{after}{anywhere}]|\\Z)")
+        alternatives.append(f"(?:\\G|(?<![{run}])){holds}[{run}]++(?=[{after}{anywhere}]|\\Z)")
     return regex.compile("|".join(alternatives))
 
 

@@ -17,7 +17,6 @@ This module never sees the buffer or the events; the engine hands it finished va
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate
@@ -29,12 +28,27 @@ PARSE_ERRORS_KEY = "parse_errors"
 
 
 def copy_value(value: Any) -> Any:
-    """A copy of a JSON-like value (dicts and lists are copied, other values are immutable)."""
-    if isinstance(value, dict):
-        return {key: copy_value(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [copy_value(item) for item in value]
-    return value
+    """A copy of a JSON-like value (dicts and lists are copied, other values are immutable).
+
+    Iterative, so no nesting and no caller's stack depth can make it raise ``RecursionError``.
+    """
+    if not isinstance(value, (dict, list)):
+        return value
+    root: Any = {} if isinstance(value, dict) else []
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if isinstance(source, dict) else enumerate(source)
+        for key, item in items:
+            if isinstance(item, (dict, list)):
+                child: Any = {} if isinstance(item, dict) else []
+                stack.append((item, child))
+                item = child
+            if isinstance(target, dict):
+                target[key] = item
+            else:
+                target.append(item)
+    return root
 
 
 def _is_empty(value: Any) -> bool:
@@ -46,14 +60,14 @@ class MessageBuilder:
 
     Attributes:
         errors: the problems recorded with ``errors="keep"`` (``{"field", "parser", "offset",
-            "error", "text"}`` each).
+            "error", "text", "raw", "span"}`` each).
     """
 
     __slots__ = ("_matched", "_template", "_texts", "_values", "errors")
 
     def __init__(self, template: ResponseTemplate) -> None:
         self._template = template
-        self._values: dict[str, Any] = copy.deepcopy(dict(template.defaults))
+        self._values: dict[str, Any] = copy_value(dict(template.defaults))
         self._matched: set[str] = set()
         self._texts: dict[str, list[str]] = {}
         self.errors: list[dict[str, Any]] = []

@@ -3,8 +3,16 @@
 ``load_response_template`` validates every key of SPEC §1.1 and compiles everything the engine
 needs (delimiters, the per-state matchers, content parsers) so that nothing is looked up or
 validated mid-stream. Each error is a :class:`~chatcodec.errors.ResponseTemplateError` whose
-message starts with the JSON path of the offending key (``fields.tool_calls.close_pattern: ...``)
-and keeps the reference's wording, with ``.field``, ``.key`` and ``.path`` set.
+message starts with the JSON path of the offending key (``fields.tool_calls.close_pattern: ...``;
+a problem of the whole template is a sentence of its own, ``Unknown keys in response_template:
+...``, never a path repeated inside the message) and keeps the reference's key phrases, with
+``.field``, ``.key`` and ``.path`` set. The top-level shape (version, keys, ``defaults``,
+``fields``, the start anchor) is checked before any field, so the first real problem is reported.
+
+Compiled templates are cached (:data:`TEMPLATE_CACHE_SIZE`, least recently used first out), keyed
+by the JSON text of the dict, so ``parse_response(text, dict)`` in a loop compiles once. A cached
+template is shared, so it is read-only: its mappings refuse changes, and ``spec`` / ``to_dict()``
+return copies.
 
 This module never parses model output; it only describes how to.
 """
@@ -12,8 +20,12 @@ This module never parses model output; it only describes how to.
 from __future__ import annotations
 
 import copy
+import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import regex
@@ -25,11 +37,16 @@ from chatcodec.response_templates.delimiters import (
     compile_pattern,
     literal_delimiter,
     regex_delimiter,
+    unsupported_construct,
 )
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
 
-__all__ = ["FieldSpec", "ResponseTemplate", "load_response_template"]
+__all__ = ["TEMPLATE_CACHE_SIZE", "FieldSpec", "ResponseTemplate", "load_response_template"]
+
+#: How many compiled templates :func:`load_response_template` keeps for template dicts it sees again.
+TEMPLATE_CACHE_SIZE = 64
 
 _TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "start_anchor_pattern"})
 _FIELD_KEYS = frozenset({
@@ -47,7 +64,7 @@ class FieldSpec:
         open: the open delimiter; ``None`` for the implicit field.
         close: the close delimiter; ``None`` when the region runs to the end of the generation.
         content: the content parser's name; ``parser`` is the parser itself.
-        content_args: the parser's arguments (validated; treat as read-only).
+        content_args: the parser's arguments (validated; a read-only mapping).
         repeats, join, optional, transform, transform_each: as in the JSON spec.
         dirty: the ``dirty`` flag of this field's ``region_chunk`` events.
         concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
@@ -75,14 +92,16 @@ class FieldSpec:
 class ResponseTemplate:
     """A validated, compiled response template (build it with :func:`load_response_template`).
 
+    Read-only: a compiled template may be shared by every caller that loaded an equal dict.
+
     Attributes:
-        fields: field name -> :class:`FieldSpec`, in template order.
-        defaults: values pre-set in every message (copied for each message).
+        fields: field name -> :class:`FieldSpec`, in template order (a read-only mapping).
+        defaults: values pre-set in every message (read-only; each message gets a copy).
         implicit: the field without ``open`` (collects text outside every region), or ``None``.
         start_anchor: matches where the current assistant message starts inside a prompt.
         outside_matcher: the matcher used while no explicit region is open (``None``: nothing to watch).
         extensions_used: the ``x-`` content parsers used; non-empty means the template needs chatcodec.
-        spec: the JSON spec the template was loaded from (a private copy).
+        spec: the JSON spec the template was loaded from (a new copy on every access).
     """
 
     fields: Mapping[str, FieldSpec]
@@ -91,11 +110,20 @@ class ResponseTemplate:
     start_anchor: regex.Pattern[str]
     outside_matcher: Matcher | None
     extensions_used: frozenset[str]
-    spec: Mapping[str, Any]
+    source: Mapping[str, Any]
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The JSON spec the template was loaded from, as a new dict."""
+        return copy.deepcopy(dict(self.source))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON spec, as a new dict (what ``tokenizer_config.json`` stores)."""
-        return copy.deepcopy(dict(self.spec))
+        return self.spec
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # compiled patterns and read-only views do not pickle as such: rebuild from the spec
+        return (load_response_template, (self.spec,))
 
     def truncate_prefix(self, prefix: str) -> str:
         """The part of ``prefix`` after the last start-anchor match (all of it if there is none).
@@ -115,7 +143,11 @@ class ResponseTemplate:
 
 
 def _error(message: str, *, field: str | None = None, key: str | None = None) -> ResponseTemplateError:
-    path = (key or "response_template") if field is None else f"fields.{field}" + (f".{key}" if key else "")
+    """``path: message`` for a key or field; a problem of the whole template is a sentence of its own
+    (``path`` is then ``"response_template"``), so the path is never repeated inside the message."""
+    if field is None and key is None:
+        return ResponseTemplateError(message, path="response_template")
+    path = key if field is None else f"fields.{field}" + (f".{key}" if key else "")
     return ResponseTemplateError(f"{path}: {message}", field=field, key=key, path=path)
 
 
@@ -149,9 +181,13 @@ def _delimiter(spec: Mapping[str, Any], name: str, literal_key: str, is_open: bo
         raise _error(f"'{pattern_key}' must be a regex string, got {type(source).__name__}",
                      field=name, key=pattern_key)
     try:
-        return regex_delimiter(name, is_open, source)
+        delimiter = regex_delimiter(name, is_open, source)
     except regex.error as error:
         raise _error(f"invalid {pattern_key} regex: {error}", field=name, key=pattern_key) from None
+    problem = unsupported_construct(delimiter.pattern)
+    if problem is not None:
+        raise _error(problem, field=name, key=pattern_key)
+    return delimiter
 
 
 def _check_bool(spec: Mapping[str, Any], name: str, key: str, default: bool) -> bool:
@@ -161,7 +197,7 @@ def _check_bool(spec: Mapping[str, Any], name: str, key: str, default: bool) -> 
     return value
 
 
-def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, dict[str, Any]]:
+def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, Mapping[str, Any]]:
     content = spec.get("content", "text")
     parser = lookup_parser(content) if isinstance(content, str) else None
     if parser is None:
@@ -182,7 +218,7 @@ def _content_parser(spec: Mapping[str, Any], name: str) -> tuple[ContentParser, 
         if not message.startswith(path):
             message = f"{path}: {message}"
         raise ResponseTemplateError(message, field=name, key="content_args", path=path) from None
-    return parser, copy.deepcopy(args)
+    return parser, MappingProxyType(copy.deepcopy(args))
 
 
 def _check_join_and_transform(spec: Mapping[str, Any], name: str, repeats: bool) -> tuple[str | None, bool]:
@@ -243,19 +279,26 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
 
 def _check_shape(spec: Any) -> None:
     if not isinstance(spec, dict):
-        raise _error(f"a response template must be an object, got {type(spec).__name__}")
+        raise _error(f"A response template must be a JSON object, got {type(spec).__name__}")
+    if exceeds_depth(spec):
+        raise _error(f"A response template nested more than {MAX_NESTING_DEPTH} levels deep "
+                     "(MAX_NESTING_DEPTH) is refused; real ones are a few levels deep, check its transforms "
+                     "and defaults")
     version = spec.get("version", 1)
     if isinstance(version, bool) or version != 1:
-        raise _error(f"Unsupported response_template version: {version!r} (only 1 exists)", key="version")
+        raise _error(f"unsupported version {version!r} (only 1 exists)", key="version")
     unknown = sorted(set(spec) - _TEMPLATE_KEYS)
     if unknown:
         raise _error(f"Unknown keys in response_template: {unknown}. Allowed keys: "
                      f"{', '.join(sorted(_TEMPLATE_KEYS))}")
     if not isinstance(spec.get("defaults", {}), dict):
-        raise _error("response_template.defaults must be an object", key="defaults")
+        raise _error(f"must be an object, got {type(spec['defaults']).__name__}", key="defaults")
     fields = spec.get("fields")
     if not isinstance(fields, dict) or not fields:
-        raise _error("response_template.fields must be a non-empty object", key="fields")
+        if "fields" not in spec:
+            raise _error("missing: a response template needs fields (output key -> field spec)", key="fields")
+        got = "" if isinstance(fields, dict) else f", got {type(fields).__name__}"
+        raise _error(f"must be a non-empty object (output key -> field spec){got}", key="fields")
 
 
 def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
@@ -267,17 +310,40 @@ def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
         return regex.compile("|".join(regex.escape(s) for s in literals), regex.DOTALL)
     if "start_anchor_pattern" not in spec:
         raise _error(
-            "response_template must define 'start_anchor' or 'start_anchor_pattern' (where the "
-            "assistant message starts in the prompt, e.g. \"<|im_start|>assistant\\n\")",
+            "a response template needs start_anchor (or start_anchor_pattern): where the assistant "
+            'message starts in the prompt, e.g. "<|im_start|>assistant\\n". It is required even when '
+            'parsing without a prompt (prefix="", chatcodec parse --no-prefix)',
             key="start_anchor",
         )
     source = spec["start_anchor_pattern"]
     if not isinstance(source, str):
         raise _error("'start_anchor_pattern' must be a regex string", key="start_anchor_pattern")
     try:
-        return compile_pattern(source)
+        pattern = compile_pattern(source)
     except regex.error as error:
         raise _error(f"invalid start_anchor_pattern regex: {error}", key="start_anchor_pattern") from None
+    if pattern.flags & regex.REVERSE:
+        raise _error(unsupported_construct(pattern) or "", key="start_anchor_pattern")
+    return pattern
+
+
+def _check_distinct_opens(fields: Mapping[str, FieldSpec]) -> None:
+    """Refuse an open that another field also has: on a tie the first field by name wins (SPEC
+    §1.5 ranks opens by field name), so the other field could never open there."""
+    owners: dict[tuple[str, str], str] = {}
+    for field in sorted(fields.values(), key=lambda f: f.name):
+        if field.open is None:
+            continue
+        literals = field.open.literals
+        keys = [("open", lit) for lit in literals or ()] or [("open_pattern", field.open.pattern.pattern)]
+        for key in keys:
+            winner = owners.setdefault(key, field.name)
+            if winner == field.name:
+                continue
+            what = f"{key[1]!r} is also the open" if key[0] == "open" else \
+                "the same pattern is the open_pattern"
+            raise _error(f"{what} of field {winner!r}, which wins ties (opens are ranked by field name), "
+                         f"so field {field.name!r} could never open there", field=field.name, key=key[0])
 
 
 def _extensions_used(fields: Mapping[str, FieldSpec]) -> frozenset[str]:
@@ -310,7 +376,8 @@ def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> Respon
 
     Raises:
         ResponseTemplateError: the template is invalid; the message starts with the JSON path of
-            the offending key (also in ``.path``, ``.field`` and ``.key``).
+            the offending key (also in ``.path``, ``.field`` and ``.key``), or is a sentence about
+            the whole template (``.path`` is then ``"response_template"``).
 
     Example:
         >>> template = load_response_template({"start_anchor": "<|im_start|>assistant\\n",
@@ -320,26 +387,66 @@ def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> Respon
     """
     if isinstance(spec, ResponseTemplate):
         return spec
+    return _CACHE.get(spec)
+
+
+def _compile(spec: Any) -> ResponseTemplate:
+    """Validate and compile ``spec`` (no cache)."""
     _check_shape(spec)
     assert isinstance(spec, dict)
+    start_anchor = _start_anchor(spec)  # the top-level shape first, so the first real problem shows
     fields = {name: _build_field(name, raw) for name, raw in spec["fields"].items()}
+    _check_distinct_opens(fields)
     implicit = [field for field in fields.values() if field.open is None]
     if len(implicit) > 1:
         raise _error(
-            "At most one field may omit 'open'/'open_pattern' (that field is the implicit one, which "
-            f"collects text outside every region). Found: {', '.join(f.name for f in implicit)}",
+            "at most one field may omit 'open'/'open_pattern' (that field is the implicit one, which "
+            f"collects text outside every region); found: {', '.join(f.name for f in implicit)}",
             key="fields",
         )
-    start_anchor = _start_anchor(spec)
     watched = [field.open for field in fields.values() if field.open is not None]
     if implicit and implicit[0].close is not None:
         watched.append(implicit[0].close)
     return ResponseTemplate(
-        fields=fields,
-        defaults=copy.deepcopy(spec.get("defaults", {})),
+        fields=MappingProxyType(fields),
+        defaults=MappingProxyType(copy.deepcopy(spec.get("defaults", {}))),
         implicit=implicit[0] if implicit else None,
         start_anchor=start_anchor,
         outside_matcher=build_matcher(watched) if watched else None,
         extensions_used=_extensions_used(fields),
-        spec=copy.deepcopy(spec),
+        source=MappingProxyType(copy.deepcopy(spec)),
     )
+
+
+class _TemplateCache:
+    """Compiled templates by the JSON text of their dict, least recently used evicted first.
+
+    A hit also requires the dict to equal the one compiled (``{1: ...}`` and ``{"1": ...}`` dump
+    alike but are different templates). Dicts that are not JSON are compiled every time; so are
+    invalid ones (errors are not cached).
+    """
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[str, ResponseTemplate] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, spec: Any) -> ResponseTemplate:
+        try:
+            key = json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
+        except (TypeError, ValueError, RecursionError):
+            return _compile(spec)
+        with self._lock:
+            template = self._entries.get(key)
+            if template is not None and template.source == spec:
+                self._entries.move_to_end(key)
+                return template
+        template = _compile(spec)
+        with self._lock:
+            self._entries[key] = template
+            self._entries.move_to_end(key)
+            while len(self._entries) > max(0, TEMPLATE_CACHE_SIZE):
+                self._entries.popitem(last=False)
+        return template
+
+
+_CACHE = _TemplateCache()

@@ -6,7 +6,9 @@ literal; dicts and lists are walked. Variables are ``content`` (the parsed body)
 of the field's open/close patterns and, with ``transform_each``, the keys of the current element.
 
 Rules kept here: a string that mixes a placeholder with literal text is rejected when the template
-loads (these are not f-strings); an unknown variable raises ``KeyError`` and a missing key
+loads (these are not f-strings), and so is a near-placeholder (``"{content"``, ``"content}"``,
+``"{ name }"``: braces around a name that make no whole placeholder), which would otherwise be
+kept as a literal while the value it meant is lost; an unknown variable raises ``KeyError`` and a missing key
 ``ValueError`` when the region closes, never a silently malformed tool call.
 """
 
@@ -21,17 +23,19 @@ __all__ = ["PLACEHOLDER", "apply_transform", "apply_transform_each", "validate_t
 
 #: A whole-string placeholder: ``{name}`` or ``{name.key.key}`` (``\w`` is Unicode-aware).
 PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+#: A string that is a name with a brace or spaces too many or too few: almost a placeholder.
+_NEAR_PLACEHOLDER = regex.compile(r"\s*(?=[{\w])\{?\s*\w+(?:\.\w+)*\s*\}?\s*")
 
 
 def validate_transform(transform: Any, where: str) -> None:
-    """Reject strings that mix a ``{placeholder}`` with literal text, anywhere in ``transform``.
+    """Reject strings that mix a ``{placeholder}`` with literal text, or that are near-placeholders.
 
     Args:
         transform: the field's ``transform`` value.
         where: the JSON path of ``transform`` in the template, for the message.
 
     Raises:
-        ValueError: the first mixed string found; the message names its path.
+        ValueError: the first mixed string or near-placeholder found; the message names its path.
     """
     if isinstance(transform, dict):
         for key, value in transform.items():
@@ -49,6 +53,17 @@ def validate_transform(transform: Any, where: str) -> None:
             'string interpolation is not supported. Use a whole-string placeholder such as "{content}" '
             "or a plain literal."
         )
+    elif isinstance(transform, str) and _is_near_placeholder(transform):
+        raise ValueError(
+            f"{where}: transform string {transform!r} looks like a placeholder but is not one (a "
+            'placeholder is exactly "{name}" or "{name.key}", no spaces); as written it would be kept as '
+            "literal text"
+        )
+
+
+def _is_near_placeholder(text: str) -> bool:
+    return ("{" in text or "}" in text) and PLACEHOLDER.fullmatch(text) is None \
+        and _NEAR_PLACEHOLDER.fullmatch(text) is not None
 
 
 def _lookup(path: str, scope: Mapping[str, Any]) -> Any:

@@ -1,0 +1,76 @@
+"""Argument types shared by the commands, for ``add_argument(type=...)``.
+
+Rule kept here: a bad option value is a usage error. Each function converts the text or raises
+``argparse.ArgumentTypeError``, so argparse reports it as ``chatcodec CMD: error: argument --x:
+...`` and exits 2, before the command runs (a ``ValueError`` from ``run`` would exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from datetime import datetime
+from typing import Any
+
+__all__ = ["iso_datetime", "positive_int", "seconds", "template_variable"]
+
+
+def positive_int(text: str) -> int:
+    """A whole number of at least 1 (``--chunk-size``).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A finite number of seconds, at least 0 (``--delay``).
+
+    Raises:
+        argparse.ArgumentTypeError: a negative number, ``nan``, ``inf`` or not a number.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"expected seconds, a finite number of at least 0, got {text!r}")
+    return value
+
+
+def iso_datetime(text: str) -> datetime:
+    """An ISO date and time (``--now 2026-01-15T12:00:00``).
+
+    Raises:
+        argparse.ArgumentTypeError: not an ISO date.
+    """
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an ISO date and time such as 2026-01-15T12:00:00, got {text!r}") from None
+
+
+def template_variable(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` (``--var``): VALUE as JSON when it is JSON, else the text itself.
+
+    Returns:
+        ``(key, value)``, as :func:`chatcodec.cli.io.parse_variable` gives it.
+
+    Raises:
+        argparse.ArgumentTypeError: no ``=``, or a key that is not a name.
+    """
+    from chatcodec.cli.io import parse_variable
+
+    try:
+        return parse_variable(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected KEY=VALUE with a template variable name as KEY, got {text!r}") from None

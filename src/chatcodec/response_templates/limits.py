@@ -1,0 +1,47 @@
+"""Documented limits of decoding, in one place (rule: refuse, never crash).
+
+Model output can be nested arbitrarily deep (``[[[[...]]]]`` a hundred thousand levels). Python's
+parsers and every recursive walk of a value (copying it into events, typing it, writing it as
+JSON) would then fail with ``RecursionError`` at a depth that depends on the caller's stack. So a
+region whose value (after the content parser, the transform and tool-argument typing) is nested
+deeper than :data:`MAX_NESTING_DEPTH` is a parse error like any other: ``ResponseParseError`` with
+``errors="strict"``, a ``parse_errors`` record with ``errors="keep"``. A template nested that deep
+is a load error. Depth counts containers: ``[]`` is 1 deep, ``{"a": [1]}`` is 2 deep.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MAX_NESTING_DEPTH", "NESTING_ERROR", "exceeds_depth"]
+
+#: The deepest nesting of lists and objects a parsed value (or a response template) may have.
+MAX_NESTING_DEPTH = 200
+
+#: The problem reported for a value nested deeper than :data:`MAX_NESTING_DEPTH`.
+NESTING_ERROR = (
+    f"the value is nested more than {MAX_NESTING_DEPTH} levels deep (MAX_NESTING_DEPTH in "
+    "chatcodec.response_templates.limits); refused rather than risking a crash"
+)
+
+
+def exceeds_depth(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels deep (no recursion).
+
+    Args:
+        value: a JSON-like value.
+        limit: the deepest nesting allowed.
+
+    Returns:
+        ``True`` when some list or dict sits more than ``limit`` levels deep.
+    """
+    if not isinstance(value, (dict, list)):
+        return False
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return False

@@ -1,0 +1,108 @@
+"""Whitespace runs: where inside one a regex delimiter can start (the linear-time rule).
+
+A regex search tries every start position. Inside a long whitespace run, a delimiter that begins
+with whitespace (``\\s*<tool_call>``, ``\\n+</think>``, gpt-oss's ``\\s*to=functions``) only fails
+after reading the rest of the run, so one search over a run of n characters costs n², and the
+``regex`` module's own shortcut (searching a required literal first) is lost in a combined
+alternation and in partial matching.
+
+Rule kept here: when prepending a whitespace character ``c`` to anything the delimiter matches
+and that starts with whitespace still gives a match (``\\s*X``: any ``c``; ``\\n\\s*X``: ``c`` =
+newline), a match starting at ``p`` inside a run implies one at ``p - 1`` whenever the character
+there is such a ``c``. The leftmost match therefore never starts at such a ``p``, and the search
+may skip it in O(1): :func:`run_guard` is a look-behind put in front of the pattern in every
+search (never in the anchored matches that decide between delimiters). Which characters qualify
+is found by trying the delimiter on whitespace runs of several shapes, followed by each character
+that can come after its whitespace, after several texts (so look-behinds, ``^`` and ``\\b`` are
+tried too); a delimiter whose tries never get past the whitespace gets no guard.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import regex
+
+from chatcodec.response_templates.delimiters import RUN_WHITESPACE, Delimiter, after_whitespace
+
+__all__ = ["prepend_closed", "run_guard"]
+
+#: Whitespace runs the delimiter is tried on: each character once, twice, three and eight times,
+#: and mixed runs.
+_RUNS = (
+    *(char * count for char in RUN_WHITESPACE for count in (1, 2, 3, 8)),
+    " \n", "\n ", " \t", "\t ", "\r\n", "\n\t", " \n ", "\n \n",
+)
+#: Text before the tries, so look-behinds, ``\\b`` and ``^`` are tried in several contexts.
+_CONTEXTS = ("", "x", "\n")
+
+
+@lru_cache(maxsize=1024)
+def prepend_closed(delimiter: Delimiter) -> str:
+    """The whitespace characters that can be put in front of any whitespace-led match of
+    ``delimiter`` without losing the match (see the module docstring).
+
+    For each character ``c``, each context and each try ``s`` (a whitespace run, then nothing or
+    one character that may follow the delimiter's whitespace): when the delimiter matches, or
+    partially matches, ``s`` right after ``context + c``, it must also match from ``c`` itself
+    (completely, if the first did).
+
+    Args:
+        delimiter: a compiled delimiter.
+
+    Returns:
+        The characters; ``""`` for literals (their searches are never slow) and when no try got
+        past the whitespace (nothing is known about the rest of the delimiter).
+    """
+    if delimiter.literals is not None:
+        return ""
+    match = delimiter.pattern.match
+    after = after_whitespace(delimiter)
+    if after is None:  # depends on the text before: the characters that follow some run here
+        after = "".join(char for code in range(33, 127) if any(
+            match(run + (char := chr(code)), partial=True) is not None for run in (" ", "\n", "  \n")))
+    tails = ["", *after]
+    tries = [run + tail for run in _RUNS for tail in tails]
+    closed, evidence = [], False
+    for char in RUN_WHITESPACE:
+        if _closed_under(match, char, tries):
+            closed.append(char)
+        evidence = evidence or any(
+            (found := match(try_, partial=True)) is not None and (not found.partial or not try_.isspace())
+            for try_ in tries)
+        if not evidence:
+            return ""  # no try got past the whitespace: nothing is known about the rest
+    return "".join(closed)
+
+
+def _closed_under(match: Any, char: str, tries: list[str]) -> bool:
+    for context in _CONTEXTS:
+        at = len(context) + 1
+        for try_ in tries:
+            text = context + char + try_
+            later = match(text, at, partial=True)
+            if later is None:
+                continue
+            earlier = match(text, at - 1, partial=True)
+            if earlier is None or (earlier.partial and not later.partial):
+                return False
+    return True
+
+
+def run_guard(delimiter: Delimiter) -> str:
+    """A regex prefix that skips the start positions :func:`prepend_closed` rules out.
+
+    A position is skipped when it holds whitespace, the character before it is one that may be
+    prepended, and it is not where the search started (``\\G``).
+
+    Args:
+        delimiter: a compiled delimiter.
+
+    Returns:
+        The prefix, or ``""`` when no position can be skipped.
+    """
+    closed = prepend_closed(delimiter)
+    if not closed:
+        return ""
+    return f"(?:\\G|(?![{regex.escape(RUN_WHITESPACE)}])|(?<![{regex.escape(closed)}]))"
