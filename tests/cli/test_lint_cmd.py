@@ -104,8 +104,8 @@ def test_a_template_that_cannot_compile_is_a_finding(
             "fields, start_anchor, start_anchor_pattern, version",
         ),
         (
-            {"fields": {"content": {"open_pattern": "("}}},
-            "RT000 fields.content.open_pattern: invalid open_pattern regex: missing ) at position 1",
+            {"start_anchor": "S", "fields": {"tool_calls": {"open_pattern": "("}, "content": {}}},
+            "RT000 fields.tool_calls.open_pattern: invalid open_pattern regex: missing ) at position 1",
         ),
     ],
     ids=["unknown-key", "invalid-regex"],

@@ -61,7 +61,10 @@ def _response_findings(label: str, template: Any) -> list[str]:
     try:
         load_response_template(template)
     except ResponseTemplateError as error:
-        lines.append(f"{label}: RT000 {error}")
+        message = str(error)
+        if error.path and not message.startswith(f"{error.path}:"):
+            message = f"{error.path}: {message}"
+        lines.append(f"{label}: RT000 {message}")
     lines += [f"{label}: {finding.code} {finding.where}: {finding.message}"
               for finding in lint_response_template(template)]
     return lines
