@@ -28,6 +28,7 @@ from typing import Any, NamedTuple, NoReturn
 import regex
 
 from chatcodec.errors import ResponseTemplateError
+from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.lax_json import parse_json_dialect
 
 __all__ = [
@@ -173,18 +174,6 @@ def compile_user_pattern(source: str) -> regex.Pattern[str]:
         regex.error: the pattern is invalid.
     """
     return regex.compile(source, regex.DOTALL)
-
-
-class ContentError(ValueError):
-    """A content parser's failure at a known place in the region text.
-
-    Attributes:
-        position: index in the region's raw text where the problem starts.
-    """
-
-    def __init__(self, message: str, position: int) -> None:
-        super().__init__(message)
-        self.position = position
 
 
 #: What may stand between xml-inline tags: whitespace and bare end tags (``</function>``), which

@@ -47,6 +47,7 @@ from chatcodec.errors import (
     caret_excerpt,
 )
 from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
+from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
 from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
@@ -398,7 +399,7 @@ class ResponseParser:
                  error: ValueError | KeyError) -> dict[str, Any]:
         """Record (keep) or raise (strict) a region that could not become a value."""
         what = str(error.args[0]) if isinstance(error, KeyError) and error.args else str(error)
-        where = getattr(error, "position", None)
+        where = error.position if isinstance(error, ContentError) else None
         message = f"field {spec.name!r} (content parser {spec.content!r}): {what}"
         at = region.offset + (where or 0)
         whole = f"{region.opening}{raw}{closing}"

@@ -17,19 +17,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatcodec.response_templates.content_error import ContentError
+
 __all__ = ["ExtensionError", "reject_skip_invalid"]
 
 
-class ExtensionError(ValueError):
-    """An ``x-`` parser's failure at a known place in the region text.
-
-    Attributes:
-        position: index in the region's raw text where the problem starts.
-    """
-
-    def __init__(self, message: str, position: int) -> None:
-        super().__init__(message)
-        self.position = position
+class ExtensionError(ContentError):
+    """An ``x-`` parser's failure at a known place in the region text (see :class:`ContentError`)."""
 
 
 def reject_skip_invalid(args: Mapping[str, Any], where: str) -> None:

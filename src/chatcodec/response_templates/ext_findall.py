@@ -30,6 +30,7 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.content import check_parser_spec, compile_user_pattern, run_parser
+from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
 
 __all__ = ["parse_findall", "parse_first", "validate_findall", "validate_first"]
@@ -115,7 +116,7 @@ def _groups(match: regex.Match[str], parsers: Mapping[str, Mapping[str, Any]]) -
         try:
             values[group] = run_parser(parsers[group], value)
         except ValueError as error:
-            inner = getattr(error, "position", None)
+            inner = error.position if isinstance(error, ContentError) else None
             where = match.start(group) + (inner if inner is not None else 0)
             raise ExtensionError(
                 f"x-findall: match at offset {match.start()}, group {group!r}: {error}", where

@@ -29,6 +29,7 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
 
 __all__ = [
@@ -47,17 +48,9 @@ SENTINEL_OPEN = "\x01"
 #: Marks the end of a set-aside delimited string while the dialect is applied.
 SENTINEL_CLOSE = "\x02"
 
-class JSONContentError(ValueError):
-    """A region that is not JSON in its dialect.
-
-    Attributes:
-        position: index in the raw region text where decoding failed, or ``None`` when the failure
-            was found in the dialect-rewritten text (positions there do not map back).
-    """
-
-    def __init__(self, message: str, position: int | None = None) -> None:
-        super().__init__(message)
-        self.position = position
+class JSONContentError(ContentError):
+    """A region that is not JSON in its dialect; ``position`` is ``None`` when decoding failed in
+    the dialect-rewritten text (positions there do not map back to the raw region)."""
 
 
 _BARE_KEY = regex.compile(r"(\w+)(\s*):")
