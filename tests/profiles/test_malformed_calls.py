@@ -161,3 +161,19 @@ def test_no_bundled_template_drops_invalid_calls() -> None:
         chatcodec.load_response_template(template)
     for name in profiles.names():
         assert "skip_invalid" not in json.dumps(profiles.load(name).response_template), name
+
+
+@pytest.mark.parametrize("name", ["qwen3_coder", "nemotron3", "step3p5"])
+def test_a_closing_tool_call_tag_in_prose_stays_in_content(name: str) -> None:
+    """QA: these profiles once closed ``content`` on ``</tool_call>``, deleting the tag from prose;
+    the tag now closes the tool call it ends (``</function>`` then ``</tool_call>``)."""
+    template = profiles.load(name).response_template
+    prose = "Close a call with </tool_call> and go on."
+    assert parse_three_ways(template, prose, prefix="") == {"role": "assistant", "content": prose}
+    output = (f"{prose}\n<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n"
+              "</tool_call>\nDone.")
+    assert parse_three_ways(template, output, prefix="") == {
+        "role": "assistant",
+        "content": f"{prose}\n\nDone.",
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"a": "1"}}}],
+    }
