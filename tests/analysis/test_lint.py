@@ -180,6 +180,28 @@ class TestPatterns:
         template = {"start_anchor": "<a>", "fields": {"content": {}, "r": {"open": "x"}}}
         assert lint_response_template(template) == []
 
+    def test_a_placeholder_that_names_no_variable_is_reported(self) -> None:
+        """QA: '{nmae}' loaded, linted clean, and failed only when the first tool call closed."""
+        template = {"start_anchor": "S", "fields": {
+            "tool_calls": {"open_pattern": "<call (?P<name>\\w+)>", "close_pattern": "</(?P<tag>\\w+)>",
+                           "content": "json",
+                           "transform": {"name": "{nmae}", "tag": "{tag}",
+                                         "args": ["{content.a}", "{argz.b}"]}},
+            "content": {}}}
+        assert [str(finding) for finding in lint_response_template(template)] == [
+            "fields.tool_calls.transform.name: RT011 placeholder '{nmae}' names no variable of this field "
+            "(available: content, name, tag); parsing raises when such a region closes",
+            "fields.tool_calls.transform.args[1]: RT011 placeholder '{argz.b}' names no variable of this "
+            "field (available: content, name, tag); parsing raises when such a region closes",
+        ]
+
+    def test_transform_each_variables_are_element_keys_so_they_are_not_checked(self) -> None:
+        template = {"start_anchor": "S", "fields": {
+            "tool_calls": {"open": "<c>", "close": "</c>", "content": "json", "transform_each": True,
+                           "transform": {"name": "{fn}"}},
+            "content": {}}}
+        assert lint_response_template(template) == []
+
     def test_a_template_without_an_implicit_field_discards_text(self) -> None:
         """SPEC 1.5 keeps the discarding; the linter says so (QA: 'pre <c>inside</c> post' -> 'inside')."""
         findings = lint_response_template({"start_anchor": "<|im_start|>assistant\n",

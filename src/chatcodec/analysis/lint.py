@@ -18,7 +18,12 @@ without flags, Rust's ``regex``):
 And for what a response template does with text:
 
 * ``RT010`` no implicit field: text outside every region is discarded (SPEC §1.5), which is
-  rarely what the author wants.
+  rarely what the author wants;
+* ``RT011`` a transform placeholder whose root is not a variable of its field (``content`` or a
+  named group of the field's open/close pattern): a typo such as ``"{nmae}"``. The reference
+  raises only when such a region first closes (``KeyError``), and chatcodec keeps that timing
+  (the corpus vectors pin it), so the linter is where authors learn it early. Fields with
+  ``transform_each`` are skipped: their variables are the keys of each list element.
 
 The linter never renders and never changes a template; it only reports.
 """
@@ -28,6 +33,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import regex
+
+from chatcodec.response_templates.transform import PLACEHOLDER
 
 __all__ = ["LintFinding", "lint_chat_template", "lint_pattern", "lint_response_template"]
 
@@ -185,7 +194,8 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
 
     Returns:
         The findings of ``start_anchor_pattern``, then of each field's patterns and
-        ``tag_pattern``, in template order, then ``RT010`` when no field is implicit; each names
+        ``tag_pattern`` and the ``RT011`` of its transform, in template order, then ``RT010`` when
+        no field is implicit; each names
         its JSON path in ``where``.
     """
     findings: list[LintFinding] = []
@@ -201,11 +211,47 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
         args = spec.get("content_args")
         if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
             findings += lint_pattern(args["tag_pattern"], f"fields.{name}.content_args.tag_pattern")
+        findings += _unknown_placeholders(name, spec)
     if specs and all("open" in spec or "open_pattern" in spec for _, spec in specs):
         findings.append(LintFinding(
             "RT010", "no implicit field (a field without open/open_pattern), so text outside every region "
             'is discarded; add one (e.g. "content": {}) to keep that text', where="fields"))
     return findings
+
+
+def _unknown_placeholders(name: str, spec: Mapping[str, Any]) -> list[LintFinding]:
+    """``RT011`` for each placeholder of the field's transform whose root no region can define."""
+    if "transform" not in spec or spec.get("transform_each") is True:
+        return []
+    variables = {"content"}
+    for key in ("open_pattern", "close_pattern"):
+        if isinstance(spec.get(key), str):
+            try:
+                variables.update(regex.compile(spec[key]).groupindex)
+            except regex.error:
+                return []  # the template does not load; RT000 says why
+    findings = []
+    for where, text in _strings(spec["transform"], f"fields.{name}.transform"):
+        whole = PLACEHOLDER.fullmatch(text)
+        root = whole.group(1).split(".")[0] if whole is not None else None
+        if root is not None and root not in variables:
+            findings.append(LintFinding(
+                "RT011", f"placeholder {text!r} names no variable of this field (available: "
+                f"{', '.join(sorted(variables))}); parsing raises when such a region closes",
+                where=where))
+    return findings
+
+
+def _strings(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """Every string inside a JSON value, with its path."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, f"{where}[{index}]")
 
 
 def lint_pattern(pattern: str, where: str) -> list[LintFinding]:
