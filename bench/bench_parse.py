@@ -119,6 +119,13 @@ RUN_CASES: dict[str, tuple[dict[str, Any], str, str]] = {
         "<think>x", "\n"),
     "gpt_oss, outside a channel": (json.loads((ROOT / "src/chatcodec/profiles/gpt_oss/response_template.json")
                                               .read_text(encoding="utf-8")), "", " "),
+    # QA round 3: a pending match that a run extends (searched again only when the run ends)
+    "pending close </tc>\\s*": ({"start_anchor": "S", "fields": {
+        "calls": {"open": "<tc>", "close_pattern": r"</tc>\s*", "repeats": True}, "content": {}}},
+        "<tc>x</tc>", " "),
+    "qwen3_coder, a name after <function=": (json.loads(
+        (ROOT / "src/chatcodec/profiles/qwen3_coder/response_template.json").read_text(encoding="utf-8")),
+        "<tool_call>\n<function=", "x"),
 }
 
 

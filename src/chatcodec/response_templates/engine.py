@@ -74,6 +74,10 @@ TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
 LOOKBEHIND_CONTEXT = 256
 #: The consumed part of the buffer is dropped once it is this long (amortised O(1) per character).
 TRIM_THRESHOLD = 1024
+#: A held tail this long is not searched again on every feed (:meth:`ResponseParser._hold`); below
+#: it, every feed searches, so real outputs stream with no added delay.
+DEFER_AFTER = 256
+_UNBOUNDED = 1 << 62
 
 class Lifecycle(enum.Enum):
     """Where a parser is in its life."""
@@ -166,8 +170,11 @@ class ResponseParser:
         self._memo: dict[Any, int] = {}
         #: the delimiters that committed zero-width at the current position (none may again there)
         self._zero_width: frozenset[Delimiter] = _NONE
-        self._held_whitespace: list[str] | None = None  # whitespace fed while a \s* delimiter waits
-        self._absorbed = ""  # the whitespace characters the pending delimiter absorbs
+        #: text fed while the held tail waits (see DEFER_AFTER): appended without a search while it
+        #: holds only ``_hold_chars`` and fits in ``_room`` more characters
+        self._held: list[str] | None = None
+        self._hold_chars: frozenset[str] = frozenset()
+        self._room = 0
         self._region = self._outside()
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
@@ -210,8 +217,10 @@ class ResponseParser:
                 "Token ids go through ChatCodec.get_response_parser(), whose parser decodes them")
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
-        if self._held_whitespace is not None and text and not text.strip(self._absorbed):
-            self._held_whitespace.append(text)
+        held = self._held
+        if held is not None and text and len(text) <= self._room and self._hold_chars.issuperset(text):
+            held.append(text)
+            self._room -= len(text)
             return []
         return self._advance(text, eos=False)
 
@@ -246,9 +255,9 @@ class ResponseParser:
 
     def _advance(self, text: str, eos: bool) -> list[dict[str, Any]]:
         """Append ``text`` and apply every transition it allows (the per-chunk path)."""
-        if self._held_whitespace is not None:
-            text = "".join(self._held_whitespace) + text
-            self._held_whitespace = None
+        if self._held is not None:
+            text = "".join(self._held) + text
+            self._held = None
         buf = self._buf + text
         memo = self._memo
         if memo:
@@ -272,9 +281,8 @@ class ResponseParser:
                     pos = result
                 if eos:
                     self._close(events)
-                elif matcher is not None and matcher.absorbed and pos < len(buf) \
-                        and not buf[pos:].strip(matcher.absorbed):
-                    self._held_whitespace, self._absorbed = [], matcher.absorbed
+                elif matcher is not None and pos < len(buf):
+                    self._hold(buf, pos, matcher)
                 break
         except ChatCodecError as error:
             self._fail(error)
@@ -286,6 +294,22 @@ class ResponseParser:
             buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
         self._buf, self._pos = buf, pos
         return events
+
+    def _hold(self, buf: str, pos: int, matcher: Matcher) -> None:
+        """Decide how much may be fed before the held tail ``buf[pos:]`` is searched again.
+
+        A run of the whitespace the pending delimiter absorbs (``\\s*</think>``) stays held while
+        only that whitespace arrives, however long. Any other tail of at least
+        :data:`DEFER_AFTER` characters is searched again once a character it does not hold
+        arrives, or once it has doubled: searching it on every feed would cost time quadratic in
+        its length (a pending ``</tc>\\s*``, a lookahead, a name being written). Waiting never
+        changes the result, since a tail is only ever resolved the way the whole output resolves it.
+        """
+        absorbed = matcher.absorbed
+        if absorbed and not buf[pos:].strip(absorbed):
+            self._held, self._hold_chars, self._room = [], frozenset(absorbed), _UNBOUNDED
+        elif len(buf) - pos >= DEFER_AFTER:
+            self._held, self._hold_chars, self._room = [], frozenset(buf[pos:]), len(buf) - pos
 
     def _commit(self, events: list[dict[str, Any]], buf: str, pos: int, commit: Commit) -> int:
         """Act on a committed delimiter; return the new position in ``buf``."""
