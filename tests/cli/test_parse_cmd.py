@@ -489,3 +489,33 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as raised:
         main(["--version"])
     assert (raised.value.code, capsys.readouterr().out) == (0, f"chatcodec {chatcodec.__version__}\n")
+
+
+CLI_ANCHOR_WARNING = (
+    "chatcodec: warning: the prefix does not contain the response template's start anchor "
+    "'<|im_start|>assistant\\n', so the whole prompt is parsed as the start of the assistant message and "
+    "ends up in it. Build the prompt with add_generation_prompt=True (chatcodec render --generation-prompt), "
+    "or pass prefix='' (chatcodec parse --no-prefix) when there is no prompt.\n")
+
+
+def test_a_prefix_without_the_start_anchor_is_one_warning_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    prefix = write(tmp_path, "prefix.txt", "<|im_start|>user\nHi<|im_end|>\n")
+    output = write(tmp_path, "out.txt", "Hello!<|im_end|>")
+    assert run(capsys, template, output, "--prefix", prefix) == (
+        0, '{\n  "role": "assistant",\n  "content": "<|im_start|>user\\nHi\\nHello!"\n}\n',
+        CLI_ANCHOR_WARNING)
+    assert run(capsys, template, output, "--prefix", prefix, "--events")[2] == CLI_ANCHOR_WARNING
+
+
+def test_an_error_inside_a_prefix_without_the_anchor_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    prefix = write(tmp_path, "prefix.txt", "<|im_start|>system\nExample: <tool_call></tool_call><|im_end|>\n")
+    output = write(tmp_path, "out.txt", "Hello!<|im_end|>")
+    assert run(capsys, template, output, "--prefix", prefix) == (1, "", CLI_ANCHOR_WARNING + (
+        "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json') at offset 39 of the "
+        "prefix (the prefix has no start anchor, so all of it is parsed as the assistant message: was it "
+        "rendered without add_generation_prompt?): could not parse region as JSON: Expecting value (line 1, "
+        "column 1, char 0)\n"))

@@ -84,7 +84,11 @@ def run(args: argparse.Namespace) -> int:
     live = stream and args.output == "-"
     output = "" if live else read_text(args.output)
     prefix = "" if args.no_prefix else read_text(args.prefix)
-    parser = ResponseParser(template, prefix=prefix, tools=read_tools(args.tools), errors=args.errors)
+    tools = read_tools(args.tools)
+    try:  # the prefix is parsed here: a region it closes can fail
+        parser = ResponseParser(template, prefix=prefix, tools=tools, errors=args.errors)
+    except ResponseParseError as error:
+        return _report(error, args)
     if not stream and not args.events:
         try:
             parser.feed(output)

@@ -378,12 +378,11 @@ class ChatCodec(SpecialTokenAttributes):
             ValueError: ``prefix`` is missing or is a batch.
             ResponseTemplateError: the response template is invalid.
         """
-        from chatcodec.model.prefixes import parser_prompt_text, warn_without_start_anchor
+        from chatcodec.model.prefixes import parser_prompt_text
         from chatcodec.response_templates.engine import ResponseParser
 
         template = self._response_template(response_template, "get_response_parser")
         prompt = parser_prompt_text(self, prefix)
-        warn_without_start_anchor(template, [prompt or ""], "get_response_parser", stacklevel=2)
         parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors)
 
         def new_decoder() -> IncrementalDecoder:
