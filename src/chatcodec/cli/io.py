@@ -24,6 +24,7 @@ __all__ = [
     "read_response_template",
     "read_text",
     "read_tools",
+    "resolve_source",
 ]
 
 
@@ -123,6 +124,27 @@ def read_tools(source: str | None) -> list[Any] | None:
     return tools
 
 
+# --- what a TEMPLATE / MODEL argument names ------------------------------------------------------
+
+def resolve_source(source: str) -> str:
+    """How a command resolves its template or model argument, as ``ChatCodec.from_pretrained`` does.
+
+    A directory first, else the name (or alias) of a bundled profile, else a file: a plain file
+    named like a profile does not hide it (``./qwen3`` reaches the file).
+
+    Args:
+        source: the argument.
+
+    Returns:
+        ``"stdin"`` (``"-"``), ``"directory"``, ``"profile"`` or ``"file"`` (which may not exist).
+    """
+    if source == "-":
+        return "stdin"
+    if Path(source).is_dir():
+        return "directory"
+    return "profile" if _bundled_profile(source) is not None else "file"
+
+
 # --- chat-template inputs (chatcodec render / lint) ---------------------------------------------
 
 @dataclass(frozen=True)
@@ -142,8 +164,8 @@ class ChatTemplateSource:
 
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
-    """Read a chat template from a model directory (any storage format), a template file, or a
-    bundled profile named by ``source`` when no such path exists (``chatcodec render qwen3 ...``).
+    """Read a chat template from a model directory (any storage format), a bundled profile, or a
+    template file, resolved as :func:`resolve_source` says (``chatcodec render qwen3 ...``).
 
     Args:
         source: a model directory, a template file, ``"-"`` for stdin, or a profile name.
@@ -162,7 +184,7 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
 
         special_tokens = read_tokenizer_config(path).special_tokens
         return ChatTemplateSource(load_chat_templates(path), special_tokens, source)
-    profile = _bundled_profile(source) if source != "-" and not path.exists() else None
+    profile = _bundled_profile(source) if source != "-" else None
     if profile is not None:
         if profile.chat_template is None:
             raise ValueError(f"{source}: profile {profile.name!r} bundles no chat template "
@@ -254,7 +276,7 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
 
 
 def read_response_template(source: str) -> dict[str, Any]:
-    """Find the response template that ``source`` names.
+    """Find the response template that ``source`` names (resolved as :func:`resolve_source` says).
 
     Args:
         source: a JSON file holding a response template (or a whole ``tokenizer_config.json`` with a
@@ -273,14 +295,14 @@ def read_response_template(source: str) -> dict[str, Any]:
     path = Path(source)
     if path.is_dir():
         return _directory_response_template(path)
+    bundled = bundled_response_template(source)
+    if bundled is not None:
+        return bundled
     if path.is_file():
         data = read_json(source, "response template")
         if isinstance(data, dict) and "response_template" in data and "fields" not in data:
             data = data["response_template"]  # a tokenizer_config.json
         return _expect_object(data, source)
-    bundled = bundled_response_template(source)
-    if bundled is not None:
-        return bundled
     raise OSError(f"{source}: no such file or directory (expected a response template JSON file or a model "
                   "directory)")
 
