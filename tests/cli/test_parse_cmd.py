@@ -519,3 +519,49 @@ def test_an_error_inside_a_prefix_without_the_anchor_says_why(
         "prefix (the prefix has no start anchor, so all of it is parsed as the assistant message: was it "
         "rendered without add_generation_prompt?): could not parse region as JSON: Expecting value (line 1, "
         "column 1, char 0)\n"))
+
+
+class TestEndOfGeneration:
+    """With a profile name or a model directory, the CLI parses as ``ChatCodec`` does: generation
+    ends at the first end-of-sequence token; with a bare response template file, as the engine does."""
+
+    AFTER_EOS = "Hello.<|im_end|>\n<|im_start|>user\nNext question"
+
+    @staticmethod
+    def message(content: str) -> str:
+        return json.dumps({"role": "assistant", "content": content}, indent=2) + "\n"
+
+    @pytest.mark.parametrize("mode", [[], ["--stream"]])
+    def test_a_profile_stops_at_the_eos_token(
+            self, mode: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        output = write(tmp_path, "out.txt", self.AFTER_EOS)
+        code, out, err = run(capsys, "qwen3", output, "--no-prefix", *mode)
+        assert (code, err) == (0, "")
+        if not mode:
+            assert out == self.message("Hello.")
+        code, out, _ = run(capsys, "qwen3", output, "--no-prefix", "--events")
+        assert json.loads(out.splitlines()[-1]) == {
+            "type": "message", "message": {"role": "assistant", "content": "Hello."}}
+
+    def test_a_model_directory_stops_at_its_eos_token(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from tests.model.helpers import make_model_dir
+
+        directory = make_model_dir(tmp_path / "model", chat_template="{{ messages }}", response_template=QWEN,
+                                   special_tokens={"eos_token": "<|im_end|>"})
+        output = write(tmp_path, "out.txt", self.AFTER_EOS)
+        assert run(capsys, str(directory), output, "--no-prefix") == (0, self.message("Hello."), "")
+
+    def test_errors_keep_never_puts_the_eos_token_in_content(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        output = write(tmp_path, "out.txt", "To call a tool, write <tool_call> tags.<|im_end|>")
+        code, out, _ = run(capsys, "qwen3", output, "--no-prefix", "--errors", "keep")
+        assert code == 0
+        assert json.loads(out)["content"] == "To call a tool, write <tool_call> tags."
+
+    def test_a_template_file_parses_as_the_engine_does(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        template = write(tmp_path, "t.json", QWEN)
+        output = write(tmp_path, "out.txt", self.AFTER_EOS)
+        assert run(capsys, template, output, "--no-prefix") == (
+            0, self.message("Hello.\n<|im_start|>user\nNext question"), "")

@@ -9,6 +9,11 @@ through the same parser and shows the regions as they arrive. With ``--stream`` 
 incrementally so a character split across reads is fed once complete. Model output that cannot be
 parsed is one line on stderr and exit code 1 (``--errors keep`` records the problems in the
 message instead).
+
+When ``TEMPLATE`` is a bundled profile name or a model directory, the output is parsed exactly as
+``ChatCodec.from_pretrained(TEMPLATE).get_response_parser`` parses it: generation ends at the first
+end-of-sequence token (``eos_token`` and ``generation_config.json``'s ids), which never reaches the
+message; with a response template file, every character of the output is parsed.
 """
 
 from __future__ import annotations
@@ -18,9 +23,9 @@ import codecs
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from chatcodec.cli.io import read_response_template, read_text, read_tools
+from chatcodec.cli.io import read_response_template, read_text, read_tools, resolve_source
 from chatcodec.cli.options import positive_int, seconds
 
 if TYPE_CHECKING:
@@ -74,7 +79,6 @@ def run(args: argparse.Namespace) -> int:
     """
     from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
     from chatcodec.errors import ResponseParseError
-    from chatcodec.response_templates.engine import ResponseParser
 
     stream = args.stream or args.chunk_size is not None or args.delay is not None
     size = args.chunk_size or CHUNK_SIZE
@@ -86,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
     try:  # the prefix is parsed here: a region it closes can fail
-        parser = ResponseParser(template, prefix=prefix, tools=tools, errors=args.errors)
+        parser = _new_parser(args.template, template, prefix, tools, args.errors)
     except ResponseParseError as error:
         return _report(error, args)
     if not stream and not args.events:
@@ -119,6 +123,20 @@ def _load_template(source: str) -> ResponseTemplate:
     except ResponseTemplateError as error:
         raise ResponseTemplateError(f"{source}: {error}", field=error.field, key=error.key,
                                     path=error.path) from None
+
+
+def _new_parser(source: str, template: ResponseTemplate, prefix: str, tools: list[Any] | None,
+                errors: str) -> Any:
+    """The parser for ``source``: the model's (ending at its end-of-sequence tokens) for a profile
+    name or a model directory, the bare engine for a response template file."""
+    from chatcodec.response_templates.engine import ResponseParser
+
+    if resolve_source(source) not in ("directory", "profile"):
+        return ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
+    from chatcodec.model.codec import ChatCodec
+
+    codec = ChatCodec.from_pretrained(source)
+    return codec.get_response_parser(template.spec, prefix=prefix, tools=tools, errors=errors)
 
 
 def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
