@@ -16,12 +16,14 @@ __all__ = [
     "MAX_CHAT_TEMPLATE_BYTES",
     "ChatTemplateSource",
     "Conversation",
+    "TemplateFile",
     "bundled_response_template",
     "parse_variable",
     "read_chat_template_source",
     "read_conversation",
     "read_json",
     "read_response_template",
+    "read_template_json",
     "read_text",
     "read_tools",
     "resolve_source",
@@ -165,7 +167,9 @@ class ChatTemplateSource:
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
     """Read a chat template from a model directory (any storage format), a bundled profile, or a
-    template file, resolved as :func:`resolve_source` says (``chatcodec render qwen3 ...``).
+    template file, resolved as :func:`resolve_source` says (``chatcodec render qwen3 ...``). A
+    ``.json`` file is a ``tokenizer_config.json`` or legacy ``chat_template.json``
+    (:func:`read_template_json`).
 
     Args:
         source: a model directory, a template file, ``"-"`` for stdin, or a profile name.
@@ -174,7 +178,8 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
         The template(s) with the special tokens to render them with.
 
     Raises:
-        OSError, ValueError: the file cannot be read, or the profile bundles no chat template;
+        OSError, ValueError: the file cannot be read, the profile bundles no chat template, or a
+            ``.json`` file holds none;
             ``ChatTemplateNotFoundError`` / ``ModelStorageError`` for a directory without a usable template.
     """
     path = Path(source)
@@ -191,8 +196,84 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
                              f"({profile.license}); pass a model directory or a template file")
         tokens = dict(profile.special_tokens)
         return ChatTemplateSource(profile.chat_template, tokens, f"profile {profile.name}")
+    if source != "-" and source.endswith(".json"):
+        return _json_chat_template_source(source)
     text = read_text(source, limit=MAX_CHAT_TEMPLATE_BYTES, what="chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES")
     return ChatTemplateSource(text, {}, source)
+
+
+def _json_chat_template_source(source: str) -> ChatTemplateSource:
+    """The chat template(s) and special tokens of a ``tokenizer_config.json`` / ``chat_template.json``."""
+    held = read_template_json(source)
+    if not held.chat_templates:
+        if held.kind == "response":
+            raise ValueError(f"{source}: this is a response template (chatcodec parse reads it), not a chat "
+                             "template")
+        raise ValueError(f"{source}: this JSON file holds no chat template (no 'chat_template' key); pass "
+                         "a chat template file (.jinja), a chat_template.json or tokenizer_config.json that "
+                         "has one, or a model directory")
+    templates = held.chat_templates
+    return ChatTemplateSource(templates["default"] if list(templates) == ["default"] else templates,
+                              held.special_tokens, source)
+
+
+#: The top-level keys of a response template (a JSON object with one of them is one).
+RESPONSE_TEMPLATE_KEYS = frozenset({"fields", "start_anchor", "start_anchor_pattern"})
+
+
+@dataclass(frozen=True)
+class TemplateFile:
+    """The templates of a ``.json`` file, read as the model loader reads a model directory's files.
+
+    Attributes:
+        kind: ``"response"`` (the file is a response template), ``"holder"`` (it has a
+            ``chat_template`` or ``response_template`` key) or ``"other"`` (neither: another JSON file).
+        chat_templates: ``{name: template}`` from a ``chat_template`` key (``{}`` when there is none).
+        special_tokens: the named special tokens of a ``tokenizer_config.json``.
+        response_template: the file itself when it is a response template, else its
+            ``response_template`` key, or ``None``.
+    """
+
+    kind: str
+    chat_templates: dict[str, str]
+    special_tokens: dict[str, str]
+    response_template: Any
+
+
+def read_template_json(source: str) -> TemplateFile:
+    """Read a ``.json`` file given where a template is expected: a ``tokenizer_config.json`` or a
+    legacy ``chat_template.json`` (its ``chat_template`` string or named list, its special tokens,
+    its ``response_template``), or a response template.
+
+    Args:
+        source: the path.
+
+    Returns:
+        What the file holds.
+
+    Raises:
+        OSError, ValueError: the file cannot be read or is not a JSON object.
+        ModelStorageError: a ``chat_template`` or special-token value has the wrong shape.
+    """
+    from chatcodec.model.config import config_special_tokens
+    from chatcodec.model.storage import chat_templates_from_config
+
+    data = read_json(source, "JSON object")
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a JSON object (a response template, a tokenizer_config.json or "
+                         f"a chat_template.json), got {type(data).__name__}")
+    if RESPONSE_TEMPLATE_KEYS & data.keys():
+        return TemplateFile("response", {}, {}, data)
+    if "chat_template" not in data and "response_template" not in data:
+        return TemplateFile("other", {}, {}, None)
+    return TemplateFile("holder", chat_templates_from_config(data, source),
+                        config_special_tokens(data, source), data.get("response_template"))
+
+
+#: Why a ``.json`` file that is neither kind cannot be linted (after ``PATH: ``).
+NOT_A_TEMPLATE_FILE = ("this JSON file is neither a response template (no 'fields', 'start_anchor' or "
+                       "'start_anchor_pattern') nor a file holding templates (no 'chat_template' or "
+                       "'response_template' key)")
 
 
 def _bundled_profile(name: str) -> Profile | None:

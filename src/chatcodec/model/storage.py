@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
@@ -47,6 +47,7 @@ __all__ = [
     "MAX_TEMPLATE_NAME_BYTES",
     "TOKENIZER_CONFIG_FILE",
     "StorageChange",
+    "chat_templates_from_config",
     "check_template_name",
     "load_chat_templates",
     "migrate_chat_templates",
@@ -357,7 +358,25 @@ def _templates_from_json(file: Path) -> dict[str, str]:
     if not file.is_file():
         return {}
     data = read_json_file(file)
-    value = data.get("chat_template") if isinstance(data, dict) else None
+    return chat_templates_from_config(data, str(file)) if isinstance(data, dict) else {}
+
+
+def chat_templates_from_config(data: Mapping[str, Any], file: str) -> dict[str, str]:
+    """The ``chat_template`` key of a ``tokenizer_config.json`` or legacy ``chat_template.json``
+    object as ``{name: template}``: a string is the default template, a list of ``{"name",
+    "template"}`` objects holds named ones (the reference's legacy format).
+
+    Args:
+        data: the parsed JSON object.
+        file: the file it came from, for messages.
+
+    Returns:
+        The templates (empty when the key is absent or ``null``).
+
+    Raises:
+        ModelStorageError: the value has another shape.
+    """
+    value = data.get("chat_template")
     if value is None:
         return {}
     if isinstance(value, str):
