@@ -29,6 +29,7 @@ __all__ = [
     "TOKENIZER_CONFIG_FILE",
     "AddedToken",
     "TokenizerConfig",
+    "check_side",
     "config_special_tokens",
     "json_file_text",
     "read_json_file",
@@ -294,6 +295,24 @@ def _response_template(data: Mapping[str, Any]) -> dict[str, Any] | None:
         f"{TOKENIZER_CONFIG_FILE}: response_template: expected a JSON object (a response template), "
         f"got {type(value).__name__}"
     )
+
+
+def check_side(name: str, value: Any) -> str:
+    """``value`` when it is ``"right"`` or ``"left"`` (a ``padding_side`` / ``truncation_side``).
+
+    Args:
+        name: the attribute or key, for the message.
+        value: the value given.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ValueError: anything else (transformers only fails later, when padding).
+    """
+    if value not in ("right", "left"):
+        raise ValueError(f"{name}: expected 'right' or 'left', got {value!r}")
+    return str(value)
 
 
 def _check_sides(data: Mapping[str, Any]) -> None:
