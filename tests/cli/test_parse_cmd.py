@@ -565,3 +565,48 @@ class TestEndOfGeneration:
         output = write(tmp_path, "out.txt", self.AFTER_EOS)
         assert run(capsys, template, output, "--no-prefix") == (
             0, self.message("Hello.\n<|im_start|>user\nNext question"), "")
+
+
+class TestSizeLimits:
+    """Inputs are read incrementally up to a documented cap, so a device or a pipe cannot grow
+    without bound; the error names the constant."""
+
+    @pytest.fixture(autouse=True)
+    def small_limits(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from chatcodec.cli import io as cli_io
+
+        monkeypatch.setattr(cli_io, "MAX_OUTPUT_BYTES", 10)
+        monkeypatch.setattr(cli_io, "MAX_INPUT_BYTES", 20)
+
+    def test_an_endless_output(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert run(capsys, "qwen3", "/dev/zero", "--no-prefix") == (1, "", (
+            "chatcodec: ValueError: /dev/zero: larger than 10 bytes, more than a model output holds "
+            "(chatcodec.cli.io.MAX_OUTPUT_BYTES)\n"))
+
+    def test_an_endless_prefix_or_tools_file(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        output = write(tmp_path, "out.txt", "Hi")
+        expected = ("chatcodec: ValueError: /dev/zero: larger than 20 bytes, more than a conversation, "
+                    "tools, documents or prompt file holds (chatcodec.cli.io.MAX_INPUT_BYTES)\n")
+        assert run(capsys, "qwen3", output, "--prefix", "/dev/zero") == (1, "", expected)
+        assert run(capsys, "qwen3", output, "--no-prefix", "--tools", "/dev/zero") == (1, "", expected)
+
+    def test_a_device_as_template_names_the_real_problem(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert run(capsys, "/dev/zero", "out.txt", "--no-prefix") == (1, "", (
+            "chatcodec: ValueError: /dev/zero: larger than 20 bytes, more than a conversation, tools, "
+            "documents or prompt file holds (chatcodec.cli.io.MAX_INPUT_BYTES)\n"))
+        assert run(capsys, "/dev/null", "out.txt", "--no-prefix") == (1, "", (
+            "chatcodec: ValueError: /dev/null: the file is empty; expected a response template (JSON)\n"))
+
+    def test_a_live_stream_is_bounded(self, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 25)))
+        assert run(capsys, "qwen3", "-", "--no-prefix", "--events", "--stream")[::2] == (1, (
+            "chatcodec: ValueError: <stdin>: larger than 10 bytes, more than a model output holds "
+            "(chatcodec.cli.io.MAX_OUTPUT_BYTES)\n"))
+
+
+def test_the_default_size_limits() -> None:
+    from chatcodec.cli import io as cli_io
+
+    assert (cli_io.MAX_OUTPUT_BYTES, cli_io.MAX_INPUT_BYTES) == (256 * 1024 * 1024, 64 * 1024 * 1024)

@@ -455,3 +455,13 @@ class TestJsonTemplateFiles:
         assert run(capsysbinary, "render", holder, conversation) == (1, b"", (
             f"chatcodec: ValueError: {holder}: this is a response template (chatcodec parse reads it), not "
             "a chat template\n"))
+
+
+def test_an_endless_conversation_is_bounded(
+        monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    from chatcodec.cli import io as cli_io
+
+    monkeypatch.setattr(cli_io, "MAX_INPUT_BYTES", 20)
+    assert run(capsysbinary, "render", "qwen3", "/dev/zero") == (1, b"", (
+        "chatcodec: ValueError: /dev/zero: larger than 20 bytes, more than a conversation, tools, documents "
+        "or prompt file holds (chatcodec.cli.io.MAX_INPUT_BYTES)\n"))

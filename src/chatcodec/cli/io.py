@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_CHAT_TEMPLATE_BYTES",
+    "MAX_INPUT_BYTES",
+    "MAX_OUTPUT_BYTES",
     "ChatTemplateSource",
     "Conversation",
     "TemplateFile",
@@ -34,14 +36,29 @@ __all__ = [
 #: dozen kilobytes; the cap keeps ``render /dev/zero`` from reading forever).
 MAX_CHAT_TEMPLATE_BYTES = 4 * 1024 * 1024
 
+#: Largest model output ``chatcodec parse`` reads (a file, stdin, or a live stream), in bytes.
+MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 
-def read_text(source: str, *, limit: int | None = None, what: str = "") -> str:
-    """Read a UTF-8 text file, or standard input when ``source`` is ``"-"``.
+#: Largest conversation, tools, documents, prompt (``--prefix``) or response template file, in bytes.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+#: What each limit is for, in its error message ("more than ... holds").
+_LIMITS = {
+    "MAX_CHAT_TEMPLATE_BYTES": "a chat template",
+    "MAX_OUTPUT_BYTES": "a model output",
+    "MAX_INPUT_BYTES": "a conversation, tools, documents or prompt file",
+}
+
+
+def read_text(source: str, *, limit: str = "MAX_INPUT_BYTES") -> str:
+    """Read a UTF-8 text file, or standard input when ``source`` is ``"-"``, up to a size limit.
+
+    At most one byte more than the limit is read, so a device or an endless pipe is bounded.
 
     Args:
         source: a path or ``"-"``.
-        limit: the most bytes to accept (``None``: no limit); more is an error.
-        what: the name of the constant behind ``limit``, for the message.
+        limit: the name of the constant of this module that caps the size (``"MAX_OUTPUT_BYTES"``,
+            ``"MAX_INPUT_BYTES"`` or ``"MAX_CHAT_TEMPLATE_BYTES"``); the message names it.
 
     Returns:
         The text, exactly (no newline translation).
@@ -52,20 +69,36 @@ def read_text(source: str, *, limit: int | None = None, what: str = "") -> str:
             there are more than ``limit``.
     """
     name = "<stdin>" if source == "-" else source
+    size = int(globals()[limit])
     try:
         if source == "-":
-            data = sys.stdin.buffer.read(-1 if limit is None else limit + 1)
+            data = sys.stdin.buffer.read(size + 1)
         else:
             with open(source, "rb") as handle:
-                data = handle.read(-1 if limit is None else limit + 1)
+                data = handle.read(size + 1)
     except OSError as error:
         raise OSError(f"{source}: cannot read: {error.strerror or error}") from None
-    if limit is not None and len(data) > limit:
-        raise ValueError(f"{name}: larger than {limit:,} bytes, more than a chat template holds ({what})")
+    if len(data) > size:
+        raise too_large(name, limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"{name}: not UTF-8 text (byte {error.start}: {error.reason})") from None
+
+
+def too_large(name: str, limit: str) -> ValueError:
+    """The error for an input larger than the constant called ``limit``.
+
+    Args:
+        name: the file (``"<stdin>"`` for standard input).
+        limit: the constant's name, such as ``"MAX_OUTPUT_BYTES"``.
+
+    Returns:
+        ``ValueError("NAME: larger than N bytes, more than ... holds (chatcodec.cli.io.LIMIT)")``.
+    """
+    size = int(globals()[limit])
+    return ValueError(f"{name}: larger than {size:,} bytes, more than {_LIMITS[limit]} holds "
+                      f"(chatcodec.cli.io.{limit})")
 
 
 def read_json(source: str, what: str = "JSON") -> Any:
@@ -198,7 +231,7 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
         return ChatTemplateSource(profile.chat_template, tokens, f"profile {profile.name}")
     if source != "-" and source.endswith(".json"):
         return _json_chat_template_source(source)
-    text = read_text(source, limit=MAX_CHAT_TEMPLATE_BYTES, what="chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES")
+    text = read_text(source, limit="MAX_CHAT_TEMPLATE_BYTES")
     return ChatTemplateSource(text, {}, source)
 
 
@@ -379,7 +412,7 @@ def read_response_template(source: str) -> dict[str, Any]:
     bundled = bundled_response_template(source)
     if bundled is not None:
         return bundled
-    if path.is_file():
+    if path.exists():  # a regular file, or a device / pipe (read up to MAX_INPUT_BYTES)
         data = read_json(source, "response template")
         if isinstance(data, dict) and "response_template" in data and "fields" not in data:
             data = data["response_template"]  # a tokenizer_config.json

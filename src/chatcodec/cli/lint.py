@@ -73,7 +73,7 @@ def _response_findings(label: str, template: Any) -> list[str]:
 
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
-    from chatcodec.cli.io import MAX_CHAT_TEMPLATE_BYTES, read_text
+    from chatcodec.cli.io import read_text
 
     directory = Path(path)
     if directory.is_dir():
@@ -92,7 +92,7 @@ def _inputs(path: str) -> list[tuple[str, str, Any]]:
         return found
     if path.endswith(".json"):
         return _json_inputs(path)
-    text = read_text(path, limit=MAX_CHAT_TEMPLATE_BYTES, what="chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES")
+    text = read_text(path, limit="MAX_CHAT_TEMPLATE_BYTES")
     if path != "-" and text.lstrip().startswith("{") and _is_json_object(text):
         return [(path, "response", json.loads(text))]
     return [(path, "chat", text)]

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
     template = _load_template(args.template)
     live = stream and args.output == "-"
-    output = "" if live else read_text(args.output)
+    output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES")
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
     try:  # the prefix is parsed here: a region it closes can fail
@@ -150,15 +150,21 @@ def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
         Text pieces, in order; a UTF-8 character split across reads comes out once complete.
 
     Raises:
-        ValueError: the bytes are not UTF-8 (the message names the byte offset).
+        ValueError: the bytes are not UTF-8 (the message names the byte offset), or there are more
+            than :data:`chatcodec.cli.io.MAX_OUTPUT_BYTES`.
     """
+    from chatcodec.cli import io as cli_io
     from chatcodec.cli.view import chunks
 
     decoder = codecs.getincrementaldecoder("utf-8")()
     read = getattr(stream, "read1", stream.read)
     offset = 0  # of the first byte the decoder has not turned into text yet
+    total = 0
     while True:
         data = read(READ_SIZE)
+        total += len(data)
+        if total > cli_io.MAX_OUTPUT_BYTES:
+            raise cli_io.too_large("<stdin>", "MAX_OUTPUT_BYTES")
         held = len(decoder.getstate()[0])
         try:
             text = decoder.decode(data, final=not data)
