@@ -125,9 +125,15 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     return templates
 
 
-def _stored_templates(directory: Path) -> tuple[str | None, dict[str, str], dict[str, str]]:
+def _stored_templates(directory: Path, *, migrating: bool = False
+                      ) -> tuple[str | None, dict[str, str], dict[str, str]]:
     """A model directory's templates by origin: ``(legacy file name or None, its templates, the
     templates of the .jinja files)``; the .jinja files win on load.
+
+    Args:
+        directory: the model directory.
+        migrating: accept ``chat_template.json`` beside ``.jinja`` files (loading refuses it, as
+            the reference does; migrating checks that the copies agree instead).
 
     Raises:
         ModelStorageError: as for :func:`load_chat_templates`.
@@ -140,7 +146,7 @@ def _stored_templates(directory: Path) -> tuple[str | None, dict[str, str], dict
     legacy_name = LEGACY_PROCESSOR_FILE
     legacy = _templates_from_json(directory / LEGACY_PROCESSOR_FILE)
     if legacy:
-        if default_file.is_file() or named_files:
+        if (default_file.is_file() or named_files) and not migrating:
             raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(directory / LEGACY_PROCESSOR_FILE))
     else:
         legacy_name = TOKENIZER_CONFIG_FILE
@@ -191,9 +197,11 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
         ChatTemplateNotFoundError, ModelStorageError: as for :func:`load_chat_templates` and
             :func:`save_chat_templates`; also a ``ModelStorageError`` when a legacy template
             differs from the ``.jinja`` file of the same name (migrating would lose one of them).
+            A legacy copy identical to its ``.jinja`` file (``tokenizer_config.json`` or
+            ``chat_template.json``, which loading refuses beside ``.jinja`` files) is dropped.
     """
     directory = Path(path)
-    legacy_file, legacy, files = _stored_templates(directory)
+    legacy_file, legacy, files = _stored_templates(directory, migrating=True)
     for name in sorted(legacy.keys() & files.keys()):
         if legacy[name] != files[name]:
             file = CHAT_TEMPLATE_FILE if name == "default" else f"{ADDITIONAL_TEMPLATES_DIR}/{name}.jinja"
@@ -202,7 +210,9 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
                 "would lose one of them. Keep the one you want (delete the other, or save it under another "
                 f"name in {ADDITIONAL_TEMPLATES_DIR}/) and migrate again.", path=str(directory),
             )
-    changes = plan_chat_template_save(load_chat_templates(directory), directory)
+    if not (legacy or files):
+        load_chat_templates(directory)  # raises ChatTemplateNotFoundError, naming where it looked
+    changes = plan_chat_template_save({**legacy, **files}, directory)
     if not dry_run:
         _apply(directory, changes)
     return changes
