@@ -130,3 +130,38 @@ def test_template_files_are_read_up_to_a_limit(
         "chatcodec: ValueError: /dev/zero: larger than 10 bytes, more than a chat template holds "
         "(chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES)\n"
     )
+
+
+def test_a_tokenizer_config_file_is_read_as_the_model_loader_reads_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = {"eos_token": "</s>", "chat_template": "{{ m.strip() }}",
+              "response_template": {"start_anchor": "<a>", "fields": {"content": {"open_pattern": r"(a)\1"}}}}
+    path = tmp_path / "tokenizer_config.json"
+    path.write_text(json.dumps(config))
+    assert main(["lint", str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}[default]:1: CT001 Python method .strip() is not portable; use |trim",
+        f"{path}[response_template]: RT002 fields.content.open_pattern: back-reference \\1 in '(a)\\\\1'",
+        f"{path}[response_template]: RT010 fields: no implicit field (a field without open/open_pattern), so "
+        'text outside every region is discarded; add one (e.g. "content": {}) to keep that text',
+    ]
+
+
+def test_a_legacy_chat_template_json_is_linted_as_a_chat_template(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "chat_template.json"
+    path.write_text(json.dumps({"chat_template": [{"name": "tool_use", "template": "{{ x == None }}"}]}))
+    assert main(["lint", str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}[tool_use]:1: CT002 None is Python spelling; write none"]
+
+
+def test_a_json_file_that_holds_no_template_is_a_clear_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "qwen3"}))
+    assert main(["lint", str(path)]) == 1
+    assert capsys.readouterr() == ("", (
+        f"chatcodec: ValueError: {path}: this JSON file is neither a response template (no 'fields', "
+        "'start_anchor' or 'start_anchor_pattern') nor a file holding templates (no 'chat_template' or "
+        "'response_template' key)\n"))

@@ -66,13 +66,29 @@ def test_modern_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     )
 
 
-def test_conflicting_processor_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_processor_file_identical_to_the_jinja_file_is_dropped(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """As with tokenizer_config.json: an identical legacy copy migrates; only a difference refuses."""
     (tmp_path / "chat_template.json").write_text(json.dumps({"chat_template": DEFAULT}), encoding="utf-8")
     (tmp_path / "chat_template.jinja").write_text(DEFAULT, encoding="utf-8")
+    assert main(["migrate", str(tmp_path)]) == 0
+    assert capsys.readouterr().err == (
+        "did delete chat_template.json: legacy processor chat template (now in .jinja files)\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["chat_template.jinja"]
+    assert (tmp_path / "chat_template.jinja").read_text(encoding="utf-8") == DEFAULT
+
+
+def test_a_processor_file_differing_from_the_jinja_file_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "chat_template.json").write_text(json.dumps({"chat_template": "B"}), encoding="utf-8")
+    (tmp_path / "chat_template.jinja").write_text(DEFAULT, encoding="utf-8")
     assert main(["migrate", str(tmp_path)]) == 1
-    err = capsys.readouterr().err
-    assert err.startswith("chatcodec: ModelStorageError: ")
-    assert "conflicting files" in err
+    assert capsys.readouterr().err == (
+        f"chatcodec: ModelStorageError: {tmp_path}: the 'default' chat template of chat_template.json "
+        "differs from chat_template.jinja, so migrating would lose one of them. Keep the one you want "
+        "(delete the other, or save it under another name in additional_chat_templates/) and migrate "
+        "again.\n")
+    assert (tmp_path / "chat_template.json").is_file()
 
 
 def test_directory_without_templates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

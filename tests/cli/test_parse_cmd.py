@@ -489,3 +489,124 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as raised:
         main(["--version"])
     assert (raised.value.code, capsys.readouterr().out) == (0, f"chatcodec {chatcodec.__version__}\n")
+
+
+CLI_ANCHOR_WARNING = (
+    "chatcodec: warning: the prefix does not contain the response template's start anchor "
+    "'<|im_start|>assistant\\n', so the whole prompt is parsed as the start of the assistant message and "
+    "ends up in it. Build the prompt with add_generation_prompt=True (chatcodec render --generation-prompt), "
+    "or pass prefix='' (chatcodec parse --no-prefix) when there is no prompt.\n")
+
+
+def test_a_prefix_without_the_start_anchor_is_one_warning_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    prefix = write(tmp_path, "prefix.txt", "<|im_start|>user\nHi<|im_end|>\n")
+    output = write(tmp_path, "out.txt", "Hello!<|im_end|>")
+    assert run(capsys, template, output, "--prefix", prefix) == (
+        0, '{\n  "role": "assistant",\n  "content": "<|im_start|>user\\nHi\\nHello!"\n}\n',
+        CLI_ANCHOR_WARNING)
+    assert run(capsys, template, output, "--prefix", prefix, "--events")[2] == CLI_ANCHOR_WARNING
+
+
+def test_an_error_inside_a_prefix_without_the_anchor_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    template = write(tmp_path, "t.json", QWEN)
+    prefix = write(tmp_path, "prefix.txt", "<|im_start|>system\nExample: <tool_call></tool_call><|im_end|>\n")
+    output = write(tmp_path, "out.txt", "Hello!<|im_end|>")
+    assert run(capsys, template, output, "--prefix", prefix) == (1, "", CLI_ANCHOR_WARNING + (
+        "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json') at offset 39 of the "
+        "prefix (the prefix has no start anchor, so all of it is parsed as the assistant message: was it "
+        "rendered without add_generation_prompt?): could not parse region as JSON: Expecting value (line 1, "
+        "column 1, char 0)\n"))
+
+
+class TestEndOfGeneration:
+    """With a profile name or a model directory, the CLI parses as ``ChatCodec`` does: generation
+    ends at the first end-of-sequence token; with a bare response template file, as the engine does."""
+
+    AFTER_EOS = "Hello.<|im_end|>\n<|im_start|>user\nNext question"
+
+    @staticmethod
+    def message(content: str) -> str:
+        return json.dumps({"role": "assistant", "content": content}, indent=2) + "\n"
+
+    @pytest.mark.parametrize("mode", [[], ["--stream"]])
+    def test_a_profile_stops_at_the_eos_token(
+            self, mode: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        output = write(tmp_path, "out.txt", self.AFTER_EOS)
+        code, out, err = run(capsys, "qwen3", output, "--no-prefix", *mode)
+        assert (code, err) == (0, "")
+        if not mode:
+            assert out == self.message("Hello.")
+        code, out, _ = run(capsys, "qwen3", output, "--no-prefix", "--events")
+        assert json.loads(out.splitlines()[-1]) == {
+            "type": "message", "message": {"role": "assistant", "content": "Hello."}}
+
+    def test_a_model_directory_stops_at_its_eos_token(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        from tests.model.helpers import make_model_dir
+
+        directory = make_model_dir(tmp_path / "model", chat_template="{{ messages }}", response_template=QWEN,
+                                   special_tokens={"eos_token": "<|im_end|>"})
+        output = write(tmp_path, "out.txt", self.AFTER_EOS)
+        assert run(capsys, str(directory), output, "--no-prefix") == (0, self.message("Hello."), "")
+
+    def test_errors_keep_never_puts_the_eos_token_in_content(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        output = write(tmp_path, "out.txt", "To call a tool, write <tool_call> tags.<|im_end|>")
+        code, out, _ = run(capsys, "qwen3", output, "--no-prefix", "--errors", "keep")
+        assert code == 0
+        assert json.loads(out)["content"] == "To call a tool, write <tool_call> tags."
+
+    def test_a_template_file_parses_as_the_engine_does(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        template = write(tmp_path, "t.json", QWEN)
+        output = write(tmp_path, "out.txt", self.AFTER_EOS)
+        assert run(capsys, template, output, "--no-prefix") == (
+            0, self.message("Hello.\n<|im_start|>user\nNext question"), "")
+
+
+class TestSizeLimits:
+    """Inputs are read incrementally up to a documented cap, so a device or a pipe cannot grow
+    without bound; the error names the constant."""
+
+    @pytest.fixture(autouse=True)
+    def small_limits(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from chatcodec.cli import io as cli_io
+
+        monkeypatch.setattr(cli_io, "MAX_OUTPUT_BYTES", 10)
+        monkeypatch.setattr(cli_io, "MAX_INPUT_BYTES", 20)
+
+    def test_an_endless_output(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert run(capsys, "qwen3", "/dev/zero", "--no-prefix") == (1, "", (
+            "chatcodec: ValueError: /dev/zero: larger than 10 bytes, more than a model output holds "
+            "(chatcodec.cli.io.MAX_OUTPUT_BYTES)\n"))
+
+    def test_an_endless_prefix_or_tools_file(
+            self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        output = write(tmp_path, "out.txt", "Hi")
+        expected = ("chatcodec: ValueError: /dev/zero: larger than 20 bytes, more than a conversation, "
+                    "tools, documents or prompt file holds (chatcodec.cli.io.MAX_INPUT_BYTES)\n")
+        assert run(capsys, "qwen3", output, "--prefix", "/dev/zero") == (1, "", expected)
+        assert run(capsys, "qwen3", output, "--no-prefix", "--tools", "/dev/zero") == (1, "", expected)
+
+    def test_a_device_as_template_names_the_real_problem(self, capsys: pytest.CaptureFixture[str]) -> None:
+        assert run(capsys, "/dev/zero", "out.txt", "--no-prefix") == (1, "", (
+            "chatcodec: ValueError: /dev/zero: larger than 20 bytes, more than a conversation, tools, "
+            "documents or prompt file holds (chatcodec.cli.io.MAX_INPUT_BYTES)\n"))
+        assert run(capsys, "/dev/null", "out.txt", "--no-prefix") == (1, "", (
+            "chatcodec: ValueError: /dev/null: the file is empty; expected a response template (JSON)\n"))
+
+    def test_a_live_stream_is_bounded(self, monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 25)))
+        assert run(capsys, "qwen3", "-", "--no-prefix", "--events", "--stream")[::2] == (1, (
+            "chatcodec: ValueError: <stdin>: larger than 10 bytes, more than a model output holds "
+            "(chatcodec.cli.io.MAX_OUTPUT_BYTES)\n"))
+
+
+def test_the_default_size_limits() -> None:
+    from chatcodec.cli import io as cli_io
+
+    assert (cli_io.MAX_OUTPUT_BYTES, cli_io.MAX_INPUT_BYTES) == (256 * 1024 * 1024, 64 * 1024 * 1024)

@@ -44,14 +44,35 @@ def test_render_with_a_profile_that_bundles_no_template(
     )
 
 
-def test_an_existing_path_wins_over_a_profile_name(
+def test_a_file_named_like_a_profile_does_not_hide_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
+    """As ``ChatCodec.from_pretrained``: a directory, else a profile name, else a file."""
     monkeypatch.chdir(tmp_path)
     Path("qwen3").write_text("{{ messages[0]['content'] }}!", encoding="utf-8")
     Path("conversation.json").write_text(json.dumps(MESSAGES), encoding="utf-8")
     assert main(["render", "qwen3", "conversation.json"]) == 0
+    assert capsysbinary.readouterr().out == b"<|im_start|>user\nHello there<|im_end|>\n"
+    assert main(["render", "./qwen3", "conversation.json"]) == 0
     assert capsysbinary.readouterr().out == b"Hello there!"
+    Path("out.txt").write_text("Hi<|im_end|>", encoding="utf-8")
+    assert main(["parse", "qwen3", "out.txt", "--no-prefix"]) == 0
+    assert capsysbinary.readouterr().out == b'{\n  "role": "assistant",\n  "content": "Hi"\n}\n'
+    assert main(["parse", "./qwen3", "out.txt", "--no-prefix"]) == 1
+    assert capsysbinary.readouterr().err == (
+        b"chatcodec: ValueError: ./qwen3: invalid response template (line 1, column 2): Expecting property "
+        b"name enclosed in double quotes\n")
+
+
+def test_a_directory_named_like_a_profile_hides_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("qwen3").mkdir()
+    Path("qwen3", "chat_template.jinja").write_text("{{ messages[0]['content'] }}?", encoding="utf-8")
+    Path("conversation.json").write_text(json.dumps(MESSAGES), encoding="utf-8")
+    assert main(["render", "qwen3", "conversation.json"]) == 0
+    assert capsysbinary.readouterr().out == b"Hello there?"
 
 
 def test_parse_with_a_profile_name_uses_its_response_template(

@@ -415,3 +415,53 @@ def test_the_readme_example(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
     code, out, _ = run(capsysbinary, *argv[1:])
     assert (code, out.decode("utf-8")) == (0, expected)
+
+
+class TestJsonTemplateFiles:
+    """A legacy ``chat_template.json`` or a ``tokenizer_config.json`` is read as the model loader
+    reads it (the ``chat_template`` key, named lists, special tokens), not rendered as text."""
+
+    def files(self, tmp_path: Path, name: str, data: Any) -> tuple[str, str]:
+        holder = tmp_path / name
+        holder.write_text(json.dumps(data), encoding="utf-8")
+        conversation = tmp_path / "conversation.json"
+        conversation.write_text(json.dumps([{"role": "user", "content": "Hi"}]), encoding="utf-8")
+        return str(holder), str(conversation)
+
+    def test_a_legacy_chat_template_json(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        holder, conversation = self.files(tmp_path, "chat_template.json",
+                                          {"chat_template": "{{ messages[0].content }}."})
+        assert run(capsysbinary, "render", holder, conversation) == (0, b"Hi.", "")
+
+    def test_a_tokenizer_config_with_special_tokens_and_named_templates(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        holder, conversation = self.files(tmp_path, "tokenizer_config.json", {
+            "bos_token": {"content": "<s>", "special": True}, "eos_token": "</s>",
+            "chat_template": [{"name": "default", "template": "{{ bos_token }}{{ messages[0].content }}"},
+                              {"name": "tool_use", "template": "T{{ eos_token }}"}]})
+        assert run(capsysbinary, "render", holder, conversation) == (0, b"<s>Hi", "")
+        assert run(capsysbinary, "render", holder, conversation, "--template-name", "tool_use") == (
+            0, b"T</s>", "")
+
+    def test_a_json_file_without_a_chat_template_is_a_clear_error(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        holder, conversation = self.files(tmp_path, "config.json", {"model_type": "qwen3"})
+        assert run(capsysbinary, "render", holder, conversation) == (1, b"", (
+            f"chatcodec: ValueError: {holder}: this JSON file holds no chat template (no 'chat_template' "
+            "key); pass a chat template file (.jinja), a chat_template.json or tokenizer_config.json that "
+            "has one, or a model directory\n"))
+        holder, conversation = self.files(tmp_path, "response.json", {"fields": {"content": {}}})
+        assert run(capsysbinary, "render", holder, conversation) == (1, b"", (
+            f"chatcodec: ValueError: {holder}: this is a response template (chatcodec parse reads it), not "
+            "a chat template\n"))
+
+
+def test_an_endless_conversation_is_bounded(
+        monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    from chatcodec.cli import io as cli_io
+
+    monkeypatch.setattr(cli_io, "MAX_INPUT_BYTES", 20)
+    assert run(capsysbinary, "render", "qwen3", "/dev/zero") == (1, b"", (
+        "chatcodec: ValueError: /dev/zero: larger than 20 bytes, more than a conversation, tools, documents "
+        "or prompt file holds (chatcodec.cli.io.MAX_INPUT_BYTES)\n"))

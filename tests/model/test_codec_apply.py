@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import types
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -164,8 +164,9 @@ class TestErrors:
          "continue_final_message is not compatible with return_assistant_tokens_mask."),
         ({"sanitize_control_tokens": True, "tokenize": False},
          "`sanitize_control_tokens=True` requires `tokenize=True`"),
-        ({"tokenizer_kwargs": {"add_special_tokens": True}},
-         "tokenizer_kwargs: not supported by chatcodec (got ['add_special_tokens'])"),
+        ({"tokenizer_kwargs": {"truncation_side": "left", "bogus": 1}},
+         "tokenizer_kwargs: not supported by chatcodec: ['bogus', 'truncation_side'] (supported: "
+         "padding_side, pad_to_multiple_of; set codec.truncation_side for the truncation side)"),
     ])
     def test_incompatible_options(self, qwen3: ChatCodec, options: dict[str, Any], message: str) -> None:
         with pytest.raises(ValueError) as caught:
@@ -368,3 +369,96 @@ class TestPaddingAndTensors:
         monkeypatch.setitem(sys.modules, "torch", None)
         with pytest.raises(ImportError, match=r"^return_tensors='pt' needs torch"):
             qwen3.apply_chat_template([{"role": "user", "content": "Hi"}], return_tensors="pt")
+
+
+class TestPaddingAndTruncationSides:
+    """``padding_side`` / ``truncation_side`` are settable attributes, as on a transformers tokenizer
+    (values recorded from transformers 5.23 on /tmp/qa2/Qwen3-tiny: setting the attribute and
+    ``tokenizer_kwargs={"padding_side": "left"}`` both left-pad)."""
+
+    SHORT: ClassVar[list[dict[str, str]]] = [{"role": "user", "content": "Hi"}]
+    LONG: ClassVar[list[dict[str, str]]] = [*SHORT, {"role": "assistant", "content": "Hello there"}]
+
+    def ids(self, backend: Any, text: str) -> list[int]:
+        return plain_ids(backend, text)
+
+    def test_defaults_come_from_the_config(self, qwen3: ChatCodec) -> None:
+        assert (qwen3.padding_side, qwen3.truncation_side) == ("right", "right")
+        config = TokenizerConfig(data={"padding_side": "left", "truncation_side": "left"})
+        codec = ChatCodec("x", config=config)
+        assert (codec.padding_side, codec.truncation_side) == ("left", "left")
+
+    def test_setting_padding_side_left_pads(self, qwen3: ChatCodec, backend: Any) -> None:
+        pad = backend.token_to_id("<|endoftext|>")
+        short = self.ids(backend, "<|im_start|>user\nHi<|im_end|>\n")
+        width = len(qwen3.apply_chat_template(self.LONG, return_dict=False))
+        qwen3.padding_side = "left"
+        result = qwen3.apply_chat_template([self.SHORT, self.LONG], padding=True)
+        assert result["input_ids"][0] == [pad] * (width - len(short)) + short
+        assert result["attention_mask"][0] == [0] * (width - len(short)) + [1] * len(short)
+        qwen3.padding_side = "right"
+        result = qwen3.apply_chat_template([self.SHORT, self.LONG], padding=True)
+        assert result["input_ids"][0] == short + [pad] * (width - len(short))
+
+    def test_setting_truncation_side_left_keeps_the_end(self, qwen3: ChatCodec, backend: Any) -> None:
+        whole = self.ids(backend, "<|im_start|>user\nHi<|im_end|>\n")
+        qwen3.truncation_side = "left"
+        options: dict[str, Any] = {"truncation": True, "max_length": 4, "return_dict": False}
+        assert qwen3.apply_chat_template(self.SHORT, **options) == whole[-4:]
+        qwen3.truncation_side = "right"
+        assert qwen3.apply_chat_template(self.SHORT, **options) == whole[:4]
+
+    @pytest.mark.parametrize("attribute", ["padding_side", "truncation_side"])
+    def test_other_values_are_refused(self, qwen3: ChatCodec, attribute: str) -> None:
+        with pytest.raises(ValueError) as caught:
+            setattr(qwen3, attribute, "middle")
+        assert str(caught.value) == f"{attribute}: expected 'right' or 'left', got 'middle'"
+        assert getattr(qwen3, attribute) == "right"
+
+    def test_tokenizer_kwargs_padding_side(self, qwen3: ChatCodec, backend: Any) -> None:
+        result = qwen3.apply_chat_template([self.SHORT, self.LONG], padding=True,
+                                           tokenizer_kwargs={"padding_side": "left"})
+        assert result["attention_mask"][0][0] == 0 and result["attention_mask"][0][-1] == 1
+        assert qwen3.padding_side == "right"
+        with pytest.raises(ValueError) as caught:
+            qwen3.apply_chat_template(self.SHORT, tokenizer_kwargs={"padding_side": "middle"})
+        assert str(caught.value) == "tokenizer_kwargs: padding_side: expected 'right' or 'left', got 'middle'"
+
+    def test_tokenizer_kwargs_pad_to_multiple_of(self, qwen3: ChatCodec, backend: Any) -> None:
+        short = self.ids(backend, "<|im_start|>user\nHi<|im_end|>\n")
+        multiple = -(-len(short) // 4) * 4 + 4  # a multiple of 4 longer than the prompt
+        result = qwen3.apply_chat_template(self.SHORT, padding=True,
+                                           tokenizer_kwargs={"pad_to_multiple_of": multiple})
+        assert result["attention_mask"] == [1] * len(short) + [0] * (multiple - len(short))
+        # without padding nothing is padded (as in the reference)
+        assert qwen3.apply_chat_template(self.SHORT, tokenizer_kwargs={"pad_to_multiple_of": multiple},
+                                         return_dict=False) == short
+        # padding="max_length" rounds max_length up (reference: max_length=10, multiple 8 -> 16)
+        result = qwen3.apply_chat_template(self.SHORT, padding="max_length", max_length=len(short) + 2,
+                                           tokenizer_kwargs={"pad_to_multiple_of": len(short) + 1})
+        assert len(result["input_ids"]) == 2 * (len(short) + 1)
+        with pytest.raises(ValueError) as caught:
+            qwen3.apply_chat_template(self.SHORT, padding=True, truncation=True, max_length=4,
+                                      tokenizer_kwargs={"pad_to_multiple_of": 8})
+        assert str(caught.value) == (
+            "Truncation and padding are both activated but truncation length (4) is not a multiple of "
+            "pad_to_multiple_of (8).")
+
+    @pytest.mark.parametrize("key", ["padding", "truncation", "max_length", "return_tensors",
+                                     "add_special_tokens", "sanitize_control_tokens"])
+    def test_tokenizer_kwargs_that_repeat_an_argument(self, qwen3: ChatCodec, key: str) -> None:
+        # transformers 5.23: TypeError "... got multiple values for keyword argument 'padding'"
+        with pytest.raises(TypeError) as caught:
+            qwen3.apply_chat_template(self.SHORT, tokenizer_kwargs={key: True})
+        assert str(caught.value) == (
+            f"tokenizer_kwargs: {key!r} is an argument apply_chat_template passes itself (transformers: "
+            f"got multiple values for keyword argument {key!r})")
+
+    def test_save_pretrained_keeps_the_sides(self, qwen3: ChatCodec, tmp_path: Any) -> None:
+        import json
+
+        qwen3.padding_side = "left"
+        qwen3.save_pretrained(tmp_path)
+        config = json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))
+        assert (config["padding_side"], config.get("truncation_side")) == ("left", None)
+        assert ChatCodec.from_pretrained(tmp_path).padding_side == "left"

@@ -94,10 +94,10 @@ class TestMissingStartAnchor:
     model level that is almost always a prompt built without ``add_generation_prompt=True``."""
 
     WARNING = (
-        "parse_response: the prefix does not contain the response template's start anchor "
-        "'<|im_start|>assistant\\n', so the whole prompt is parsed as the start of the assistant message "
-        "and ends up in it. Build the prompt with add_generation_prompt=True, or pass prefix='' when "
-        "there is no prompt.")
+        "the prefix does not contain the response template's start anchor '<|im_start|>assistant\\n', so "
+        "the whole prompt is parsed as the start of the assistant message and ends up in it. Build the "
+        "prompt with add_generation_prompt=True (chatcodec render --generation-prompt), or pass prefix='' "
+        "(chatcodec parse --no-prefix) when there is no prompt.")
 
     def test_warns_and_parses_as_the_engine_does(self, tmp_path: Path) -> None:
         codec = qwen3(tmp_path)
@@ -108,12 +108,12 @@ class TestMissingStartAnchor:
         assert caught[0].filename == __file__
         # parsed as the engine parses a prompt without the anchor (SPEC §1.5): the prompt is in it
         assert message == {"role": "assistant", "content": "<|im_start|>user\nHi\nHello!"}
-        with pytest.warns(UserWarning) as caught:
+        with pytest.warns(UserWarning) as caught:  # one per sequence, at this line (shown once by default)
             codec.parse_response(["Hello!", "Hello!"], prefix=codec.encode(prompt))
-        assert len(caught) == 1
+        assert [(str(each.message), each.filename) for each in caught] == [(self.WARNING, __file__)] * 2
         with pytest.warns(UserWarning) as caught:
             codec.get_response_parser(prefix=prompt)
-        assert str(caught[0].message) == self.WARNING.replace("parse_response:", "get_response_parser:")
+        assert str(caught[0].message) == self.WARNING
         assert caught[0].filename == __file__
 
     def test_no_warning_for_a_generation_prompt_or_no_prompt(self, tmp_path: Path) -> None:

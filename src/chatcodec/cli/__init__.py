@@ -6,6 +6,8 @@ jinja2 or rich. Rules kept here:
 
 * stdout carries only data (the prompt, a JSON message, JSON Lines events); diagnostics go to
   stderr;
+* a warning (a prefix without the start anchor, a template's undefined special token) prints one
+  line, ``chatcodec: warning: <message>``, as it happens;
 * an expected error prints one line, ``chatcodec: <ErrorClass>: <message>``, and exits 1; usage
   errors exit 2 (argparse's convention: bad option values are caught by the argument types of
   :mod:`chatcodec.cli.options`); ``--debug`` or ``CHATCODEC_DEBUG=1`` shows the traceback;
@@ -19,7 +21,9 @@ import importlib
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
+from typing import Any, TextIO
 
 __all__ = ["COMMANDS", "main"]
 
@@ -64,6 +68,13 @@ def _find_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None, *_: Any) -> None:
+    """Print a warning as one stderr line, ``chatcodec: warning: <first line of the message>``."""
+    text = str(message).splitlines()[0] if str(message) else category.__name__
+    print(f"chatcodec: warning: {text}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line.
 
@@ -82,7 +93,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = args.debug or os.environ.get("CHATCODEC_DEBUG") == "1"
     module = importlib.import_module(COMMANDS[args.command][0])
     try:
-        return int(module.run(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(module.run(args))
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

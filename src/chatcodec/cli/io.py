@@ -14,16 +14,21 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_CHAT_TEMPLATE_BYTES",
+    "MAX_INPUT_BYTES",
+    "MAX_OUTPUT_BYTES",
     "ChatTemplateSource",
     "Conversation",
+    "TemplateFile",
     "bundled_response_template",
     "parse_variable",
     "read_chat_template_source",
     "read_conversation",
     "read_json",
     "read_response_template",
+    "read_template_json",
     "read_text",
     "read_tools",
+    "resolve_source",
 ]
 
 
@@ -31,14 +36,29 @@ __all__ = [
 #: dozen kilobytes; the cap keeps ``render /dev/zero`` from reading forever).
 MAX_CHAT_TEMPLATE_BYTES = 4 * 1024 * 1024
 
+#: Largest model output ``chatcodec parse`` reads (a file, stdin, or a live stream), in bytes.
+MAX_OUTPUT_BYTES = 256 * 1024 * 1024
 
-def read_text(source: str, *, limit: int | None = None, what: str = "") -> str:
-    """Read a UTF-8 text file, or standard input when ``source`` is ``"-"``.
+#: Largest conversation, tools, documents, prompt (``--prefix``) or response template file, in bytes.
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+#: What each limit is for, in its error message ("more than ... holds").
+_LIMITS = {
+    "MAX_CHAT_TEMPLATE_BYTES": "a chat template",
+    "MAX_OUTPUT_BYTES": "a model output",
+    "MAX_INPUT_BYTES": "a conversation, tools, documents or prompt file",
+}
+
+
+def read_text(source: str, *, limit: str = "MAX_INPUT_BYTES") -> str:
+    """Read a UTF-8 text file, or standard input when ``source`` is ``"-"``, up to a size limit.
+
+    At most one byte more than the limit is read, so a device or an endless pipe is bounded.
 
     Args:
         source: a path or ``"-"``.
-        limit: the most bytes to accept (``None``: no limit); more is an error.
-        what: the name of the constant behind ``limit``, for the message.
+        limit: the name of the constant of this module that caps the size (``"MAX_OUTPUT_BYTES"``,
+            ``"MAX_INPUT_BYTES"`` or ``"MAX_CHAT_TEMPLATE_BYTES"``); the message names it.
 
     Returns:
         The text, exactly (no newline translation).
@@ -49,20 +69,36 @@ def read_text(source: str, *, limit: int | None = None, what: str = "") -> str:
             there are more than ``limit``.
     """
     name = "<stdin>" if source == "-" else source
+    size = int(globals()[limit])
     try:
         if source == "-":
-            data = sys.stdin.buffer.read(-1 if limit is None else limit + 1)
+            data = sys.stdin.buffer.read(size + 1)
         else:
             with open(source, "rb") as handle:
-                data = handle.read(-1 if limit is None else limit + 1)
+                data = handle.read(size + 1)
     except OSError as error:
         raise OSError(f"{source}: cannot read: {error.strerror or error}") from None
-    if limit is not None and len(data) > limit:
-        raise ValueError(f"{name}: larger than {limit:,} bytes, more than a chat template holds ({what})")
+    if len(data) > size:
+        raise too_large(name, limit)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"{name}: not UTF-8 text (byte {error.start}: {error.reason})") from None
+
+
+def too_large(name: str, limit: str) -> ValueError:
+    """The error for an input larger than the constant called ``limit``.
+
+    Args:
+        name: the file (``"<stdin>"`` for standard input).
+        limit: the constant's name, such as ``"MAX_OUTPUT_BYTES"``.
+
+    Returns:
+        ``ValueError("NAME: larger than N bytes, more than ... holds (chatcodec.cli.io.LIMIT)")``.
+    """
+    size = int(globals()[limit])
+    return ValueError(f"{name}: larger than {size:,} bytes, more than {_LIMITS[limit]} holds "
+                      f"(chatcodec.cli.io.{limit})")
 
 
 def read_json(source: str, what: str = "JSON") -> Any:
@@ -123,6 +159,27 @@ def read_tools(source: str | None) -> list[Any] | None:
     return tools
 
 
+# --- what a TEMPLATE / MODEL argument names ------------------------------------------------------
+
+def resolve_source(source: str) -> str:
+    """How a command resolves its template or model argument, as ``ChatCodec.from_pretrained`` does.
+
+    A directory first, else the name (or alias) of a bundled profile, else a file: a plain file
+    named like a profile does not hide it (``./qwen3`` reaches the file).
+
+    Args:
+        source: the argument.
+
+    Returns:
+        ``"stdin"`` (``"-"``), ``"directory"``, ``"profile"`` or ``"file"`` (which may not exist).
+    """
+    if source == "-":
+        return "stdin"
+    if Path(source).is_dir():
+        return "directory"
+    return "profile" if _bundled_profile(source) is not None else "file"
+
+
 # --- chat-template inputs (chatcodec render / lint) ---------------------------------------------
 
 @dataclass(frozen=True)
@@ -142,8 +199,10 @@ class ChatTemplateSource:
 
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
-    """Read a chat template from a model directory (any storage format), a template file, or a
-    bundled profile named by ``source`` when no such path exists (``chatcodec render qwen3 ...``).
+    """Read a chat template from a model directory (any storage format), a bundled profile, or a
+    template file, resolved as :func:`resolve_source` says (``chatcodec render qwen3 ...``). A
+    ``.json`` file is a ``tokenizer_config.json`` or legacy ``chat_template.json``
+    (:func:`read_template_json`).
 
     Args:
         source: a model directory, a template file, ``"-"`` for stdin, or a profile name.
@@ -152,7 +211,8 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
         The template(s) with the special tokens to render them with.
 
     Raises:
-        OSError, ValueError: the file cannot be read, or the profile bundles no chat template;
+        OSError, ValueError: the file cannot be read, the profile bundles no chat template, or a
+            ``.json`` file holds none;
             ``ChatTemplateNotFoundError`` / ``ModelStorageError`` for a directory without a usable template.
     """
     path = Path(source)
@@ -162,15 +222,91 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
 
         special_tokens = read_tokenizer_config(path).special_tokens
         return ChatTemplateSource(load_chat_templates(path), special_tokens, source)
-    profile = _bundled_profile(source) if source != "-" and not path.exists() else None
+    profile = _bundled_profile(source) if source != "-" else None
     if profile is not None:
         if profile.chat_template is None:
             raise ValueError(f"{source}: profile {profile.name!r} bundles no chat template "
                              f"({profile.license}); pass a model directory or a template file")
         tokens = dict(profile.special_tokens)
         return ChatTemplateSource(profile.chat_template, tokens, f"profile {profile.name}")
-    text = read_text(source, limit=MAX_CHAT_TEMPLATE_BYTES, what="chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES")
+    if source != "-" and source.endswith(".json"):
+        return _json_chat_template_source(source)
+    text = read_text(source, limit="MAX_CHAT_TEMPLATE_BYTES")
     return ChatTemplateSource(text, {}, source)
+
+
+def _json_chat_template_source(source: str) -> ChatTemplateSource:
+    """The chat template(s) and special tokens of a ``tokenizer_config.json`` / ``chat_template.json``."""
+    held = read_template_json(source)
+    if not held.chat_templates:
+        if held.kind == "response":
+            raise ValueError(f"{source}: this is a response template (chatcodec parse reads it), not a chat "
+                             "template")
+        raise ValueError(f"{source}: this JSON file holds no chat template (no 'chat_template' key); pass "
+                         "a chat template file (.jinja), a chat_template.json or tokenizer_config.json that "
+                         "has one, or a model directory")
+    templates = held.chat_templates
+    return ChatTemplateSource(templates["default"] if list(templates) == ["default"] else templates,
+                              held.special_tokens, source)
+
+
+#: The top-level keys of a response template (a JSON object with one of them is one).
+RESPONSE_TEMPLATE_KEYS = frozenset({"fields", "start_anchor", "start_anchor_pattern"})
+
+
+@dataclass(frozen=True)
+class TemplateFile:
+    """The templates of a ``.json`` file, read as the model loader reads a model directory's files.
+
+    Attributes:
+        kind: ``"response"`` (the file is a response template), ``"holder"`` (it has a
+            ``chat_template`` or ``response_template`` key) or ``"other"`` (neither: another JSON file).
+        chat_templates: ``{name: template}`` from a ``chat_template`` key (``{}`` when there is none).
+        special_tokens: the named special tokens of a ``tokenizer_config.json``.
+        response_template: the file itself when it is a response template, else its
+            ``response_template`` key, or ``None``.
+    """
+
+    kind: str
+    chat_templates: dict[str, str]
+    special_tokens: dict[str, str]
+    response_template: Any
+
+
+def read_template_json(source: str) -> TemplateFile:
+    """Read a ``.json`` file given where a template is expected: a ``tokenizer_config.json`` or a
+    legacy ``chat_template.json`` (its ``chat_template`` string or named list, its special tokens,
+    its ``response_template``), or a response template.
+
+    Args:
+        source: the path.
+
+    Returns:
+        What the file holds.
+
+    Raises:
+        OSError, ValueError: the file cannot be read or is not a JSON object.
+        ModelStorageError: a ``chat_template`` or special-token value has the wrong shape.
+    """
+    from chatcodec.model.config import config_special_tokens
+    from chatcodec.model.storage import chat_templates_from_config
+
+    data = read_json(source, "JSON object")
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected a JSON object (a response template, a tokenizer_config.json or "
+                         f"a chat_template.json), got {type(data).__name__}")
+    if RESPONSE_TEMPLATE_KEYS & data.keys():
+        return TemplateFile("response", {}, {}, data)
+    if "chat_template" not in data and "response_template" not in data:
+        return TemplateFile("other", {}, {}, None)
+    return TemplateFile("holder", chat_templates_from_config(data, source),
+                        config_special_tokens(data, source), data.get("response_template"))
+
+
+#: Why a ``.json`` file that is neither kind cannot be linted (after ``PATH: ``).
+NOT_A_TEMPLATE_FILE = ("this JSON file is neither a response template (no 'fields', 'start_anchor' or "
+                       "'start_anchor_pattern') nor a file holding templates (no 'chat_template' or "
+                       "'response_template' key)")
 
 
 def _bundled_profile(name: str) -> Profile | None:
@@ -254,7 +390,7 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
 
 
 def read_response_template(source: str) -> dict[str, Any]:
-    """Find the response template that ``source`` names.
+    """Find the response template that ``source`` names (resolved as :func:`resolve_source` says).
 
     Args:
         source: a JSON file holding a response template (or a whole ``tokenizer_config.json`` with a
@@ -273,14 +409,14 @@ def read_response_template(source: str) -> dict[str, Any]:
     path = Path(source)
     if path.is_dir():
         return _directory_response_template(path)
-    if path.is_file():
+    bundled = bundled_response_template(source)
+    if bundled is not None:
+        return bundled
+    if path.exists():  # a regular file, or a device / pipe (read up to MAX_INPUT_BYTES)
         data = read_json(source, "response template")
         if isinstance(data, dict) and "response_template" in data and "fields" not in data:
             data = data["response_template"]  # a tokenizer_config.json
         return _expect_object(data, source)
-    bundled = bundled_response_template(source)
-    if bundled is not None:
-        return bundled
     raise OSError(f"{source}: no such file or directory (expected a response template JSON file or a model "
                   "directory)")
 

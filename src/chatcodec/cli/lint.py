@@ -20,8 +20,9 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``chatcodec lint``."""
     parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a chat template file, a response template (.json), or a model directory "
-                             "(its chat templates and the response_template of tokenizer_config.json)")
+                        help="a chat template file, a response template (.json), a tokenizer_config.json "
+                             "or chat_template.json (its chat templates and response_template), or a model "
+                             "directory (the same, from all its files)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +73,7 @@ def _response_findings(label: str, template: Any) -> list[str]:
 
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
-    from chatcodec.cli.io import MAX_CHAT_TEMPLATE_BYTES, read_json, read_text
+    from chatcodec.cli.io import read_text
 
     directory = Path(path)
     if directory.is_dir():
@@ -90,14 +91,29 @@ def _inputs(path: str) -> list[tuple[str, str, Any]]:
             found.append((f"{directory / TOKENIZER_CONFIG_FILE}[response_template]", "response", response))
         return found
     if path.endswith(".json"):
-        template = read_json(path, "response template")
-        if not isinstance(template, dict):
-            raise ValueError(f"{path}: a response template is a JSON object")
-        return [(path, "response", template)]
-    text = read_text(path, limit=MAX_CHAT_TEMPLATE_BYTES, what="chatcodec.cli.io.MAX_CHAT_TEMPLATE_BYTES")
+        return _json_inputs(path)
+    text = read_text(path, limit="MAX_CHAT_TEMPLATE_BYTES")
     if path != "-" and text.lstrip().startswith("{") and _is_json_object(text):
         return [(path, "response", json.loads(text))]
     return [(path, "chat", text)]
+
+
+def _json_inputs(path: str) -> list[tuple[str, str, Any]]:
+    """The templates of a ``.json`` file, read as the model loader reads a model directory's files: a
+    response template, or a ``tokenizer_config.json`` / ``chat_template.json`` (its chat templates
+    labelled ``PATH[name]``, its ``response_template`` labelled ``PATH[response_template]``)."""
+    from chatcodec.cli.io import NOT_A_TEMPLATE_FILE, read_template_json
+
+    held = read_template_json(path)
+    if held.kind == "other":
+        raise ValueError(f"{path}: {NOT_A_TEMPLATE_FILE}")
+    if held.kind == "response":
+        return [(path, "response", held.response_template)]
+    found: list[tuple[str, str, Any]] = [(f"{path}[{name}]", "chat", text)
+                                         for name, text in held.chat_templates.items()]
+    if held.response_template is not None:
+        found.append((f"{path}[response_template]", "response", held.response_template))
+    return found
 
 
 def _is_json_object(text: str) -> bool:

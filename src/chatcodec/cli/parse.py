@@ -9,6 +9,11 @@ through the same parser and shows the regions as they arrive. With ``--stream`` 
 incrementally so a character split across reads is fed once complete. Model output that cannot be
 parsed is one line on stderr and exit code 1 (``--errors keep`` records the problems in the
 message instead).
+
+When ``TEMPLATE`` is a bundled profile name or a model directory, the output is parsed exactly as
+``ChatCodec.from_pretrained(TEMPLATE).get_response_parser`` parses it: generation ends at the first
+end-of-sequence token (``eos_token`` and ``generation_config.json``'s ids), which never reaches the
+message; with a response template file, every character of the output is parsed.
 """
 
 from __future__ import annotations
@@ -18,9 +23,9 @@ import codecs
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from chatcodec.cli.io import read_response_template, read_text, read_tools
+from chatcodec.cli.io import read_response_template, read_text, read_tools, resolve_source
 from chatcodec.cli.options import positive_int, seconds
 
 if TYPE_CHECKING:
@@ -74,7 +79,6 @@ def run(args: argparse.Namespace) -> int:
     """
     from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
     from chatcodec.errors import ResponseParseError
-    from chatcodec.response_templates.engine import ResponseParser
 
     stream = args.stream or args.chunk_size is not None or args.delay is not None
     size = args.chunk_size or CHUNK_SIZE
@@ -82,9 +86,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
     template = _load_template(args.template)
     live = stream and args.output == "-"
-    output = "" if live else read_text(args.output)
+    output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES")
     prefix = "" if args.no_prefix else read_text(args.prefix)
-    parser = ResponseParser(template, prefix=prefix, tools=read_tools(args.tools), errors=args.errors)
+    tools = read_tools(args.tools)
+    try:  # the prefix is parsed here: a region it closes can fail
+        parser = _new_parser(args.template, template, prefix, tools, args.errors)
+    except ResponseParseError as error:
+        return _report(error, args)
     if not stream and not args.events:
         try:
             parser.feed(output)
@@ -117,6 +125,20 @@ def _load_template(source: str) -> ResponseTemplate:
                                     path=error.path) from None
 
 
+def _new_parser(source: str, template: ResponseTemplate, prefix: str, tools: list[Any] | None,
+                errors: str) -> Any:
+    """The parser for ``source``: the model's (ending at its end-of-sequence tokens) for a profile
+    name or a model directory, the bare engine for a response template file."""
+    from chatcodec.response_templates.engine import ResponseParser
+
+    if resolve_source(source) not in ("directory", "profile"):
+        return ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
+    from chatcodec.model.codec import ChatCodec
+
+    codec = ChatCodec.from_pretrained(source)
+    return codec.get_response_parser(template.spec, prefix=prefix, tools=tools, errors=errors)
+
+
 def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
     """The text of ``stream`` as it arrives: each read, decoded, in pieces of at most ``size``.
 
@@ -128,15 +150,21 @@ def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
         Text pieces, in order; a UTF-8 character split across reads comes out once complete.
 
     Raises:
-        ValueError: the bytes are not UTF-8 (the message names the byte offset).
+        ValueError: the bytes are not UTF-8 (the message names the byte offset), or there are more
+            than :data:`chatcodec.cli.io.MAX_OUTPUT_BYTES`.
     """
+    from chatcodec.cli import io as cli_io
     from chatcodec.cli.view import chunks
 
     decoder = codecs.getincrementaldecoder("utf-8")()
     read = getattr(stream, "read1", stream.read)
     offset = 0  # of the first byte the decoder has not turned into text yet
+    total = 0
     while True:
         data = read(READ_SIZE)
+        total += len(data)
+        if total > cli_io.MAX_OUTPUT_BYTES:
+            raise cli_io.too_large("<stdin>", "MAX_OUTPUT_BYTES")
         held = len(decoder.getstate()[0])
         try:
             text = decoder.decode(data, final=not data)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError, TokenizerUnavailableError
-from chatcodec.model.config import TokenizerConfig
+from chatcodec.model.config import TokenizerConfig, check_side
 from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.responses import ModelResponseParser, end_of_sequence
 from chatcodec.model.sequences import to_python, token_id, token_id_sequences
@@ -75,6 +75,8 @@ class ChatCodec(SpecialTokenAttributes):
             special_tokens if special_tokens is not None else self.config.special_tokens)
         self.tokenizer = tokenizer
         self.name_or_path = name_or_path
+        self.padding_side = self.config.padding_side
+        self.truncation_side = self.config.truncation_side
         #: Template variables every render gets (a bundled profile's ``template_kwargs``); special
         #: tokens come first, then these, then the call's ``**kwargs``.
         self.template_variables: dict[str, Any] = {}
@@ -123,6 +125,35 @@ class ChatCodec(SpecialTokenAttributes):
             raise TypeError("chat_template: expected the template text, a dict of named templates "
                             f"{{name: text}} or None, got {value!r}")
         self._chat_template = value
+
+    @property
+    def padding_side(self) -> str:
+        """Where ``apply_chat_template(..., padding=...)`` pads: ``"right"`` (the default) or
+        ``"left"``; read from ``tokenizer_config.json``, settable, saved by :meth:`save_pretrained`,
+        as on a transformers tokenizer.
+
+        Raises:
+            ValueError: (on assignment) a value other than ``"right"`` or ``"left"``.
+        """
+        return self._padding_side
+
+    @padding_side.setter
+    def padding_side(self, value: str) -> None:
+        self._padding_side = check_side("padding_side", value)
+
+    @property
+    def truncation_side(self) -> str:
+        """Which end ``apply_chat_template(..., truncation=True)`` cuts: ``"right"`` (the default)
+        or ``"left"`` (keep the end of the prompt); as :attr:`padding_side`.
+
+        Raises:
+            ValueError: (on assignment) a value other than ``"right"`` or ``"left"``.
+        """
+        return self._truncation_side
+
+    @truncation_side.setter
+    def truncation_side(self, value: str) -> None:
+        self._truncation_side = check_side("truncation_side", value)
 
     @property
     def response_template(self) -> dict[str, Any] | None:
@@ -202,7 +233,8 @@ class ChatCodec(SpecialTokenAttributes):
         Differences from the reference (docs/compatibility.md): assistant masks mark every token
         with a character inside a ``{% generation %}`` span, and work together with
         ``sanitize_control_tokens``; sanitising treats every special and added token as a
-        control token; ``tokenizer_kwargs`` is not supported.
+        control token; ``tokenizer_kwargs`` takes ``padding_side`` and ``pad_to_multiple_of`` only.
+        Padding and truncation follow :attr:`padding_side` and :attr:`truncation_side`.
 
         Args:
             conversation: a list of messages, or a list of such lists (a batch; objects with a
@@ -222,14 +254,16 @@ class ChatCodec(SpecialTokenAttributes):
             return_tensors: ``None`` (lists), ``"np"`` or ``"pt"`` (numpy / torch, if installed).
             return_dict: return the dict of outputs (only with ``tokenize``); else the ids.
             return_assistant_tokens_mask: add ``assistant_masks`` (needs ``return_dict``).
-            tokenizer_kwargs: must be empty or ``None``.
+            tokenizer_kwargs: ``{"padding_side": ..., "pad_to_multiple_of": ...}`` for this call.
             **kwargs: template variables.
 
         Returns:
             The prompt text (or a list of them), the ids (or a list of lists), or the dict.
 
         Raises:
-            ValueError: incompatible options, an empty conversation.
+            ValueError: incompatible options, an empty conversation, a ``tokenizer_kwargs`` key
+                chatcodec does not support.
+            TypeError: a ``tokenizer_kwargs`` key that repeats an argument (as in the reference).
             ChatTemplateNotFoundError: no chat template to use.
             ChatTemplateError: the template failed (subclasses mirror the original error type).
             TokenizerUnavailableError: token ids were asked for and there is no tokenizer.
@@ -378,12 +412,11 @@ class ChatCodec(SpecialTokenAttributes):
             ValueError: ``prefix`` is missing or is a batch.
             ResponseTemplateError: the response template is invalid.
         """
-        from chatcodec.model.prefixes import parser_prompt_text, warn_without_start_anchor
+        from chatcodec.model.prefixes import parser_prompt_text
         from chatcodec.response_templates.engine import ResponseParser
 
         template = self._response_template(response_template, "get_response_parser")
         prompt = parser_prompt_text(self, prefix)
-        warn_without_start_anchor(template, [prompt or ""], "get_response_parser", stacklevel=2)
         parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors)
 
         def new_decoder() -> IncrementalDecoder:

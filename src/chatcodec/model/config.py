@@ -29,6 +29,8 @@ __all__ = [
     "TOKENIZER_CONFIG_FILE",
     "AddedToken",
     "TokenizerConfig",
+    "check_side",
+    "config_special_tokens",
     "json_file_text",
     "read_json_file",
     "read_tokenizer_config",
@@ -199,6 +201,31 @@ def _added_tokens(value: Any, where: str) -> dict[int, AddedToken]:
     return added
 
 
+def config_special_tokens(data: Mapping[str, Any], where: str) -> dict[str, str]:
+    """The named special tokens of one ``tokenizer_config.json`` object, as strings, in the order
+    :func:`read_tokenizer_config` gives them (without ``special_tokens_map.json``, which only a
+    directory has).
+
+    Args:
+        data: the parsed configuration.
+        where: the file, for messages.
+
+    Returns:
+        ``{"bos_token": "<s>", ...}``; tokens set to ``null`` are absent.
+
+    Raises:
+        ModelStorageError: a token has the wrong shape.
+    """
+    named = _named_special_tokens(data, where)
+    named.update(_model_specific_tokens(data, where, objects=False))
+    return _ordered(named)
+
+
+def _ordered(named: Mapping[str, str | None]) -> dict[str, str]:
+    order = [*SPECIAL_TOKENS_ATTRIBUTES, *(key for key in named if key not in SPECIAL_TOKENS_ATTRIBUTES)]
+    return {key: value for key in order if (value := named.get(key)) is not None}
+
+
 def _named_special_tokens(source: Mapping[str, Any], where: str) -> dict[str, str | None]:
     return {
         key: token_content(source[key], f"{where}: {key}")
@@ -270,6 +297,24 @@ def _response_template(data: Mapping[str, Any]) -> dict[str, Any] | None:
     )
 
 
+def check_side(name: str, value: Any) -> str:
+    """``value`` when it is ``"right"`` or ``"left"`` (a ``padding_side`` / ``truncation_side``).
+
+    Args:
+        name: the attribute or key, for the message.
+        value: the value given.
+
+    Returns:
+        ``value``.
+
+    Raises:
+        ValueError: anything else (transformers only fails later, when padding).
+    """
+    if value not in ("right", "left"):
+        raise ValueError(f"{name}: expected 'right' or 'left', got {value!r}")
+    return str(value)
+
+
 def _check_sides(data: Mapping[str, Any]) -> None:
     """``padding_side`` and ``truncation_side`` are ``"right"`` or ``"left"`` (the reference refuses
     anything else when the tokenizer loads)."""
@@ -325,8 +370,7 @@ def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
             config.data["added_tokens_decoder"], f"{TOKENIZER_CONFIG_FILE}: added_tokens_decoder"
         )
     _apply_special_tokens_map(config, directory, named)
-    order = [*SPECIAL_TOKENS_ATTRIBUTES, *(key for key in named if key not in SPECIAL_TOKENS_ATTRIBUTES)]
-    config.special_tokens = {key: value for key in order if (value := named.get(key)) is not None}
+    config.special_tokens = _ordered(named)
     config.response_template = _response_template(config.data)
     config.chat_control_tokens = _chat_control_tokens(config.data)
     _check_sides(config.data)

@@ -70,6 +70,7 @@ class PaddingOptions:
     padding_side: str = "right"
     truncation_side: str = "right"
     model_max_length: int | None = None
+    pad_to_multiple_of: int | None = None
 
     def target_length(self, lengths: list[int]) -> int | None:
         """The padded length, or ``None`` for no padding.
@@ -87,15 +88,32 @@ class PaddingOptions:
         if strategy == "do_not_pad":
             return None
         if strategy == "longest":
-            return max(lengths, default=0)
-        if strategy == "max_length":
-            length = self.max_length if self.max_length is not None else self.model_max_length
-            if length is None:
+            length = max(lengths, default=0)
+        elif strategy == "max_length":
+            known = self.max_length if self.max_length is not None else self.model_max_length
+            if known is None:
                 raise ValueError(
                     "padding='max_length': pass max_length= (the model sets no model_max_length)")
-            return length
-        raise ValueError(
-            f"padding: expected True, False, 'longest', 'max_length' or 'do_not_pad', got {strategy!r}")
+            length = known
+        else:
+            raise ValueError(
+                f"padding: expected True, False, 'longest', 'max_length' or 'do_not_pad', got {strategy!r}")
+        multiple = self.pad_to_multiple_of
+        return length if not multiple else -(-length // multiple) * multiple
+
+    def check_multiple(self) -> None:
+        """The reference's check: truncating and padding to a multiple need a multiple as length.
+
+        Raises:
+            ValueError: ``truncation``, ``padding`` and ``pad_to_multiple_of`` together with a
+                ``max_length`` that is not a multiple (the reference's message).
+        """
+        limit = self.truncation_length() if self.padding not in (False, "do_not_pad") else None
+        multiple = self.pad_to_multiple_of
+        if limit is not None and multiple and self.max_length is not None and limit % multiple:
+            raise ValueError(
+                f"Truncation and padding are both activated but truncation length ({limit}) is not a "
+                f"multiple of pad_to_multiple_of ({multiple}).")
 
     def truncation_length(self) -> int | None:
         """The length to truncate to, or ``None`` for no truncation."""
@@ -154,6 +172,7 @@ def batch_output(chats: list[EncodedChat], *, batched: bool, options: PaddingOpt
     Raises:
         ValueError: padding without a pad token, or an unknown strategy.
     """
+    options.check_multiple()
     limit = options.truncation_length()
     if limit is not None:
         for chat in chats:

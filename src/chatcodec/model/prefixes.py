@@ -2,8 +2,7 @@
 
 What lives here: the shapes a prompt may take (text, ids, a batch of either, a 2-D array, or the
 dict ``apply_chat_template`` returns, with its ``attention_mask``), one prompt per response
-(:func:`prompts_for`), a prompt as text (:func:`prompt_text`), and the warning for a prompt
-without the start anchor (:func:`warn_without_start_anchor`).
+(:func:`prompts_for`) and a prompt as text (:func:`prompt_text`).
 
 Rules kept:
 
@@ -11,15 +10,14 @@ Rules kept:
   without one, pad ids are dropped from both ends of the ids (left padding and right padding of a
   batch). The reference decodes the pads, so a right-padded prompt's pad tokens end up in the
   parsed ``content``.
-* A prompt without the start anchor is parsed whole, as SPEC §1.5 and the reference say (the
-  engine does not change), but at the model level that is nearly always a prompt built without
-  ``add_generation_prompt=True``, whose text then lands in the message: a ``UserWarning`` says so.
+* A prompt without the start anchor is parsed whole, as SPEC §1.5 and the reference say; the
+  ``UserWarning`` that says so comes from the response parser's construction
+  (:func:`chatcodec.response_templates.prefix.warn_without_start_anchor`), as for every entry point.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,10 +25,8 @@ from chatcodec.model.sequences import split_sequences, to_python, token_id_seque
 
 if TYPE_CHECKING:
     from chatcodec.model.codec import ChatCodec
-    from chatcodec.response_templates.template import ResponseTemplate
 
-__all__ = ["Prompt", "parser_prompt_text", "prompt_text", "prompts_for", "split_prompts",
-           "warn_without_start_anchor"]
+__all__ = ["Prompt", "parser_prompt_text", "prompt_text", "prompts_for", "split_prompts"]
 
 
 @dataclass(frozen=True)
@@ -174,31 +170,3 @@ def parser_prompt_text(codec: ChatCodec, prefix: Any) -> str | None:
     if batched:
         raise ValueError("get_response_parser: prefix= must be a single sequence (text or 1-D ids)")
     return prompt_text(codec, prompts[0])
-
-
-def _anchor(template: ResponseTemplate) -> str:
-    spec = template.spec
-    if "start_anchor" not in spec:
-        return f"pattern {spec.get('start_anchor_pattern')!r}"
-    anchors = spec["start_anchor"]
-    return " or ".join(map(repr, anchors)) if isinstance(anchors, list) else repr(anchors)
-
-
-def warn_without_start_anchor(template: ResponseTemplate, texts: Iterable[str], where: str,
-                              stacklevel: int) -> None:
-    """Warn (once) when a non-empty prompt does not contain the template's start anchor.
-
-    Args:
-        template: the response template.
-        texts: the prompt texts.
-        where: ``"parse_response"`` or ``"get_response_parser"``, for the message.
-        stacklevel: passed to :func:`warnings.warn`, so that the warning points at the caller's line.
-    """
-    for text in texts:
-        if text and template.start_anchor.search(text) is None:
-            warnings.warn(
-                f"{where}: the prefix does not contain the response template's start anchor "
-                f"{_anchor(template)}, so the whole prompt is parsed as the start of the assistant "
-                "message and ends up in it. Build the prompt with add_generation_prompt=True, or pass "
-                "prefix='' when there is no prompt.", UserWarning, stacklevel=stacklevel + 1)
-            return

@@ -22,6 +22,7 @@ from chatcodec.chat_templates.inputs import (
     prepare_documents,
     prepare_tools,
 )
+from chatcodec.model.config import check_side
 from chatcodec.model.encoding import PaddingOptions, batch_output, encode_chat
 from chatcodec.model.sequences import token_id
 
@@ -73,11 +74,35 @@ def _check_options(request: ChatRequest) -> None:
             raise ConversationError(
                 f"max_length: expected a non-negative integer or None, got {request.max_length!r}")
         request.max_length = length
-    if request.tokenizer_kwargs:
-        raise ValueError(
-            f"tokenizer_kwargs: not supported by chatcodec (got {sorted(request.tokenizer_kwargs)}); "
-            "use the padding / truncation / max_length / return_tensors arguments"
-        )
+    _check_tokenizer_kwargs(request.tokenizer_kwargs or {})
+
+
+#: ``tokenizer_kwargs`` keys that repeat what apply_chat_template passes to the tokenizer itself.
+_OWN_TOKENIZER_ARGUMENTS = ("padding", "truncation", "max_length", "return_tensors", "add_special_tokens",
+                            "sanitize_control_tokens")
+
+#: ``tokenizer_kwargs`` keys chatcodec honours (the tokenizer-call options that need no tokenizer object).
+TOKENIZER_KWARGS = ("padding_side", "pad_to_multiple_of")
+
+
+def _check_tokenizer_kwargs(kwargs: dict[str, Any]) -> None:
+    """The reference passes ``tokenizer_kwargs`` to the tokenizer call beside its own arguments:
+    repeating one is its TypeError; chatcodec honours :data:`TOKENIZER_KWARGS` and refuses the rest
+    (the reference ignores unknown keys, such as ``truncation_side``, silently)."""
+    for key in _OWN_TOKENIZER_ARGUMENTS:
+        if key in kwargs:
+            raise TypeError(f"tokenizer_kwargs: {key!r} is an argument apply_chat_template passes itself "
+                            f"(transformers: got multiple values for keyword argument {key!r})")
+    unknown = sorted(set(kwargs) - set(TOKENIZER_KWARGS))
+    if unknown:
+        raise ValueError(f"tokenizer_kwargs: not supported by chatcodec: {unknown} (supported: "
+                         f"{', '.join(TOKENIZER_KWARGS)}; set codec.truncation_side for the truncation side)")
+    if "padding_side" in kwargs:
+        check_side("tokenizer_kwargs: padding_side", kwargs["padding_side"])
+    multiple = kwargs.get("pad_to_multiple_of")
+    if multiple is not None and ((value := token_id(multiple)) is None or value < 1):
+        raise ValueError(f"tokenizer_kwargs: pad_to_multiple_of: expected a positive integer or None, got "
+                         f"{multiple!r}")
 
 
 def _conversations(conversation: Any) -> tuple[list[Any], bool]:
@@ -181,7 +206,9 @@ def apply_chat_template(codec: ChatCodec, chat_template: str, request: ChatReque
     options = PaddingOptions(
         padding=request.padding, truncation=request.truncation, max_length=request.max_length,
         pad_token_id=pad_id if pad_id is not None else codec.config.pad_token_id,
-        padding_side=codec.config.padding_side, truncation_side=codec.config.truncation_side,
+        padding_side=(request.tokenizer_kwargs or {}).get("padding_side", codec.padding_side),
+        truncation_side=codec.truncation_side,
+        pad_to_multiple_of=token_id((request.tokenizer_kwargs or {}).get("pad_to_multiple_of")),
         model_max_length=codec.config.model_max_length,
     )
     output = batch_output(encoded, batched=batched, options=options, return_tensors=request.return_tensors)

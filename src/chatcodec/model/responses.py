@@ -267,7 +267,7 @@ def parse_sequences(codec: ChatCodec, response: Any, template: Any, *, prefix: A
     Returns:
         One message, or a list of messages for a batch.
     """
-    from chatcodec.model.prefixes import prompt_text, prompts_for, warn_without_start_anchor
+    from chatcodec.model.prefixes import prompt_text, prompts_for
     from chatcodec.response_templates.api import parse_response
     from chatcodec.response_templates.prefix import require_prefix
     from chatcodec.response_templates.template import load_response_template
@@ -276,7 +276,6 @@ def parse_sequences(codec: ChatCodec, response: Any, template: Any, *, prefix: A
     require_prefix(prefix)
     responses, batched = split_sequences(response, "response")
     prompts = [prompt_text(codec, prompt) for prompt in prompts_for(prefix, len(responses))]
-    warn_without_start_anchor(compiled, prompts, "parse_response", stacklevel=3)
     parsed = [
         parse_response(response_text(codec, text, f"response[{index}]" if batched else "response"), compiled,
                        prefix=prompt, tools=tools, errors=errors)

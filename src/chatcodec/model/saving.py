@@ -76,6 +76,9 @@ def _config_to_save(codec: ChatCodec, directory: Path) -> dict[str, Any]:
     data = dict(codec.config.data) if own else (_json_object(path) if path.is_file() else {})
     data = _with_special_tokens(codec, data, remove=own)
     data.pop("chat_template", None)
+    for key, side in (("padding_side", codec.padding_side), ("truncation_side", codec.truncation_side)):
+        if key in data or side != "right":  # the default stays implicit, so an unchanged file stays so
+            data[key] = side
     if codec.response_template is not None:
         data["response_template"] = codec.response_template
     else:

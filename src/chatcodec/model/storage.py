@@ -33,7 +33,7 @@ import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
@@ -47,6 +47,7 @@ __all__ = [
     "MAX_TEMPLATE_NAME_BYTES",
     "TOKENIZER_CONFIG_FILE",
     "StorageChange",
+    "chat_templates_from_config",
     "check_template_name",
     "load_chat_templates",
     "migrate_chat_templates",
@@ -124,9 +125,15 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     return templates
 
 
-def _stored_templates(directory: Path) -> tuple[str | None, dict[str, str], dict[str, str]]:
+def _stored_templates(directory: Path, *, migrating: bool = False
+                      ) -> tuple[str | None, dict[str, str], dict[str, str]]:
     """A model directory's templates by origin: ``(legacy file name or None, its templates, the
     templates of the .jinja files)``; the .jinja files win on load.
+
+    Args:
+        directory: the model directory.
+        migrating: accept ``chat_template.json`` beside ``.jinja`` files (loading refuses it, as
+            the reference does; migrating checks that the copies agree instead).
 
     Raises:
         ModelStorageError: as for :func:`load_chat_templates`.
@@ -139,7 +146,7 @@ def _stored_templates(directory: Path) -> tuple[str | None, dict[str, str], dict
     legacy_name = LEGACY_PROCESSOR_FILE
     legacy = _templates_from_json(directory / LEGACY_PROCESSOR_FILE)
     if legacy:
-        if default_file.is_file() or named_files:
+        if (default_file.is_file() or named_files) and not migrating:
             raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(directory / LEGACY_PROCESSOR_FILE))
     else:
         legacy_name = TOKENIZER_CONFIG_FILE
@@ -190,9 +197,11 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
         ChatTemplateNotFoundError, ModelStorageError: as for :func:`load_chat_templates` and
             :func:`save_chat_templates`; also a ``ModelStorageError`` when a legacy template
             differs from the ``.jinja`` file of the same name (migrating would lose one of them).
+            A legacy copy identical to its ``.jinja`` file (``tokenizer_config.json`` or
+            ``chat_template.json``, which loading refuses beside ``.jinja`` files) is dropped.
     """
     directory = Path(path)
-    legacy_file, legacy, files = _stored_templates(directory)
+    legacy_file, legacy, files = _stored_templates(directory, migrating=True)
     for name in sorted(legacy.keys() & files.keys()):
         if legacy[name] != files[name]:
             file = CHAT_TEMPLATE_FILE if name == "default" else f"{ADDITIONAL_TEMPLATES_DIR}/{name}.jinja"
@@ -201,7 +210,9 @@ def migrate_chat_templates(path: str | os.PathLike[str], *, dry_run: bool = Fals
                 "would lose one of them. Keep the one you want (delete the other, or save it under another "
                 f"name in {ADDITIONAL_TEMPLATES_DIR}/) and migrate again.", path=str(directory),
             )
-    changes = plan_chat_template_save(load_chat_templates(directory), directory)
+    if not (legacy or files):
+        load_chat_templates(directory)  # raises ChatTemplateNotFoundError, naming where it looked
+    changes = plan_chat_template_save({**legacy, **files}, directory)
     if not dry_run:
         _apply(directory, changes)
     return changes
@@ -357,7 +368,25 @@ def _templates_from_json(file: Path) -> dict[str, str]:
     if not file.is_file():
         return {}
     data = read_json_file(file)
-    value = data.get("chat_template") if isinstance(data, dict) else None
+    return chat_templates_from_config(data, str(file)) if isinstance(data, dict) else {}
+
+
+def chat_templates_from_config(data: Mapping[str, Any], file: str) -> dict[str, str]:
+    """The ``chat_template`` key of a ``tokenizer_config.json`` or legacy ``chat_template.json``
+    object as ``{name: template}``: a string is the default template, a list of ``{"name",
+    "template"}`` objects holds named ones (the reference's legacy format).
+
+    Args:
+        data: the parsed JSON object.
+        file: the file it came from, for messages.
+
+    Returns:
+        The templates (empty when the key is absent or ``null``).
+
+    Raises:
+        ModelStorageError: the value has another shape.
+    """
+    value = data.get("chat_template")
     if value is None:
         return {}
     if isinstance(value, str):

@@ -53,7 +53,13 @@ from chatcodec.response_templates.lax_json import StringTracker
 from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
-from chatcodec.response_templates.prefix import prefix_text, require_prefix
+from chatcodec.response_templates.prefix import (
+    NO_START_ANCHOR_HINT,
+    has_start_anchor,
+    prefix_text,
+    require_prefix,
+    warn_without_start_anchor,
+)
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
 
@@ -180,6 +186,9 @@ class ResponseParser:
         self.initial_events: list[dict[str, Any]] = []
         prompt = prefix_text(prefix)
         self._prefix_len = len(prompt)  # offsets below 0 are in the prompt: prefix_len + offset
+        self._anchored = has_start_anchor(self._template, prompt)
+        if not self._anchored:
+            warn_without_start_anchor(self._template)
         remainder = self._template.truncate_prefix(prompt)
         if remainder:
             self._origin = -len(remainder)
@@ -441,9 +450,12 @@ class ResponseParser:
 
     def _location(self, at: int, start: int) -> str:
         """Where offset ``at`` is, in the output or in the prompt (``start``: where the region began)."""
+        why = "" if self._anchored else NO_START_ANCHOR_HINT
         if at < 0:
-            return f"at offset {self._prefix_len + at} of the prefix"
-        began = f" (the region began at offset {self._prefix_len + start} of the prefix)" if start < 0 else ""
+            return f"at offset {self._prefix_len + at} of the prefix" + (f" ({why})" if why else "")
+        why = f": {why}" if why else ""
+        began = f" (the region began at offset {self._prefix_len + start} of the prefix{why})" if start < 0 \
+            else ""
         return f"at offset {at} of the output{began}"
 
     def _fail(self, error: ChatCodecError) -> None:

@@ -5,15 +5,25 @@ template often pre-writes part of the assistant message (an opening ``<think>``)
 must see; ``""`` (or ``[]``, as in the reference) opts out explicitly. The response engine takes
 text only: token ids are decoded by the model layer (:mod:`chatcodec.model.responses`) first. What
 of the prefix is fed (the part after the last start anchor) is
-:meth:`~chatcodec.response_templates.template.ResponseTemplate.truncate_prefix`.
+:meth:`~chatcodec.response_templates.template.ResponseTemplate.truncate_prefix`. A non-empty prefix
+without the start anchor is parsed whole (SPEC §1.5), which is almost always a prompt rendered
+without ``add_generation_prompt``: :func:`warn_without_start_anchor` says so, once per parser, for
+every entry point (the parser's construction calls it).
 """
 
 from __future__ import annotations
 
+import sys
+import warnings
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["PREFIX_REQUIRED", "prefix_text", "require_prefix"]
+if TYPE_CHECKING:
+    from chatcodec.response_templates.template import ResponseTemplate
+
+__all__ = ["NO_START_ANCHOR_HINT", "PREFIX_REQUIRED", "has_start_anchor", "prefix_text", "require_prefix",
+           "warn_without_start_anchor"]
 
 _T = TypeVar("_T")
 
@@ -62,3 +72,53 @@ def prefix_text(prefix: str | Sequence[Any]) -> str:
     raise TypeError(
         f"prefix: expected the prompt text, got {type(prefix).__name__}; decode token ids first "
         "(ChatCodec.get_response_parser accepts token ids)")
+
+
+#: Why a prefix error can come from a prompt without the start anchor (added to such errors).
+NO_START_ANCHOR_HINT = ("the prefix has no start anchor, so all of it is parsed as the assistant message: "
+                        "was it rendered without add_generation_prompt?")
+
+_PACKAGE = str(Path(__file__).resolve().parents[1]) + "/"
+
+
+def has_start_anchor(template: ResponseTemplate, prompt: str) -> bool:
+    """Whether ``prompt`` is empty (the explicit opt-out) or contains a start-anchor match.
+
+    Args:
+        template: the loaded response template.
+        prompt: the prompt text.
+
+    Returns:
+        ``False`` only for a non-empty prompt that the whole of would be parsed as output.
+    """
+    return not prompt or template.start_anchor.search(prompt) is not None
+
+
+def warn_without_start_anchor(template: ResponseTemplate) -> None:
+    """Warn that the prefix lacks the start anchor; the warning points at the first caller outside
+    chatcodec, whichever entry point (``parse_response``, ``ResponseParser``, ``ChatCodec``) led here.
+
+    Args:
+        template: the loaded response template (its start anchor is named).
+    """
+    spec = template.spec
+    if "start_anchor" in spec:
+        anchors = spec["start_anchor"]
+        anchor = " or ".join(map(repr, anchors)) if isinstance(anchors, list) else repr(anchors)
+    else:
+        anchor = f"pattern {spec.get('start_anchor_pattern')!r}"
+    warnings.warn(
+        f"the prefix does not contain the response template's start anchor {anchor}, so the whole prompt "
+        "is parsed as the start of the assistant message and ends up in it. Build the prompt with "
+        "add_generation_prompt=True (chatcodec render --generation-prompt), or pass prefix='' "
+        "(chatcodec parse --no-prefix) when there is no prompt.", UserWarning, stacklevel=_caller_level())
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` of the first frame outside the chatcodec package, seen from the caller."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
