@@ -12,8 +12,15 @@ import math
 import random
 from typing import Any
 
+import pytest
+
 from chatcodec import ResponseParser, parse_response
 from chatcodec.events import join_chunks
+
+#: For modules that run every corpus vector: ``up-prefix-anchor-not-found`` has a prefix without
+#: the start anchor, which warns (the warning itself is tested in ``test_prefix_anchor.py``).
+IGNORE_NO_ANCHOR = pytest.mark.filterwarnings(
+    "ignore:the prefix does not contain the response template's start anchor:UserWarning")
 
 #: Random splits per output in ``check_stream``.
 RANDOM_SPLITS = 20

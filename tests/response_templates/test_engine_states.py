@@ -20,7 +20,9 @@ from chatcodec.response_templates import matcher as matcher_module
 from chatcodec.response_templates.content import get_parser
 from chatcodec.response_templates.engine import LOOKBEHIND_CONTEXT, TRANSITIONS, TRIM_THRESHOLD, Lifecycle
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
-from tests.response_templates.helpers import check_stream
+from tests.response_templates.helpers import IGNORE_NO_ANCHOR, check_stream
+
+pytestmark = IGNORE_NO_ANCHOR
 
 NO_IMPLICIT: dict[str, Any] = {"start_anchor": "x", "fields": {"r": {"open": "<r>", "close": "</r>"}}}
 

@@ -21,9 +21,11 @@ import chatcodec
 from chatcodec import ResponseParser, profiles
 from chatcodec.response_templates import engine
 from tests.conftest import load_json
-from tests.response_templates.helpers import assert_same, check_stream, stream
+from tests.response_templates.helpers import IGNORE_NO_ANCHOR, assert_same, check_stream, stream
 from tests.response_templates.test_streaming_properties import _TEMPLATES as GENERATED_TEMPLATES
 from tests.response_templates.test_streaming_properties import generated
+
+pytestmark = IGNORE_NO_ANCHOR
 
 CLOSE_THEN_RUN = {"start_anchor": "A", "fields": {
     "calls": {"open": "<tc>", "close_pattern": r"</tc>\s*", "repeats": True}, "content": {}}}

@@ -20,7 +20,9 @@ from chatcodec import ResponseParser, parse_response
 from chatcodec.events import join_chunks
 from tests.conftest import load_json
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
-from tests.response_templates.helpers import assert_same, check_stream, stream
+from tests.response_templates.helpers import IGNORE_NO_ANCHOR, assert_same, check_stream, stream
+
+pytestmark = IGNORE_NO_ANCHOR
 
 VECTORS = [v for v in load_json("response_vectors.json")["vectors"] if v["kind"] in ("parse", "stream")]
 #: Vectors whose one-shot parse raises (strict): checked with errors="keep" instead.
