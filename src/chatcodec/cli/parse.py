@@ -14,6 +14,10 @@ When ``TEMPLATE`` is a bundled profile name or a model directory, the output is 
 ``ChatCodec.from_pretrained(TEMPLATE).get_response_parser`` parses it: generation ends at the first
 end-of-sequence token (``eos_token`` and ``generation_config.json``'s ids), which never reaches the
 message; with a response template file, every character of the output is parsed.
+
+On a terminal, model output never drives it: control characters in streamed text are shown as
+``\\xNN`` and JSON writes DEL and C1 controls as ``\\u00NN`` escapes (the same JSON value); a pipe or
+a file gets every character exactly (:mod:`chatcodec.cli.view`).
 """
 
 from __future__ import annotations
@@ -77,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
         OSError, ValueError: an input cannot be read, or the options contradict each other.
         ResponseTemplateError: the response template is invalid (the message names TEMPLATE first).
     """
+    from chatcodec.cli import view as views
     from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
     from chatcodec.errors import ResponseParseError
 
@@ -99,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
             message, _ = parser.finalize()
         except ResponseParseError as error:
             return _report(error, args)
-        sys.stdout.write(format_message(message))
+        text = format_message(message)
+        sys.stdout.write(views.terminal_json(text) if views.is_terminal(sys.stdout) else text)
         return 0
     view = EventLines(sys.stdout) if args.events else choose_view(sys.stdout, sys.stderr)
     if live:

@@ -3,7 +3,10 @@
 Every view has ``on_event(event)``, ``close(message)`` and ``abort()``. :class:`PlainView` writes
 plain text to a stream (what a pipe or a file gets); :class:`RichView` draws the regions live on a
 terminal. Both show a structured region (tool calls) by its parsed value (``=> ...``), never an
-empty block for a whitespace-only region, and write lone surrogates as JSON escapes. :func:`play`
+empty block for a whitespace-only region, and write lone surrogates as JSON escapes. On a terminal,
+model text never drives the terminal: control characters (C0 but ``\\n`` and ``\\t``, DEL, C1) are
+shown as ``\\xNN`` in text and as JSON ``\\u00NN`` escapes in JSON (:func:`terminal_text`,
+:func:`terminal_json`); a pipe or a file gets every character exactly. :func:`play`
 feeds an output to a parser piece by piece and shows every event in a view (``chatcodec parse
 --stream`` and ``chatcodec demo`` both run it). This is the only module that imports ``rich``, and
 only when it draws (:func:`choose_view`, :class:`RichView`), so ``chatcodec parse`` never pays for
@@ -30,8 +33,11 @@ __all__ = [
     "choose_view",
     "chunks",
     "format_message",
+    "is_terminal",
     "play",
     "printable",
+    "terminal_json",
+    "terminal_text",
     "to_json",
 ]
 
@@ -54,6 +60,43 @@ def printable(text: str) -> str:
     a JSON string the replacement is that same escape, so the output stays valid JSON.
     """
     return _LONE_SURROGATE.sub(_escape_surrogate, text)
+
+
+#: What a terminal would obey rather than show: C0 controls but newline and tab, DEL, C1 controls.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: What ``json.dumps`` leaves raw of those (it escapes C0 itself).
+_JSON_CONTROL = re.compile("[\x7f-\x9f]")
+
+
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal may show it: control characters written as ``\\xNN``.
+
+    Model output can hold escape sequences (``ESC ] 0;title BEL`` sets the window title,
+    ``ESC [2J`` clears the screen); on a terminal they are shown, never obeyed. Newline and tab
+    are kept; lone surrogates become ``\\udXXX`` as in :func:`printable`.
+    """
+    return _CONTROL.sub(_escape_control, printable(text))
+
+
+def _escape_control(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def terminal_json(json_text: str) -> str:
+    """JSON text as a terminal may show it: DEL and C1 controls as ``\\u00NN`` escapes.
+
+    ``json.dumps`` already escapes C0 controls; the rest can only occur inside JSON strings, so the
+    result is valid JSON with the same value.
+    """
+    return _JSON_CONTROL.sub(_escape_surrogate, json_text)
+
+
+def is_terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (``False`` for anything without a working ``isatty``)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def to_json(value: Any, **kwargs: Any) -> str:
@@ -82,15 +125,20 @@ class View(Protocol):
 class EventLines:
     """``--events``: one JSON object per line, then ``{"type": "message", "message": ...}``."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, terminal: bool | None = None) -> None:
         self._out = out
+        self._terminal = is_terminal(out) if terminal is None else terminal
+
+    def _json(self, value: Any) -> str:
+        text = to_json(value)
+        return terminal_json(text) if self._terminal else text
 
     def on_event(self, event: dict[str, Any]) -> None:
-        self._out.write(to_json(event) + "\n")
+        self._out.write(self._json(event) + "\n")
         self._out.flush()
 
     def close(self, message: dict[str, Any]) -> None:
-        self._out.write(to_json({"type": "message", "message": message}) + "\n")
+        self._out.write(self._json({"type": "message", "message": message}) + "\n")
 
     def abort(self) -> None:
         self._out.flush()
@@ -103,10 +151,13 @@ class PlainView:
     whitespace-only region shows nothing). A structured region (``dirty`` chunks: JSON, XML, tool
     calls) shows its ``[field]`` line when it starts and, when it closes, its parsed value on a
     ``=> ...`` line (or ``!! problem`` with ``errors="keep"``); its raw text is not repeated.
+    On a terminal (``terminal``, by default ``out.isatty()``) control characters are shown, not
+    obeyed (:func:`terminal_text`, :func:`terminal_json`).
     """
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, *, terminal: bool | None = None) -> None:
         self._out = out
+        self._terminal = is_terminal(out) if terminal is None else terminal
         self._at_line_start = True
         self._field = ""
         self._shown = False  # the [field] line of the current region is out
@@ -115,9 +166,15 @@ class PlainView:
 
     def _write(self, text: str) -> None:
         if text:
-            self._out.write(printable(text))
+            self._out.write(terminal_text(text) if self._terminal else printable(text))
             self._out.flush()
             self._at_line_start = text.endswith("\n")
+
+    def _write_json(self, json_text: str) -> None:
+        """Write JSON text (already printable): on a terminal with DEL and C1 controls escaped."""
+        self._out.write(terminal_json(json_text) if self._terminal else json_text)
+        self._out.flush()
+        self._at_line_start = json_text.endswith("\n")
 
     def _end_line(self) -> None:
         if not self._at_line_start:
@@ -142,7 +199,8 @@ class PlainView:
         elif self._dirty or not isinstance(event["value"], str):
             self._header()
             self._end_line()
-            self._write(f"=> {to_json(event['value'])}\n")
+            self._write("=> ")
+            self._write_json(to_json(event["value"]) + "\n")
 
     def _on_chunk(self, text: str, dirty: bool) -> None:
         self._dirty = self._dirty or dirty
@@ -158,7 +216,7 @@ class PlainView:
 
     def close(self, message: dict[str, Any]) -> None:
         self._end_line()
-        self._write("\n" + format_message(message))
+        self._write_json("\n" + format_message(message))
 
     def abort(self) -> None:
         self._end_line()
@@ -179,7 +237,9 @@ class RichView:
     """Regions drawn live on a terminal with ``rich``: one panel per region, updated per chunk.
 
     Text regions show their text (none while it is only whitespace); structured regions show their
-    raw text dimmed while it streams, then ``=> `` and the parsed value when they close.
+    raw text dimmed while it streams, then ``=> `` and the parsed value when they close. Control
+    characters are shown, not obeyed (:func:`terminal_text`, :func:`terminal_json`): the console is
+    a terminal.
     """
 
     def __init__(self, console: Any = None) -> None:
@@ -198,9 +258,9 @@ class RichView:
 
         drawn = []
         for panel in self._panels:
-            raw = printable("".join(panel.parts))
+            raw = terminal_text("".join(panel.parts))
             if panel.error is not None:
-                body = Text(raw, style="dim") + Text(f"\n!! {panel.error}", style="bold red")
+                body = Text(raw, style="dim") + Text(f"\n!! {terminal_text(panel.error)}", style="bold red")
             elif panel.value is not None:
                 body = Text(f"=> {panel.value}", style="bold")
             elif panel.dirty:
@@ -226,12 +286,19 @@ class RichView:
             if "error" in event:
                 panel.error = event["error"]["error"]
             elif panel.dirty or not isinstance(event["value"], str):
-                panel.dirty, panel.value = True, to_json(event["value"], indent=2)
+                panel.dirty, panel.value = True, terminal_json(to_json(event["value"], indent=2))
         self._live.update(self._render(), refresh=True)
 
     def close(self, message: dict[str, Any]) -> None:
+        from rich.highlighter import JSONHighlighter
+        from rich.text import Text
+
         self._live.stop()
-        self._console.print_json(to_json(message))
+        # highlighted as print_json does, but from chatcodec's own JSON text: print_json would
+        # decode and re-encode it, turning the escapes back into raw controls and lone surrogates
+        text = JSONHighlighter()(Text(terminal_json(to_json(message, indent=2))))
+        text.no_wrap, text.overflow = True, None
+        self._console.print(text, soft_wrap=True)
 
     def abort(self) -> None:
         self._live.stop()
@@ -250,7 +317,7 @@ def choose_view(out: TextIO, err: TextIO) -> View:
     Returns:
         The view.
     """
-    if not out.isatty():
+    if not is_terminal(out):
         return PlainView(out)
     try:
         from rich.console import Console
