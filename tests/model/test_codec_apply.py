@@ -348,11 +348,46 @@ class TestPaddingAndTensors:
                                       max_length=max_length)
         assert str(caught.value) == f"max_length: expected a non-negative integer or None, got {max_length!r}"
 
-    def test_padding_without_a_pad_token(self, backend: Any) -> None:
+    # transformers 5.23 (PreTrainedTokenizerFast without pad_token) raises "Asking to pad but the
+    # tokenizer does not have a padding token" whenever a padding strategy is asked for, even when
+    # no sequence is shorter than the target; padding=False / "do_not_pad" and tokenize=False do not.
+    NO_PAD_TOKEN_RAISES: ClassVar[list[tuple[str, bool, dict[str, Any]]]] = [
+        ("batch, padding needed", True, {"padding": True}),
+        ("single, padding=True", False, {"padding": True}),
+        ("single, longest", False, {"padding": "longest"}),
+        ("single, max_length already reached", False, {"padding": "max_length", "max_length": 1}),
+        ("max_length=0", False, {"padding": "max_length", "max_length": 0}),
+        ("batch truncated to max_length", True,
+         {"padding": "max_length", "truncation": True, "max_length": 8}),
+        ("return_dict=False", False, {"padding": True, "return_dict": False}),
+    ]
+
+    @pytest.mark.parametrize(("batched", "kwargs"), [case[1:] for case in NO_PAD_TOKEN_RAISES],
+                             ids=[case[0] for case in NO_PAD_TOKEN_RAISES])
+    def test_padding_without_a_pad_token(self, backend: Any, batched: bool, kwargs: dict[str, Any]) -> None:
         codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens={}, tokenizer=Tokenizer(backend))
-        batch = [[{"role": "user", "content": "a"}], messages("multi_turn")]
-        with pytest.raises(ValueError, match=r"^padding: the model has no pad_token"):
-            codec.apply_chat_template(batch, padding=True)
+        chat = messages("multi_turn")
+        conversation = [[{"role": "user", "content": "a"}], chat] if batched else chat
+        with pytest.raises(ValueError) as caught:
+            codec.apply_chat_template(conversation, **kwargs)
+        assert str(caught.value) == (
+            "padding: asked to pad but the model has no pad_token; set one (codec.pad_token = "
+            "codec.eos_token, or pad_token in tokenizer_config.json), or pass padding=False")
+
+    @pytest.mark.parametrize("kwargs", [{"padding": False}, {"padding": "do_not_pad"},
+                                        {"padding": True, "tokenize": False}])
+    def test_no_padding_needs_no_pad_token(self, backend: Any, kwargs: dict[str, Any]) -> None:
+        codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens={}, tokenizer=Tokenizer(backend))
+        text = golden(QWEN3_TEMPLATE, "multi_turn", False)
+        expected = text if kwargs.get("tokenize") is False else plain_ids(backend, text)
+        assert codec.apply_chat_template(messages("multi_turn"), return_dict=False, **kwargs) == expected
+
+    def test_the_pad_token_is_checked_before_the_multiple(self, backend: Any) -> None:
+        # the reference's order: no pad token, then truncation length not a multiple of pad_to_multiple_of
+        codec = ChatCodec(corpus_template(QWEN3_TEMPLATE), special_tokens={}, tokenizer=Tokenizer(backend))
+        with pytest.raises(ValueError, match=r"^padding: asked to pad"):
+            codec.apply_chat_template(messages("multi_turn"), padding=True, truncation=True, max_length=5,
+                                      tokenizer_kwargs={"pad_to_multiple_of": 4})
 
     def test_numpy_tensors(self, qwen3: ChatCodec, monkeypatch: pytest.MonkeyPatch) -> None:
         fake = types.ModuleType("numpy")

@@ -84,22 +84,43 @@ class PaddingOptions:
         Raises:
             ValueError: an unknown ``padding`` value, or ``"max_length"`` with no length known.
         """
-        strategy = "longest" if self.padding is True else (self.padding or "do_not_pad")
+        strategy = self.strategy()
         if strategy == "do_not_pad":
             return None
         if strategy == "longest":
             length = max(lengths, default=0)
-        elif strategy == "max_length":
+        else:
             known = self.max_length if self.max_length is not None else self.model_max_length
             if known is None:
                 raise ValueError(
                     "padding='max_length': pass max_length= (the model sets no model_max_length)")
             length = known
-        else:
-            raise ValueError(
-                f"padding: expected True, False, 'longest', 'max_length' or 'do_not_pad', got {strategy!r}")
         multiple = self.pad_to_multiple_of
         return length if not multiple else -(-length // multiple) * multiple
+
+    def strategy(self) -> str:
+        """The padding strategy: ``"longest"``, ``"max_length"`` or ``"do_not_pad"``.
+
+        Raises:
+            ValueError: an unknown ``padding`` value.
+        """
+        strategy = "longest" if self.padding is True else (self.padding or "do_not_pad")
+        if strategy not in ("longest", "max_length", "do_not_pad"):
+            raise ValueError(
+                f"padding: expected True, False, 'longest', 'max_length' or 'do_not_pad', got {strategy!r}")
+        return str(strategy)
+
+    def check_pad_token(self) -> None:
+        """The reference's check: asking for padding needs a pad token, even when no prompt is short.
+
+        Raises:
+            ValueError: a padding strategy is asked for and the model has no pad token (transformers
+                5.23: "Asking to pad but the tokenizer does not have a padding token").
+        """
+        if self.pad_token_id is None and self.strategy() != "do_not_pad":
+            raise ValueError(
+                "padding: asked to pad but the model has no pad_token; set one (codec.pad_token = "
+                "codec.eos_token, or pad_token in tokenizer_config.json), or pass padding=False")
 
     def check_multiple(self) -> None:
         """The reference's check: truncating and padding to a multiple need a multiple as length.
@@ -170,16 +191,16 @@ def batch_output(chats: list[EncodedChat], *, batched: bool, options: PaddingOpt
         ``{"input_ids", "attention_mask"}``, plus ``"assistant_masks"`` when masks were computed.
 
     Raises:
-        ValueError: padding without a pad token, or an unknown strategy.
+        ValueError: padding asked for without a pad token (even when no prompt is short, as in the
+            reference), or an unknown strategy.
     """
+    options.check_pad_token()
     options.check_multiple()
     limit = options.truncation_length()
     if limit is not None:
         for chat in chats:
             _truncate(chat, limit, options.truncation_side)
     target = options.target_length([len(chat.ids) for chat in chats])
-    if target is not None and options.pad_token_id is None and any(len(c.ids) < target for c in chats):
-        raise ValueError("padding: the model has no pad_token; set one in tokenizer_config.json")
     side, pad_id = options.padding_side, options.pad_token_id or 0
     output: dict[str, Any] = {"input_ids": [], "attention_mask": []}
     with_mask = bool(chats) and chats[0].mask is not None
