@@ -216,3 +216,21 @@ class TestVariables:
     def test_template_must_be_text(self) -> None:
         with pytest.raises(ConversationError, match="chat_template: expected the template text"):
             render_chat_template(None, HAIKU)  # type: ignore[arg-type]
+
+
+EMPTY_TEMPLATE_MESSAGE = (
+    "chat template: the template text is empty (or only whitespace), so every prompt would be too; "
+    "check the file or the chat_template value it came from")
+
+
+@pytest.mark.parametrize("template", ["", " ", "\n", " \t\n\n"])
+def test_an_empty_template_is_an_error(template: str) -> None:
+    # transformers 5.23 renders "" (and "   \n" as "   ") without a word: docs/compatibility.md
+    messages = [{"role": "user", "content": "hi"}]
+    with pytest.raises(chatcodec.ChatTemplateNotFoundError) as caught:
+        render_chat_template(template, messages)
+    assert str(caught.value) == EMPTY_TEMPLATE_MESSAGE
+    assert isinstance(caught.value, ValueError)
+    with pytest.raises(chatcodec.ChatTemplateNotFoundError) as caught:
+        render_chat_template_with_spans(template, messages)
+    assert str(caught.value) == EMPTY_TEMPLATE_MESSAGE

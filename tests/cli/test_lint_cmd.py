@@ -165,3 +165,21 @@ def test_a_json_file_that_holds_no_template_is_a_clear_error(
         f"chatcodec: ValueError: {path}: this JSON file is neither a response template (no 'fields', "
         "'start_anchor' or 'start_anchor_pattern') nor a file holding templates (no 'chat_template' or "
         "'response_template' key)\n"))
+
+
+@pytest.mark.parametrize("text", ["", "  \n"])
+def test_an_empty_template_is_a_finding(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        text: str) -> None:
+    template = tmp_path / "empty.jinja"
+    template.write_text(text)
+    assert main(["lint", str(template)]) == 1
+    assert capsys.readouterr().out == (
+        f"{template}: CT000 empty template: every prompt it renders is empty (or only whitespace)\n")
+
+
+def test_an_empty_template_in_a_model_directory_is_a_finding(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "chat_template.jinja").write_text("")
+    assert main(["lint", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == (
+        f"{tmp_path}[default]: CT000 empty template: every prompt it renders is empty (or only whitespace)\n")

@@ -465,3 +465,18 @@ def test_an_endless_conversation_is_bounded(
     assert run(capsysbinary, "render", "qwen3", "/dev/zero") == (1, b"", (
         "chatcodec: ValueError: /dev/zero: larger than 20 bytes, more than a conversation, tools, documents "
         "or prompt file holds (chatcodec.cli.io.MAX_INPUT_BYTES)\n"))
+
+
+@pytest.mark.parametrize("text", ["", " \n"])
+def test_an_empty_template_is_an_error_naming_the_file(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], text: str) -> None:
+    template = tmp_path / "empty.txt"
+    template.write_text(text)
+    conversation = tmp_path / "conv.json"
+    conversation.write_text('[{"role": "user", "content": "hi"}]')
+    code, out, err = run(capsysbinary, "render", str(template), str(conversation))
+    assert (code, out) == (1, b"")
+    assert err == (
+        f"chatcodec: ChatTemplateNotFoundError: {template}: chat template: the template text is empty (or "
+        "only whitespace), so every prompt would be too; check the file or the chat_template value it "
+        "came from\n")

@@ -211,6 +211,20 @@ class TestTemplateSelection:
         with pytest.raises(ChatTemplateNotFoundError, match="no template named 'missing'"):
             codec.get_chat_template("missing")
 
+    @pytest.mark.parametrize("templates", ["{{ 'x' }}", {"default": "D", "tool_use": "T"}, "", " \n"])
+    @pytest.mark.parametrize("argument", [None, "", "  "])
+    def test_an_empty_template_is_an_error(self, templates: Any, argument: str | None) -> None:
+        # transformers 5.23 renders an empty chat_template= argument (or stored template) as an empty prompt
+        codec = ChatCodec(templates)
+        chat = messages("multi_turn")
+        if argument is None and templates not in ("", " \n"):
+            assert codec.apply_chat_template(chat, chat_template=argument, tokenize=False) in ("x", "D")
+            return
+        if argument is not None:
+            assert codec.get_chat_template(argument) == argument  # template text, as in the reference
+        with pytest.raises(ChatTemplateNotFoundError, match=r"^chat template: the template text is empty"):
+            codec.apply_chat_template(chat, chat_template=argument, tokenize=False)
+
 
 class TestAssistantMasks:
     def assistant_text(self, codec: ChatCodec, result: dict[str, Any]) -> str:

@@ -32,9 +32,11 @@ from chatcodec.chat_templates.inputs import (
     prepare_tools,
 )
 from chatcodec.chat_templates.limits import RenderState, enter_render, exit_render
+from chatcodec.errors import ChatTemplateNotFoundError
 
 __all__ = [
     "CONTINUE_FINAL_MESSAGE_TAG",
+    "EMPTY_TEMPLATE_MESSAGE",
     "RenderedChat",
     "render_chat_template",
     "render_chat_template_with_spans",
@@ -44,6 +46,11 @@ __all__ = [
 CONTINUE_FINAL_MESSAGE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 
 Tool = dict[str, Any] | Callable[..., Any]
+
+#: Why an empty (or whitespace-only) template is refused rather than rendered as the reference does.
+EMPTY_TEMPLATE_MESSAGE = (
+    "chat template: the template text is empty (or only whitespace), so every prompt would be too; "
+    "check the file or the chat_template value it came from")
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +107,8 @@ def render_chat_template(
     Raises:
         ConversationError: the inputs are unusable (empty conversation, a message that is not a
             dict, incompatible options, nothing to continue).
+        ChatTemplateNotFoundError: the template text is empty or only whitespace (transformers
+            5.23 renders it as an empty prompt; a ``ValueError`` too).
         ChatTemplateError: the template failed to compile or raised while rendering (its subclasses
             are also the original exception type: ``TypeError``, ``jinja2.UndefinedError``, ...);
             ``ChatTemplateLimitError`` when a sandbox limit was hit.
@@ -154,6 +163,8 @@ def _render(chat_template: str, messages: Sequence[Any], tools: Sequence[Tool] |
         raise ConversationError(
             f"chat_template: expected the template text, got {type(chat_template).__name__}"
         )
+    if not chat_template.strip():  # the reference renders it: an empty (or blank) prompt, silently
+        raise ChatTemplateNotFoundError(EMPTY_TEMPLATE_MESSAGE)
     if now is not None:  # a template variable like any other, as in the reference ...
         variables = {**variables, "now": now}
         if not isinstance(now, datetime):

@@ -79,7 +79,8 @@ def resolve_chat_template(templates: str | Mapping[str, str] | None, chat_templa
     Args:
         templates: the model's templates (see :func:`select_chat_template`).
         chat_template: ``None`` (pick by the rule), the name of one of the model's templates, or
-            template text (recognised by its Jinja delimiters).
+            template text (recognised by its Jinja delimiters; an empty or blank string is template
+            text too, which rendering refuses).
         tools: the tools of this render.
 
     Returns:
@@ -93,6 +94,6 @@ def resolve_chat_template(templates: str | Mapping[str, str] | None, chat_templa
         return select_chat_template(templates, None, tools)
     if isinstance(templates, Mapping) and chat_template in templates:
         return templates[chat_template]
-    if looks_like_template_text(chat_template):
-        return chat_template
+    if looks_like_template_text(chat_template) or not chat_template.strip():
+        return chat_template  # empty text too, as in the reference: rendering it reports the problem
     return select_chat_template(templates, chat_template, tools)

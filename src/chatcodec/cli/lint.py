@@ -3,8 +3,8 @@
 Each finding is one line on stdout, ``PATH[:NAME]:LINE: CODE message`` (chat templates) or
 ``PATH: CODE message`` with the pattern's JSON path (response templates). A template that cannot
 be used at all is a finding too: ``CT000`` for a chat template that does not compile (its line
-when known), ``RT000`` for a response template that does not load. Exit status: 0 when nothing
-was found, 1 when something was (or an input could not be read).
+when known) or is empty (only whitespace), ``RT000`` for a response template that does not load.
+Exit status: 0 when nothing was found, 1 when something was (or an input could not be read).
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ def _chat_findings(label: str, source: str) -> list[str]:
     from chatcodec.analysis.lint import lint_chat_template
     from chatcodec.chat_templates.errors import ChatTemplateError
 
+    if not source.strip():
+        return [f"{label}: CT000 empty template: every prompt it renders is empty (or only whitespace)"]
     try:
         findings = lint_chat_template(source)
     except ChatTemplateError as error:

@@ -74,13 +74,15 @@ def run(args: argparse.Namespace) -> int:
 
     Raises:
         OSError, ValueError: an input cannot be read or parsed.
-        ChatTemplateNotFoundError, ModelStorageError: no usable chat template.
+        ChatTemplateNotFoundError, ModelStorageError: no usable chat template (an empty one too,
+            named by its file).
         ChatTemplateError, ConversationError: the render failed.
     """
     from chatcodec.chat_templates.errors import ChatTemplateError
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.chat_templates.selection import select_chat_template
     from chatcodec.cli.io import read_chat_template_source, read_conversation, read_json, read_tools
+    from chatcodec.errors import ChatTemplateNotFoundError
 
     source = read_chat_template_source(args.source)
     conversation = read_conversation(args.conversation)
@@ -98,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
     except ChatTemplateError as error:
         error.name = _template_label(source.origin, source.templates, template)
         raise
+    except ChatTemplateNotFoundError as error:  # an empty template: name where it came from
+        label = _template_label(source.origin, source.templates, template)
+        raise ChatTemplateNotFoundError(f"{label}: {error}", name=error.name,
+                                        available=error.available) from None
     _check_encodable(prompt, conversation.messages, tools, documents)
     _write(prompt)
     return 0
