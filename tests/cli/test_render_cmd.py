@@ -480,3 +480,63 @@ def test_an_empty_template_is_an_error_naming_the_file(
         f"chatcodec: ChatTemplateNotFoundError: {template}: chat template: the template text is empty (or "
         "only whitespace), so every prompt would be too; check the file or the chat_template value it "
         "came from\n")
+
+
+class TestUndefinedSpecialTokens:
+    TEMPLATE = ("{{ bos_token }}{% set sep = sep_token %}{% for m in messages %}{{ m.content }}"
+                "{{ eos_token }}{% endfor %}{% set my_token = '!' %}{{ my_token }}{{ name }}")
+    WARNING = ("chatcodec: warning: {path}: the template uses {names}, which nothing defines (rendered as "
+               "empty text); render with a model directory or a profile name (their special tokens), "
+               "or pass --var {first}=...\n")
+
+    def render(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], template: str,
+               *options: str) -> tuple[int, bytes, str, Path]:
+        path = tmp_path / "t.jinja"
+        path.write_text(template)
+        conversation = tmp_path / "conv.json"
+        conversation.write_text('[{"role": "user", "content": "hi"}]')
+        code, out, err = run(capsysbinary, "render", str(path), str(conversation), *options)
+        return code, out, err, path
+
+    def test_a_bare_template_file_names_the_undefined_tokens_once(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        code, out, err, path = self.render(tmp_path, capsysbinary, self.TEMPLATE)
+        assert (code, out) == (0, b"hi!")
+        names = "bos_token, eos_token, sep_token"
+        assert err == self.WARNING.format(path=path, names=names, first="bos_token")
+
+    def test_var_defines_a_token(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        code, out, err, path = self.render(tmp_path, capsysbinary, self.TEMPLATE,
+                                           "--var", "bos_token=<s>", "--var", "sep_token=")
+        assert (code, out) == (0, b"<s>hi!")
+        assert err == self.WARNING.format(path=path, names="eos_token", first="eos_token")
+
+    def test_no_warning_when_every_token_is_defined(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        code, out, err, _ = self.render(tmp_path, capsysbinary, self.TEMPLATE, "--var", "bos_token=<s>",
+                                        "--var", "eos_token=</s>", "--var", "sep_token=|")
+        assert (code, out, err) == (0, b"<s>hi</s>!", "")
+
+    def test_no_warning_for_a_model_directory_with_its_tokens(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        directory = model_dir(tmp_path, LLAMA, {"bos_token": "<|begin_of_text|>"})
+        conversation = tmp_path / "conv.json"
+        conversation.write_text('[{"role": "user", "content": "hi"}]')
+        code, out, err = run(capsysbinary, "render", str(directory), str(conversation))
+        assert (code, err) == (0, "") and out.startswith(b"<|begin_of_text|>")
+
+    def test_no_warning_for_a_profile(self, tmp_path: Path,
+                                      capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        conversation = tmp_path / "conv.json"
+        conversation.write_text('[{"role": "user", "content": "hi"}]')
+        code, out, err = run(capsysbinary, "render", "mistral", str(conversation))  # Mistral-Nemo's
+        assert (code, err) == (0, "") and out.startswith(b"<s>")
+
+    def test_the_llama_template_file(self, tmp_path: Path,
+                                     capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        path = corpus_path("chat_templates", LLAMA)
+        conversation = tmp_path / "conv.json"
+        conversation.write_text('[{"role": "user", "content": "hi"}]')
+        code, out, err = run(capsysbinary, "render", str(path), str(conversation))
+        assert code == 0 and not out.startswith(b"<|begin_of_text|>")
+        assert err == self.WARNING.format(path=path, names="bos_token", first="bos_token")

@@ -3,7 +3,9 @@
 stdout receives the prompt and nothing else (no added newline), as UTF-8 bytes; errors go to
 stderr through :func:`chatcodec.cli.main`. Bad options (``--var`` of a name the command sets
 itself, ``--now`` that is not a date) are usage errors (exit 2); a template error names the
-template file (or the directory and template name).
+template file (or the directory and template name). A template that reads special tokens
+(``bos_token``, any ``*_token``) that nothing defines (a bare template file without ``--var``) gets
+one warning naming them.
 """
 
 from __future__ import annotations
@@ -105,8 +107,27 @@ def run(args: argparse.Namespace) -> int:
         raise ChatTemplateNotFoundError(f"{label}: {error}", name=error.name,
                                         available=error.available) from None
     _check_encodable(prompt, conversation.messages, tools, documents)
+    _warn_undefined_tokens(template, variables, _template_label(source.origin, source.templates, template))
     _write(prompt)
     return 0
+
+
+def _warn_undefined_tokens(template: str, variables: dict[str, Any], label: str) -> None:
+    """Warn once when the template reads special tokens (``bos_token``, any ``*_token``) that nothing
+    defined: a bare template file has no model's tokens, and they silently render as empty text."""
+    import warnings
+
+    import jinja2.meta
+
+    from chatcodec.chat_templates.environment import ENVIRONMENT
+
+    used = jinja2.meta.find_undeclared_variables(ENVIRONMENT.parse(template))
+    missing = sorted(name for name in used if name.endswith("_token") and name not in variables)
+    if missing:
+        warnings.warn(
+            f"{label}: the template uses {', '.join(missing)}, which nothing defines (rendered as empty "
+            "text); render with a model directory or a profile name (their special tokens), or pass "
+            f"--var {missing[0]}=...", UserWarning, stacklevel=2)
 
 
 def _parse_now(value: str) -> datetime:
