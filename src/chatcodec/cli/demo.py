@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from chatcodec import profiles
+from chatcodec.errors import UnknownProfileError
 
 if TYPE_CHECKING:
     from chatcodec.cli.view import View
@@ -35,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--profile",
         default=DEFAULT_PROFILE,
-        help=f"the bundled profile to run (default: {DEFAULT_PROFILE}); see `chatcodec profiles`",
+        type=_demo_profile,
+        help=f"the bundled profile to run (default: {DEFAULT_PROFILE}): one with a demo, see "
+             "`chatcodec profiles`",
     )
     parser.add_argument(
         "--delay",
@@ -46,23 +49,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--plain", action="store_true", help="plain text output even on a terminal")
 
 
+def _demo_profile(name: str) -> profiles.Profile:
+    """``--profile NAME`` for argparse: a profile with a demo; any other name is a usage error (exit
+    2) listing the profiles that have one."""
+    try:
+        profile = profiles.load(name)
+    except UnknownProfileError:
+        problem = f"profile {name!r}: no bundled profile has this name or alias"
+    else:
+        if profile.demo is not None and profile.chat_template is not None:
+            return profile
+        problem = (f"profile {profile.name!r} has no bundled demo (no chat template to render its "
+                   "conversation)")
+    raise argparse.ArgumentTypeError(f"{problem}; choose one of: {', '.join(names_with_demo())}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Render the demo conversation, stream the demo output through the parser and print the
-    message; returns the exit code: 0, or 2 (a usage error, listing the profiles that have a demo)
-    when the profile bundles no demo.
-
-    Raises:
-        UnknownProfileError: no bundled profile has that name.
+    message; returns the exit code, 0 (a profile without a demo is a usage error of ``--profile``).
     """
-    profile = profiles.load(args.profile)
+    profile = args.profile
     demo = profile.demo
-    if demo is None or profile.chat_template is None:
-        print(
-            f"chatcodec demo: error: profile {profile.name!r} has no bundled demo (no chat template to "
-            f"render its conversation). Profiles with a demo: {', '.join(names_with_demo())}",
-            file=sys.stderr,
-        )
-        return 2
+    assert demo is not None and profile.chat_template is not None  # checked by _demo_profile
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.cli.view import chunks, play
     from chatcodec.response_templates.engine import ResponseParser
