@@ -63,9 +63,16 @@ class TestSelect:
         with pytest.raises(ChatTemplateNotFoundError, match="single template, 'default'"):
             select_chat_template("T", "tool_use")
 
-    def test_no_template(self) -> None:
-        with pytest.raises(ChatTemplateNotFoundError, match="this model has no chat template"):
-            select_chat_template(None)
+    @pytest.mark.parametrize("templates", [None, {}])
+    @pytest.mark.parametrize("name", [None, "default", "tool_use"])
+    def test_no_template(self, templates: Any, name: str | None) -> None:
+        # transformers 5.23 says "multiple chat templates with no default specified ... []" for {}
+        with pytest.raises(ChatTemplateNotFoundError) as caught:
+            select_chat_template(templates, name)
+        assert str(caught.value) == (
+            "chat template: this model has no chat template. Pass the template text, or add "
+            "chat_template.jinja to the model directory.")
+        assert (caught.value.name, caught.value.available) == (name, [])
 
 
 class TestResolve:

@@ -3,8 +3,10 @@
 A model has one template (a string) or several named ones (a dict such as ``{"default": ...,
 "tool_use": ...}``). The rule (reference: ``PreTrainedTokenizerBase.get_chat_template``): an
 explicit name wins; otherwise ``tool_use`` when tools are passed and it exists, else ``default``;
-otherwise an error listing the names. Unlike the reference, a name that is not one of the model's
-template names is an error, never rendered as if it were template text.
+otherwise an error listing the names. ``None`` and an empty dict both mean the model has no
+template (the reference calls an empty dict "multiple chat templates with no default"). Unlike
+the reference, a name that is not one of the model's template names is an error, never rendered
+as if it were template text.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ def select_chat_template(templates: str | Mapping[str, str] | None, name: str | 
 
     Args:
         templates: the model's template (a string) or named templates (a dict), as returned by
-            :func:`chatcodec.load_chat_templates`; ``None`` when the model has none.
+            :func:`chatcodec.load_chat_templates`; ``None`` (or an empty dict) when the model has
+            none.
         name: the template name to use, if any (``"default"`` names a single template).
         tools: the tools of this render; with tools, ``tool_use`` is preferred over ``default``.
 
@@ -36,7 +39,7 @@ def select_chat_template(templates: str | Mapping[str, str] | None, name: str | 
         ChatTemplateNotFoundError: there is no template, no template of that name, or several
             templates and none of them is ``default`` (the message lists the names).
     """
-    if templates is None:
+    if not templates and not isinstance(templates, str):  # None or {}: no template at all
         raise ChatTemplateNotFoundError(
             "chat template: this model has no chat template. Pass the template text, or add "
             "chat_template.jinja to the model directory.", name=name,
