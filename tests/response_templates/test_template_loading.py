@@ -593,3 +593,15 @@ class TestCompiledTemplateCache:
         template = load_response_template(copy.deepcopy(QWEN_RESPONSE_TEMPLATE))
         restored = pickle.loads(pickle.dumps(template))
         assert restored.to_dict() == QWEN_RESPONSE_TEMPLATE
+
+
+@pytest.mark.parametrize("name", ["qwen3", "path/to/response_template.json"])
+def test_a_name_or_path_instead_of_a_template_says_how_to_load_one(name: str) -> None:
+    import chatcodec
+
+    with pytest.raises(ResponseTemplateError) as caught:
+        chatcodec.parse_response("Hi", name, prefix="")  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "A response template must be a JSON object, got str; to use a file, load it first "
+        "(json.load), and for a bundled profile or a model use "
+        "chatcodec.profiles.load(name).response_template or ChatCodec.from_pretrained(name)")

@@ -279,7 +279,10 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
 
 def _check_shape(spec: Any) -> None:
     if not isinstance(spec, dict):
-        raise _error(f"A response template must be a JSON object, got {type(spec).__name__}")
+        hint = ("; to use a file, load it first (json.load), and for a bundled profile or a model use "
+                "chatcodec.profiles.load(name).response_template or ChatCodec.from_pretrained(name)"
+                if isinstance(spec, str) else "")
+        raise _error(f"A response template must be a JSON object, got {type(spec).__name__}{hint}")
     if exceeds_depth(spec):
         raise _error(f"A response template nested more than {MAX_NESTING_DEPTH} levels deep "
                      "(MAX_NESTING_DEPTH) is refused; real ones are a few levels deep, check its transforms "
