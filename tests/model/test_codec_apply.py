@@ -353,6 +353,13 @@ class TestPaddingAndTensors:
         ids = qwen3.apply_chat_template(chat, return_dict=False)
         assert qwen3.apply_chat_template(chat, padding="max_length", max_length=0, return_dict=False) == ids
 
+    def test_max_length_padding_without_a_length_is_an_error(self, qwen3: ChatCodec) -> None:
+        # transformers 5.23 pads nothing, silently, when padding='max_length' has no max_length and
+        # the tokenizer no usable model_max_length; chatcodec says what is missing.
+        with pytest.raises(ValueError) as caught:
+            qwen3.apply_chat_template([{"role": "user", "content": "hi"}], padding="max_length")
+        assert str(caught.value) == "padding='max_length': pass max_length= (the model sets no model_max_length)"
+
     @pytest.mark.parametrize("max_length", [-1, "5", 2.5, True])
     def test_other_max_lengths_are_errors(self, qwen3: ChatCodec, max_length: Any) -> None:
         # The reference raises a bare OverflowError for -1 and TypeError for "5" from inside the
