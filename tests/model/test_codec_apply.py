@@ -358,7 +358,8 @@ class TestPaddingAndTensors:
         # the tokenizer no usable model_max_length; chatcodec says what is missing.
         with pytest.raises(ValueError) as caught:
             qwen3.apply_chat_template([{"role": "user", "content": "hi"}], padding="max_length")
-        assert str(caught.value) == "padding='max_length': pass max_length= (the model sets no model_max_length)"
+        assert str(caught.value) == (
+            "padding='max_length': pass max_length= (the model sets no model_max_length)")
 
     @pytest.mark.parametrize("max_length", [-1, "5", 2.5, True])
     def test_other_max_lengths_are_errors(self, qwen3: ChatCodec, max_length: Any) -> None:
