@@ -83,7 +83,28 @@ CASES = {
         "jamba",
         '<tool_calls>[{"name": "a", "arguments": {}}, {"city": "Paris"}]</tool_calls>',
         '[{"name": "a", "arguments": {}}, {"city": "Paris"}]',
-        "x-json-calls: the JSON value at offset 0 is not a tool call (no string name)",
+        "x-json-calls: the JSON value at offset 0 is not a tool call (unknown key(s) ['city']",
+    ),
+    "hermes-misspelled-arguments-key": Case(
+        "hermes",
+        '<tool_call>{"name": "get_weather", "args": {"city": "Paris"}}</tool_call>',
+        '{"name": "get_weather", "args": {"city": "Paris"}}',
+        "x-json-calls: the JSON value at offset 0 is not a tool call (unknown key(s) ['args']",
+    ),
+    "hermes-two-arguments-keys": Case(
+        "hermes",
+        'Sure.<tool_call>{"name": "f", "arguments": {"a": 1}, "parameters": {"unit": "c"}}</tool_call>',
+        '{"name": "f", "arguments": {"a": 1}, "parameters": {"unit": "c"}}',
+        "x-json-calls: the JSON value at offset 0 is not a tool call (more than one arguments key: "
+        "['arguments', 'parameters'])",
+        content="Sure.",
+    ),
+    "command_r7b-unknown-key": Case(
+        "command_r7b",
+        '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "f", "parameters": {}, "note": "x"}]'
+        "<|END_ACTION|>",
+        '[{"tool_call_id": "0", "tool_name": "f", "parameters": {}, "note": "x"}]',
+        "x-json-calls: the JSON value at offset 0 is not a tool call (unknown key(s) ['note']",
     ),
     "kimi_k2-noise-in-section": Case(
         "kimi_k2",

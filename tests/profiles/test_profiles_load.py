@@ -156,3 +156,11 @@ def test_package_data_globs_ship_every_profile_file() -> None:
     for path in root.glob("*/*"):
         relative = f"profiles/{path.parent.name}/{path.name}"
         assert any(fnmatch.fnmatch(relative, glob) for glob in globs), relative
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_only_profiles_that_need_chatcodec_use_optional_placeholders(name: str) -> None:
+    """``{name?}`` is a chatcodec extension: a profile the reference can load must not use it."""
+    profile = profiles.load(name)
+    if not profile.needs_chatcodec:
+        assert "?}" not in json.dumps(profile.response_template)
