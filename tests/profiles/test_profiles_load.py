@@ -164,3 +164,12 @@ def test_only_profiles_that_need_chatcodec_use_optional_placeholders(name: str) 
     profile = profiles.load(name)
     if not profile.needs_chatcodec:
         assert "?}" not in json.dumps(profile.response_template)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_profile_has_an_implicit_field(name: str) -> None:
+    """Text outside every region is kept (SPEC 1.5), never discarded for want of an implicit field."""
+    fields = profiles.load(name).response_template["fields"]
+    assert [key for key, spec in fields.items() if "open" not in spec and "open_pattern" not in spec] == [
+        "content"
+    ]
