@@ -201,7 +201,10 @@ differences below; text after a tool-call section goes to `content`.
 
 A call id the model writes is kept as the tool call's `id` (OpenAI shape `{"id", "type",
 "function"}`, through the optional transform placeholder `"{id?}"`): the `id`, `tool_call_id` or
-`call_id` key of a JSON call object (Cohere writes `tool_call_id`). A call without one has no `id`.
+`call_id` key of a JSON call object (Cohere writes `tool_call_id`) and Mistral's `[CALL_ID]`
+marker. A call without one has no `id`. DeepSeek R1/V3 write the call's type before its name; it is
+the tool call's `type` (always `function` in the peers' outputs). No profile captures a named group
+that its transform does not use (`tests/profiles/test_profiles_load.py`).
 """
 
 ROUND_TRIP_INTRO = """\

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chatcodec import profiles
-from tests.conftest import load_json
+from tests.conftest import corpus_path, load_json
 from tests.profiles.helpers import parse_three_ways
 from tests.profiles.test_peer_vectors import KNOWN_DIFFERENCES
 
@@ -108,3 +108,55 @@ def test_every_json_call_profile_puts_an_id_on_the_call(name: str) -> None:
     assert list(first) == ["id", "type", "function"]
     if expected_id == "call_7":
         assert all("id" not in call for call in message["tool_calls"][1:])
+
+
+@pytest.mark.parametrize("name", ["mistral_args", "mistral_reasoning", "mistral_v11"])
+def test_mistral_call_id_marker_is_the_call_id(name: str) -> None:
+    profile = profiles.load(name)
+    output = (
+        '[TOOL_CALLS]get_weather[CALL_ID]abc123XYZ[ARGS]{"city": "Paris"}'
+        '[TOOL_CALLS]get_time[ARGS]{}'
+    )
+    message = parse_three_ways(
+        profile.response_template, output, prefix=profile.generation_prompt_ending(None)
+    )
+    assert message["tool_calls"] == [
+        {
+            "id": "abc123XYZ",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+        },
+        {"type": "function", "function": {"name": "get_time", "arguments": {}}},
+    ]
+
+
+@pytest.mark.parametrize("name", ["deepseek_r1", "deepseek_v3"])
+def test_deepseek_call_type_is_the_tool_call_type(name: str) -> None:
+    """The type DeepSeek writes before the name (always ``function`` in the peers' outputs) is kept."""
+    call = "<｜tool▁call▁begin｜>{}<｜tool▁sep｜>f\n```json\n{{}}\n```<｜tool▁call▁end｜>"
+    output = f"<｜tool▁calls▁begin｜>{call.format('function')}{call.format('retrieval')}<｜tool▁calls▁end｜>"
+    profile = profiles.load(name)
+    message = parse_three_ways(
+        profile.response_template, output, prefix=profile.generation_prompt_ending(None)
+    )
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "f", "arguments": {}}},
+        {"type": "retrieval", "function": {"name": "f", "arguments": {}}},
+    ]
+
+
+def test_mistral_nemo_renders_the_id_it_parses_back() -> None:
+    """Mistral-Nemo's template writes ``tool_call.id`` into the JSON call; parsing gives it back."""
+    from chatcodec.chat_templates.render import render_chat_template
+
+    profile = profiles.load("mistral")
+    function = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    call = {"id": "call00001", "type": "function", "function": function}
+    messages = [{"role": "user", "content": "Weather?"}, {"role": "assistant", "tool_calls": [call]}]
+    template = (corpus_path("chat_templates") / "mistralai--Mistral-Nemo-Instruct-2407.jinja").read_text()
+    tokens = profile.special_tokens
+    prompt = render_chat_template(template, messages[:1], add_generation_prompt=True, **tokens)
+    whole = render_chat_template(template, messages, **tokens)
+    assert whole.startswith(prompt)
+    message = parse_three_ways(profile.response_template, whole[len(prompt):], prefix=prompt)
+    assert message["tool_calls"] == [call]

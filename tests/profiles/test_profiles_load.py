@@ -9,11 +9,13 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import regex
 
 import chatcodec
 from chatcodec import profiles
 from chatcodec.chat_templates.render import render_chat_template
 from chatcodec.errors import UnknownProfileError
+from chatcodec.response_templates.transform import PLACEHOLDER
 from tests.conftest import ROOT, corpus_path
 from tests.profiles.test_detect import EXPECTED
 
@@ -173,3 +175,25 @@ def test_every_profile_has_an_implicit_field(name: str) -> None:
     assert [key for key, spec in fields.items() if "open" not in spec and "open_pattern" not in spec] == [
         "content"
     ]
+
+
+def _placeholder_roots(transform: object) -> set[str]:
+    if isinstance(transform, dict):
+        return set().union(*(_placeholder_roots(value) for value in transform.values()))
+    if isinstance(transform, list):
+        return set().union(*(_placeholder_roots(value) for value in transform))
+    whole = PLACEHOLDER.fullmatch(transform) if isinstance(transform, str) else None
+    return {whole.group(1).split(".")[0]} if whole else set()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_captured_group_reaches_the_message(name: str) -> None:
+    """A named group of a field's patterns (or of its x-findall list pattern) is used by its transform:
+    a captured call id or type is never thrown away."""
+    for field, spec in profiles.load(name).response_template["fields"].items():
+        patterns = [spec[key] for key in ("open_pattern", "close_pattern") if key in spec]
+        args = spec.get("content_args", {})
+        if spec.get("content") == "x-findall" and args.get("into", "list") == "list":
+            patterns.append(args["pattern"])
+        groups = set().union(*(regex.compile(pattern).groupindex for pattern in patterns))
+        assert groups <= _placeholder_roots(spec.get("transform")), (field, groups)
