@@ -196,7 +196,9 @@ The `skip_invalid` option the `x-` parsers once had (it dropped such calls silen
 mode) is removed; a template that sets it fails to load with a message saying so. Framing text that
 belongs to a format is declared instead: as the tool-call field's `close` (an end-of-turn token, a
 section end marker), as `x-json-calls` `separators`, or as `x-findall` `between` (Step3's per-call
-markers, MiniMax-M3's namespace marker). Peer vectors whose expected parse drops such text are known
+markers, MiniMax-M3's namespace marker) or `xml-inline` `skip_tags` (the end tags that may stand
+between argument tags; every profile sets it, to `[]`, so a stray or damaged end tag such as
+`</seed:tool_QZcall>` is an error). Peer vectors whose expected parse drops such text are known
 differences below; text after a tool-call section goes to `content`.
 
 A call id the model writes is kept as the tool call's `id` (OpenAI shape `{"id", "type",

@@ -197,3 +197,26 @@ def test_every_captured_group_reaches_the_message(name: str) -> None:
             patterns.append(args["pattern"])
         groups = set().union(*(regex.compile(pattern).groupindex for pattern in patterns))
         assert groups <= _placeholder_roots(spec.get("transform")), (field, groups)
+
+
+def _xml_inline_args(value: object) -> list[dict[str, object]]:
+    """Every xml-inline ``content_args`` / nested ``args`` inside a field spec."""
+    found: list[dict[str, object]] = []
+    if isinstance(value, dict):
+        if value.get("content") == "xml-inline":
+            found.append(value.get("content_args", {}))
+        if value.get("name") == "xml-inline":
+            found.append(value.get("args", {}))
+        for item in value.values():
+            found += _xml_inline_args(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _xml_inline_args(item)
+    return found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_xml_inline_regions_list_the_end_tags_they_skip(name: str) -> None:
+    """Without ``skip_tags`` xml-inline skips any ``</word>``, a damaged close delimiter too."""
+    for args in _xml_inline_args(profiles.load(name).response_template["fields"]):
+        assert "skip_tags" in args
