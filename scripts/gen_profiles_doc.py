@@ -184,19 +184,29 @@ the corpus README says, and parsed with the family's generation prompt that ends
 
 MALFORMED = """\
 No profile drops a malformed tool call (SPEC §1.5 "nothing is lost"). A call the format cannot read
-(broken JSON, an object that is not a call, a pythonic argument that is not a literal, an element
-that is not a call), and text inside a tool-call section that is not a call, make the `x-` parser
-raise `ValueError`: with `errors="strict"` (the default) parsing raises `ResponseParseError`, whose
-`partial_message` is the message parsed so far and whose `text` is the raw tool-call region; with
-`errors="keep"` the message has no value for that region and lists the problem, with the raw text,
-under `parse_errors`. The other calls of the same region are in that raw text, not in `tool_calls`.
+(broken JSON, an object that is not a call or has a key no call has, a pythonic argument that is not
+a literal, an element that is not a call), and text inside a tool-call section that is not a call,
+make the `x-` parser raise `ValueError`: with `errors="strict"` (the default) parsing raises
+`ResponseParseError`, whose `partial_message` is the message parsed so far and whose `text` is the
+raw tool-call region; with `errors="keep"` the message has no value for that region and lists the
+problem, with the raw text, under `parse_errors`. The other calls of the same region are in that raw
+text, not in `tool_calls`.
 
 The `skip_invalid` option the `x-` parsers once had (it dropped such calls silently, even in strict
 mode) is removed; a template that sets it fails to load with a message saying so. Framing text that
 belongs to a format is declared instead: as the tool-call field's `close` (an end-of-turn token, a
 section end marker), as `x-json-calls` `separators`, or as `x-findall` `between` (Step3's per-call
-markers, MiniMax-M3's namespace marker). Peer vectors whose expected parse drops such text are known
+markers, MiniMax-M3's namespace marker) or `xml-inline` `skip_tags` (the end tags that may stand
+between argument tags; every profile sets it, to `[]`, so a stray or damaged end tag such as
+`</seed:tool_QZcall>` is an error). Peer vectors whose expected parse drops such text are known
 differences below; text after a tool-call section goes to `content`.
+
+A call id the model writes is kept as the tool call's `id` (OpenAI shape `{"id", "type",
+"function"}`, through the optional transform placeholder `"{id?}"`): the `id`, `tool_call_id` or
+`call_id` key of a JSON call object (Cohere writes `tool_call_id`) and Mistral's `[CALL_ID]`
+marker. A call without one has no `id`. DeepSeek R1/V3 write the call's type before its name; it is
+the tool call's `type` (always `function` in the peers' outputs). No profile captures a named group
+that its transform does not use (`tests/profiles/test_profiles_load.py`).
 """
 
 ROUND_TRIP_INTRO = """\

@@ -36,6 +36,7 @@ class Case:
     error: str  # part of the error message
     content: str | None = None  # content beside the failing region
     content_first: bool = True  # the content comes before the region (so strict has it too)
+    prefix: str | None = None  # the prompt; None: the profile's generation prompt
 
 
 CASES = {
@@ -83,7 +84,28 @@ CASES = {
         "jamba",
         '<tool_calls>[{"name": "a", "arguments": {}}, {"city": "Paris"}]</tool_calls>',
         '[{"name": "a", "arguments": {}}, {"city": "Paris"}]',
-        "x-json-calls: the JSON value at offset 0 is not a tool call (no string name)",
+        "x-json-calls: the JSON value at offset 0 is not a tool call (unknown key(s) ['city']",
+    ),
+    "hermes-misspelled-arguments-key": Case(
+        "hermes",
+        '<tool_call>{"name": "get_weather", "args": {"city": "Paris"}}</tool_call>',
+        '{"name": "get_weather", "args": {"city": "Paris"}}',
+        "x-json-calls: the JSON value at offset 0 is not a tool call (unknown key(s) ['args']",
+    ),
+    "hermes-two-arguments-keys": Case(
+        "hermes",
+        'Sure.<tool_call>{"name": "f", "arguments": {"a": 1}, "parameters": {"unit": "c"}}</tool_call>',
+        '{"name": "f", "arguments": {"a": 1}, "parameters": {"unit": "c"}}',
+        "x-json-calls: the JSON value at offset 0 is not a tool call (more than one arguments key: "
+        "['arguments', 'parameters'])",
+        content="Sure.",
+    ),
+    "command_r7b-unknown-key": Case(
+        "command_r7b",
+        '<|START_ACTION|>[{"tool_call_id": "0", "tool_name": "f", "parameters": {}, "note": "x"}]'
+        "<|END_ACTION|>",
+        '[{"tool_call_id": "0", "tool_name": "f", "parameters": {}, "note": "x"}]',
+        "x-json-calls: the JSON value at offset 0 is not a tool call (unknown key(s) ['note']",
     ),
     "kimi_k2-noise-in-section": Case(
         "kimi_k2",
@@ -99,6 +121,37 @@ CASES = {
         "get_time",
         "x-findall: text before the first match at offset 0: 'get_time'",
     ),
+    "qwen3_coder-stray-end-tag": Case(
+        "qwen3_coder",
+        "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</oops_not_a_tag>\n</function>\n</tool_call>",
+        "\n<parameter=a>\n1\n</parameter>\n</oops_not_a_tag>\n",
+        "xml-inline: text outside the tags at offset 30: '</oops_not_a_tag>'",
+    ),
+    "seed_oss-damaged-close": Case(
+        "seed_oss",
+        "<seed:tool_call>\n<function=f>\n<parameter=a>1</parameter>\n</function>\n</seed:tool_QZcall>",
+        "\n<parameter=a>1</parameter>\n</function>\n</seed:tool_QZcall>",
+        "xml-inline: text outside the tags at offset 28: '</function>\\n</seed:tool_QZcall>'",
+    ),
+    "glm47-stray-end-tag": Case(
+        "glm47",
+        "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></oops></tool_call>",
+        "<arg_key>a</arg_key><arg_value>1</arg_value></oops>",
+        "xml-inline: text outside the tags at offset 44: '</oops>'",
+        prefix="<|assistant|></think>",
+    ),
+    "ling3-stray-end-tag": Case(
+        "ling3",
+        "<tool_call>f<arg_key>a</arg_key><arg_value>1</arg_value></oops></tool_call>",
+        "<arg_key>a</arg_key><arg_value>1</arg_value></oops>",
+        "xml-inline: text outside the tags at offset 44: '</oops>'",
+    ),
+    "minicpm5-stray-end-tag": Case(
+        "minicpm5",
+        '<function name="f"><param name="a">1</param></oops></function>',
+        '<param name="a">1</param></oops>',
+        "xml-inline: text outside the tags at offset 25: '</oops>'",
+    ),
     "minimax_m3-stray-text": Case(
         "minimax_m3",
         ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>1]<]minimax[>[</a> oops'
@@ -112,7 +165,10 @@ CASES = {
 def _parse(case: Case, errors: str) -> dict[str, object]:
     profile = profiles.load(case.profile)
     return parse_three_ways(
-        profile.response_template, case.output, prefix=profile.generation_prompt, errors=errors
+        profile.response_template,
+        case.output,
+        prefix=profile.generation_prompt if case.prefix is None else case.prefix,
+        errors=errors,
     )
 
 

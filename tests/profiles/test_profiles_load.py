@@ -9,11 +9,13 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import regex
 
 import chatcodec
 from chatcodec import profiles
 from chatcodec.chat_templates.render import render_chat_template
 from chatcodec.errors import UnknownProfileError
+from chatcodec.response_templates.transform import PLACEHOLDER
 from tests.conftest import ROOT, corpus_path
 from tests.profiles.test_detect import EXPECTED
 
@@ -156,3 +158,65 @@ def test_package_data_globs_ship_every_profile_file() -> None:
     for path in root.glob("*/*"):
         relative = f"profiles/{path.parent.name}/{path.name}"
         assert any(fnmatch.fnmatch(relative, glob) for glob in globs), relative
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_only_profiles_that_need_chatcodec_use_optional_placeholders(name: str) -> None:
+    """``{name?}`` is a chatcodec extension: a profile the reference can load must not use it."""
+    profile = profiles.load(name)
+    if not profile.needs_chatcodec:
+        assert "?}" not in json.dumps(profile.response_template)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_profile_has_an_implicit_field(name: str) -> None:
+    """Text outside every region is kept (SPEC 1.5), never discarded for want of an implicit field."""
+    fields = profiles.load(name).response_template["fields"]
+    assert [key for key, spec in fields.items() if "open" not in spec and "open_pattern" not in spec] == [
+        "content"
+    ]
+
+
+def _placeholder_roots(transform: object) -> set[str]:
+    if isinstance(transform, dict):
+        return set().union(*(_placeholder_roots(value) for value in transform.values()))
+    if isinstance(transform, list):
+        return set().union(*(_placeholder_roots(value) for value in transform))
+    whole = PLACEHOLDER.fullmatch(transform) if isinstance(transform, str) else None
+    return {whole.group(1).split(".")[0]} if whole else set()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_captured_group_reaches_the_message(name: str) -> None:
+    """A named group of a field's patterns (or of its x-findall list pattern) is used by its transform:
+    a captured call id or type is never thrown away."""
+    for field, spec in profiles.load(name).response_template["fields"].items():
+        patterns = [spec[key] for key in ("open_pattern", "close_pattern") if key in spec]
+        args = spec.get("content_args", {})
+        if spec.get("content") == "x-findall" and args.get("into", "list") == "list":
+            patterns.append(args["pattern"])
+        groups = set().union(*(regex.compile(pattern).groupindex for pattern in patterns))
+        assert groups <= _placeholder_roots(spec.get("transform")), (field, groups)
+
+
+def _xml_inline_args(value: object) -> list[dict[str, object]]:
+    """Every xml-inline ``content_args`` / nested ``args`` inside a field spec."""
+    found: list[dict[str, object]] = []
+    if isinstance(value, dict):
+        if value.get("content") == "xml-inline":
+            found.append(value.get("content_args", {}))
+        if value.get("name") == "xml-inline":
+            found.append(value.get("args", {}))
+        for item in value.values():
+            found += _xml_inline_args(item)
+    elif isinstance(value, list):
+        for item in value:
+            found += _xml_inline_args(item)
+    return found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_xml_inline_regions_list_the_end_tags_they_skip(name: str) -> None:
+    """Without ``skip_tags`` xml-inline skips any ``</word>``, a damaged close delimiter too."""
+    for args in _xml_inline_args(profiles.load(name).response_template["fields"]):
+        assert "skip_tags" in args

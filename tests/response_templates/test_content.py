@@ -160,9 +160,13 @@ XML = {"tag_pattern": r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>
         ("<k1/><k2/>", {"tag_pattern": r"<(?P<key>\w+)/>"}, {"k1": "", "k2": ""}),
         ("", XML, {}),
         (" \n\t", XML, {}),
-        # whitespace and bare end tags around the tags carry no data (the seed's Qwen3 example)
-        ("<parameter=a>1</parameter></function>\n", XML, {"a": "1"}),
-        ("\n</function >\n</minimax:tool_call>", XML, {}),
+        # whitespace and the format's own end tags (skip_tags) carry no data
+        ("<parameter=a>1</parameter></function>\n", {**XML, "skip_tags": ["</function>"]}, {"a": "1"}),
+        (
+            "\n</function>\n</minimax:tool_call>",
+            {**XML, "skip_tags": ["</function>", "</minimax:tool_call>"]},
+            {},
+        ),
     ],
 )
 def test_xml_inline(text: str, args: dict[str, Any], expected: Any) -> None:
@@ -176,17 +180,37 @@ def test_xml_inline(text: str, args: dict[str, Any], expected: Any) -> None:
         ("<parameter=a>1</parameter><parameter=b>2", 26, "<parameter=b>2"),
         ("<parameter=a>1</parameter> oops <parameter=b>2</parameter>", 27, "oops"),
         ("<parameter=a>1</parameter>\n<function=g>\n", 27, "<function=g>"),
+        # only the end tags listed in skip_tags may stand between the tags
+        (
+            "<parameter=a>\n1\n</parameter>\n</oops_not_a_tag>\n</function>",
+            29,
+            "</oops_not_a_tag>\n</function>",
+        ),
+        ("<parameter=a>1</parameter></function >", 26, "</function >"),
     ],
 )
 def test_xml_inline_refuses_text_outside_the_tags(text: str, offset: int, excerpt: str) -> None:
     """Nothing is lost: a malformed tag (or stray text) is an error, never silently skipped."""
     with pytest.raises(ValueError) as raised:
-        parse("xml-inline", text, **XML)
+        parse("xml-inline", text, **XML, skip_tags=["</function>"])
     assert str(raised.value) == (
         f"xml-inline: text outside the tags at offset {offset}: {excerpt!r} (tag_pattern does not match "
         "it: a malformed tag?)"
     )
     assert getattr(raised.value, "position", None) == offset
+
+
+def test_xml_inline_skips_any_bare_end_tag_only_without_skip_tags() -> None:
+    """Without skip_tags, bare end tags are skipped as in the reference (corpus vectors pin it)."""
+    assert parse("xml-inline", "<parameter=a>1</parameter></function>\n</oops >", **XML) == {"a": "1"}
+    with pytest.raises(ValueError, match="text outside the tags at offset 26: '</function>'"):
+        parse("xml-inline", "<parameter=a>1</parameter></function>", **XML, skip_tags=[])
+
+
+def test_xml_inline_skip_tags_must_be_a_list_of_end_tags() -> None:
+    for bad in ("</function>", [""], [5]):
+        with pytest.raises(ValueError, match="skip_tags: must be a list of non-empty strings"):
+            STANDARD_PARSERS["xml-inline"].validate({**XML, "skip_tags": bad}, "fields.f.content_args")
 
 
 @pytest.mark.parametrize(

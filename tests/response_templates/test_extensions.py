@@ -165,6 +165,52 @@ class TestJsonCalls:
             parse("x-json-calls", text)
         assert message in str(error.value)
 
+    def test_an_id_key_becomes_the_call_id(self) -> None:
+        text = (
+            '[{"tool_call_id": "0", "tool_name": "f", "parameters": {"a": 1}}, '
+            '{"id": "call_9", "name": "g", "arguments": {}}, {"call_id": "c", "name": "h"}, '
+            '{"type": "function", "name": "k", "parameters": {}}]'
+        )
+        assert parse("x-json-calls", text, name_keys=["tool_name", "name"]) == [
+            {"id": "0", "name": "f", "arguments": {"a": 1}},
+            {"id": "call_9", "name": "g", "arguments": {}},
+            {"id": "c", "name": "h", "arguments": {}},
+            {"name": "k", "arguments": {}},
+        ]
+
+    @pytest.mark.parametrize(
+        "text, problem",
+        [
+            (
+                '{"name": "f", "args": {"city": "Paris"}}',
+                "unknown key(s) ['args']; a call object has a name (name), arguments (arguments, "
+                "parameters), an id (id, tool_call_id, call_id) and \"type\": \"function\"",
+            ),
+            (
+                '{"name": "f", "arguments": {}, "parameters": {"unit": "c"}}',
+                "more than one arguments key: ['arguments', 'parameters']",
+            ),
+            ('{"name": "f", "id": "a", "call_id": "b"}', "more than one id key: ['id', 'call_id']"),
+            ('{"name": "f", "id": 7}', "the id ('id') is not a string"),
+            ('{"name": "f", "type": "tool"}', "'type' is not \"function\""),
+        ],
+    )
+    def test_a_key_that_is_not_part_of_a_call_is_an_error(self, text: str, problem: str) -> None:
+        with pytest.raises(ValueError) as error:
+            parse("x-json-calls", text)
+        assert str(error.value).startswith(
+            f"x-json-calls: the JSON value at offset 0 is not a tool call ({problem})"
+        )
+
+    def test_id_keys_are_configurable(self) -> None:
+        assert parse("x-json-calls", '{"name": "f", "ref": "r1"}', id_keys=["ref"], single=True) == {
+            "id": "r1",
+            "name": "f",
+            "arguments": {},
+        }
+        with pytest.raises(ValueError, match=r"unknown key\(s\) \['id'\]"):
+            parse("x-json-calls", '{"name": "f", "id": "r1"}', id_keys=[])
+
     def test_single_needs_exactly_one_call(self) -> None:
         with pytest.raises(ValueError, match="expected exactly one tool call, found 2"):
             parse("x-json-calls", '{"name": "a"} {"name": "b"}', single=True)

@@ -97,3 +97,39 @@ def test_validation_names_the_path_of_a_mixed_string() -> None:
         "fields.f.transform.a.b[1]: transform string 'name: {name}' mixes a {placeholder} with literal text; "
         "string interpolation is not supported."
     )
+
+
+def test_an_optional_placeholder_omits_its_key_when_the_value_is_absent() -> None:
+    function = {"name": "{name}", "arguments": "{arguments}"}
+    transform = {"id": "{id?}", "type": "function", "function": function}
+    assert apply_transform(transform, {"name": "f", "arguments": {}}) == {
+        "type": "function",
+        "function": {"name": "f", "arguments": {}},
+    }
+    assert apply_transform(transform, {"id": "c1", "name": "f", "arguments": {}}) == {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "f", "arguments": {}},
+    }
+    assert apply_transform({"id": "{content.id?}"}, {"content": {"name": "f"}}) == {}
+    assert apply_transform({"id": "{content.id?}"}, {"content": {"id": "x"}}) == {"id": "x"}
+    content = [{"name": "a"}, {"name": "b", "id": "2"}]
+    assert apply_transform_each({"n": "{name}", "i": "{id?}"}, content, {}) == [
+        {"n": "a"},
+        {"n": "b", "i": "2"},
+    ]
+
+
+def test_an_optional_placeholder_still_fails_on_a_path_through_a_non_object() -> None:
+    with pytest.raises(ValueError) as raised:
+        apply_transform({"id": "{content.a.b?}"}, {"content": {"a": [1]}})
+    assert str(raised.value) == "transform placeholder '{content.a.b?}' cannot index into list at 'b'"
+
+
+@pytest.mark.parametrize("where", [["{id?}"], "{id?}"])
+def test_an_optional_placeholder_is_only_allowed_as_an_object_value(where: Any) -> None:
+    with pytest.raises(ValueError) as raised:
+        validate_transform(where, "fields.f.transform")
+    assert "an optional placeholder ('{id?}') is only allowed as the value of an object key" in str(
+        raised.value
+    )

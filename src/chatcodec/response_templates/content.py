@@ -13,7 +13,12 @@ The extensions are imported on first use, so templates that use none never load 
 Rules kept here: parsers never see the buffer, the parser state or other fields; they raise
 ``ValueError`` (naming what is wrong; :class:`ContentError` when they know where) and the engine
 adds the field, offset and raw text. Nothing is skipped silently: ``xml-inline`` refuses text that
-its ``tag_pattern`` does not match, apart from whitespace and bare end tags (``</function>``).
+its ``tag_pattern`` does not match, apart from whitespace and the literal end tags the template
+lists in ``content_args.skip_tags`` (a format's own framing, e.g. ``["</function>"]``); any other
+end tag, such as a damaged close delimiter ``</tool_QZcall>``, is an error like other stray text.
+Without ``skip_tags`` every bare end tag (``</word>``) is skipped, as the reference (which ignores
+all text between matches) does in the corpus vectors that pin it (the seed's Qwen3 example leaves
+``</function>`` inside the region); the bundled profiles all set ``skip_tags``.
 Numbers are ASCII only (``1_000`` and non-ASCII digits are not numbers; Python's ``int()`` would
 accept them).
 """
@@ -176,14 +181,25 @@ def compile_user_pattern(source: str) -> regex.Pattern[str]:
     return regex.compile(source, regex.DOTALL)
 
 
-#: What may stand between xml-inline tags: whitespace and bare end tags (``</function>``), which
-#: carry no data (the seed's Qwen3 example leaves ``</function>`` inside the region).
+#: What may stand between xml-inline tags when the template sets no ``skip_tags``: whitespace and
+#: bare end tags (``</function>``), which the corpus vectors pin.
 _XML_FILLER = regex.compile(r"(?:\s+|</[^\s<>/]+\s*>)*")
 
 
-def _check_xml_filler(text: str, start: int, end: int) -> None:
-    """Refuse text between tags that is not filler: a malformed tag would otherwise vanish."""
-    stop = _XML_FILLER.match(text, start, end).end()
+def _check_xml_filler(text: str, start: int, end: int, skip_tags: tuple[str, ...] | None) -> None:
+    """Refuse text between tags that is not whitespace or a ``skip_tags`` literal (without
+    ``skip_tags``: a bare end tag): a malformed tag (or a damaged end tag) would otherwise vanish."""
+    stop = start
+    if skip_tags is None:
+        stop = _XML_FILLER.match(text, start, end).end()
+    while stop < end and skip_tags is not None:
+        if text[stop].isspace():
+            stop += 1
+            continue
+        tag = next((tag for tag in skip_tags if text.startswith(tag, stop, end)), None)
+        if tag is None:
+            break
+        stop += len(tag)
     if stop < end:
         excerpt = text[stop:min(end, stop + 40)].rstrip()
         raise ContentError(f"xml-inline: text outside the tags at offset {stop}: {excerpt!r} "
@@ -194,11 +210,12 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     pattern = compile_user_pattern(args["tag_pattern"])
     value_parser = args.get("value_parser")
     merge = bool(args.get("merge_duplicates", False))
+    skip_tags = tuple(args["skip_tags"]) if "skip_tags" in args else None
     out: dict[str, Any] = {}
     merged: set[str] = set()
     position = 0
     for match in pattern.finditer(text):
-        _check_xml_filler(text, position, match.start())
+        _check_xml_filler(text, position, match.start(), skip_tags)
         position = match.end()
         key = match.group("key")
         if key is None:
@@ -212,7 +229,7 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             out[key].append(value)
         else:
             out[key] = value
-    _check_xml_filler(text, position, len(text))
+    _check_xml_filler(text, position, len(text), skip_tags)
     return out
 
 
@@ -282,8 +299,12 @@ def _validate_json(args: Mapping[str, Any], where: str) -> None:
 
 
 def _validate_xml_inline(args: Mapping[str, Any], where: str) -> None:
-    _check_keys(args, where, frozenset({"tag_pattern", "value_parser", "merge_duplicates"}))
+    _check_keys(args, where, frozenset({"tag_pattern", "value_parser", "merge_duplicates", "skip_tags"}))
     _check_bool(args, where, "merge_duplicates")
+    tags = args.get("skip_tags", [])
+    if not isinstance(tags, list) or not all(isinstance(tag, str) and tag for tag in tags):
+        _fail(where, "skip_tags", 'must be a list of non-empty strings, the end tags that may stand between '
+              'the tags (e.g. ["</function>"])')
     source = args.get("tag_pattern")
     if not isinstance(source, str):
         _fail(where, "tag_pattern", "xml-inline requires 'tag_pattern', a regex with the named groups "

@@ -4,12 +4,14 @@ Covers the JSON tool-call dialects: one object per region (Hermes), an array (Mi
 Granite, Jamba), objects separated by ``;`` or newlines (Llama 3.x, MiniMax-M1), an object per
 marker (granite-20b-functioncalling), the function name as the key (Apertus:
 ``[{"get_time": {"city": "Paris"}}]``), and ``arguments`` serialized as a JSON *string* (Granite 4).
-Each call becomes ``{"name": ..., "arguments": {...}}``.
+Each call becomes ``{"name": ..., "arguments": {...}}``, with ``"id"`` first when the object has one.
 
 ``content_args`` (all optional):
 
 * ``name_keys`` (list, default ``["name"]``) and ``arguments_keys`` (list, default
-  ``["arguments", "parameters"]``): the keys tried, in order, for the name and the arguments;
+  ``["arguments", "parameters"]``, the keys vLLM and SGLang read): the keys of the name and the
+  arguments;
+* ``id_keys`` (list, default ``["id", "tool_call_id", "call_id"]``): the keys of the call's id;
 * ``name_as_key`` (bool): each object is ``{NAME: {arguments}}``;
 * ``require_arguments`` (bool, default false): an object without an arguments key is not a call
   (otherwise its arguments are ``{}``);
@@ -18,6 +20,14 @@ Each call becomes ``{"name": ..., "arguments": {...}}``.
 * ``single`` (bool): the region holds exactly one call; the value is that call, not a list.
 
 ``arguments`` given as a string that holds a JSON object are decoded (the value is an object).
+
+The keys of a call object (not with ``name_as_key``), a rule that loses nothing: one of the
+``name_keys``, at most one of the ``arguments_keys``, at most one of the ``id_keys`` (a string,
+kept as the call's ``id``; a profile's transform puts it on the tool call, OpenAI shape
+``{"id", "type", "function"}``) and ``"type": "function"`` (which says nothing more). Any other key
+(a misspelled ``"args"``, an extra ``"parameters"`` beside ``"arguments"``), two keys of one kind,
+a non-string id or another ``type`` make the object "not a tool call", an error like the others
+below: a key is never dropped silently.
 The JSON is the ``json`` parser's: ``NaN`` and ``Infinity`` are not JSON and raise.
 
 Nothing is dropped: text that is not JSON (before, between or after the values, other than
@@ -43,7 +53,11 @@ from chatcodec.response_templates.lax_json import loads_json, reject_constant
 __all__ = ["parse_json_calls", "validate_json_calls"]
 
 _DECODER = json.JSONDecoder(parse_constant=reject_constant)  # JSON has no NaN or Infinity
-_LIST_KEYS = ("name_keys", "arguments_keys", "separators")
+_LIST_KEYS = ("name_keys", "arguments_keys", "id_keys", "separators")
+_NAME_KEYS = ["name"]
+_ARGUMENTS_KEYS = ["arguments", "parameters"]
+_ID_KEYS = ["id", "tool_call_id", "call_id"]
+_ARTICLED = {"name": "a name", "arguments": "arguments", "id": "an id"}
 _BOOL_KEYS = ("name_as_key", "require_arguments", "single")
 
 
@@ -79,8 +93,8 @@ def parse_json_calls(text: str, args: Mapping[str, Any]) -> Any:
         args: the region's ``content_args`` (see the module docstring).
 
     Returns:
-        A list of ``{"name": str, "arguments": dict}`` (an empty text gives ``[]``), or with
-        ``single`` the one call.
+        A list of ``{"id"?: str, "name": str, "arguments": dict}`` (an empty text gives ``[]``), or
+        with ``single`` the one call.
 
     Raises:
         ValueError: text that is not JSON, a value that is not a call, or (with ``single``) not
@@ -147,15 +161,26 @@ def _to_call(item: Any, args: Mapping[str, Any]) -> tuple[dict[str, Any] | None,
     """The call ``item`` encodes, or ``None`` and why not (`` (reason)``, or ``""``)."""
     if not isinstance(item, dict):
         return None, ""
+    call: dict[str, Any] = {}
     if args.get("name_as_key"):
         if len(item) != 1:
             return None, " (expected one key, the function name)"
         ((name, arguments),) = item.items()
     else:
-        name = _first(item, args.get("name_keys", ["name"]))
-        arguments = _first(item, args.get("arguments_keys", ["arguments", "parameters"]))
+        kinds = {kind: list(args.get(f"{kind}_keys", default)) for kind, default in
+                 (("name", _NAME_KEYS), ("arguments", _ARGUMENTS_KEYS), ("id", _ID_KEYS))}
+        problem = _key_problem(item, kinds)
+        if problem:
+            return None, f" ({problem})"
+        name = _first(item, kinds["name"])
+        arguments = _first(item, kinds["arguments"])
         if arguments is None and not args.get("require_arguments"):
             arguments = {}
+        id_key = next((key for key in kinds["id"] if key in item), None)
+        if id_key is not None:
+            if not isinstance(item[id_key], str):
+                return None, f" (the id ({id_key!r}) is not a string)"
+            call["id"] = item[id_key]
     if isinstance(arguments, str):
         try:
             arguments = loads_json(arguments)
@@ -167,7 +192,25 @@ def _to_call(item: Any, args: Mapping[str, Any]) -> tuple[dict[str, Any] | None,
         return None, " (no arguments key)"
     if not isinstance(arguments, dict):
         return None, " ('arguments' is not an object)"
-    return {"name": name, "arguments": arguments}, ""
+    return {**call, "name": name, "arguments": arguments}, ""
+
+
+def _key_problem(item: dict[str, Any], kinds: dict[str, list[str]]) -> str:
+    """Why the keys of ``item`` are not those of one call (``""`` when they are)."""
+    known = {key for keys in kinds.values() for key in keys} | {"type"}
+    unknown = [key for key in item if key not in known]
+    if unknown:
+        described = ", ".join(
+            f"{_ARTICLED[kind]} ({', '.join(keys)})" for kind, keys in kinds.items() if keys
+        )
+        return f'unknown key(s) {unknown}; a call object has {described} and "type": "function"'
+    for kind, keys in kinds.items():
+        present = [key for key in keys if key in item]
+        if len(present) > 1:
+            return f"more than one {kind} key: {present}"
+    if "type" in item and item["type"] != "function":
+        return "'type' is not \"function\""
+    return ""
 
 
 def _first(item: dict[str, Any], keys: list[str]) -> Any:

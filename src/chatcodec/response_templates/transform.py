@@ -10,6 +10,11 @@ loads (these are not f-strings), and so is a near-placeholder (``"{content"``, `
 ``"{ name }"``: braces around a name that make no whole placeholder), which would otherwise be
 kept as a literal while the value it meant is lost; an unknown variable raises ``KeyError`` and a missing key
 ``ValueError`` when the region closes, never a silently malformed tool call.
+
+An *optional* placeholder, ``"{name?}"`` or ``"{name.key?}"``, is the one opt-in exception: as the
+value of an object key it leaves that key out when the variable is undefined or the last key is
+missing (a tool call's ``id`` that the model may or may not write). Anywhere else (a list element,
+the whole transform) it is a load error, since there is no key to leave out.
 """
 
 from __future__ import annotations
@@ -21,28 +26,37 @@ import regex
 
 __all__ = ["PLACEHOLDER", "apply_transform", "apply_transform_each", "validate_transform"]
 
-#: A whole-string placeholder: ``{name}`` or ``{name.key.key}`` (``\w`` is Unicode-aware).
-PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)\}")
+#: A whole-string placeholder: ``{name}`` or ``{name.key.key}`` (``\w`` is Unicode-aware); group 2 is the
+#: ``?`` of an optional placeholder (``{name?}``).
+PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)(\?)?\}")
 #: A string that is a name with a brace or spaces too many or too few: almost a placeholder.
-_NEAR_PLACEHOLDER = regex.compile(r"\s*(?=[{\w])\{?\s*\w+(?:\.\w+)*\s*\}?\s*")
+_NEAR_PLACEHOLDER = regex.compile(r"\s*(?=[{\w])\{?\s*\w+(?:\.\w+)*\s*\??\s*\}?\s*")
+_ABSENT = object()  # what an optional placeholder names when the value is not there
 
 
-def validate_transform(transform: Any, where: str) -> None:
+def validate_transform(transform: Any, where: str, *, in_object: bool = False) -> None:
     """Reject strings that mix a ``{placeholder}`` with literal text, or that are near-placeholders.
 
     Args:
         transform: the field's ``transform`` value.
         where: the JSON path of ``transform`` in the template, for the message.
+        in_object: ``transform`` is the value of an object key (where ``{name?}`` may stand).
 
     Raises:
-        ValueError: the first mixed string or near-placeholder found; the message names its path.
+        ValueError: the first mixed string, near-placeholder or misplaced optional placeholder
+            found; the message names its path.
     """
     if isinstance(transform, dict):
         for key, value in transform.items():
-            validate_transform(value, f"{where}.{key}")
+            validate_transform(value, f"{where}.{key}", in_object=True)
     elif isinstance(transform, list):
         for index, value in enumerate(transform):
             validate_transform(value, f"{where}[{index}]")
+    elif isinstance(transform, str) and _is_optional(transform) and not in_object:
+        raise ValueError(
+            f"{where}: {transform!r}: an optional placeholder ('{{id?}}') is only allowed as the value of an "
+            "object key (the key is left out when the value is absent). Use a plain placeholder here"
+        )
     elif (
         isinstance(transform, str)
         and PLACEHOLDER.search(transform) is not None
@@ -66,21 +80,32 @@ def _is_near_placeholder(text: str) -> bool:
         and _NEAR_PLACEHOLDER.fullmatch(text) is not None
 
 
-def _lookup(path: str, scope: Mapping[str, Any]) -> Any:
+def _is_optional(text: str) -> bool:
+    whole = PLACEHOLDER.fullmatch(text)
+    return whole is not None and whole.group(2) is not None
+
+
+def _lookup(path: str, scope: Mapping[str, Any], optional: bool = False) -> Any:
+    """The value ``path`` names; with ``optional``, ``_ABSENT`` for an undefined root or last key."""
+    shown = f"{path}?" if optional else path
     root, *keys = path.split(".")
+    if optional and root not in scope:
+        return _ABSENT
     if root not in scope:
         raise KeyError(
             f"transform placeholder '{{{path}}}' is not defined. Available: {sorted(scope)}"
         )
     value = scope[root]
-    for key in keys:
+    for index, key in enumerate(keys):
         if not isinstance(value, dict):
             raise ValueError(
-                f"transform placeholder '{{{path}}}' cannot index into {type(value).__name__} at '{key}'"
+                f"transform placeholder '{{{shown}}}' cannot index into {type(value).__name__} at '{key}'"
             )
+        if optional and key not in value and index == len(keys) - 1:
+            return _ABSENT
         if key not in value:
             raise ValueError(
-                f"transform placeholder '{{{path}}}' is missing key '{key}'. Available: {sorted(value)}"
+                f"transform placeholder '{{{shown}}}' is missing key '{key}'. Available: {sorted(value)}"
             )
         value = value[key]
     return value
@@ -94,20 +119,22 @@ def apply_transform(transform: Any, scope: Mapping[str, Any]) -> Any:
         scope: the variables: ``content``, the pattern captures, element keys.
 
     Returns:
-        A new structure; placeholder values are inserted as they are (not copied).
+        A new structure; placeholder values are inserted as they are (not copied); the key of an
+        optional placeholder (``{name?}``) whose value is absent is left out.
 
     Raises:
         KeyError: a placeholder's root variable is not in ``scope``.
         ValueError: a dotted path indexes into a non-object or names a missing key.
     """
     if isinstance(transform, dict):
-        return {key: apply_transform(value, scope) for key, value in transform.items()}
+        built = {key: apply_transform(value, scope) for key, value in transform.items()}
+        return {key: value for key, value in built.items() if value is not _ABSENT}
     if isinstance(transform, list):
         return [apply_transform(value, scope) for value in transform]
     if isinstance(transform, str):
         whole = PLACEHOLDER.fullmatch(transform)
         if whole is not None:
-            return _lookup(whole.group(1), scope)
+            return _lookup(whole.group(1), scope, optional=whole.group(2) is not None)
     return transform
 
 
