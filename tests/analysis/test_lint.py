@@ -185,12 +185,14 @@ class TestPatterns:
         template = {"start_anchor": "S", "fields": {
             "tool_calls": {"open_pattern": "<call (?P<name>\\w+)>", "close_pattern": "</(?P<tag>\\w+)>",
                            "content": "json",
-                           "transform": {"name": "{nmae}", "tag": "{tag}",
+                           "transform": {"name": "{nmae}", "tag": "{tag}", "id": "{idd?}",
                                          "args": ["{content.a}", "{argz.b}"]}},
             "content": {}}}
         assert [str(finding) for finding in lint_response_template(template)] == [
             "fields.tool_calls.transform.name: RT011 placeholder '{nmae}' names no variable of this field "
             "(available: content, name, tag); parsing raises when such a region closes",
+            "fields.tool_calls.transform.id: RT011 placeholder '{idd?}' names no variable of this field "
+            "(available: content, name, tag); so its key is always left out",
             "fields.tool_calls.transform.args[1]: RT011 placeholder '{argz.b}' names no variable of this "
             "field (available: content, name, tag); parsing raises when such a region closes",
         ]

@@ -22,7 +22,8 @@ And for what a response template does with text:
 * ``RT011`` a transform placeholder whose root is not a variable of its field (``content`` or a
   named group of the field's open/close pattern): a typo such as ``"{nmae}"``. The reference
   raises only when such a region first closes (``KeyError``), and chatcodec keeps that timing
-  (the corpus vectors pin it), so the linter is where authors learn it early. Fields with
+  (the corpus vectors pin it), so the linter is where authors learn it early; an optional
+  placeholder (``"{nmae?}"``) would silently leave its key out every time. Fields with
   ``transform_each`` are skipped: their variables are the keys of each list element.
 
 The linter never renders and never changes a template; it only reports.
@@ -235,10 +236,11 @@ def _unknown_placeholders(name: str, spec: Mapping[str, Any]) -> list[LintFindin
         whole = PLACEHOLDER.fullmatch(text)
         root = whole.group(1).split(".")[0] if whole is not None else None
         if root is not None and root not in variables:
+            effect = ("so its key is always left out" if whole is not None and whole.group(2)
+                      else "parsing raises when such a region closes")
             findings.append(LintFinding(
                 "RT011", f"placeholder {text!r} names no variable of this field (available: "
-                f"{', '.join(sorted(variables))}); parsing raises when such a region closes",
-                where=where))
+                f"{', '.join(sorted(variables))}); {effect}", where=where))
     return findings
 
 
