@@ -57,6 +57,15 @@ def assert_same(actual: Any, expected: Any) -> None:
     assert typed(actual) == typed(expected), f"\nactual:   {actual!r}\nexpected: {expected!r}"
 
 
+def loadable(case: dict[str, Any]) -> bool:
+    """Whether a corpus vector's template loads (load-error vectors are checked elsewhere)."""
+    try:
+        ResponseParser(case["template"], prefix="")
+    except ValueError:
+        return False
+    return True
+
+
 def stream(
     template: Any, chunks: list[str], prefix: str = "", tools: Any = None, errors: str = "strict"
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:

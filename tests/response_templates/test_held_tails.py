@@ -21,7 +21,7 @@ import chatcodec
 from chatcodec import ResponseParser, profiles
 from chatcodec.response_templates import engine
 from tests.conftest import load_json
-from tests.response_templates.helpers import IGNORE_NO_ANCHOR, assert_same, check_stream, stream
+from tests.response_templates.helpers import IGNORE_NO_ANCHOR, assert_same, check_stream, loadable, stream
 from tests.response_templates.test_streaming_properties import _TEMPLATES as GENERATED_TEMPLATES
 from tests.response_templates.test_streaming_properties import generated
 
@@ -87,16 +87,8 @@ def test_text_after_a_long_run_streams_as_soon_as_it_arrives() -> None:
     assert message == {"calls": ["x"], "content": "done"}
 
 
-def _loadable(case: dict[str, Any]) -> bool:
-    try:
-        ResponseParser(case["template"], prefix="")
-    except ValueError:
-        return False
-    return True
-
-
 _VECTORS = [v for v in load_json("response_vectors.json")["vectors"]
-            if v["kind"] in ("parse", "stream") and _loadable(v)]
+            if v["kind"] in ("parse", "stream") and loadable(v)]
 
 
 @pytest.mark.parametrize("case", [pytest.param(v, id=v["id"]) for v in _VECTORS])

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcodec import ResponseParser, parse_response
+from chatcodec import parse_response
 from chatcodec.events import join_chunks
 from tests.conftest import load_json
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
-from tests.response_templates.helpers import IGNORE_NO_ANCHOR, assert_same, check_stream, stream
+from tests.response_templates.helpers import IGNORE_NO_ANCHOR, assert_same, check_stream, loadable, stream
 
 pytestmark = IGNORE_NO_ANCHOR
 
@@ -29,15 +29,7 @@ VECTORS = [v for v in load_json("response_vectors.json")["vectors"] if v["kind"]
 _RAISING = {"x-typing-nan-json-value-untouched", "x-json-nan-token", "x-int-content-python-quirks"}
 
 
-def _loadable(case: dict[str, Any]) -> bool:
-    try:
-        ResponseParser(case["template"], prefix="")
-    except ValueError:
-        return False
-    return True
-
-
-@pytest.mark.parametrize("case", [pytest.param(v, id=v["id"]) for v in VECTORS if _loadable(v)])
+@pytest.mark.parametrize("case", [pytest.param(v, id=v["id"]) for v in VECTORS if loadable(v)])
 def test_every_vector_three_ways(case: dict[str, Any]) -> None:
     errors = "keep" if case["id"] in _RAISING else "strict"
     check_stream(case["template"], case["output"], prefix=case["prefix"], tools=case["tools"], errors=errors)
@@ -48,7 +40,7 @@ def _split(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-_SAMPLED = [v for v in VECTORS if _loadable(v) and v["id"] not in _RAISING]
+_SAMPLED = [v for v in VECTORS if loadable(v) and v["id"] not in _RAISING]
 
 
 @given(case=st.sampled_from(_SAMPLED), cuts=st.lists(st.integers(min_value=0, max_value=10_000), max_size=30))
