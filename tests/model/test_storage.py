@@ -180,6 +180,14 @@ class TestLoadErrors:
         with pytest.raises(ModelStorageError, match=r"tokenizer_config.json: invalid JSON \(line 1, column"):
             load_chat_templates(tmp_path)
 
+    @pytest.mark.parametrize("name", ["tokenizer_config.json", "chat_template.json"])
+    def test_a_json_file_that_is_not_an_object(self, tmp_path: Path, name: str) -> None:
+        """Once ignored: a list here made the directory look as if it had no chat template."""
+        write(tmp_path, {name: '[{"name": "default", "template": "hi"}]'})
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(tmp_path)
+        assert str(caught.value) == f"{tmp_path / name}: expected a JSON object, got a list"
+
     @pytest.mark.parametrize(
         ("value", "message"),
         [

@@ -368,7 +368,9 @@ def _templates_from_json(file: Path) -> dict[str, str]:
     if not file.is_file():
         return {}
     data = read_json_file(file)
-    return chat_templates_from_config(data, str(file)) if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        raise ModelStorageError(f"{file}: expected a JSON object, got a {type(data).__name__}", path=str(file))
+    return chat_templates_from_config(data, str(file))
 
 
 def chat_templates_from_config(data: Mapping[str, Any], file: str) -> dict[str, str]:
