@@ -369,7 +369,8 @@ def _templates_from_json(file: Path) -> dict[str, str]:
         return {}
     data = read_json_file(file)
     if not isinstance(data, dict):
-        raise ModelStorageError(f"{file}: expected a JSON object, got a {type(data).__name__}", path=str(file))
+        raise ModelStorageError(f"{file}: expected a JSON object, got a {type(data).__name__}",
+                                path=str(file))
     return chat_templates_from_config(data, str(file))
 
 
