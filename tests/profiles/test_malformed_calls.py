@@ -233,3 +233,22 @@ def test_a_closing_tool_call_tag_in_prose_stays_in_content(name: str) -> None:
         "content": f"{prose}\n\nDone.",
         "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {"a": "1"}}}],
     }
+
+
+@pytest.mark.parametrize("name", ["deepseek_r1", "deepseek_v3", "deepseek_v31", "deepseek_v32", "glm47"])
+def test_a_closing_think_tag_in_the_answer_stays_in_content(name: str) -> None:
+    """QA: these profiles once closed ``content`` on ``</think>``, deleting it from the answer. The
+    ``</think>`` of a non-thinking generation prompt is now part of the start anchor."""
+    profile = profiles.load(name)
+    answer = "Use the </think> tag."
+    for prefix in profile.generation_prompts:
+        if prefix.endswith("</think>"):
+            expected = {"role": "assistant", "content": answer}
+            output = answer
+        elif prefix.rstrip("\n").endswith("<think>"):
+            expected = {"role": "assistant", "reasoning_content": "ok", "content": answer}
+            output = f"ok</think>{answer}"
+        else:  # nothing pre-opened: a close without its open is text
+            expected = {"role": "assistant", "content": f"ok</think>{answer}"}
+            output = f"ok</think>{answer}"
+        assert parse_three_ways(profile.response_template, output, prefix=prefix) == expected, prefix

@@ -68,6 +68,7 @@ def test_prompt_ending_after_a_tool_result_parses_only_the_new_output(file: str)
 def test_a_header_only_anchor_would_replay_the_earlier_tool_call(file: str) -> None:
     name, _ = CASES[file]
     template = profiles.load(name).response_template
+    template.pop("start_anchor_pattern", None)
     template["start_anchor"] = "<｜Assistant｜>"
     message = parse_three_ways(template, OUTPUT, prefix=_prompt(file, name))
     assert [call["function"]["name"] for call in message["tool_calls"]] == ["get_weather"]
