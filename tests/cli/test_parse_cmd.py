@@ -169,6 +169,18 @@ def test_a_model_directory_supplies_its_response_template(
     )
 
 
+def test_a_tokenizer_config_without_a_response_template_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """QA: it was read as a response template: 'Unknown keys in response_template: [...]'."""
+    config = write(tmp_path, "tokenizer_config.json", {"eos_token": "<|im_end|>", "chat_template": "{{ x }}"})
+    output = write(tmp_path, "out.txt", "Hi")
+    assert run(capsys, config, output, "--no-prefix") == (
+        1, "", f"chatcodec: ValueError: {config}: a tokenizer configuration without a 'response_template' "
+        "key; pass its model directory (a bundled profile may match its chat template) or a bundled "
+        "profile name (chatcodec profiles lists them)\n")
+
+
 def test_unparsable_output_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     template = write(tmp_path, "t.json", QWEN)
     output = write(tmp_path, "out.txt", "Hi<tool_call>{broken</tool_call>")
@@ -392,6 +404,30 @@ def test_stream_from_a_pipe_is_parsed_while_the_input_is_still_open(tmp_path: Pa
     assert rest[-1] == {"type": "message", "message": {
         "role": "assistant", "reasoning_content": "hm ü", "content": "Hi"}}
     assert "".join(e.get("text", "") for e in rest if e.get("field") == "reasoning_content") == "ü"
+
+
+def test_a_profile_stream_ends_at_the_eos_token_while_the_input_is_still_open() -> None:
+    """QA: the message waited for stdin to close although the model's end token had arrived."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chatcodec", "parse", "qwen3", "-", "--no-prefix", "--events", "--stream"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(b"Hi<|im_end|>")
+        process.stdin.flush()
+        lines = [json.loads(_read_line(process.stdout))]
+        while lines[-1]["type"] != "message":  # all of it while stdin is still open
+            lines.append(json.loads(_read_line(process.stdout)))
+    finally:
+        process.kill() if process.poll() is None else None
+        process.wait(timeout=20)
+    assert lines == [
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "Hi", "dirty": False},
+        {"type": "region_close", "field": "content", "value": "Hi"},
+        {"type": "message", "message": {"role": "assistant", "content": "Hi"}},
+    ]
 
 
 class _Trickle(io.RawIOBase):

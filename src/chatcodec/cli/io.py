@@ -389,6 +389,11 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
         return key, value
 
 
+#: Keys that mark a JSON file as a tokenizer configuration rather than a response template.
+_TOKENIZER_CONFIG_KEYS = frozenset({"chat_template", "tokenizer_class", "added_tokens_decoder", "bos_token",
+                                    "eos_token", "model_max_length"})
+
+
 def read_response_template(source: str) -> dict[str, Any]:
     """Find the response template that ``source`` names (resolved as :func:`resolve_source` says).
 
@@ -403,7 +408,8 @@ def read_response_template(source: str) -> dict[str, Any]:
 
     Raises:
         OSError: nothing by that name exists.
-        ValueError: the file is not JSON, or the model directory has no response template.
+        ValueError: the file is not JSON, is a tokenizer configuration without a response
+            template, or the model directory has no response template.
         ModelStorageError: the model directory's configuration files are malformed.
     """
     path = Path(source)
@@ -416,6 +422,10 @@ def read_response_template(source: str) -> dict[str, Any]:
         data = read_json(source, "response template")
         if isinstance(data, dict) and "response_template" in data and "fields" not in data:
             data = data["response_template"]  # a tokenizer_config.json
+        elif isinstance(data, dict) and "fields" not in data and not _TOKENIZER_CONFIG_KEYS.isdisjoint(data):
+            raise ValueError(f"{source}: a tokenizer configuration without a 'response_template' key; pass "
+                             "its model directory (a bundled profile may match its chat template) or a "
+                             "bundled profile name (chatcodec profiles lists them)")
         return _expect_object(data, source)
     raise OSError(f"{source}: no such file or directory (expected a response template JSON file or a model "
                   "directory)")

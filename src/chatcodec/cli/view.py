@@ -344,7 +344,9 @@ def play(parser: ResponseParser, pieces: Iterable[str], view: View, delay: float
     """Feed ``pieces`` to a streaming ``parser`` and show every event in ``view``.
 
     Args:
-        parser: a fresh parser (its ``initial_events`` are shown first).
+        parser: a fresh parser (its ``initial_events`` are shown first). A model's parser
+            (``ChatCodec.get_response_parser``) ends at its end-of-sequence token: the message is
+            shown then, without waiting for the rest of ``pieces`` (a live stdin that stays open).
         pieces: the output, in the pieces it arrives in.
         view: where the events go; closed with the final message.
         delay: seconds to pause after each piece (to watch a live view).
@@ -362,6 +364,8 @@ def play(parser: ResponseParser, pieces: Iterable[str], view: View, delay: float
         for piece in pieces:
             for event in parser.feed(piece):
                 view.on_event(event)
+            if getattr(parser, "ended", False):
+                break  # a model's parser saw its end-of-sequence token: nothing after it counts
             if delay:
                 time.sleep(delay)
         message, events = parser.finalize()

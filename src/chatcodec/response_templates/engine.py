@@ -290,7 +290,8 @@ class ResponseParser:
                     pos = result
                 if eos:
                     self._close(events)
-                elif matcher is not None and pos < len(buf):
+                elif matcher is not None and pos < len(buf) \
+                        and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
                 break
         except ChatCodecError as error:
