@@ -467,6 +467,23 @@ def test_invalid_utf8_on_a_streamed_stdin_is_one_line(
     assert err == "chatcodec: ValueError: <stdin>: not UTF-8 text (byte 3: invalid start byte)\n"
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "live-stdin"])
+def test_errors_keep_reads_bytes_that_are_not_utf8_as_replacement_characters(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str], stream: bool
+) -> None:
+    """QA: with --errors keep one bad byte still failed the whole output; now it is U+FFFD, and
+    said once (every bad sequence is replaced)."""
+    data = b"Hi \xff th\xfeere"
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(_Trickle(data) if stream else io.BytesIO(data)))
+    options = ["--stream", "--events"] if stream else []
+    code, out, err = run(capsys, write(tmp_path, "t.json", QWEN), "-", "--no-prefix", "--errors", "keep",
+                         *options)
+    last = json.loads(out.splitlines()[-1]) if stream else {"message": json.loads(out)}
+    assert (code, last["message"]) == (0, {"role": "assistant", "content": "Hi \ufffd th\ufffdere"})
+    assert err == ("chatcodec: warning: <stdin>: not UTF-8 text (byte 3: invalid start byte); every invalid "
+                   "byte sequence is read as U+FFFD (--errors keep)\n")
+
+
 @pytest.mark.parametrize(
     ("template", "message"),
     [

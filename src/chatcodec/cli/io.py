@@ -50,7 +50,7 @@ _LIMITS = {
 }
 
 
-def read_text(source: str, *, limit: str = "MAX_INPUT_BYTES") -> str:
+def read_text(source: str, *, limit: str = "MAX_INPUT_BYTES", replace: bool = False) -> str:
     """Read a UTF-8 text file, or standard input when ``source`` is ``"-"``, up to a size limit.
 
     At most one byte more than the limit is read, so a device or an endless pipe is bounded.
@@ -59,14 +59,17 @@ def read_text(source: str, *, limit: str = "MAX_INPUT_BYTES") -> str:
         source: a path or ``"-"``.
         limit: the name of the constant of this module that caps the size (``"MAX_OUTPUT_BYTES"``,
             ``"MAX_INPUT_BYTES"`` or ``"MAX_CHAT_TEMPLATE_BYTES"``); the message names it.
+        replace: bytes that are not UTF-8 become U+FFFD, with a ``UserWarning`` naming the first
+            (``chatcodec parse --errors keep``: model output never fails as a whole) instead of
+            an error.
 
     Returns:
         The text, exactly (no newline translation).
 
     Raises:
         OSError: the file cannot be read (the message names it).
-        ValueError: the bytes are not UTF-8 (the message names the file and byte offset), or
-            there are more than ``limit``.
+        ValueError: the bytes are not UTF-8 (the message names the file and byte offset; not with
+            ``replace``), or there are more than ``limit``.
     """
     name = "<stdin>" if source == "-" else source
     size = int(globals()[limit])
@@ -83,7 +86,24 @@ def read_text(source: str, *, limit: str = "MAX_INPUT_BYTES") -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{name}: not UTF-8 text (byte {error.start}: {error.reason})") from None
+        problem = not_utf8(name, error.start, error.reason)
+        if not replace:
+            raise ValueError(problem) from None
+        warn_replaced(problem)
+        return data.decode("utf-8", errors="replace")
+
+
+def not_utf8(name: str, offset: int, reason: str) -> str:
+    """The message for bytes that are not UTF-8 at ``offset`` of the input ``name``."""
+    return f"{name}: not UTF-8 text (byte {offset}: {reason})"
+
+
+def warn_replaced(problem: str) -> None:
+    """Warn that bytes that are not UTF-8 were replaced (``--errors keep``)."""
+    import warnings
+
+    warnings.warn(f"{problem}; every invalid byte sequence is read as U+FFFD (--errors keep)",
+                  UserWarning, stacklevel=2)
 
 
 def too_large(name: str, limit: str) -> ValueError:

@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
     template = _load_template(args.template)
     live = stream and args.output == "-"
-    output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES")
+    keep = args.errors == "keep"
+    output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES", replace=keep)
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
     try:  # the prefix is parsed here: a region it closes can fail
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     view = EventLines(sys.stdout) if args.events else choose_view(sys.stdout, sys.stderr)
     if live:
-        pieces: Iterator[str] | list[str] = stdin_pieces(sys.stdin.buffer, size)
+        pieces: Iterator[str] | list[str] = stdin_pieces(sys.stdin.buffer, size, replace=keep)
     else:
         pieces = chunks(output, size if stream else max(1, len(output)))
     try:
@@ -145,19 +146,21 @@ def _new_parser(source: str, template: ResponseTemplate, prefix: str, tools: lis
     return codec.get_response_parser(template.spec, prefix=prefix, tools=tools, errors=errors)
 
 
-def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
+def stdin_pieces(stream: BinaryIO, size: int, replace: bool = False) -> Iterator[str]:
     """The text of ``stream`` as it arrives: each read, decoded, in pieces of at most ``size``.
 
     Args:
         stream: standard input's binary buffer (``read1`` returns what is available).
         size: the most characters per piece.
+        replace: bytes that are not UTF-8 become U+FFFD, with one ``UserWarning`` naming the first
+            (``--errors keep``), instead of an error.
 
     Yields:
         Text pieces, in order; a UTF-8 character split across reads comes out once complete.
 
     Raises:
-        ValueError: the bytes are not UTF-8 (the message names the byte offset), or there are more
-            than :data:`chatcodec.cli.io.MAX_OUTPUT_BYTES`.
+        ValueError: the bytes are not UTF-8 (the message names the byte offset; not with
+            ``replace``), or there are more than :data:`chatcodec.cli.io.MAX_OUTPUT_BYTES`.
     """
     from chatcodec.cli import io as cli_io
     from chatcodec.cli.view import chunks
@@ -171,13 +174,17 @@ def stdin_pieces(stream: BinaryIO, size: int) -> Iterator[str]:
         total += len(data)
         if total > cli_io.MAX_OUTPUT_BYTES:
             raise cli_io.too_large("<stdin>", "MAX_OUTPUT_BYTES")
-        held = len(decoder.getstate()[0])
+        pending = decoder.getstate()[0]
         try:
             text = decoder.decode(data, final=not data)
         except UnicodeDecodeError as error:
-            where = offset + error.start
-            raise ValueError(f"<stdin>: not UTF-8 text (byte {where}: {error.reason})") from None
-        offset += held + len(data) - len(decoder.getstate()[0])
+            problem = cli_io.not_utf8("<stdin>", offset + error.start, error.reason)
+            if not replace:
+                raise ValueError(problem) from None
+            cli_io.warn_replaced(problem)  # once: from here on, invalid bytes are replaced silently
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            text = decoder.decode(pending + data, final=not data)
+        offset += len(pending) + len(data) - len(decoder.getstate()[0])
         yield from chunks(text, size)
         if not data:
             return
