@@ -216,6 +216,14 @@ LOAD_ERRORS = [
         "transform string ' { name.first } ' looks like a placeholder",
     ),
     (
+        "near-placeholder-bad-path",
+        with_field("x", {"open": "<x>", "transform": {"x": "{content.a?.b}"}}),
+        "fields.x.transform.x",
+        "x",
+        "transform",
+        "transform string '{content.a?.b}' looks like a placeholder but is not one",
+    ),
+    (
         "keep-out-in-open",
         with_field("x", {"open_pattern": "<t>\\K"}),
         "fields.x.open_pattern",

@@ -133,3 +133,26 @@ def test_an_optional_placeholder_is_only_allowed_as_an_object_value(where: Any) 
     assert "an optional placeholder ('{id?}') is only allowed as the value of an object key" in str(
         raised.value
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["{content.a?.b}", "{a?.b}", "{id??}", "{content.}", "{content..x}", "{content[0]}", "{.content}",
+     "{ id? }", "{tool name}", "{a.b[0].c}"],
+)
+def test_a_near_placeholder_with_a_bad_path_is_a_load_error(text: str) -> None:
+    with pytest.raises(ValueError) as raised:
+        validate_transform({"x": text}, "fields.f.transform")
+    assert str(raised.value) == (
+        f"fields.f.transform.x: transform string {text!r} looks like a placeholder but is not one (a "
+        'placeholder is exactly "{name}", "{name.key}" or, as an object value, "{name?}": no spaces, '
+        "no [index], one ? at the end); as written it would be kept as literal text"
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["{}", "{ }", "{[]}", "{.}", "{?}", "{?}x", "{not a placeholder", "{a: 1}", "{a-b}"]
+)
+def test_braces_around_no_name_or_other_text_stay_literal(text: str) -> None:
+    validate_transform({"x": text}, "fields.f.transform")
+    assert apply_transform({"x": text}, {"content": {"a": {"b": 1}}}) == {"x": text}

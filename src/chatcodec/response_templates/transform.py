@@ -7,7 +7,8 @@ of the field's open/close patterns and, with ``transform_each``, the keys of the
 
 Rules kept here: a string that mixes a placeholder with literal text is rejected when the template
 loads (these are not f-strings), and so is a near-placeholder (``"{content"``, ``"content}"``,
-``"{ name }"``: braces around a name that make no whole placeholder), which would otherwise be
+``"{ name }"``, ``"{content.a?.b}"``, ``"{content[0]}"``: braces around names, dots, ``?``,
+``[``/``]`` and spaces that make no whole placeholder), which would otherwise be
 kept as a literal while the value it meant is lost; an unknown variable raises ``KeyError`` and a missing key
 ``ValueError`` when the region closes, never a silently malformed tool call.
 
@@ -31,6 +32,10 @@ __all__ = ["PLACEHOLDER", "apply_transform", "apply_transform_each", "validate_t
 PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)(\?)?\}")
 #: A string that is a name with a brace or spaces too many or too few: almost a placeholder.
 _NEAR_PLACEHOLDER = regex.compile(r"\s*(?=[{\w])\{?\s*\w+(?:\.\w+)*\s*\??\s*\}?\s*")
+#: Braces around only names, dots, ``?``, ``[``/``]`` and spaces: a placeholder with a bad path
+#: (``{a?.b}``, ``{content.}``, ``{content[0]}``) when it also holds a word character.
+_NEAR_BRACED = regex.compile(r"\s*\{[\w.?\[\]\s]*\}\s*")
+_WORD = regex.compile(r"\w")
 _ABSENT = object()  # what an optional placeholder names when the value is not there
 
 
@@ -70,14 +75,17 @@ def validate_transform(transform: Any, where: str, *, in_object: bool = False) -
     elif isinstance(transform, str) and _is_near_placeholder(transform):
         raise ValueError(
             f"{where}: transform string {transform!r} looks like a placeholder but is not one (a "
-            'placeholder is exactly "{name}" or "{name.key}", no spaces); as written it would be kept as '
-            "literal text"
+            'placeholder is exactly "{name}", "{name.key}" or, as an object value, "{name?}": no spaces, '
+            "no [index], one ? at the end); as written it would be kept as literal text"
         )
 
 
 def _is_near_placeholder(text: str) -> bool:
-    return ("{" in text or "}" in text) and PLACEHOLDER.fullmatch(text) is None \
-        and _NEAR_PLACEHOLDER.fullmatch(text) is not None
+    if ("{" not in text and "}" not in text) or PLACEHOLDER.fullmatch(text) is not None:
+        return False
+    if _NEAR_PLACEHOLDER.fullmatch(text) is not None:
+        return True
+    return _NEAR_BRACED.fullmatch(text) is not None and _WORD.search(text) is not None
 
 
 def _is_optional(text: str) -> bool:
