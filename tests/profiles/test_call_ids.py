@@ -130,6 +130,21 @@ def test_mistral_call_id_marker_is_the_call_id(name: str) -> None:
     ]
 
 
+@pytest.mark.parametrize("name", ["mistral_args", "mistral_reasoning", "mistral_v11"])
+def test_mistral_empty_call_id_marker_gives_no_id(name: str) -> None:
+    """``[CALL_ID]`` with nothing before ``[ARGS]`` names no id: the key is left out, not ``""``."""
+    profile = profiles.load(name)
+    output = (
+        '[TOOL_CALLS]get_weather[CALL_ID][ARGS]{"city": "Paris"}'
+        "[TOOL_CALLS]get_time[CALL_ID]t1[ARGS]{}</s>"
+    )
+    message = parse_three_ways(profile.response_template, output, prefix="")
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}},
+        {"id": "t1", "type": "function", "function": {"name": "get_time", "arguments": {}}},
+    ]
+
+
 @pytest.mark.parametrize("name", ["deepseek_r1", "deepseek_v3"])
 def test_deepseek_call_type_is_the_tool_call_type(name: str) -> None:
     """The type DeepSeek writes before the name (always ``function`` in the peers' outputs) is kept."""
