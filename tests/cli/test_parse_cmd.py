@@ -605,6 +605,22 @@ class TestEndOfGeneration:
         output = write(tmp_path, "out.txt", self.AFTER_EOS)
         assert run(capsys, str(directory), output, "--no-prefix") == (0, self.message("Hello."), "")
 
+    @pytest.mark.parametrize("mode", [[], ["--stream"], ["--errors", "keep"]])
+    def test_a_tokenizer_config_file_stops_at_its_directory_eos_token(
+            self, mode: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """QA: the file was parsed as a bare response template, past the eos its own config names."""
+        config = tmp_path / "model" / "tokenizer_config.json"
+        config.parent.mkdir()
+        config.write_text(json.dumps({"eos_token": "<|im_end|>", "response_template": QWEN}))
+        output = write(tmp_path, "out.txt", self.AFTER_EOS)
+        code, out, err = run(capsys, str(config), output, "--no-prefix", *mode)
+        assert (code, err) == (0, "")
+        if "--stream" not in mode:
+            assert out == self.message("Hello.")
+        code, out, _ = run(capsys, str(config), output, "--no-prefix", "--events", *mode)
+        assert json.loads(out.splitlines()[-1]) == {
+            "type": "message", "message": {"role": "assistant", "content": "Hello."}}
+
     def test_errors_keep_never_puts_the_eos_token_in_content(
             self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         output = write(tmp_path, "out.txt", "To call a tool, write <tool_call> tags.<|im_end|>")

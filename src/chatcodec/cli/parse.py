@@ -10,7 +10,8 @@ incrementally so a character split across reads is fed once complete. Model outp
 parsed is one line on stderr and exit code 1 (``--errors keep`` records the problems in the
 message instead).
 
-When ``TEMPLATE`` is a bundled profile name or a model directory, the output is parsed exactly as
+When ``TEMPLATE`` is a bundled profile name, a model directory or a file named
+``tokenizer_config.json`` (read as its directory), the output is parsed exactly as
 ``ChatCodec.from_pretrained(TEMPLATE).get_response_parser`` parses it: generation ends at the first
 end-of-sequence token (``eos_token`` and ``generation_config.json``'s ids), which never reaches the
 message; with a response template file, every character of the output is parsed.
@@ -27,6 +28,7 @@ import codecs
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatcodec.cli.io import read_response_template, read_text, read_tools, resolve_source
@@ -48,7 +50,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare ``chatcodec parse``'s arguments."""
     parser.add_argument("template", metavar="TEMPLATE",
                         help="the response template: a JSON file, a model directory whose "
-                             "tokenizer_config.json has a response_template, or a bundled profile "
+                             "tokenizer_config.json has a response_template (or that file: "
+                             "generation ends at its eos token either way), or a bundled profile "
                              "name (see `chatcodec profiles`)")
     parser.add_argument("output", metavar="OUTPUT", help="the generated text: a UTF-8 file, or - for stdin")
     prefix = parser.add_mutually_exclusive_group(required=True)
@@ -135,15 +138,30 @@ def _load_template(source: str) -> ResponseTemplate:
 def _new_parser(source: str, template: ResponseTemplate, prefix: str, tools: list[Any] | None,
                 errors: str) -> Any:
     """The parser for ``source``: the model's (ending at its end-of-sequence tokens) for a profile
-    name or a model directory, the bare engine for a response template file."""
+    name, a model directory or a ``tokenizer_config.json`` file (read as its directory), the bare
+    engine for a response template file."""
     from chatcodec.response_templates.engine import ResponseParser
 
-    if resolve_source(source) not in ("directory", "profile"):
+    model = _model_source(source)
+    if model is None:
         return ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
     from chatcodec.model.codec import ChatCodec
 
-    codec = ChatCodec.from_pretrained(source)
+    codec = ChatCodec.from_pretrained(model)
     return codec.get_response_parser(template.spec, prefix=prefix, tools=tools, errors=errors)
+
+
+def _model_source(source: str) -> str | None:
+    """What ``ChatCodec.from_pretrained`` loads for ``source``: the profile name or directory itself,
+    the directory of a file named ``tokenizer_config.json`` (its eos token ends generation, as for
+    the directory), or ``None`` for a response template file."""
+    kind = resolve_source(source)
+    if kind in ("directory", "profile"):
+        return source
+    path = Path(source)
+    if kind == "file" and path.name == "tokenizer_config.json":
+        return str(path.parent)
+    return None
 
 
 def stdin_pieces(stream: BinaryIO, size: int, replace: bool = False) -> Iterator[str]:
