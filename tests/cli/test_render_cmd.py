@@ -505,6 +505,37 @@ class TestUndefinedSpecialTokens:
         names = "bos_token, eos_token, sep_token"
         assert err == self.WARNING.format(path=path, names=names, first="bos_token")
 
+    @pytest.mark.parametrize(("template", "output"), [
+        ('{{ eos_token|default("</s>") }}{{ messages[0].content }}', b"</s>hi"),
+        ('{{ messages[0].content }}{{ eos_token | d("</s>", true) }}', b"hi</s>"),
+        ("{% if bos_token is defined %}{{ bos_token }}{% endif %}{{ messages[0].content }}", b"hi"),
+        ("{% if bos_token is not defined %}<s>{% else %}{{ bos_token }}{% endif %}{{ messages[0].content }}",
+         b"<s>hi"),
+        ("{{ bos_token if bos_token is not undefined }}{{ messages[0].content }}", b"hi"),
+    ])
+    def test_no_warning_for_a_guarded_token(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes],
+                                            template: str, output: bytes) -> None:
+        """QA: a token behind ``default`` or an ``is defined`` test was said to render as empty text."""
+        assert self.render(tmp_path, capsysbinary, template)[:3] == (0, output, "")
+
+    def test_only_the_unguarded_tokens_are_named(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = ("{{ bos_token|default('<s>') }}{{ messages[0].content }}{{ eos_token }}"
+                    "{% if sep_token|length %}|{% endif %}{{ pad_token is string }}"
+                    "{% if unk_token is not none %}{{ unk_token }}{% endif %}")
+        code, out, err, path = self.render(tmp_path, capsysbinary, template)
+        assert (code, out) == (0, b"<s>hiFalse")
+        assert err == self.WARNING.format(path=path, names="eos_token, pad_token, sep_token, unk_token",
+                                          first="eos_token")
+
+    def test_a_none_test_is_no_guard(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        """An undefined variable is not none: behind ``is not none`` it still renders as empty text."""
+        template = "{% if eos_token is not none %}[{{ eos_token }}]{% endif %}{{ messages[0].content }}"
+        code, out, err, path = self.render(tmp_path, capsysbinary, template)
+        assert (code, out) == (0, b"[]hi")
+        assert err == self.WARNING.format(path=path, names="eos_token", first="eos_token")
+
     def test_var_defines_a_token(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
         code, out, err, path = self.render(tmp_path, capsysbinary, self.TEMPLATE,
                                            "--var", "bos_token=<s>", "--var", "sep_token=")

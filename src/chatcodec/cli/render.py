@@ -5,7 +5,7 @@ stderr through :func:`chatcodec.cli.main`. Bad options (``--var`` of a name the 
 itself, ``--now`` that is not a date) are usage errors (exit 2); a template error names the
 template file (or the directory and template name). A template that reads special tokens
 (``bos_token``, any ``*_token``) that nothing defines (a bare template file without ``--var``) gets
-one warning naming them.
+one warning naming them, unless the template guards them (``default``, ``is defined``).
 """
 
 from __future__ import annotations
@@ -112,22 +112,47 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+#: Filters that give an undefined operand a value, and tests that ask whether it is defined: a
+#: variable the template passes through one of them is one it expects may be missing.
+GUARD_FILTERS = frozenset({"default", "d"})
+GUARD_TESTS = frozenset({"defined", "undefined"})
+
+
 def _warn_undefined_tokens(template: str, variables: dict[str, Any], label: str) -> None:
     """Warn once when the template reads special tokens (``bos_token``, any ``*_token``) that nothing
-    defined: a bare template file has no model's tokens, and they silently render as empty text."""
+    defined: a bare template file has no model's tokens, and they silently render as empty text.
+
+    A token the template guards anywhere (``x|default(...)``, ``x|d(...)``, ``x is defined``,
+    ``x is undefined``, negated too) is not named: the template handles its absence. ``x is none``
+    is no guard (an undefined variable is not none, so the guarded branch still renders it empty).
+    """
     import warnings
 
     import jinja2.meta
 
     from chatcodec.chat_templates.environment import ENVIRONMENT
 
-    used = jinja2.meta.find_undeclared_variables(ENVIRONMENT.parse(template))
+    tree = ENVIRONMENT.parse(template)
+    used = jinja2.meta.find_undeclared_variables(tree) - _guarded_names(tree)
     missing = sorted(name for name in used if name.endswith("_token") and name not in variables)
     if missing:
         warnings.warn(
             f"{label}: the template uses {', '.join(missing)}, which nothing defines (rendered as empty "
             "text); render with a model directory or a profile name (their special tokens), or pass "
             f"--var {missing[0]}=...", UserWarning, stacklevel=2)
+
+
+def _guarded_names(tree: Any) -> set[str]:
+    """The variables that are the operand of a guard filter or test (:data:`GUARD_FILTERS`,
+    :data:`GUARD_TESTS`) somewhere in the parsed template ``tree``."""
+    from jinja2 import nodes
+
+    return {
+        node.node.name
+        for node in tree.find_all((nodes.Filter, nodes.Test))
+        if isinstance(node.node, nodes.Name)
+        and node.name in (GUARD_FILTERS if isinstance(node, nodes.Filter) else GUARD_TESTS)
+    }
 
 
 def _parse_now(value: str) -> datetime:
