@@ -147,6 +147,17 @@ def test_a_tokenizer_config_file_is_read_as_the_model_loader_reads_it(
     ]
 
 
+@pytest.mark.parametrize("name", ["cfg", "cfg.jinja"])
+def test_a_config_without_the_json_extension_is_linted_as_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str) -> None:
+    """QA: a file holding {"chat_template": ...} not named .json was linted as a response template."""
+    path = tmp_path / name
+    path.write_text(json.dumps({"eos_token": "</s>", "chat_template": "{{ m.strip() }}"}))
+    assert main(["lint", str(path)]) == 1
+    assert capsys.readouterr() == (
+        f"{path}[default]:1: CT001 Python method .strip() is not portable; use |trim\n", "")
+
+
 def test_a_legacy_chat_template_json_is_linted_as_a_chat_template(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "chat_template.json"

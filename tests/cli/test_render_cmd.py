@@ -571,3 +571,39 @@ class TestUndefinedSpecialTokens:
         code, out, err = run(capsysbinary, "render", str(path), str(conversation))
         assert code == 0 and not out.startswith(b"<|begin_of_text|>")
         assert err == self.WARNING.format(path=path, names="bos_token", first="bos_token")
+
+
+@pytest.mark.parametrize("name", ["cfg", "cfg.jinja", "tokenizer_config.txt"])
+def test_a_json_config_without_the_json_extension_is_read_as_one(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], name: str) -> None:
+    """QA: a file holding {"chat_template": ...} but not named .json was rendered as Jinja text
+    (the output was the JSON itself)."""
+    path = tmp_path / name
+    template = "{{ bos_token }}Z{{ messages[0].content }}"
+    path.write_text(json.dumps({"bos_token": "<s>", "chat_template": template}))
+    conversation = tmp_path / "conv.json"
+    conversation.write_text('[{"role": "user", "content": "hi"}]')
+    assert run(capsysbinary, "render", str(path), str(conversation)) == (0, b"<s>Zhi", "")
+
+
+@pytest.mark.parametrize("text", ['{"messages": 1}', '{"a": "b"}', '["chat_template"]', "{ x }"])
+def test_other_template_text_that_looks_like_json_is_a_template(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], text: str) -> None:
+    path = tmp_path / "t.jinja"
+    path.write_text(text)
+    conversation = tmp_path / "conv.json"
+    conversation.write_text('[{"role": "user", "content": "hi"}]')
+    assert run(capsysbinary, "render", str(path), str(conversation)) == (0, text.encode(), "")
+
+
+def test_a_json_config_without_the_extension_and_only_a_response_template_says_so(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    path = tmp_path / "cfg"
+    response = {"start_anchor": "A", "fields": {}}
+    path.write_text(json.dumps({"eos_token": "</s>", "response_template": response}))
+    conversation = tmp_path / "conv.json"
+    conversation.write_text('[{"role": "user", "content": "hi"}]')
+    assert run(capsysbinary, "render", str(path), str(conversation)) == (1, b"", (
+        f"chatcodec: ValueError: {path}: this JSON file holds no chat template (no 'chat_template' key); "
+        "pass a chat template file (.jinja), a chat_template.json or tokenizer_config.json that has one, or "
+        "a model directory\n"))

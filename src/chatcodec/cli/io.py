@@ -29,6 +29,7 @@ __all__ = [
     "read_text",
     "read_tools",
     "resolve_source",
+    "template_json_text",
 ]
 
 
@@ -250,14 +251,16 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
         tokens = dict(profile.special_tokens)
         return ChatTemplateSource(profile.chat_template, tokens, f"profile {profile.name}")
     if source != "-" and source.endswith(".json"):
-        return _json_chat_template_source(source)
+        return _json_chat_template_source(read_template_json(source), source)
     text = read_text(source, limit="MAX_CHAT_TEMPLATE_BYTES")
+    held = template_json_text(text, source) if source != "-" else None
+    if held is not None:  # a configuration file without the .json extension
+        return _json_chat_template_source(held, source)
     return ChatTemplateSource(text, {}, source)
 
 
-def _json_chat_template_source(source: str) -> ChatTemplateSource:
+def _json_chat_template_source(held: TemplateFile, source: str) -> ChatTemplateSource:
     """The chat template(s) and special tokens of a ``tokenizer_config.json`` / ``chat_template.json``."""
-    held = read_template_json(source)
     if not held.chat_templates:
         if held.kind == "response":
             raise ValueError(f"{source}: this is a response template (chatcodec parse reads it), not a chat "
@@ -308,13 +311,45 @@ def read_template_json(source: str) -> TemplateFile:
         OSError, ValueError: the file cannot be read or is not a JSON object.
         ModelStorageError: a ``chat_template`` or special-token value has the wrong shape.
     """
-    from chatcodec.model.config import config_special_tokens
-    from chatcodec.model.storage import chat_templates_from_config
-
     data = read_json(source, "JSON object")
     if not isinstance(data, dict):
         raise ValueError(f"{source}: expected a JSON object (a response template, a tokenizer_config.json or "
                          f"a chat_template.json), got {type(data).__name__}")
+    return _template_file(data, source)
+
+
+def template_json_text(text: str, source: str) -> TemplateFile | None:
+    """What a template file's text holds when it is a JSON configuration whatever the file's name: a
+    JSON object with a ``chat_template`` or ``response_template`` key (and not a response template).
+
+    Args:
+        text: the file's text.
+        source: the path, for messages.
+
+    Returns:
+        The file read as :func:`read_template_json` reads a ``.json`` file, or ``None`` when the text
+        is not such an object (it is then a template).
+
+    Raises:
+        ModelStorageError: a ``chat_template`` or special-token value has the wrong shape.
+    """
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or RESPONSE_TEMPLATE_KEYS & data.keys():
+        return None
+    held = _template_file(data, source)
+    return held if held.kind == "holder" else None
+
+
+def _template_file(data: dict[str, Any], source: str) -> TemplateFile:
+    """What the JSON object ``data`` (read from ``source``) holds."""
+    from chatcodec.model.config import config_special_tokens
+    from chatcodec.model.storage import chat_templates_from_config
+
     if RESPONSE_TEMPLATE_KEYS & data.keys():
         return TemplateFile("response", {}, {}, data)
     if "chat_template" not in data and "response_template" not in data:

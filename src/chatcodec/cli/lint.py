@@ -12,7 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatcodec.cli.io import TemplateFile
 
 __all__ = ["add_arguments", "run"]
 
@@ -75,7 +78,7 @@ def _response_findings(label: str, template: Any) -> list[str]:
 
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
-    from chatcodec.cli.io import read_text
+    from chatcodec.cli.io import read_template_json, read_text, template_json_text
 
     directory = Path(path)
     if directory.is_dir():
@@ -93,20 +96,22 @@ def _inputs(path: str) -> list[tuple[str, str, Any]]:
             found.append((f"{directory / TOKENIZER_CONFIG_FILE}[response_template]", "response", response))
         return found
     if path.endswith(".json"):
-        return _json_inputs(path)
+        return _json_inputs(read_template_json(path), path)
     text = read_text(path, limit="MAX_CHAT_TEMPLATE_BYTES")
+    held = template_json_text(text, path) if path != "-" else None
+    if held is not None:  # a configuration file without the .json extension
+        return _json_inputs(held, path)
     if path != "-" and text.lstrip().startswith("{") and _is_json_object(text):
         return [(path, "response", json.loads(text))]
     return [(path, "chat", text)]
 
 
-def _json_inputs(path: str) -> list[tuple[str, str, Any]]:
-    """The templates of a ``.json`` file, read as the model loader reads a model directory's files: a
+def _json_inputs(held: TemplateFile, path: str) -> list[tuple[str, str, Any]]:
+    """The templates of a JSON file, read as the model loader reads a model directory's files: a
     response template, or a ``tokenizer_config.json`` / ``chat_template.json`` (its chat templates
     labelled ``PATH[name]``, its ``response_template`` labelled ``PATH[response_template]``)."""
-    from chatcodec.cli.io import NOT_A_TEMPLATE_FILE, read_template_json
+    from chatcodec.cli.io import NOT_A_TEMPLATE_FILE
 
-    held = read_template_json(path)
     if held.kind == "other":
         raise ValueError(f"{path}: {NOT_A_TEMPLATE_FILE}")
     if held.kind == "response":
