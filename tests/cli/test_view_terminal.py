@@ -40,6 +40,21 @@ def test_terminal_text_shows_every_control_but_newline_and_tab() -> None:
     assert terminal_text(text) == "a\\x00b\\x08\\x0b\\x0c\\x0d\\x1b\\x7f\\x80\\x9b\\x9f\n\tc\u00a0é\\ud800"
 
 
+def test_terminal_text_shows_bidi_controls_and_line_separators() -> None:
+    """QA: U+202E reorders what follows on screen and U+2028 breaks a line: shown, not obeyed."""
+    text = "a\u202a\u202b\u202c\u202d\u202eb\u2066\u2067\u2068\u2069\u2028\u2029\u200f\u2027\u202f"
+    assert terminal_text(text) == (
+        "a\\u202a\\u202b\\u202c\\u202d\\u202eb\\u2066\\u2067\\u2068\\u2069\\u2028\\u2029"
+        "\u200f\u2027\u202f")
+
+
+def test_terminal_json_escapes_bidi_controls_and_line_separators() -> None:
+    raw = json.dumps({"c": "x\u202e\u2066\u2028\u2029y\u202f"}, ensure_ascii=False)
+    shown = terminal_json(raw)
+    assert shown == '{"c": "x\\u202e\\u2066\\u2028\\u2029y\u202f"}'
+    assert json.loads(shown) == {"c": "x\u202e\u2066\u2028\u2029y\u202f"}
+
+
 def test_terminal_json_escapes_what_json_dumps_leaves_raw() -> None:
     raw = json.dumps({"c": "a\x1b\x7f\x9bé"}, ensure_ascii=False)
     assert raw == '{"c": "a\\u001b\x7f\x9bé"}'  # json.dumps keeps DEL and C1 as they are

@@ -17,8 +17,9 @@ end-of-sequence token (``eos_token`` and ``generation_config.json``'s ids), whic
 message; with a response template file, every character of the output is parsed.
 
 On a terminal, model output never drives it: control characters in streamed text are shown as
-``\\xNN`` and JSON writes DEL and C1 controls as ``\\u00NN`` escapes (the same JSON value); a pipe or
-a file gets every character exactly (:mod:`chatcodec.cli.view`).
+``\\xNN`` and JSON writes DEL and C1 controls as ``\\u00NN`` escapes (the same JSON value), bidi
+controls and U+2028/U+2029 as ``\\uNNNN`` in both; a pipe or a file gets every character exactly
+(:mod:`chatcodec.cli.view`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ plain text to a stream (what a pipe or a file gets); :class:`RichView` draws the
 terminal. Both show a structured region (tool calls) by its parsed value (``=> ...``), never an
 empty block for a whitespace-only region, and write lone surrogates as JSON escapes. On a terminal,
 model text never drives the terminal: control characters (C0 but ``\\n`` and ``\\t``, DEL, C1) are
-shown as ``\\xNN`` in text and as JSON ``\\u00NN`` escapes in JSON (:func:`terminal_text`,
+shown as ``\\xNN`` in text and as JSON ``\\u00NN`` escapes in JSON, bidi controls (U+202A-U+202E,
+U+2066-U+2069) and U+2028/U+2029 as ``\\uNNNN`` in both (:func:`terminal_text`,
 :func:`terminal_json`); a pipe or a file gets every character exactly. :func:`play`
 feeds an output to a parser piece by piece and shows every event in a view (``chatcodec parse
 --stream`` and ``chatcodec demo`` both run it). This is the only module that imports ``rich``, and
@@ -62,14 +63,20 @@ def printable(text: str) -> str:
     return _LONE_SURROGATE.sub(_escape_surrogate, text)
 
 
-#: What a terminal would obey rather than show: C0 controls but newline and tab, DEL, C1 controls.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Characters that move or reorder what a terminal shows: bidi embeddings, overrides and isolates
+#: (U+202A-U+202E, U+2066-U+2069: text after them is drawn in another order) and the line and
+#: paragraph separators (U+2028, U+2029).
+_LAYOUT = "\u2028-\u202e\u2066-\u2069"
+#: What a terminal would obey rather than show: C0 controls but newline and tab, DEL, C1 controls,
+#: and the layout characters above.
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_LAYOUT}]")
 #: What ``json.dumps`` leaves raw of those (it escapes C0 itself).
-_JSON_CONTROL = re.compile("[\x7f-\x9f]")
+_JSON_CONTROL = re.compile(f"[\x7f-\x9f{_LAYOUT}]")
 
 
 def terminal_text(text: str) -> str:
-    """``text`` as a terminal may show it: control characters written as ``\\xNN``.
+    """``text`` as a terminal may show it: control characters written as ``\\xNN``, bidi controls
+    and line/paragraph separators as ``\\uNNNN``.
 
     Model output can hold escape sequences (``ESC ] 0;title BEL`` sets the window title,
     ``ESC [2J`` clears the screen); on a terminal they are shown, never obeyed. Newline and tab
@@ -79,11 +86,13 @@ def terminal_text(text: str) -> str:
 
 
 def _escape_control(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def terminal_json(json_text: str) -> str:
-    """JSON text as a terminal may show it: DEL and C1 controls as ``\\u00NN`` escapes.
+    """JSON text as a terminal may show it: DEL, C1 controls, bidi controls and line/paragraph
+    separators as ``\\uNNNN`` escapes.
 
     ``json.dumps`` already escapes C0 controls; the rest can only occur inside JSON strings, so the
     result is valid JSON with the same value.
