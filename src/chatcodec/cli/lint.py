@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chatcodec.cli.io import TemplateFile
+    from chatcodec.cli.sources import TemplateFile
 
 __all__ = ["add_arguments", "run"]
 
@@ -78,7 +78,8 @@ def _response_findings(label: str, template: Any) -> list[str]:
 
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
-    from chatcodec.cli.io import read_template_json, read_text, template_json_text
+    from chatcodec.cli.io import read_text
+    from chatcodec.cli.sources import read_template_json, template_json_text
 
     directory = Path(path)
     if directory.is_dir():
@@ -110,7 +111,7 @@ def _json_inputs(held: TemplateFile, path: str) -> list[tuple[str, str, Any]]:
     """The templates of a JSON file, read as the model loader reads a model directory's files: a
     response template, or a ``tokenizer_config.json`` / ``chat_template.json`` (its chat templates
     labelled ``PATH[name]``, its ``response_template`` labelled ``PATH[response_template]``)."""
-    from chatcodec.cli.io import NOT_A_TEMPLATE_FILE
+    from chatcodec.cli.sources import NOT_A_TEMPLATE_FILE
 
     if held.kind == "other":
         raise ValueError(f"{path}: {NOT_A_TEMPLATE_FILE}")

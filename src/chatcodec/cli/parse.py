@@ -32,8 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from chatcodec.cli.io import read_response_template, read_text, read_tools, resolve_source
+from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
+from chatcodec.cli.sources import read_response_template, resolve_source
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.template import ResponseTemplate

@@ -83,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     from chatcodec.chat_templates.errors import ChatTemplateError
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.chat_templates.selection import select_chat_template
-    from chatcodec.cli.io import read_chat_template_source, read_conversation, read_json, read_tools
+    from chatcodec.cli.io import read_conversation, read_json, read_tools
+    from chatcodec.cli.sources import read_chat_template_source
     from chatcodec.errors import ChatTemplateNotFoundError
 
     source = read_chat_template_source(args.source)
