@@ -51,6 +51,7 @@ from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
 from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
+from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.prefix import (
@@ -63,7 +64,7 @@ from chatcodec.response_templates.prefix import (
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
 
-__all__ = ["TRANSITIONS", "Lifecycle", "ResponseParser"]
+__all__ = ["LOOKBEHIND_CONTEXT", "TRANSITIONS", "Lifecycle", "ResponseParser"]
 
 #: The region transition table: (state, input, next state, events). Documentation as data.
 TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
@@ -75,9 +76,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
     ("any", "end of generation", "FINISHED", "region_close of the open region, if opened"),
 )
 
-#: Characters of already-consumed text kept before the unresolved tail, so look-behinds, ``\\b``
-#: and ``^`` see the same context as with the whole text.
-LOOKBEHIND_CONTEXT = 256
 #: The consumed part of the buffer is dropped once it is this long (amortised O(1) per character).
 TRIM_THRESHOLD = 1024
 #: A held tail this long is not searched again on every feed (:meth:`ResponseParser._hold`); below
