@@ -402,6 +402,26 @@ def test_the_buffer_keeps_only_the_unresolved_tail() -> None:
     assert LOOKBEHIND_CONTEXT < TRIM_THRESHOLD
 
 
+@pytest.mark.parametrize(
+    ("open_pattern", "output", "expected"),
+    [
+        # a look-behind spanning exactly LOOKBEHIND_CONTEXT characters, far into a long output
+        ("(?<=B[^#]{255})#", "B" + "a" * 1500 + "#x!", {"content": "B" + "a" * 1500 + "#x!"}),
+        ("(?<=B[^#]{255})#", "a" * 1500 + "B" + "a" * 255 + "#x!rest",
+         {"content": "a" * 1500 + "B" + "a" * 255 + "rest", "f": "x"}),
+        ("(?<=[^#]{1,256})#", "a" * 3000 + "#x!", {"content": "a" * 3000, "f": "x"}),
+    ],
+)
+def test_a_look_behind_within_the_kept_context_streams_as_one_shot(
+    open_pattern: str, output: str, expected: dict[str, str]
+) -> None:
+    """QA round 4: a look-behind reaching further back than LOOKBEHIND_CONTEXT is refused at load
+    (test_template_loading.py); one that stays within it sees the same text whatever the chunking."""
+    template = {"start_anchor": "QQ", "fields": {
+        "f": {"open_pattern": open_pattern, "close": "!"}, "content": {}}}
+    check_stream(template, output, expected)
+
+
 def test_a_long_whitespace_run_is_not_rescanned(monkeypatch: pytest.MonkeyPatch) -> None:
     template = {"start_anchor": "x", "fields": {"r": {"open": "<r>", "close_pattern": r"\s*</r>"}, "c": {}}}
     calls: list[int] = []

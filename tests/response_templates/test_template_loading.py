@@ -250,6 +250,44 @@ LOAD_ERRORS = [
         "start_anchor_pattern: the reverse flag (?r) cannot be used",
     ),
     (
+        "lookbehind-unbounded",
+        with_field("f", {"open_pattern": "(?<=BEGIN[^#]{300,})#", "close": "!"}),
+        "fields.f.open_pattern",
+        "f",
+        "open_pattern",
+        "fields.f.open_pattern: a look-behind in a delimiter may look back at most 256 characters "
+        "(LOOKBEHIND_CONTEXT), this one an unbounded number of characters: streaming keeps only that much "
+        "text before the unparsed text, so streamed and one-shot parsing would differ. Bound its "
+        "repetitions so that it spans at most 256 characters",
+    ),
+    (
+        "lookbehind-too-long",
+        with_field("x", {"open": "<x>", "close_pattern": "(?<=a{100}(?:b|c{200}))</x>"}),
+        "fields.x.close_pattern",
+        "x",
+        "close_pattern",
+        "fields.x.close_pattern: a look-behind in a delimiter may look back at most 256 characters "
+        "(LOOKBEHIND_CONTEXT), this one 300 characters",
+    ),
+    (
+        "lookbehind-caret",
+        with_field("f", {"open_pattern": "(?<=^[^#]*)#", "close": "!"}),
+        "fields.f.open_pattern",
+        "f",
+        "open_pattern",
+        "fields.f.open_pattern: ^ or \\A inside a look-behind cannot be used in a delimiter: streaming keeps "
+        "only the last 256 characters before the unparsed text, so the start of the output is not there. "
+        "Use the start anchor or a bounded look-behind instead",
+    ),
+    (
+        "lookbehind-start-of-input",
+        with_field("f", {"open_pattern": "(?<=\\A.{0,3})#", "close": "!"}),
+        "fields.f.open_pattern",
+        "f",
+        "open_pattern",
+        "fields.f.open_pattern: ^ or \\A inside a look-behind cannot be used in a delimiter",
+    ),
+    (
         "same-open-literal",
         with_field("x", {"open": ["<a>", "<tool_call>"]}),
         "fields.x.open",

@@ -51,6 +51,7 @@ from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
 from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
+from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.prefix import (
@@ -63,7 +64,7 @@ from chatcodec.response_templates.prefix import (
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
 
-__all__ = ["TRANSITIONS", "Lifecycle", "ResponseParser"]
+__all__ = ["LOOKBEHIND_CONTEXT", "TRANSITIONS", "Lifecycle", "ResponseParser"]
 
 #: The region transition table: (state, input, next state, events). Documentation as data.
 TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
@@ -75,9 +76,6 @@ TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
     ("any", "end of generation", "FINISHED", "region_close of the open region, if opened"),
 )
 
-#: Characters of already-consumed text kept before the unresolved tail, so look-behinds, ``\\b``
-#: and ``^`` see the same context as with the whole text.
-LOOKBEHIND_CONTEXT = 256
 #: The consumed part of the buffer is dropped once it is this long (amortised O(1) per character).
 TRIM_THRESHOLD = 1024
 #: A held tail this long is not searched again on every feed (:meth:`ResponseParser._hold`); below
@@ -177,9 +175,11 @@ class ResponseParser:
         #: the delimiters that committed zero-width at the current position (none may again there)
         self._zero_width: frozenset[Delimiter] = _NONE
         #: text fed while the held tail waits (see DEFER_AFTER): appended without a search while it
-        #: holds only ``_hold_chars`` and fits in ``_room`` more characters
+        #: holds only ``_hold_chars`` (any non-ASCII character too when ``_hold_wide``) and fits in
+        #: ``_room`` more characters
         self._held: list[str] | None = None
         self._hold_chars: frozenset[str] = frozenset()
+        self._hold_wide = False
         self._room = 0
         self._region = self._outside()
         #: Events produced by the prefix, to replay before the first ``feed``.
@@ -227,7 +227,7 @@ class ResponseParser:
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         held = self._held
-        if held is not None and text and len(text) <= self._room and self._hold_chars.issuperset(text):
+        if held is not None and text and len(text) <= self._room and self._waits(text):
             held.append(text)
             self._room -= len(text)
             return []
@@ -305,21 +305,33 @@ class ResponseParser:
         self._buf, self._pos = buf, pos
         return events
 
+    def _waits(self, text: str) -> bool:
+        """Whether ``text`` may join the held tail without a search (see :meth:`_hold`)."""
+        chars = self._hold_chars
+        return chars.issuperset(text) or (self._hold_wide and chars.issuperset(c for c in text if c < "\x80"))
+
     def _hold(self, buf: str, pos: int, matcher: Matcher) -> None:
         """Decide how much may be fed before the held tail ``buf[pos:]`` is searched again.
 
         A run of the whitespace the pending delimiter absorbs (``\\s*</think>``) stays held while
         only that whitespace arrives, however long. Any other tail of at least
-        :data:`DEFER_AFTER` characters is searched again once a character it does not hold
-        arrives, or once it has doubled: searching it on every feed would cost time quadratic in
-        its length (a pending ``</tc>\\s*``, a lookahead, a name being written). Waiting never
-        changes the result, since a tail is only ever resolved the way the whole output resolves it.
+        :data:`DEFER_AFTER` characters is searched again once an ASCII character it does not hold
+        arrives (or its first non-ASCII character: all non-ASCII characters count as one, else
+        every character of CJK text would be new), or once it has doubled: searching it on every
+        feed would cost time quadratic in its length (a pending ``</tc>\\s*``, a lookahead, a name
+        being written). So a search is triggered at most ~130 times per doubling: linear in total.
+        Waiting never changes the result, since a tail is only ever resolved the way the whole
+        output resolves it; it only delays text that can no longer be part of a delimiter, until
+        the tail doubles (latency, for tails of :data:`DEFER_AFTER` characters or more).
         """
         absorbed = matcher.absorbed
         if absorbed and not buf[pos:].strip(absorbed):
             self._held, self._hold_chars, self._room = [], frozenset(absorbed), _UNBOUNDED
+            self._hold_wide = False
         elif len(buf) - pos >= DEFER_AFTER:
-            self._held, self._hold_chars, self._room = [], frozenset(buf[pos:]), len(buf) - pos
+            tail = buf[pos:]
+            self._held, self._hold_chars, self._room = [], frozenset(tail), len(tail)
+            self._hold_wide = not tail.isascii()
 
     def _commit(self, events: list[dict[str, Any]], buf: str, pos: int, commit: Commit) -> int:
         """Act on a committed delimiter; return the new position in ``buf``."""

@@ -40,6 +40,7 @@ from chatcodec.response_templates.delimiters import (
     unsupported_construct,
 )
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
+from chatcodec.response_templates.lookbehind import lookbehind_problem
 from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
 
@@ -184,7 +185,7 @@ def _delimiter(spec: Mapping[str, Any], name: str, literal_key: str, is_open: bo
         delimiter = regex_delimiter(name, is_open, source)
     except regex.error as error:
         raise _error(f"invalid {pattern_key} regex: {error}", field=name, key=pattern_key) from None
-    problem = unsupported_construct(delimiter.pattern)
+    problem = unsupported_construct(delimiter.pattern) or lookbehind_problem(delimiter.pattern)
     if problem is not None:
         raise _error(problem, field=name, key=pattern_key)
     return delimiter

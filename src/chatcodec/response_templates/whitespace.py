@@ -12,9 +12,20 @@ newline), a match starting at ``p`` inside a run implies one at ``p - 1`` whenev
 there is such a ``c``. The leftmost match therefore never starts at such a ``p``, and the search
 may skip it in O(1): :func:`run_guard` is a look-behind put in front of the pattern in every
 search (never in the anchored matches that decide between delimiters). Which characters qualify
-is found by trying the delimiter on whitespace runs of several shapes, followed by each character
-that can come after its whitespace, after several texts (so look-behinds, ``^`` and ``\\b`` are
-tried too); a delimiter whose tries never get past the whitespace gets no guard.
+is found by trying the delimiter on whitespace runs of every length up to 12 (more for a pattern
+with many whitespace atoms) and of mixed shapes, followed by each character that can come after
+its whitespace, after several texts; a delimiter whose tries never get past the whitespace gets
+no guard.
+
+Tries cannot prove the rule for everything, so a delimiter gets no guard at all (searching it
+may then be slow on long runs, never wrong) when it uses (:func:`unguardable`):
+
+* a counted repetition (``\\n{1,4}``, `` {0,9}``: one whitespace character more than the count
+  is no match, at any count the tries do not reach) or any other unescaped ``{``;
+* what the text before the match decides: a look-behind, ``^``, ``\\A``, ``\\G``, MULTILINE, a
+  ``\\b``/``\\B``/``\\m``/``\\M`` that does not follow a literal character (``assistant\\b``
+  looks only at the match's own text);
+* back-references, group calls, recursion, conditionals and branch resets.
 """
 
 from __future__ import annotations
@@ -26,16 +37,64 @@ import regex
 
 from chatcodec.response_templates.delimiters import RUN_WHITESPACE, Delimiter, after_whitespace
 
-__all__ = ["prepend_closed", "run_guard"]
+__all__ = ["prepend_closed", "run_guard", "unguardable"]
 
-#: Whitespace runs the delimiter is tried on: each character once, twice, three and eight times,
-#: and mixed runs.
-_RUNS = (
-    *(char * count for char in RUN_WHITESPACE for count in (1, 2, 3, 8)),
-    " \n", "\n ", " \t", "\t ", "\r\n", "\n\t", " \n ", "\n \n",
-)
-#: Text before the tries, so look-behinds, ``\\b`` and ``^`` are tried in several contexts.
-_CONTEXTS = ("", "x", "\n")
+#: Run lengths always tried (a pattern with more whitespace atoms is tried on longer runs).
+_MIN_RUN = 12
+#: Mixed whitespace runs tried besides the runs of one character.
+_MIXED = (" \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "  \n", "\n  ", "\r\n\r\n")
+#: Text before the tries (word, non-word, whitespace and start of input).
+_CONTEXTS = ("", "x", "\n", " ", "\t", ">")
+#: One token of a pattern: an escape (with its braces), a character class, a group opening, or one
+#: character.
+_TOKEN = regex.compile(
+    r"\\[pPNxuUg]\{[^}]*\}|\\.|\[\^?\]?(?:\\.|\[:\^?\w+:\]|[^\]\\])*\]"
+    r"|\(\?(?:P?<\w+>|<[=!]|P[=>]|[-+]?[0-9]+|[a-zA-Z-]*[:)]|.)|.", regex.DOTALL)
+#: Group openings and escapes that make the guard unsound (see the module docstring).
+_UNGUARDABLE = regex.compile(
+    r"\(\?<[=!]|\(\?\(|\(\?\||\(\?P[=>]|\(\?&|\(\?R|\(\?[-+]?[0-9]|\(\?[a-zA-Z]*[mV]|"
+    r"\\[AGK1-9]|\\g|^[{^]$")
+
+
+def unguardable(source: str) -> bool:
+    """Whether a regex delimiter uses a construct for which no run guard is sound.
+
+    Args:
+        source: the compiled pattern's source.
+
+    Returns:
+        ``True`` for counted repetitions (any unescaped ``{``), look-behinds, ``^``, ``\\A``, ``\\G``,
+        MULTILINE, a word boundary not right after a literal character, back-references,
+        group calls, recursion, conditionals and branch resets.
+    """
+    previous = ""
+    for token in _TOKEN.findall(source):
+        if _UNGUARDABLE.search(token):
+            return True
+        if token in ("\\b", "\\B", "\\m", "\\M") and not _literal_character(previous):
+            return True
+        previous = token
+    return False
+
+
+def _literal_character(token: str) -> bool:
+    """Whether ``token`` is one literal character (so an assertion right after it is evaluated
+    after the match has consumed something)."""
+    if len(token) == 2 and token[0] == "\\":
+        return not token[1].isalnum()
+    return len(token) == 1 and token not in "|()*+?.^$[]{}"
+
+
+def _whitespace_atoms(source: str) -> int:
+    """How many tokens of ``source`` can match a whitespace character (an over-estimate)."""
+    count = 0
+    for token in _TOKEN.findall(source):
+        try:
+            atom = regex.compile(token, regex.DOTALL)
+        except regex.error:  # a group opening or a quantifier: consumes nothing itself
+            continue
+        count += any(atom.fullmatch(char) for char in RUN_WHITESPACE)
+    return count
 
 
 @lru_cache(maxsize=1024)
@@ -55,7 +114,7 @@ def prepend_closed(delimiter: Delimiter) -> str:
         The characters; ``""`` for literals (their searches are never slow) and when no try got
         past the whitespace (nothing is known about the rest of the delimiter).
     """
-    if delimiter.literals is not None:
+    if delimiter.literals is not None or unguardable(delimiter.pattern.pattern):
         return ""
     match = delimiter.pattern.match
     after = after_whitespace(delimiter)
@@ -63,7 +122,9 @@ def prepend_closed(delimiter: Delimiter) -> str:
         after = "".join(char for code in range(33, 127) if any(
             match(run + (char := chr(code)), partial=True) is not None for run in (" ", "\n", "  \n")))
     tails = ["", *after]
-    tries = [run + tail for run in _RUNS for tail in tails]
+    longest = max(_MIN_RUN, 2 * _whitespace_atoms(delimiter.pattern.pattern) + 2)
+    runs = [*(char * count for char in RUN_WHITESPACE for count in range(1, longest + 1)), *_MIXED]
+    tries = [run + tail for run in runs for tail in tails]
     closed, evidence = [], False
     for char in RUN_WHITESPACE:
         if _closed_under(match, char, tries):
