@@ -97,6 +97,12 @@ def _whitespace_atoms(source: str) -> int:
     return count
 
 
+#: A delimiter after whose whitespace more characters than this may come gets no guard: probing
+#: every one of them would cost about a second at load (a ``[^<]*X`` open). Such a delimiter is
+#: searched without skipping: never a different result, only slower on very long whitespace runs.
+MAX_TAILS = 16
+
+
 @lru_cache(maxsize=1024)
 def prepend_closed(delimiter: Delimiter) -> str:
     """The whitespace characters that can be put in front of any whitespace-led match of
@@ -111,8 +117,9 @@ def prepend_closed(delimiter: Delimiter) -> str:
         delimiter: a compiled delimiter.
 
     Returns:
-        The characters; ``""`` for literals (their searches are never slow) and when no try got
-        past the whitespace (nothing is known about the rest of the delimiter).
+        The characters; ``""`` for literals (their searches are never slow), for delimiters that
+        :func:`unguardable` or :data:`MAX_TAILS` rule out, and when no try got past the whitespace
+        (nothing is known about the rest of the delimiter).
     """
     if delimiter.literals is not None or unguardable(delimiter.pattern.pattern):
         return ""
@@ -121,6 +128,8 @@ def prepend_closed(delimiter: Delimiter) -> str:
     if after is None:  # depends on the text before: the characters that follow some run here
         after = "".join(char for code in range(33, 127) if any(
             match(run + (char := chr(code)), partial=True) is not None for run in (" ", "\n", "  \n")))
+    if len(after) > MAX_TAILS:
+        return ""  # almost anything may follow the whitespace ([^<]*X): too many tries to load fast
     tails = ["", *after]
     longest = max(_MIN_RUN, 2 * _whitespace_atoms(delimiter.pattern.pattern) + 2)
     runs = [*(char * count for char in RUN_WHITESPACE for count in range(1, longest + 1)), *_MIXED]
