@@ -175,3 +175,25 @@ def test_mistral_nemo_renders_the_id_it_parses_back() -> None:
     assert whole.startswith(prompt)
     message = parse_three_ways(profile.response_template, whole[len(prompt):], prefix=prompt)
     assert message["tool_calls"] == [call]
+
+
+@pytest.mark.parametrize(
+    ("name", "output"),
+    [
+        ("pythonic", '[g(), {"id": "c1", "name": "f", "arguments": {"a": 1}}]'),
+        ("llama4_pythonic", '[g(), {"id": "c1", "name": "f", "arguments": {"a": 1}}]'),
+        (
+            "lfm2",
+            '<|tool_call_start|>[g(), {"id": "c1", "name": "f", "arguments": {"a": 1}}]<|tool_call_end|>',
+        ),
+    ],
+)
+def test_pythonic_profiles_keep_the_id_of_a_dict_element(name: str, output: str) -> None:
+    """Round-3 audit: x-pythonic keeps a dict element's id; the profile's transform must carry it."""
+    assert _parse(name, output) == {
+        "role": "assistant",
+        "tool_calls": [
+            {"type": "function", "function": {"name": "g", "arguments": {}}},
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"a": 1}}},
+        ],
+    }

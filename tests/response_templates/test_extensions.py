@@ -533,3 +533,120 @@ def test_pythonic_refuses_a_keyword_given_twice() -> None:
     with pytest.raises(ValueError) as raised:
         parse("x-pythonic", "[f(a=1, a=2)]")
     assert str(raised.value) == "x-pythonic: element 1 of the list: call 'f': argument 'a' is given twice"
+
+
+class TestNothingLostAudit:
+    """Round-3 QA audit (SPEC 1.5): no key, group or text of an ``x-`` region vanishes silently."""
+
+    Q = '<|"|>'
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("{a:1,a:2}", "x-bare-object: key 'a' is given twice (the second at offset 5)"),
+            ('{o:{a:1, <|"|>a<|"|>:2}}', "x-bare-object: key 'a' is given twice (the second at offset 9)"),
+            ("{a : 1, a:2}", "x-bare-object: key 'a' is given twice (the second at offset 8)"),
+        ],
+    )
+    def test_bare_object_duplicate_key_raises(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError) as raised:
+            parse("x-bare-object", text, string_delims=[[self.Q, self.Q]])
+        assert str(raised.value) == message
+        assert getattr(raised.value, "position", None) == int(message.rsplit(" ", 1)[1].rstrip(")"))
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            (
+                '[f(a={"k": 1, "k": 2})]',
+                "x-pythonic: element 1 of the list: call 'f', argument 'a': dict key 'k' is given twice",
+            ),
+            (
+                "[f(a=1)  # secret\n]",
+                "x-pythonic: a comment is not part of a call list (offset 9): '# secret'",
+            ),
+            (
+                "f(a=1) # done",
+                "x-pythonic: a comment is not part of a call list (offset 7): '# done'",
+            ),
+            (
+                '[{"name": "f", "arguments": {}, "extra": 1}]',
+                "x-pythonic: element 1 of the list: call 'f': unknown key(s) ['extra']; a call object has "
+                "'name', one of 'arguments'/'parameters', an optional string 'id' and \"type\": \"function\"",
+            ),
+            (
+                '[{"name": "f", "arguments": {"a": 1}, "parameters": {"b": 2}}]',
+                "x-pythonic: element 1 of the list: call 'f': both 'arguments' and 'parameters' are given",
+            ),
+            (
+                '[{"name": "f", "type": "code"}]',
+                "x-pythonic: element 1 of the list: call 'f': 'type' is not \"function\"",
+            ),
+            (
+                '[{"name": "f", "id": 7}]',
+                "x-pythonic: element 1 of the list: call 'f': 'id' is not a string",
+            ),
+        ],
+    )
+    def test_pythonic_loss_raises(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError) as raised:
+            parse("x-pythonic", text)
+        assert str(raised.value) == message
+
+    def test_pythonic_dict_element_keeps_id_and_accepts_type_function(self) -> None:
+        text = '[{"id": "call_1", "type": "function", "name": "f", "parameters": {"a": 1}}, g()]'
+        assert parse("x-pythonic", text) == [
+            {"id": "call_1", "name": "f", "arguments": {"a": 1}},
+            {"name": "g", "arguments": {}},
+        ]
+
+    def test_pythonic_hash_inside_a_string_is_not_a_comment(self) -> None:
+        assert parse("x-pythonic", "[f(a='# x')]") == [{"name": "f", "arguments": {"a": "# x"}}]
+
+    PATTERN = '<p(?: k="(?P<key>\\w+)")?(?: t="(?P<t>\\w+)")?>(?P<v>.*?)</p>'
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            (
+                '<p k="a">1</p><p k="a">2</p>',
+                "x-findall: match at offset 14: key 'a' is given twice (into: dict)",
+            ),
+            ("<p>1</p>", "x-findall: match at offset 0: the group 'key' did not take part (into: dict)"),
+            (
+                '<p k="a" t="int">1</p>',
+                "x-findall: match at offset 0: key 'a' has more than one value group ['t', 'v'] "
+                "(into: dict takes one)",
+            ),
+        ],
+    )
+    def test_findall_into_dict_loss_raises(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError) as raised:
+            parse("x-findall", text, pattern=self.PATTERN, into="dict")
+        assert str(raised.value) == message
+        assert getattr(raised.value, "position", None) == int(message.split("offset ")[1].split(":")[0])
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            (
+                "<a>1</a><a>2</a>",
+                "x-xml-tree: element <a> is given twice at the top level (the second at offset 8)",
+            ),
+            (
+                "<o><a>1</a> <a>2</a></o>",
+                "x-xml-tree: element <a> is given twice in <o> (the second at offset 12)",
+            ),
+            (
+                "<o><item>1</item><b>2</b><item>3</item></o>",
+                "x-xml-tree: element <item> is given twice in <o> (the second at offset 25)",
+            ),
+        ],
+    )
+    def test_xml_tree_duplicate_element_raises(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError) as raised:
+            parse("x-xml-tree", text)
+        assert str(raised.value) == message
+
+    def test_xml_tree_arrays_still_repeat_items(self) -> None:
+        assert parse("x-xml-tree", "<o><item>1</item><item>1</item></o>") == {"o": ["1", "1"]}

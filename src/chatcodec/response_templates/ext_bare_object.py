@@ -12,6 +12,9 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
 * ``string_delims`` (list of ``[open, close]`` pairs, default none): what delimits a string besides
   JSON's ``"..."`` (whose escapes are decoded); the text between the delimiters is taken verbatim.
 
+A key given twice in one object (``{a:1,a:2}``, bare or delimited) raises ``ValueError`` with the
+offset of the second: a dict would keep only the last value.
+
 Bare values: ``true``/``True``, ``false``/``False``, ``null``/``None`` and JSON numbers (finite; an
 integer stays an ``int``). Anything else (a bare word, an unclosed string or object, text after
 the object) raises ``ValueError`` with the offset. The parser is registered ``string_aware``: the
@@ -111,7 +114,10 @@ class _Reader:
         if self.text.startswith("}", position):
             return result, position + 1
         while True:
+            start = position
             key, position = self.key(position)
+            if key in result:  # a dict keeps the last; nothing may be lost
+                raise self.fail(f"key {key!r} is given twice (the second at offset {start})", start)
             position = self.skip(position)
             if not self.text.startswith(":", position):
                 raise self.fail(f"':' expected after the key at offset {position}", position)

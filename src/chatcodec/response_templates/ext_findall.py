@@ -9,17 +9,24 @@ Step3) and per-parameter tags whose value type is written beside them (DeepSeek 
 * ``pattern`` (required): the regex; groups that did not take part in a match are left out;
 * ``value_parsers``: ``{group: {"name": parser, "args": {...}}}``; other groups stay text;
 * ``into``: ``"list"`` (default, one dict per match) or ``"dict"`` (the pattern needs a ``key``
-  group; each match adds ``key -> the parsed value of its first other participating group``);
+  group; each match adds ``key -> the parsed value of its one other participating group``, or
+  ``""`` when none takes part);
 * ``between`` (regex, default ``\\s*``): what the text before, between and after the matches may
   be (the section's framing and separators), matched in full.
 
-Nothing is dropped: a value parser that rejects a group, and text outside the matches that
+Nothing is dropped: a value parser that rejects a group, with ``into: "dict"`` a match whose
+``key`` group did not take part, a match with more than one other participating group and a key
+given twice (a dict would keep the last), and text outside the matches that
 ``between`` does not allow (a call the pattern cannot read, prose), raise ``ValueError`` naming the
 offset, which the engine turns into a ``ResponseParseError`` (strict) or a ``parse_errors`` record
 with the raw text (keep).
 
+Text the pattern matches outside its named groups is the format's framing (tags, separators): a
+template must not match free text there (``<c>.*?(?P<v>..)``), as it would vanish.
+
 ``x-first`` tries ``content_args.parsers`` (a list of ``{"name", "args"}``) in order and returns
-the first value that parses; when all fail it raises the last error.
+the first value that parses; when all fail it raises the last error. It loses nothing by itself:
+the value is the whole text as read by one parser, which follows its own nothing-lost rules.
 """
 
 from __future__ import annotations
@@ -91,17 +98,38 @@ def parse_findall(text: str, args: Mapping[str, Any]) -> Any:
     between = _compile(args.get("between", _WHITESPACE), "x-findall between")
     parsers: Mapping[str, Mapping[str, Any]] = args.get("value_parsers", {})
     items: list[dict[str, Any]] = []
+    starts: list[int] = []
     position = 0
     for match in pattern.finditer(text):
         gap = "between matches" if items else "before the first match"
         _check_gap(between, text, position, match.start(), gap)
         position = match.end()
         items.append(_groups(match, parsers))
+        starts.append(match.start())
     gap = "after the last match" if items else "before the first match"
     _check_gap(between, text, position, len(text), gap)
     if args.get("into", "list") == "list":
         return items
-    return {item.pop("key"): next(iter(item.values()), "") for item in items if "key" in item}
+    return _into_dict(items, starts)
+
+
+def _into_dict(items: list[dict[str, Any]], starts: list[int]) -> dict[str, Any]:
+    """``key -> value`` of every match; a missing key, a second value group or a repeated key raise."""
+    result: dict[str, Any] = {}
+    for item, start in zip(items, starts, strict=True):
+        where = f"x-findall: match at offset {start}"
+        if "key" not in item:
+            raise ExtensionError(f"{where}: the group 'key' did not take part (into: dict)", start)
+        key = item.pop("key")
+        if len(item) > 1:
+            raise ExtensionError(
+                f"{where}: key {key!r} has more than one value group {sorted(item)} (into: dict takes one)",
+                start,
+            )
+        if key in result:  # a dict keeps the last; nothing may be lost
+            raise ExtensionError(f"{where}: key {key!r} is given twice (into: dict)", start)
+        result[key] = next(iter(item.values()), "")
+    return result
 
 
 def _groups(match: regex.Match[str], parsers: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:

@@ -8,11 +8,14 @@ The text is parsed with :mod:`ast` and never evaluated: only literals are accept
 values (strings, numbers, ``True``/``False``/``None`` and their JSON spellings ``true``/``false``/
 ``null``, lists, tuples, dicts). Each call becomes ``{"name": ..., "arguments": {...}}``; a dict
 element such as ``{"name": "f", "arguments": {...}}`` (some models switch to JSON inside the same
-markers) is accepted too.
+markers) is accepted too, with the keys ``x-json-calls`` accepts: ``name``, one of
+``arguments``/``parameters``, an optional string ``id`` (kept, first) and ``"type": "function"``.
 
 There are no ``content_args``. Nothing is dropped: text that is not a list of calls (a syntax
 error, prose after the list), an element that is not a call (``[f(), 5]``), a positional
-argument, an argument given twice (``f(a=1, a=2)``: Python would keep the last) and a value that
+argument, an argument given twice (``f(a=1, a=2)``: Python would keep the last), a dict key given
+twice (``{"k": 1, "k": 2}``), any other key of a dict element (or both ``arguments`` and
+``parameters``), a ``#`` comment (:mod:`ast` drops it) and a value that
 is not a literal (``a=x``, ``a=1+2``, ``a=g(b=1)``, ``b'z'``, ``1e999``) all raise ``ValueError``
 naming the call and argument, which the engine turns into a ``ResponseParseError`` (strict) or a
 ``parse_errors`` record with the raw text (keep). Peers that drop such a call and keep its
@@ -24,7 +27,10 @@ This module only turns text into a list of calls; the response template's transf
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import math
+import tokenize
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +46,9 @@ _NAMED_LITERALS: dict[str, Any] = {
     "false": False,
     "null": None,
 }
+
+
+_CALL_KEYS = frozenset({"name", "arguments", "parameters", "id", "type"})
 
 
 class _NotJSON(ValueError):
@@ -85,9 +94,24 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
             raise ValueError(
                 f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
             ) from None
+        _reject_comments(source)
         return _calls(tree)
     except (RecursionError, MemoryError):
         raise ValueError("x-pythonic: the call list is nested too deeply") from None
+
+
+def _reject_comments(source: str) -> None:
+    """Raise on a ``#`` comment: :mod:`ast` drops it, so its text would vanish."""
+    if "#" not in source:
+        return
+    with contextlib.suppress(tokenize.TokenError, SyntaxError):  # ast.parse already accepted it
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type == tokenize.COMMENT:
+                line, column = token.start
+                offset = sum(len(row) for row in source.splitlines(keepends=True)[: line - 1]) + column
+                raise ValueError(
+                    f"x-pythonic: a comment is not part of a call list (offset {offset}): {token.string!r}"
+                )
 
 
 def _calls(tree: ast.expr) -> list[dict[str, Any]]:
@@ -108,14 +132,7 @@ def _checked_call(node: ast.expr, where: str) -> dict[str, Any]:
 
 def _call(node: ast.expr) -> dict[str, Any]:
     if isinstance(node, ast.Dict):
-        value = _literal(node)
-        name = value.get("name")
-        if not isinstance(name, str):
-            raise _NotJSON("a dict element without a string 'name' is not a call")
-        given = value.get("arguments", value.get("parameters", {}))
-        if not isinstance(given, dict):
-            raise _NotJSON(f"call {name!r}: 'arguments' is not an object")
-        return {"name": name, "arguments": given}
+        return _dict_call(_literal(node))
     if not isinstance(node, ast.Call):
         raise _NotJSON(f"{ast.unparse(node)!r} is not a call")
     name = _dotted_name(node.func)
@@ -132,6 +149,31 @@ def _call(node: ast.expr) -> dict[str, Any]:
         except _NotJSON as error:
             raise _NotJSON(f"call {name!r}, argument {keyword.arg!r}: {error}") from None
     return {"name": name, "arguments": arguments}
+
+
+def _dict_call(value: dict[str, Any]) -> dict[str, Any]:
+    """A call written as a dict: the keys x-json-calls accepts, any other key is an error."""
+    name = value.get("name")
+    if not isinstance(name, str):
+        raise _NotJSON("a dict element without a string 'name' is not a call")
+    unknown = sorted(set(value) - _CALL_KEYS)
+    if unknown:
+        raise _NotJSON(
+            f"call {name!r}: unknown key(s) {unknown}; a call object has 'name', one of "
+            "'arguments'/'parameters', an optional string 'id' and \"type\": \"function\""
+        )
+    if "arguments" in value and "parameters" in value:
+        raise _NotJSON(f"call {name!r}: both 'arguments' and 'parameters' are given")
+    if value.get("type", "function") != "function":
+        raise _NotJSON(f"call {name!r}: 'type' is not \"function\"")
+    if "id" in value and not isinstance(value["id"], str):
+        raise _NotJSON(f"call {name!r}: 'id' is not a string")
+    given = value.get("arguments", value.get("parameters", {}))
+    if not isinstance(given, dict):
+        raise _NotJSON(f"call {name!r}: 'arguments' is not an object")
+    call: dict[str, Any] = {"id": value["id"]} if "id" in value else {}
+    call.update(name=name, arguments=given)
+    return call
 
 
 def _dotted_name(node: ast.expr) -> str:
@@ -160,6 +202,8 @@ def _literal(node: ast.expr) -> Any:
             key = None if key_node is None else _literal(key_node)
             if not isinstance(key, str):
                 raise _NotJSON("dict keys must be strings")
+            if key in result:  # Python keeps the last; nothing may be lost
+                raise _NotJSON(f"dict key {key!r} is given twice")
             result[key] = _literal(value_node)
         return result
     raise _NotJSON(f"{ast.unparse(node)!r} is not a literal")

@@ -18,8 +18,11 @@ outside the top-level elements and between child elements is layout.
   element without children (``{"name": "json", "args": {"allow_non_json": true}}`` turns ``1.5``
   into a number and leaves ``Tokyo`` a string).
 
-Nothing is dropped: an unbalanced or mismatched tag, other text outside the top-level elements and
-text beside child elements raise ``ValueError`` naming the tag or the offset.
+Nothing is dropped: an unbalanced or mismatched tag, other text outside the top-level elements,
+text beside child elements and an element name given twice among the children of an object or at
+the top level (a dict would keep the last; only an array's ``item_tag`` children repeat) raise
+``ValueError`` naming the tag or the offset. A tag with attributes (``<a x="1">``), a comment or a
+self-closing tag is not a tag: it is text, kept in a leaf's value or an error elsewhere.
 """
 
 from __future__ import annotations
@@ -37,10 +40,11 @@ _TAG = regex.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
 
 
 class _Element:
-    __slots__ = ("children", "name", "stray", "text")
+    __slots__ = ("children", "name", "offset", "stray", "text")
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, offset: int = 0) -> None:
         self.name = name
+        self.offset = offset  # where its opening tag starts
         self.text: list[str] = []
         self.children: list[_Element] = []
         self.stray: tuple[int, str] | None = None  # the first non-blank text run, and its offset
@@ -108,9 +112,23 @@ def parse_xml_tree(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
             return run_parser(leaf, "".join(element.text))
         if all(child.name == item_tag for child in element.children):
             return [value(child) for child in element.children]
-        return {child.name: value(child) for child in element.children}
+        return {child.name: value(child) for child in _unique(element)}
 
-    return {child.name: value(child) for child in root.children}
+    return {child.name: value(child) for child in _unique(root)}
+
+
+def _unique(element: _Element) -> list[_Element]:
+    """The children of an object, which must have distinct names (a dict would keep the last)."""
+    seen: set[str] = set()
+    for child in element.children:
+        if child.name in seen:
+            where = f"in <{element.name}>" if element.name else "at the top level"
+            raise ValueError(
+                f"x-xml-tree: element <{child.name}> is given twice {where} "
+                f"(the second at offset {child.offset})"
+            )
+        seen.add(child.name)
+    return element.children
 
 
 def _tree(text: str) -> _Element:
@@ -122,7 +140,7 @@ def _tree(text: str) -> _Element:
         position = match.end()
         closing, name = match.group(1), match.group(2)
         if not closing:
-            element = _Element(name)
+            element = _Element(name, match.start())
             stack[-1].children.append(element)
             stack.append(element)
         elif len(stack) == 1 or stack[-1].name != name:
