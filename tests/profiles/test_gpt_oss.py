@@ -73,3 +73,85 @@ def test_a_broken_call_goes_back_into_content_with_keep() -> None:
 def test_lint_finds_no_missing_implicit_field() -> None:
     codes = [finding.code for finding in lint_response_template(PROFILE.response_template)]
     assert codes == ["RT001", "RT001"]  # the negative look-aheads of builtin_tool_calls; no RT010
+
+
+WEATHER_CALL = {
+    "role": "assistant",
+    "tool_calls": [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        (
+            '<|channel|>commentary to=functions.get_weather <|constrain|>json'
+            '<|message|>{"city": "Paris"}<|call|>'
+        ),
+        (
+            '<|channel|> commentary to=functions.get_weather <|constrain|>  json'
+            '<|message|>{"city": "Paris"}<|call|>'
+        ),
+        (
+            '<|start|>assistant to=functions.get_weather<|channel|>commentary json'
+            '<|message|>{"city": "Paris"}<|call|>'
+        ),
+        'to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+        '<|channel|>analysis to=functions.get_weather<|message|>{"city": "Paris"}<|call|>',
+        'to=functions.get_weather<|channel|>commentary<|message|>{"city": "Paris"}<|call|>',
+    ],
+)
+def test_header_with_a_known_channel_and_constrain_is_a_tool_call(output: str) -> None:
+    assert _parse(output) == WEATHER_CALL
+
+
+@pytest.mark.parametrize(
+    ("output", "content"),
+    [
+        (
+            (
+                '<|channel|>commentary to=functions.get_weather <|constrain|>IMPORTANT_NOTE'
+                '<|message|>{"city": "Paris"}<|call|>'
+            ),
+            (
+                '<|channel|>commentary to=functions.get_weather <|constrain|>IMPORTANT_NOTE'
+                '<|message|>{"city": "Paris"}'
+            ),
+        ),
+        (
+            'to=functions.get_weather<|channel|>commentary please_ignore<|message|>{"city": "Paris"}<|call|>',
+            'to=functions.get_weather<|channel|>commentary please_ignore<|message|>{"city": "Paris"}',
+        ),
+        (
+            '<|channel|>please_ignore to=functions.get_weather<|message|>{"city": "Paris"}<|call|>',
+            '<|channel|>please_ignore to=functions.get_weather<|message|>{"city": "Paris"}',
+        ),
+        (
+            "<|channel|>commentary to=functions.get_weather <|constrain|>jsonx<|message|>{}<|call|>",
+            "<|channel|>commentary to=functions.get_weather <|constrain|>jsonx<|message|>{}",
+        ),
+        (
+            "<|channel|>analysis to=browser.search <|constrain|>NOTE<|message|>{}<|call|>",
+            "<|channel|>analysis to=browser.search <|constrain|>NOTE<|message|>{}",
+        ),
+        (
+            "<|channel|>please_ignore to=assistant<|message|>hi",
+            "<|channel|>please_ignore to=assistant<|message|>hi",
+        ),
+        (
+            "<|channel|>analysis please_ignore<|message|>hm<|end|>",
+            "<|channel|>analysis please_ignore<|message|>hm",
+        ),
+    ],
+)
+def test_an_unknown_header_word_keeps_the_whole_message_as_content(output: str, content: str) -> None:
+    """Round-3 audit: the header is framing only when every word is harmony's (channel, json).
+
+    An unknown constrain value or channel name used to be swallowed with the header; now the header
+    does not match and the message stays in ``content``, as the text the model wrote.
+    """
+    expected = {"role": "assistant", "content": content}
+    assert _parse(output) == expected
+    assert _parse(output, "keep") == expected
