@@ -650,3 +650,13 @@ class TestNothingLostAudit:
 
     def test_xml_tree_arrays_still_repeat_items(self) -> None:
         assert parse("x-xml-tree", "<o><item>1</item><item>1</item></o>") == {"o": ["1", "1"]}
+
+
+def test_xml_tree_removes_a_marker_only_before_a_tag() -> None:
+    """Round-3 audit: ``remove`` deleted the marker everywhere, also out of an argument's value."""
+    mark = "]<]minimax[>["
+    text = f"{mark}<note>x{mark}y{mark}</note>{mark}<b>1</b>"
+    assert parse("x-xml-tree", text, remove=[mark]) == {"note": f"x{mark}y", "b": "1"}
+    assert parse("x-xml-tree", f"<b>1</b>{mark}\n", remove=[mark]) == {"b": "1"}  # before </invoke>
+    with pytest.raises(ValueError, match=re.escape("x-xml-tree: text outside an element at offset 0")):
+        parse("x-xml-tree", f"{mark} <b>1</b>", remove=[mark])

@@ -11,8 +11,10 @@ outside the top-level elements and between child elements is layout.
 
 ``content_args``:
 
-* ``remove`` (list of strings): literal text deleted before parsing (MiniMax-M3 prefixes every tag
-  with the marker ``]<]minimax[>[``);
+* ``remove`` (list of strings): literal text deleted before parsing where it stands right before a
+  tag or at the end of the text (MiniMax-M3 prefixes every tag with the marker ``]<]minimax[>[``,
+  also the enclosing ``</invoke>`` that ends the region's text); anywhere else it is text
+  (kept in a leaf's value, an error outside one), never deleted;
 * ``item_tag`` (string, default ``"item"``): an element whose children all have this tag is an array;
 * ``leaf_parser`` (``{"name", "args"}``, default text without stripping): parses the text of an
   element without children (``{"name": "json", "args": {"allow_non_json": true}}`` turns ``1.5``
@@ -101,8 +103,10 @@ def parse_xml_tree(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         ValueError: an unbalanced or mismatched tag, text beside elements, or a leaf the
             ``leaf_parser`` rejects.
     """
-    for marker in args.get("remove", []):
-        text = text.replace(marker, "")
+    markers: list[str] = args.get("remove", [])
+    if markers:  # only before a tag or at the end: a marker inside a value is the value's text
+        alternatives = "|".join(regex.escape(marker) for marker in sorted(markers, key=len, reverse=True))
+        text = regex.sub(f"(?:{alternatives})+(?={_TAG.pattern}|\\s*\\Z)", "", text)
     root = _tree(text)
     leaf = args.get("leaf_parser", {"name": "text", "args": {"strip": False}})
     item_tag = args.get("item_tag", "item")
