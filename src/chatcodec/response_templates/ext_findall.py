@@ -25,7 +25,8 @@ Text the pattern matches outside its named groups is the format's framing (tags,
 template must not match free text there (``<c>.*?(?P<v>..)``), as it would vanish.
 
 ``x-first`` tries ``content_args.parsers`` (a list of ``{"name", "args"}``) in order and returns
-the first value that parses; when all fail it raises the last error. It loses nothing by itself:
+the first value that parses; when all fail, its error gives every parser's error, in order, at the
+furthest position any of them reported. It loses nothing by itself:
 the value is the whole text as read by one parser, which follows its own nothing-lost rules.
 """
 
@@ -195,16 +196,22 @@ def parse_first(text: str, args: Mapping[str, Any]) -> Any:
         That parser's value.
 
     Raises:
-        ValueError: every parser rejected the text (the message carries the last error).
+        ValueError: every parser rejected the text; the message gives each parser's error, in
+            order, and the error is an ``ExtensionError`` at the furthest position any of them
+            reported (the parser that got furthest is the likeliest to be the one meant).
     """
-    error: ValueError | None = None
+    errors: list[ValueError] = []
     for spec in args["parsers"]:
         try:
             return run_parser(spec, text)
         except ValueError as failure:
-            error = failure
-    assert error is not None
-    raise ValueError(f"x-first: no parser accepted the text; last error: {error}")
+            errors.append(failure)
+    message = "x-first: no parser accepted the text: " + "; ".join(str(error) for error in errors)
+    positions = [error.position for error in errors
+                 if isinstance(error, ContentError) and error.position is not None]
+    if positions:
+        raise ExtensionError(message, max(positions))
+    raise ValueError(message)
 
 
 def _compile(pattern: Any, where: str) -> regex.Pattern[str]:
