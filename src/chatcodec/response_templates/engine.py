@@ -56,7 +56,6 @@ from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
 from chatcodec.response_templates.prefix import (
     NO_START_ANCHOR_HINT,
-    has_start_anchor,
     prefix_text,
     require_prefix,
     warn_without_start_anchor,
@@ -186,10 +185,11 @@ class ResponseParser:
         self.initial_events: list[dict[str, Any]] = []
         prompt = prefix_text(prefix)
         self._prefix_len = len(prompt)  # offsets below 0 are in the prompt: prefix_len + offset
-        self._anchored = has_start_anchor(self._template, prompt)
+        after = self._template.after_last_anchor(prompt)
+        self._anchored = after is not None or not prompt  # "" is the explicit opt-out
         if not self._anchored:
             warn_without_start_anchor(self._template)
-        remainder = self._template.truncate_prefix(prompt)
+        remainder = prompt if after is None else after
         if remainder:
             self._origin = -len(remainder)
             self.initial_events = self._advance(remainder, eos=False)
@@ -349,10 +349,9 @@ class ResponseParser:
         delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
             self._close(events)
+            self._open(events, commit, delimiter_text)
         else:  # the region's own close: its text, and its named groups for the transform
             self._close(events, delimiter_text, commit.captures)
-        if commit.delimiter.is_open:
-            self._open(events, commit, delimiter_text)
         return commit.end
 
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:

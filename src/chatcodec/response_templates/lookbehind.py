@@ -20,20 +20,14 @@ from dataclasses import dataclass, field
 
 import regex
 
+from chatcodec.response_templates.pattern_tokens import tokens
+
 __all__ = ["LOOKBEHIND_CONTEXT", "lookbehind_problem"]
 
 #: Characters of already-consumed text kept before the unresolved tail, so look-behinds, ``\\b``
 #: and ``^`` see the same context as with the whole text.
 LOOKBEHIND_CONTEXT = 256
 
-_TOKEN = regex.compile(
-    r"\(\?#[^)]*\)"  # a comment
-    r"|\\[pPNxuUgL]\{[^}]*\}|\\[gL]<[^>]*>|\\."  # an escape
-    r"|\[\^?\]?(?:\\.|\[:\^?\w+:\]|[^\]\\])*\]"  # a character class
-    r"|\(\?\([^)]*\)|\(\?(?:P?<\w+>|<[=!]|P[=>]|[-+]?[0-9]+\)|&\w+\)|R\)|[a-zA-Z-]*[:)]|.)|\("  # a group
-    r"|\{[0-9]*(?:,[0-9]*)?\}|\{[^}]*\}|.",
-    regex.DOTALL,
-)
 _COUNT = regex.compile(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
 _ZERO_WIDTH_ESCAPES = frozenset("bBAZGmMK")
 _UNKNOWN_ESCAPES = frozenset("123456789gLX")
@@ -103,7 +97,7 @@ def _measure(source: str) -> tuple[int | None, bool]:
     holds ``^`` or ``\\A``."""
     stack = [_Group("group")]
     quantifiable = False
-    for token in _TOKEN.findall(source):
+    for token in tokens(source):
         top = stack[-1]
         if quantifiable and (token in ("*", "+", "?") or token.startswith("{")):
             # the last atom, repeated: replace its width by the repeated width

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 if TYPE_CHECKING:
     from chatcodec.response_templates.template import ResponseTemplate
 
-__all__ = ["NO_START_ANCHOR_HINT", "PREFIX_REQUIRED", "has_start_anchor", "prefix_text", "require_prefix",
+__all__ = ["NO_START_ANCHOR_HINT", "PREFIX_REQUIRED", "prefix_text", "require_prefix",
            "warn_without_start_anchor"]
 
 _T = TypeVar("_T")
@@ -79,19 +79,6 @@ NO_START_ANCHOR_HINT = ("the prefix has no start anchor, so all of it is parsed 
                         "was it rendered without add_generation_prompt?")
 
 _PACKAGE = str(Path(__file__).resolve().parents[1]) + "/"
-
-
-def has_start_anchor(template: ResponseTemplate, prompt: str) -> bool:
-    """Whether ``prompt`` is empty (the explicit opt-out) or contains a start-anchor match.
-
-    Args:
-        template: the loaded response template.
-        prompt: the prompt text.
-
-    Returns:
-        ``False`` only for a non-empty prompt that the whole of would be parsed as output.
-    """
-    return not prompt or template.start_anchor.search(prompt) is not None
 
 
 def warn_without_start_anchor(template: ResponseTemplate) -> None:

@@ -129,18 +129,30 @@ class ResponseTemplate:
     def truncate_prefix(self, prefix: str) -> str:
         """The part of ``prefix`` after the last start-anchor match (all of it if there is none).
 
-        Matches are found left to right without overlap, as ``finditer`` does.
-
         Args:
             prefix: the prompt text.
 
         Returns:
             What of the prompt belongs to the assistant message being generated.
         """
+        after = self.after_last_anchor(prefix)
+        return prefix if after is None else after
+
+    def after_last_anchor(self, prefix: str) -> str | None:
+        """The part of ``prefix`` after the last start-anchor match, or ``None`` when there is none.
+
+        Matches are found left to right without overlap, as ``finditer`` does.
+
+        Args:
+            prefix: the prompt text.
+
+        Returns:
+            The text after the anchor (possibly ``""``), or ``None``: the prompt has no anchor.
+        """
         last_end = None
         for match in self.start_anchor.finditer(prefix):
             last_end = match.end()
-        return prefix if last_end is None else prefix[last_end:]
+        return None if last_end is None else prefix[last_end:]
 
 
 def _error(message: str, *, field: str | None = None, key: str | None = None) -> ResponseTemplateError:

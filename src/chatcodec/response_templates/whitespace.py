@@ -36,6 +36,7 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.delimiters import RUN_WHITESPACE, Delimiter, after_whitespace
+from chatcodec.response_templates.pattern_tokens import tokens
 
 __all__ = ["prepend_closed", "run_guard", "unguardable"]
 
@@ -45,15 +46,10 @@ _MIN_RUN = 12
 _MIXED = (" \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "  \n", "\n  ", "\r\n\r\n")
 #: Text before the tries (word, non-word, whitespace and start of input).
 _CONTEXTS = ("", "x", "\n", " ", "\t", ">")
-#: One token of a pattern: an escape (with its braces), a character class, a group opening, or one
-#: character.
-_TOKEN = regex.compile(
-    r"\\[pPNxuUg]\{[^}]*\}|\\.|\[\^?\]?(?:\\.|\[:\^?\w+:\]|[^\]\\])*\]"
-    r"|\(\?(?:P?<\w+>|<[=!]|P[=>]|[-+]?[0-9]+|[a-zA-Z-]*[:)]|.)|.", regex.DOTALL)
 #: Group openings and escapes that make the guard unsound (see the module docstring).
 _UNGUARDABLE = regex.compile(
     r"\(\?<[=!]|\(\?\(|\(\?\||\(\?P[=>]|\(\?&|\(\?R|\(\?[-+]?[0-9]|\(\?[a-zA-Z]*[mV]|"
-    r"\\[AGK1-9]|\\g|^[{^]$")
+    r"\\[AGK1-9]|\\g|^\{|^\^$")
 
 
 def unguardable(source: str) -> bool:
@@ -68,7 +64,7 @@ def unguardable(source: str) -> bool:
         group calls, recursion, conditionals and branch resets.
     """
     previous = ""
-    for token in _TOKEN.findall(source):
+    for token in tokens(source):
         if _UNGUARDABLE.search(token):
             return True
         if token in ("\\b", "\\B", "\\m", "\\M") and not _literal_character(previous):
@@ -88,7 +84,7 @@ def _literal_character(token: str) -> bool:
 def _whitespace_atoms(source: str) -> int:
     """How many tokens of ``source`` can match a whitespace character (an over-estimate)."""
     count = 0
-    for token in _TOKEN.findall(source):
+    for token in tokens(source):
         try:
             atom = regex.compile(token, regex.DOTALL)
         except regex.error:  # a group opening or a quantifier: consumes nothing itself
