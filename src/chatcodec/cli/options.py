@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from datetime import datetime
-from typing import Any
 
-__all__ = ["iso_datetime", "positive_int", "seconds", "template_variable"]
+__all__ = ["positive_int", "seconds"]
 
 
 def positive_int(text: str) -> int:
@@ -43,34 +41,3 @@ def seconds(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"expected seconds, a finite number of at least 0, got {text!r}")
     return value
-
-
-def iso_datetime(text: str) -> datetime:
-    """An ISO date and time (``--now 2026-01-15T12:00:00``).
-
-    Raises:
-        argparse.ArgumentTypeError: not an ISO date.
-    """
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an ISO date and time such as 2026-01-15T12:00:00, got {text!r}") from None
-
-
-def template_variable(text: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` (``--var``): VALUE as JSON when it is JSON, else the text itself.
-
-    Returns:
-        ``(key, value)``, as :func:`chatcodec.cli.io.parse_variable` gives it.
-
-    Raises:
-        argparse.ArgumentTypeError: no ``=``, or a key that is not a name.
-    """
-    from chatcodec.cli.io import parse_variable
-
-    try:
-        return parse_variable(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected KEY=VALUE with a template variable name as KEY, got {text!r}") from None

@@ -50,7 +50,7 @@ LIVE_VIEW_HINT = "chatcodec: plain output; the live view needs rich (pip install
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _escape_surrogate(match: re.Match[str]) -> str:
+def _unicode_escape(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
@@ -60,7 +60,7 @@ def printable(text: str) -> str:
     A JSON ``"\\ud800"`` escape decodes to a lone surrogate, which no UTF-8 stream can write; inside
     a JSON string the replacement is that same escape, so the output stays valid JSON.
     """
-    return _LONE_SURROGATE.sub(_escape_surrogate, text)
+    return _LONE_SURROGATE.sub(_unicode_escape, text)
 
 
 #: Characters that move or reorder what a terminal shows: bidi embeddings, overrides and isolates
@@ -97,7 +97,7 @@ def terminal_json(json_text: str) -> str:
     ``json.dumps`` already escapes C0 controls; the rest can only occur inside JSON strings, so the
     result is valid JSON with the same value.
     """
-    return _JSON_CONTROL.sub(_escape_surrogate, json_text)
+    return _JSON_CONTROL.sub(_unicode_escape, json_text)
 
 
 def is_terminal(stream: Any) -> bool:
