@@ -328,7 +328,7 @@ LOAD_ERRORS = [
         "x",
         "content",
         "unknown content parser 'yaml'. Available: "
-        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines'",  # then the x- extensions
+        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines', 'python-call-list'",  # then x-
     ),
     (
         "unregistered-extension",

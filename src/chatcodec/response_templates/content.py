@@ -1,6 +1,7 @@
 """Content parsers: the registry that turns a region's raw text into a value.
 
-Seven standard parsers (SPEC §1.3) sit in a table of :class:`ContentParser` records, and
+Eight standard parsers (SPEC §1.3; ``python-call-list`` is in :mod:`.python_call_list`) sit in a
+table of :class:`ContentParser` records, and
 :func:`lookup_parser` finds every ``x-`` extension of
 :data:`chatcodec.response_templates.extensions.EXTENSIONS` the same way. Each record has a pure
 ``parse(text, args)`` and a ``validate(args, where)`` that the template loader calls, so a bad
@@ -35,6 +36,7 @@ import regex
 from chatcodec.errors import ResponseTemplateError
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.lax_json import parse_json_dialect
+from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
 __all__ = [
     "STANDARD_PARSERS",
@@ -327,7 +329,7 @@ def _validate_kv_lines(args: Mapping[str, Any], where: str) -> None:
     _check_value_parser(args, where)
 
 
-#: The seven standard content parsers, in SPEC order.
+#: The standard content parsers, in SPEC order (``python-call-list`` came with transformers 5.24).
 STANDARD_PARSERS: dict[str, ContentParser] = {
     parser.name: parser
     for parser in (
@@ -338,6 +340,8 @@ STANDARD_PARSERS: dict[str, ContentParser] = {
         ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True),
         ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False),
         ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False),
+        ContentParser("python-call-list", parse_python_call_list, validate_python_call_list,
+                      streams_verbatim=False),
     )
 }
 
@@ -375,7 +379,7 @@ def get_parser(name: str) -> ContentParser:
 
 
 def known_parser_names() -> list[str]:
-    """Every usable parser name: the standard seven, then the registered ``x-`` extensions."""
+    """Every usable parser name: the standard eight, then the registered ``x-`` extensions."""
     from chatcodec.response_templates.extensions import EXTENSIONS
 
     return [*STANDARD_PARSERS, *sorted(n for n in EXTENSIONS if n.startswith("x-"))]
