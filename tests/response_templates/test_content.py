@@ -39,6 +39,8 @@ def test_the_registry_has_the_eight_standard_parsers_in_spec_order() -> None:
     [
         ("text", "  hi \n", {}, "hi"),
         ("text", "  hi \n", {"strip": False}, "  hi \n"),
+        ("text", "  hi \n", {"strip": "blank"}, "  hi \n"),
+        ("text", " \n\t ", {"strip": "blank"}, ""),
         ("text", "\u3000hi\u00a0", {}, "hi"),
         ("int", " 42\n", {}, 42),
         ("int", "-007", {}, -7),

@@ -113,11 +113,12 @@ class Profile:
 
     @property
     def needs_chatcodec(self) -> bool:
-        """Whether the response template uses ``x-`` content parsers (the reference cannot load it)."""
-        return any(
-            str(spec.get("content", "")).startswith("x-")
-            for spec in self.response_template.get("fields", {}).values()
-        )
+        """Whether the response template uses chatcodec extensions (``x-`` content parsers,
+        ``flatten``, optional placeholders, ``"strip": "blank"``), which transformers cannot read as
+        chatcodec does (:mod:`chatcodec.response_templates.chatcodec_only`)."""
+        from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
+
+        return bool(chatcodec_only_features(self.response_template))
 
     def generation_prompt_ending(self, suffix: str | None) -> str:
         """The family's generation prompt that ends with ``suffix`` (``None``: the first, nothing pre-opened).

@@ -39,6 +39,7 @@ from chatcodec.response_templates.lax_json import parse_json_dialect
 from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
 __all__ = [
+    "BLANK",
     "STANDARD_PARSERS",
     "ContentError",
     "ContentParser",
@@ -97,6 +98,10 @@ class ContentParser:
     string_aware: bool = False
 
 
+#: ``content_args.strip`` of a ``text`` field that keeps text as written but reads a region of only
+#: whitespace as empty (a chatcodec extension: layout around tool calls is not content).
+BLANK = "blank"
+
 _INT = regex.compile(r"[+-]?[0-9]+")
 _FLOAT = regex.compile(
     r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
@@ -141,7 +146,10 @@ def parse_float(text: str) -> float:
 
 
 def _strip(text: str, args: Mapping[str, Any]) -> str:
-    return text.strip() if args.get("strip", True) else text
+    mode = args.get("strip", True)
+    if mode == BLANK:
+        return text if text.strip() else ""
+    return text.strip() if mode else text
 
 
 def _parse_text(text: str, args: Mapping[str, Any]) -> str:
@@ -287,6 +295,12 @@ def _validate_scalar(args: Mapping[str, Any], where: str) -> None:
     _check_bool(args, where, "strip")
 
 
+def _validate_text(args: Mapping[str, Any], where: str) -> None:
+    _check_keys(args, where, frozenset({"strip"}))
+    if "strip" in args and args["strip"] != BLANK and not isinstance(args["strip"], bool):
+        _fail(where, "strip", f'must be true, false or "blank", got {args["strip"]!r}')
+
+
 def _validate_json(args: Mapping[str, Any], where: str) -> None:
     _check_keys(args, where, frozenset({"strip", "unquoted_keys", "string_delims", "allow_non_json"}))
     for key in ("strip", "unquoted_keys", "allow_non_json"):
@@ -333,7 +347,7 @@ def _validate_kv_lines(args: Mapping[str, Any], where: str) -> None:
 STANDARD_PARSERS: dict[str, ContentParser] = {
     parser.name: parser
     for parser in (
-        ContentParser("text", _parse_text, _validate_scalar, streams_verbatim=True),
+        ContentParser("text", _parse_text, _validate_text, streams_verbatim=True),
         ContentParser("int", _parse_int, _validate_scalar, streams_verbatim=True),
         ContentParser("float", _parse_float, _validate_scalar, streams_verbatim=True),
         ContentParser("bool", _parse_bool, _validate_scalar, streams_verbatim=True),

@@ -2,10 +2,12 @@
 
 SPEC §1.5 "Values" and "Finalize", with chatcodec's "nothing is lost" rules:
 
-* ``repeats`` appends each value to a list; ``join`` concatenates string values with the separator.
+* ``repeats`` appends each value to a list; ``join`` concatenates string values with the separator;
+  ``flatten`` (a chatcodec extension) appends the items of each value, which must be a list.
 * A non-repeating plain-text field (``content: text``, no transform) keeps **all** its text: its value
   is the parsed concatenation of the raw text of every region it had, so the final message agrees
-  with the streamed chunks (the reference keeps only the last region).
+  with the streamed chunks (the reference keeps only the last region). With ``"strip": "blank"``
+  a region of only whitespace (the layout between two tool calls) adds nothing.
 * Any other non-repeating field that matches a second time is an error (``errors="strict"``) or a
   recorded problem that keeps the first value (``errors="keep"``), never a silent overwrite.
 * A field's first value replaces its default (the reference appended a ``join`` to a string default).
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate
 
 __all__ = ["PARSE_ERRORS_KEY", "MessageBuilder", "copy_value"]
@@ -81,8 +84,8 @@ class MessageBuilder:
             raw: the region's raw text (what a concatenating text field keeps).
 
         Raises:
-            ValueError: ``join`` got a non-string value, or a non-repeating structured field matched
-                again; nothing is stored then.
+            ValueError: ``join`` got a non-string value, ``flatten`` a value that is not a list, or a
+                non-repeating structured field matched again; nothing is stored then.
         """
         name = field.name
         first = name not in self._matched
@@ -92,6 +95,14 @@ class MessageBuilder:
                     f"'join' requires each match to parse to a string, got {type(value).__name__}"
                 )
             self._values[name] = value if first else self._values[name] + field.join + value
+        elif field.flatten:
+            if not isinstance(value, list):
+                raise ValueError(
+                    f"'flatten' requires each match to be a list, got {type(value).__name__}"
+                )
+            if first:
+                self._values[name] = []
+            self._values[name].extend(value)
         elif field.repeats:
             if first:
                 self._values[name] = [value]
@@ -124,6 +135,8 @@ class MessageBuilder:
         fields = self._template.fields
         for name, parts in self._texts.items():
             field = fields[name]
+            if field.content_args.get("strip") == BLANK:  # a region of only whitespace is layout
+                parts = [part for part in parts if part.strip()]
             self._values[name] = field.parser.parse("".join(parts), field.content_args)
         defaults = self._template.defaults
         message = {

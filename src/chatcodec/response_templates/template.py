@@ -53,6 +53,7 @@ _TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "st
 _FIELD_KEYS = frozenset({
     "open", "open_pattern", "close", "close_pattern", "content", "content_args", "repeats", "join",
     "optional", "transform", "transform_each",
+    "flatten",  # chatcodec extension: a repeating field whose every match is a list gives one list
 })
 
 
@@ -67,6 +68,8 @@ class FieldSpec:
         content: the content parser's name; ``parser`` is the parser itself.
         content_args: the parser's arguments (validated; a read-only mapping).
         repeats, join, optional, transform, transform_each: as in the JSON spec.
+        flatten: (chatcodec extension, with ``repeats``) every match's value is a list whose items
+            are appended one by one, so several blocks of calls give one flat list.
         dirty: the ``dirty`` flag of this field's ``region_chunk`` events.
         concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
             all its regions' raw text (SPEC §1.5, "nothing is lost").
@@ -80,6 +83,7 @@ class FieldSpec:
     content_args: Mapping[str, Any]
     parser: ContentParser
     repeats: bool
+    flatten: bool
     join: str | None
     optional: bool
     transform: Any
@@ -240,6 +244,13 @@ def _check_join_and_transform(spec: Mapping[str, Any], name: str, repeats: bool)
         raise _error(f"'join' must be a string, got {type(join).__name__}", field=name, key="join")
     if join is not None and not repeats:
         raise _error("'join' requires 'repeats': true", field=name, key="join")
+    if _check_bool(spec, name, "flatten", False):
+        if not repeats:
+            raise _error("'flatten' requires 'repeats': true (it appends the items of every match's "
+                         "list to one list)", field=name, key="flatten")
+        if join is not None:
+            raise _error("'flatten' and 'join' exclude each other: one collects the items of lists, "
+                         "the other concatenates strings", field=name, key="flatten")
     transform_each = _check_bool(spec, name, "transform_each", False)
     if transform_each and spec.get("transform") is None:
         raise _error("transform_each is set but no transform was provided", field=name, key="transform_each")
@@ -283,7 +294,8 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
         _check_named_groups(name, open_, close)
     return FieldSpec(
         name=name, open=open_, close=close, content=parser.name, content_args=args, parser=parser,
-        repeats=repeats, join=join, optional=optional, transform=transform,
+        repeats=repeats, flatten=spec.get("flatten", False), join=join, optional=optional,
+        transform=transform,
         transform_each=transform_each, dirty=not parser.streams_verbatim,
         concatenates=parser.name == "text" and transform is None and not repeats,
         close_matcher=build_matcher([close]) if close is not None and open_ is not None else None,
