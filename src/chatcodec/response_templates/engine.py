@@ -46,7 +46,12 @@ from chatcodec.errors import (
     UnknownPlaceholderError,
     caret_excerpt,
 )
-from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
+from chatcodec.response_templates.arguments import (
+    ToolParameters,
+    called_names,
+    cast_tool_calls,
+    tool_parameters,
+)
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
@@ -133,7 +138,9 @@ class ResponseParser:
         response_template: a template dict or a loaded :class:`ResponseTemplate`.
         prefix: the prompt that preceded generation (required; ``""`` opts out). It is cut after
             the last start-anchor match and fed first, so regions the prompt opened are continued.
-        tools: tool JSON schemas or Python functions; tool-call arguments are typed with them.
+        tools: tool JSON schemas or Python functions; tool-call arguments are typed with them, and
+            a call to a function that is not among them is kept and recorded under the message's
+            ``"parse_warnings"`` (:attr:`parse_warnings`).
         errors: ``"strict"`` or ``"keep"``.
 
     Raises:
@@ -203,6 +210,13 @@ class ResponseParser:
     def parse_errors(self) -> list[dict[str, Any]]:
         """The problems recorded so far with ``errors="keep"`` (empty in strict mode)."""
         return list(self._message.errors)
+
+    @property
+    def parse_warnings(self) -> list[dict[str, Any]]:
+        """The warnings recorded so far, in both modes: each tool call to a function not in ``tools=``
+        (``{"field", "kind": "unknown_tool", "name", "offset", "message"}``; also under the
+        message's ``"parse_warnings"`` key). Without ``tools=`` there are none."""
+        return list(self._message.warnings)
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Feed the next chunk of generated text.
@@ -397,6 +411,7 @@ class ResponseParser:
         try:
             value = self._value(spec, raw, captures)
             self._message.add(spec, value, raw)
+            self._check_tool_names(spec, region, value)
         except Exception as error:  # whatever fails here is this region's problem, never a half-close
             if not isinstance(error, (ValueError, KeyError)):
                 error = ValueError(f"{type(error).__name__}: {error}")
@@ -405,6 +420,18 @@ class ResponseParser:
             self._restore(events, spec, record["raw"])
             return
         events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
+
+    def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
+        """Record (both modes) each tool call to a function that ``tools=`` does not list: the call
+        is kept as written, and the caller who passed tools can see it is not one of them."""
+        if not self._tools:
+            return
+        for name in called_names(value):
+            if name not in self._tools:
+                self._message.warnings.append({
+                    "field": spec.name, "kind": "unknown_tool", "name": name, "offset": region.offset,
+                    "message": f"field {spec.name!r}: a call to {name!r}, which is not one of the tools "
+                               f"given ({', '.join(sorted(self._tools))}); the call is kept as written"})
 
     def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, raw: str) -> None:
         """(keep) Put a failed region's raw text, delimiters included, back into the implicit text

@@ -24,10 +24,13 @@ from typing import Any
 from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate
 
-__all__ = ["PARSE_ERRORS_KEY", "MessageBuilder", "copy_value"]
+__all__ = ["PARSE_ERRORS_KEY", "PARSE_WARNINGS_KEY", "MessageBuilder", "copy_value"]
 
 #: Message key under which ``errors="keep"`` records the problems it did not raise.
 PARSE_ERRORS_KEY = "parse_errors"
+#: Message key of the records about values that parsed but deserve a look (in both error modes):
+#: a tool call to a function that is not in ``tools=``.
+PARSE_WARNINGS_KEY = "parse_warnings"
 
 
 def copy_value(value: Any) -> Any:
@@ -64,9 +67,11 @@ class MessageBuilder:
     Attributes:
         errors: the problems recorded with ``errors="keep"`` (``{"field", "parser", "offset",
             "error", "text", "raw", "span"}`` each).
+        warnings: values kept that deserve a look (``{"field", "kind", "name", "offset",
+            "message"}`` each; ``kind`` is ``"unknown_tool"``).
     """
 
-    __slots__ = ("_matched", "_template", "_texts", "_values", "errors")
+    __slots__ = ("_matched", "_template", "_texts", "_values", "errors", "warnings")
 
     def __init__(self, template: ResponseTemplate) -> None:
         self._template = template
@@ -74,6 +79,7 @@ class MessageBuilder:
         self._matched: set[str] = set()
         self._texts: dict[str, list[str]] = {}
         self.errors: list[dict[str, Any]] = []
+        self.warnings: list[dict[str, Any]] = []
 
     def add(self, field: FieldSpec, value: Any, raw: str) -> None:
         """Store the value of one closed region of ``field``.
@@ -148,6 +154,8 @@ class MessageBuilder:
         }
         if self.errors:
             message[PARSE_ERRORS_KEY] = list(self.errors)
+        if self.warnings:
+            message[PARSE_WARNINGS_KEY] = list(self.warnings)
         return message
 
     def snapshot(self) -> dict[str, Any]:
