@@ -108,6 +108,9 @@ def test_generation_prompt_ending() -> None:
     profile = profiles.load("qwen3")
     assert profile.generation_prompt_ending(None) == "<|im_start|>assistant\n"
     assert profile.generation_prompt_ending("<think>\n") == "<|im_start|>assistant\n<think>\n"
+    glm = profiles.load("glm45")  # no declared prompt pre-opens <think> with a newline: continued
+    assert glm.generation_prompt_ending("<think>\n") == "<|assistant|><think>\n"
+    assert profiles.load("glm47").generation_prompt_ending("<think>\n") == "<|assistant|><think>\n"
     assert (
         profile.generation_prompt_ending("\n</think>\n\n") == "<|im_start|>assistant\n<think>\n\n</think>\n\n"
     )

@@ -61,3 +61,37 @@ def test_a_match_that_is_not_a_list_is_a_parse_problem_never_dropped() -> None:
     kept = chatcodec.parse_response('<x>[1]</x><x>{"a": 2}</x>', template, prefix="", errors="keep")
     assert kept["x"] == [1]
     assert kept["content"] == '<x>{"a": 2}</x>'
+
+
+XML_CALL = {
+    "start_anchor": "A",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<function=(?P<name>\w+)>", "close": "</function>", "repeats": True,
+            "require_close": True, "content": "xml-inline",
+            "content_args": {"tag_pattern": r"<p=(?P<key>\w+)>(?P<value>.*?)</p>", "skip_tags": []},
+            "transform": {"name": "{name}", "arguments": "{content}"},
+        },
+        "content": {},
+    },
+}
+
+
+def test_require_close_makes_a_region_cut_off_by_the_end_a_parse_problem() -> None:
+    """``require_close`` (a chatcodec extension): the text of a cut-off call cannot show it is
+    incomplete (``<p=a>1</p>`` may have been followed by more arguments), so it is not a call."""
+    closed = "<function=f><p=a>1</p></function>"
+    check_stream(XML_CALL, closed, {"tool_calls": [{"name": "f", "arguments": {"a": "1"}}]})
+    with pytest.raises(chatcodec.ResponseParseError, match=r"at offset 25 of the output: the output ends "
+                       r"before this region's close \('tool_calls' has require_close"):
+        chatcodec.parse_response("Hi <function=f><p=a>1</p>", XML_CALL, prefix="")
+    kept = chatcodec.parse_response("Hi <function=f><p=a>1</p>", XML_CALL, prefix="", errors="keep")
+    assert kept["content"] == "Hi <function=f><p=a>1</p>"
+    assert [record["field"] for record in kept["parse_errors"]] == ["tool_calls"]
+
+
+def test_require_close_needs_an_explicit_region_with_a_close() -> None:
+    template = {"start_anchor": "A", "fields": {"x": {"open": "<x>", "require_close": True}}}
+    with pytest.raises(chatcodec.ResponseTemplateError, match=r"fields\.x\.require_close: 'require_close' "
+                       "needs both an open and a close"):
+        chatcodec.load_response_template(template)

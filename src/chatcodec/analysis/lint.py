@@ -25,9 +25,9 @@ And for what a response template does with text:
   (the corpus vectors pin it), so the linter is where authors learn it early; an optional
   placeholder (``"{nmae?}"``) would silently leave its key out every time. Fields with
   ``transform_each`` are skipped: their variables are the keys of each list element;
-* ``RT012`` a chatcodec extension (an ``x-`` content parser, ``flatten``, an optional placeholder
-  ``"{name?}"``, ``"strip": "blank"``): the template needs chatcodec, since transformers refuses
-  it or parses differently (:mod:`chatcodec.response_templates.chatcodec_only` says how).
+* ``RT012`` a chatcodec extension (an ``x-`` content parser, ``flatten``, ``require_close``, an
+  optional placeholder ``"{name?}"``, ``"strip": "blank"``): the template needs chatcodec, since
+  transformers refuses it or parses differently (:mod:`chatcodec.response_templates.chatcodec_only` says how).
 
 The linter never renders and never changes a template; it only reports.
 """

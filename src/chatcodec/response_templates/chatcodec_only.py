@@ -4,8 +4,9 @@ A response template travels in ``tokenizer_config.json``, where transformers (an
 follow it) read it too. Some of what chatcodec accepts means nothing to them, and they fail in
 one of two ways:
 
-* they refuse to load the template: an ``x-`` content parser (as a field's ``content`` or as a
-  nested ``value_parser``), the field key ``flatten``;
+* they refuse to load the template: an ``x-`` content parser (as a field's ``content``; as a
+  nested ``value_parser`` they fail when such a region closes), the field keys ``flatten`` and
+  ``require_close``;
 * they load it and parse differently, silently: an optional placeholder ``"{name?}"`` is written
   out as that literal text (every tool call gets ``"id": "{id?}"``), and ``"strip": "blank"``
   strips the text it should keep as written.
@@ -80,8 +81,9 @@ def _field_features(where: str, spec: Mapping[str, Any]) -> Iterator[ChatcodecOn
                 "transformers strips the text instead of keeping it as written")
         if not (isinstance(content, str) and content.startswith("x-")):  # else reported above
             yield from _nested_parsers(f"{where}.content_args", args)
-    if spec.get("flatten") is True:
-        yield ChatcodecOnlyFeature(f"{where}.flatten", "'flatten'", _REFUSED)
+    for key in ("flatten", "require_close"):
+        if spec.get(key) is True:
+            yield ChatcodecOnlyFeature(f"{where}.{key}", repr(key), _REFUSED)
     for path, text in _strings(spec.get("transform"), f"{where}.transform"):
         whole = PLACEHOLDER.fullmatch(text)
         if whole is not None and whole.group(2):

@@ -303,7 +303,7 @@ class ResponseParser:
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
-                    self._close(events)
+                    self._close(events, cut_off=True)
                 elif matcher is not None and pos < len(buf) \
                         and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
@@ -394,12 +394,14 @@ class ResponseParser:
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
-               close_captures: dict[str, str] | None = None) -> None:
+               close_captures: dict[str, str] | None = None, *, cut_off: bool = False) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE.
 
         ``closing`` is the text of the region's own close delimiter (``""`` when something else
         ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
         which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
+        ``cut_off``: the end of generation closes it, so a ``require_close`` field's region is a
+        parse problem (what it holds may be incomplete).
         """
         region = self._region
         self._region = self._outside()
@@ -409,6 +411,9 @@ class ResponseParser:
         raw = "".join(region.parts)
         captures = {**region.captures, **close_captures} if close_captures else region.captures
         try:
+            if cut_off and spec.require_close and spec.close is not None:
+                raise ContentError(f"the output ends before this region's close ({spec.name!r} has "
+                                   "require_close: a region cut off may be incomplete)", len(raw))
             value = self._value(spec, raw, captures)
             self._message.add(spec, value, raw)
             self._check_tool_names(spec, region, value)

@@ -54,6 +54,7 @@ _FIELD_KEYS = frozenset({
     "open", "open_pattern", "close", "close_pattern", "content", "content_args", "repeats", "join",
     "optional", "transform", "transform_each",
     "flatten",  # chatcodec extension: a repeating field whose every match is a list gives one list
+    "require_close",  # chatcodec extension: a region cut off by the end of generation is a problem
 })
 
 
@@ -70,6 +71,9 @@ class FieldSpec:
         repeats, join, optional, transform, transform_each: as in the JSON spec.
         flatten: (chatcodec extension, with ``repeats``) every match's value is a list whose items
             are appended one by one, so several blocks of calls give one flat list.
+        require_close: (chatcodec extension) a region that the end of generation closes, before
+            its own close delimiter, is a parse problem (a cut-off call whose text cannot show it
+            is incomplete).
         dirty: the ``dirty`` flag of this field's ``region_chunk`` events.
         concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
             all its regions' raw text (SPEC §1.5, "nothing is lost").
@@ -84,6 +88,7 @@ class FieldSpec:
     parser: ContentParser
     repeats: bool
     flatten: bool
+    require_close: bool
     join: str | None
     optional: bool
     transform: Any
@@ -292,9 +297,14 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
     transform = copy.deepcopy(spec.get("transform"))
     if transform is None:
         _check_named_groups(name, open_, close)
+    require_close = _check_bool(spec, name, "require_close", False)
+    if require_close and (open_ is None or close is None):
+        raise _error("'require_close' needs both an open and a close delimiter (the region it makes a "
+                     "problem is an explicit one cut off before its close)", field=name, key="require_close")
     return FieldSpec(
         name=name, open=open_, close=close, content=parser.name, content_args=args, parser=parser,
-        repeats=repeats, flatten=spec.get("flatten", False), join=join, optional=optional,
+        repeats=repeats, flatten=spec.get("flatten", False), require_close=require_close, join=join,
+        optional=optional,
         transform=transform,
         transform_each=transform_each, dirty=not parser.streams_verbatim,
         concatenates=parser.name == "text" and transform is None and not repeats,
