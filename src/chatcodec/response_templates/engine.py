@@ -52,6 +52,7 @@ from chatcodec.response_templates.arguments import (
     cast_tool_calls,
     tool_parameters,
 )
+from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
@@ -414,8 +415,9 @@ class ResponseParser:
             if cut_off and spec.require_close and spec.close is not None:
                 raise ContentError(f"the output ends before this region's close ({spec.name!r} has "
                                    "require_close: a region cut off may be incomplete)", len(raw))
-            value = self._value(spec, raw, captures)
-            self._message.add(spec, value, raw)
+            text = _without_prompt_layout(spec, raw, region.offset)
+            value = self._value(spec, text, captures)
+            self._message.add(spec, value, text)
             self._check_tool_names(spec, region, value)
         except Exception as error:  # whatever fails here is this region's problem, never a half-close
             if not isinstance(error, (ValueError, KeyError)):
@@ -516,6 +518,19 @@ class ResponseParser:
             f"ResponseParser failed earlier ({type(self._failure).__name__}: "
             f"{str(self._failure).splitlines()[0]}); create a new ResponseParser. The message parsed "
             "up to the failure is on that exception's partial_message")
+
+
+def _without_prompt_layout(spec: FieldSpec, raw: str, offset: int) -> str:
+    """``raw`` without the whitespace the prompt wrote at its start, for a ``"strip": "blank"`` field.
+
+    A region the prompt opened or continued starts with the prompt's text (``offset < 0``); when
+    that text is only whitespace (the newline after a pre-opened ``<think>``, the blank lines after
+    an empty think block) it is the template's layout, not what the model wrote.
+    """
+    if offset >= 0 or spec.content_args.get("strip") != BLANK:
+        return raw
+    written = raw[:-offset]
+    return raw[-offset:] if not written.strip() else raw
 
 
 def _strings(spec: FieldSpec | None) -> StringTracker | None:

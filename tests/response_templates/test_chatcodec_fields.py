@@ -1,8 +1,10 @@
-"""``flatten`` (a chatcodec extension): a repeating field whose every match is a list gives one list.
+"""The field options only chatcodec reads: ``flatten``, ``require_close`` and ``"strip": "blank"``.
 
-Formats such as LFM2 and Llama 4 may write several blocks of calls in one turn
-(``<|tool_call_start|>[f()]<|tool_call_end|> ... <|tool_call_start|>[g(), h()]<|tool_call_end|>``);
-``repeats`` alone would give a list of lists, which is not a ``tool_calls`` value.
+* ``flatten``: formats such as LFM2 and Llama 4 may write several blocks of calls in one turn
+  (``<|tool_call_start|>[f()]<|tool_call_end|> ... <|tool_call_start|>[g(), h()]<|tool_call_end|>``);
+  ``repeats`` alone would give a list of lists, which is not a ``tool_calls`` value.
+* ``require_close``: a region cut off by the end of the output is a parse problem.
+* ``"strip": "blank"``: text as written, but whitespace alone (and the prompt's layout) is no value.
 """
 
 from __future__ import annotations
@@ -95,3 +97,30 @@ def test_require_close_needs_an_explicit_region_with_a_close() -> None:
     with pytest.raises(chatcodec.ResponseTemplateError, match=r"fields\.x\.require_close: 'require_close' "
                        "needs both an open and a close"):
         chatcodec.load_response_template(template)
+
+
+THINK = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>", "content_args": {"strip": "blank"}},
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json"},
+        "content": {"close": "<|im_end|>", "content_args": {"strip": "blank"}},
+    },
+}
+
+
+def test_strip_blank_keeps_what_the_model_wrote_and_drops_layout() -> None:
+    output = '<think>\nHm.\n</think>\n\n<tool_call>{"a": 1}</tool_call>\n<tool_call>{"b": 2}</tool_call>\n'
+    check_stream(THINK, output, {"reasoning_content": "\nHm.\n", "tool_calls": [{"a": 1}, {"b": 2}]})
+    check_stream(THINK, " Sure.\n\n<tool_call>{}</tool_call> Done. ", {
+        "content": " Sure.\n\n Done. ", "tool_calls": [{}]})
+
+
+def test_whitespace_the_prompt_wrote_at_a_region_start_is_not_part_of_the_value() -> None:
+    pre_opened = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n"
+    check_stream(THINK, "Hm.\n</think>\n\nHello.", {"reasoning_content": "Hm.\n", "content": "\n\nHello."},
+                 prefix=pre_opened)
+    thinking_off = "<|im_start|>assistant\n<think>\n\n</think>\n\n"
+    check_stream(THINK, "Hello.", {"content": "Hello."}, prefix=thinking_off)
+    prefill = "<|im_start|>assistant\nSure, "  # text the prompt wrote is kept: only its whitespace is layout
+    check_stream(THINK, "here.", {"content": "Sure, here."}, prefix=prefill)
