@@ -312,11 +312,12 @@ class ChatCodec(SpecialTokenAttributes):
             TokenizerUnavailableError: token ids were asked for and there is no tokenizer.
             ControlTokenError: a control token in the inputs cannot be encoded as text.
         """
+        from chatcodec.chat_templates.openai_inputs import TemplateReads, template_tools
         from chatcodec.model.prompts import ChatRequest, apply_chat_template
 
-        template = self.get_chat_template(chat_template, tools)
+        template = self.get_chat_template(chat_template, template_tools(tools))
         request = ChatRequest.build(
-            conversation, tools=tools, documents=documents,
+            conversation, TemplateReads.of(template), tools=tools, documents=documents,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
             tokenize=tokenize, sanitize_control_tokens=sanitize_control_tokens, padding=padding,
             truncation=truncation, max_length=max_length, return_tensors=return_tensors,

@@ -22,6 +22,7 @@ from chatcodec.chat_templates.inputs import (
     prepare_documents,
     prepare_tools,
 )
+from chatcodec.chat_templates.openai_inputs import TemplateReads, template_messages, template_tools
 from chatcodec.model.config import TokenizerConfig, check_side
 from chatcodec.model.encoding import PaddingOptions, batch_output, encode_chat
 from chatcodec.model.sequences import token_id
@@ -59,14 +60,19 @@ class ChatRequest:
     variables: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, conversation: Any, *, tokenize: bool = True, return_dict: bool = True,
-              max_length: Any = None, tokenizer_kwargs: Mapping[str, Any] | None = None,
-              **arguments: Any) -> ChatRequest:
+    def build(cls, conversation: Any, reads: TemplateReads, *, tools: Any = None, tokenize: bool = True,
+              return_dict: bool = True, max_length: Any = None,
+              tokenizer_kwargs: Mapping[str, Any] | None = None, **arguments: Any) -> ChatRequest:
         """Check the arguments of an ``apply_chat_template`` call and make the request.
+
+        Messages and tools are taken as a client or the ``openai`` SDK sends them
+        (:mod:`chatcodec.chat_templates.openai_inputs`): objects become dicts, content parts and
+        string tool-call arguments take the shape the template reads, ``tools=[]`` is no tools.
 
         Args:
             conversation: a conversation or a batch of them (the reference's detection).
-            tokenize, return_dict, max_length, tokenizer_kwargs: the call's arguments.
+            reads: what the chat template that will render them reads.
+            tools, tokenize, return_dict, max_length, tokenizer_kwargs: the call's arguments.
             **arguments: the call's other arguments, by their attribute names.
 
         Returns:
@@ -75,13 +81,17 @@ class ChatRequest:
         Raises:
             ValueError, TypeError: the reference's incompatible-option errors (with its wording), an
                 empty conversation, a bad ``max_length`` or ``tokenizer_kwargs``.
+            ConversationError: a message the template cannot take (a part it cannot show, tool-call
+                arguments that are not a JSON object; :func:`~chatcodec.chat_templates.openai_inputs.
+                template_messages`).
         """
         return_dict = return_dict and tokenize  # the reference: dicts come only from tokenizing
         _check_options(tokenize=tokenize, return_dict=return_dict, **arguments)
         length = _max_length(max_length)
         _check_tokenizer_kwargs(tokenizer_kwargs or {})
         conversations, batched = _conversations(conversation)
-        return cls(conversations=tuple(conversations), batched=batched, tokenize=tokenize,
+        return cls(conversations=tuple(template_messages(chat, reads) for chat in conversations),
+                   batched=batched, tools=template_tools(tools), tokenize=tokenize,
                    return_dict=return_dict, max_length=length, tokenizer_kwargs=dict(tokenizer_kwargs or {}),
                    **arguments)
 
