@@ -326,6 +326,59 @@ class ChatCodec(SpecialTokenAttributes):
         )
         return apply_chat_template(template, request, self._prompt_model(sanitize_control_tokens))
 
+    def apply_chat_request(
+        self,
+        request: Any,
+        *,
+        chat_template: str | None = None,
+        tokenize: bool = True,
+        return_dict: bool = True,
+        sanitize_control_tokens: bool = False,
+        return_tensors: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Turn an OpenAI Chat Completions request into this model's prompt (text or ids).
+
+        The request is read by :func:`chatcodec.chat_templates.requests.read_chat_request`:
+        ``messages`` and ``tools`` as a client or the ``openai`` SDK sends them, ``reasoning_effort``
+        and ``chat_template_kwargs`` as template variables the way the model's template reads them
+        (``enable_thinking`` for Qwen3, ...), ``tool_choice`` / ``parallel_tool_calls`` /
+        ``response_format`` checked and passed on, and the generation prompt added unless the
+        request sets ``continue_final_message``. With named templates, ``tool_use`` is chosen when
+        the request has tools (``tools: []`` is none). Sampling fields (``model``, ``temperature``,
+        ...) are not the prompt's business and are ignored.
+
+        Args:
+            request: the request dict (or a pydantic / dataclass request object).
+            chat_template: a template text or name, as for :meth:`apply_chat_template`.
+            tokenize, return_dict, sanitize_control_tokens, return_tensors: as for
+                :meth:`apply_chat_template` (the default result is ``{"input_ids", "attention_mask"}``;
+                ``tokenize=False`` gives the prompt text).
+            **kwargs: template variables of the server (the request's own win over them).
+
+        Returns:
+            What :meth:`apply_chat_template` returns for the request's conversation.
+
+        Raises:
+            ConversationError: the request is unusable (no messages, a refused or malformed field, a
+                part the template cannot show, tool-call arguments that are not a JSON object).
+            ChatTemplateNotFoundError, ChatTemplateError, TokenizerUnavailableError: as for
+                :meth:`apply_chat_template`.
+        """
+        from chatcodec.chat_templates.openai_inputs import TemplateReads
+        from chatcodec.chat_templates.requests import read_chat_request, request_tools
+        from chatcodec.model.prompts import ChatRequest, apply_chat_template
+
+        template = self.get_chat_template(chat_template, request_tools(request))
+        inputs = read_chat_request(request, template)
+        prompt = ChatRequest.build(
+            inputs.messages, TemplateReads.of(template), tools=inputs.tools, documents=inputs.documents,
+            add_generation_prompt=inputs.add_generation_prompt,
+            continue_final_message=inputs.continue_final_message, tokenize=tokenize,
+            sanitize_control_tokens=sanitize_control_tokens, return_tensors=return_tensors,
+            return_dict=return_dict, variables={**kwargs, **inputs.variables})
+        return apply_chat_template(template, prompt, self._prompt_model(sanitize_control_tokens))
+
     def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """Token ids of ``text``; special and added tokens written in it become their ids.
 
