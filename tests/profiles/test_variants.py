@@ -111,10 +111,9 @@ PENDING: frozenset[str] = frozenset({
     "apertus", "apriel", "cohere2", "command_r7b", "command_r_plus", "deepseek_r1", "deepseek_v3",
     "deepseek_v31", "deepseek_v32", "firefunction_v2", "functionary_v3_1", "functionary_v3_2", "gemma4",
     "gigachat3", "gpt_oss", "granite", "granite33_think", "granite_20b_fc", "granite_reasoning",
-    "hunyuan_a13b", "internlm2", "jamba", "kimi_k2", "kimi_vl", "lfm2", "llama3_json",
-    "llama4_pythonic", "minicpm5", "minimax_m1", "minimax_m2", "minimax_m3", "mistral", "mistral_args",
-    "mistral_reasoning", "mistral_v11", "nemotron_v2", "phi4_mini_json", "pythonic", "seed_oss",
-    "step3", "xlam"
+    "hunyuan_a13b", "internlm2", "jamba", "kimi_k2", "kimi_vl", "llama3_json", "minicpm5", "minimax_m1",
+    "minimax_m2", "minimax_m3", "mistral", "mistral_args", "mistral_reasoning", "mistral_v11",
+    "nemotron_v2", "phi4_mini_json", "seed_oss", "step3", "xlam"
 })
 
 
