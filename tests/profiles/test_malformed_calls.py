@@ -211,7 +211,7 @@ def test_cli_keep_prints_the_problem(
 
 def test_no_bundled_template_drops_invalid_calls() -> None:
     """``skip_invalid`` is gone: loading a template that sets it fails with the reason."""
-    template = profiles.load("pythonic").response_template
+    template = profiles.load("hermes").response_template
     template["fields"]["tool_calls"]["content_args"] = {"skip_invalid": True}
     with pytest.raises(chatcodec.ResponseTemplateError, match="skip_invalid was removed"):
         chatcodec.load_response_template(template)
