@@ -202,6 +202,7 @@ KEPT_AS_CONTENT: dict[str, str] = {
     "llama3json-vllm-invalid-json": "x-json-calls: invalid JSON at offset 39",
     "glm45-vllm-unclosed": "the output ends before this region's close",
     "glm45-vllm-open-tag-only": "the output ends before this region's close",
+    "internlm2-vllm-not-json": "x-json-calls: invalid JSON at offset 0",
 }
 
 
