@@ -71,9 +71,9 @@ def _response_findings(label: str, template: Any) -> list[tuple[str, str]]:
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
     from chatcodec.cli.io import read_text
-    from chatcodec.cli.sources import read_template_json, template_json_text
+    from chatcodec.cli.sources import model_path, read_template_json, template_json_text
 
-    directory = Path(path)
+    directory = Path(model_path(path))
     if directory.is_dir():
         from chatcodec.model.storage import load_chat_templates
 
@@ -86,7 +86,7 @@ def _inputs(path: str) -> list[tuple[str, str, Any]]:
 
         response = read_tokenizer_config(directory).response_template
         if response is not None:
-            found.append((f"{directory / TOKENIZER_CONFIG_FILE}[response_template]", "response", response))
+            found.append((f"{Path(path) / TOKENIZER_CONFIG_FILE}[response_template]", "response", response))
         return found
     if path.endswith(".json"):
         return _json_inputs(read_template_json(path), path)

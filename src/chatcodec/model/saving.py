@@ -150,7 +150,8 @@ def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
         (directory / SPECIAL_TOKENS_MAP_FILE).write_text(json_file_text(legacy), encoding="utf-8")
         written.append(str(directory / SPECIAL_TOKENS_MAP_FILE))
     _write_tokenizer(codec, directory, written)
-    source = Path(codec.name_or_path) / GENERATION_CONFIG_FILE if codec.name_or_path else None
+    origin = codec.hub_snapshot or (Path(codec.name_or_path) if codec.name_or_path else None)
+    source = origin / GENERATION_CONFIG_FILE if origin is not None else None
     target = directory / GENERATION_CONFIG_FILE
     if source is not None and source.is_file() and not target.exists():
         shutil.copyfile(source, target)
