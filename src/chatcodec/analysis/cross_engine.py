@@ -30,10 +30,27 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from chatcodec.analysis.doctor_probes import (
+    PROBE_TIME,
+    WEATHER_TOOL,
+    Outcome,
+    Probe,
+    find_line,
+    first_difference,
+    render_probe,
+    tool_call,
+)
 from chatcodec.analysis.findings import Finding
-from chatcodec.analysis.doctor_probes import PROBE_TIME, WEATHER_TOOL, Outcome, Probe, find_line, render_probe, tool_call
 
-__all__ = ["HF_JINJA_VERSION", "check_cross_engines", "cross_engine_probes", "hf_jinja_package"]
+__all__ = [
+    "HF_JINJA_VERSION",
+    "check_cross_engines",
+    "cross_engine_probes",
+    "divergence_findings",
+    "engine_context",
+    "hf_jinja_package",
+    "render_hf_jinja",
+]
 
 #: The @huggingface/jinja version the portability research measured and the setup script installs.
 HF_JINJA_VERSION = "0.5.11"
@@ -48,12 +65,14 @@ def cross_engine_probes(kwargs: dict[str, Any]) -> list[Probe]:
     question = {"role": "user", "content": "What is the capital of France?"}
     answer = {"role": "assistant", "content": "Paris."}
     call = {"role": "assistant", "content": "", "tool_calls": [tool_call("get_weather", {"city": "Paris"})]}
-    result = {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": '{"temperature": 21}'}
+    result = {"role": "tool", "tool_call_id": "call_1", "name": "get_weather",
+              "content": '{"temperature": 21}'}
     conversations: list[tuple[list[dict[str, Any]], list[dict[str, Any]] | None]] = [
         ([question], None),
         ([{"role": "system", "content": "You are concise."}, question], None),
         ([question, answer, {"role": "user", "content": "And Italy?"}], None),
-        ([question, {**answer, "reasoning_content": "Easy: Paris."}, {"role": "user", "content": "Italy?"}], None),
+        ([question, {**answer, "reasoning_content": "Easy: Paris."}, {"role": "user", "content": "Italy?"}],
+         None),
         ([{"role": "user", "content": "Weather in Paris?"}, call, result], [WEATHER_TOOL]),
         ([{"role": "user", "content": [{"type": "text", "text": "Describe this."}]}], None),
     ]
@@ -75,27 +94,29 @@ def check_cross_engines(template: str, kwargs: dict[str, Any],
     """
     probes = cross_engine_probes(kwargs)
     reference = [render_probe(template, probe) for probe in probes]
-    contexts = [_context(probe) for probe in probes]
+    contexts = [engine_context(probe) for probe in probes]
     findings: list[Finding] = []
     runners: dict[str, Callable[[str, list[dict[str, Any]]], list[Outcome] | str]] = {
-        "minijinja": _render_minijinja, "hf-jinja": _render_hf_jinja}
+        "minijinja": _render_minijinja,
+        "hf-jinja": lambda text, items: _first(render_hf_jinja([(text, items)]))}
     for engine in engines:
         outcomes = runners[engine](template, contexts)
         check = f"cross-engine:{engine}"
         if isinstance(outcomes, str):
             findings.append(Finding(check, "info", f"not run: {outcomes}"))
             continue
-        findings += _divergences(template, check, probes, reference, outcomes)
+        findings += divergence_findings(template, check, probes, reference, outcomes)
     return findings
 
 
-def _context(probe: Probe) -> dict[str, Any]:
-    """The template variables chatcodec's renderer builds for ``probe`` (plain JSON data)."""
+def engine_context(probe: Probe) -> dict[str, Any]:
+    """The template variables chatcodec's renderer builds for ``probe`` (plain JSON data), as every
+    engine gets them."""
     from chatcodec.chat_templates.inputs import plain_input, prepare_messages, prepare_tools
 
     context = {name: plain_input(value, name) for name, value in probe.kwargs.items()}
-    context.update(messages=prepare_messages(probe.messages), tools=prepare_tools(probe.tools), documents=None,
-                   add_generation_prompt=probe.add_generation_prompt)
+    context.update(messages=prepare_messages(probe.messages), tools=prepare_tools(probe.tools),
+                   documents=None, add_generation_prompt=probe.add_generation_prompt)
     return context
 
 
@@ -153,7 +174,20 @@ def hf_jinja_package() -> Path | None:
     return folder if (folder / "package.json").is_file() else None
 
 
-def _render_hf_jinja(template: str, contexts: list[dict[str, Any]]) -> list[Outcome] | str:
+def _first(outcomes: list[list[Outcome]] | str) -> list[Outcome] | str:
+    return outcomes if isinstance(outcomes, str) else outcomes[0]
+
+
+def render_hf_jinja(jobs: list[tuple[str, list[dict[str, Any]]]]) -> list[list[Outcome]] | str:
+    """Render templates with @huggingface/jinja in one Node.js run.
+
+    Args:
+        jobs: ``(template, contexts)`` pairs (contexts as :func:`engine_context` builds them).
+
+    Returns:
+        Per job, one :class:`Outcome` per context; or, when the engine cannot run, why (Node.js or
+        the package missing, or Node.js failing), with how to fix it.
+    """
     node = shutil.which("node")
     package = hf_jinja_package()
     if node is None:
@@ -162,44 +196,63 @@ def _render_hf_jinja(template: str, contexts: list[dict[str, Any]]) -> list[Outc
         return (f"@huggingface/jinja is not installed; run scripts/setup_hf_jinja.sh (npm install "
                 f"@huggingface/jinja@{HF_JINJA_VERSION} into ~/.cache/chatcodec/hf-jinja), or set "
                 "CHATCODEC_HF_JINJA to its package folder")
-    request = {"package": str(package), "template": template, "contexts": contexts,
+    request = {"package": str(package),
+               "jobs": [{"template": template, "contexts": contexts} for template, contexts in jobs],
                "now": [PROBE_TIME.year, PROBE_TIME.month, PROBE_TIME.day, PROBE_TIME.hour, PROBE_TIME.minute,
                        PROBE_TIME.second]}
     runner = resources.files("chatcodec.analysis").joinpath("hf_jinja_runner.mjs")
     with resources.as_file(runner) as script:
         done = subprocess.run([node, str(script)], input=json.dumps(request), capture_output=True, text=True,
-                              timeout=NODE_TIMEOUT, check=False)
+                              timeout=NODE_TIMEOUT * max(1, len(jobs)), check=False)
     if done.returncode != 0:
-        return f"Node.js failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
-    return [Outcome(result.get("text"), result.get("error")) for result in json.loads(done.stdout)]
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
+        return f"Node.js failed: {last}"
+    return [[Outcome(result.get("text"), result.get("error")) for result in results]
+            for results in json.loads(done.stdout)]
 
 
 # --- comparing ---------------------------------------------------------------------------------------
 
-def _divergences(template: str, check: str, probes: list[Probe], reference: list[Outcome],
-                 outcomes: list[Outcome]) -> list[Finding]:
-    """One finding per cause, for the renders where the engine and the reference disagree."""
-    groups: dict[tuple[str, str], list[tuple[int, int | None]]] = {}
-    for index, (ours, theirs) in enumerate(zip(reference, outcomes)):
-        if ours.text is not None and theirs.text == ours.text or ours.text is None and theirs.text is None:
+def divergence_findings(template: str, check: str, probes: list[Probe], reference: list[Outcome],
+                        outcomes: list[Outcome]) -> list[Finding]:
+    """One finding per cause, for the renders where the engine and the reference disagree.
+
+    Args:
+        template: the chat template text (for the lines).
+        check: ``cross-engine:<engine>``.
+        probes: the probes rendered.
+        reference: chatcodec's outcome of each probe.
+        outcomes: the engine's outcome of each probe.
+
+    Returns:
+        The findings, in the order their first probe comes.
+    """
+    groups: dict[tuple[str, str], list[tuple[int, int | None, str]]] = {}
+    for index, (ours, theirs) in enumerate(zip(reference, outcomes, strict=True)):
+        if ours.text == theirs.text:  # the same prompt, or both raise
             continue
         severity, cause, line = _cause(template, ours, theirs)
-        groups.setdefault((severity, cause), []).append((index, line))
+        why = cause.partition(": first difference")[0]
+        groups.setdefault((severity, _IN_STRING.sub("", why)), []).append((index, line, cause))
     rendered = sum(outcome.text is not None for outcome in reference)
     findings = []
-    for (severity, cause), cases in groups.items():
-        index, line = cases[0]
-        count = (f"{len(cases)} of the {rendered} probe prompts the reference renders" if severity == "warning"
-                 else f"{len(cases)} probe conversations the reference refuses")
+    for (severity, _), cases in groups.items():
+        index, line, cause = cases[0]
+        count = (f"{len(cases)} of the {rendered} probe prompts the reference renders"
+                 if severity == "warning" else f"{len(cases)} probe conversations the reference refuses")
         findings.append(Finding(check, severity, f"{cause} ({count})", line, probes[index].conversation()))
     return findings
 
+
+#: MiniJinja's "(in <string>:N)": the line goes to the finding's ``line``, not into its grouping.
+_IN_STRING = re.compile(r" \(in <string>:\d+\)")
 
 #: Engine error texts with what they mean, for the message (first match wins).
 _KNOWN_ERRORS = (
     (re.compile(r"unknown statement generation|generation"), "{% generation %} is a transformers tag this "
      "engine does not know, so the template does not parse; keep it only if assistant masks are needed"),
-    (re.compile(r"Object keys must be strings"), "a dict literal with non-string keys is refused; use string keys"),
+    (re.compile(r"Object keys must be strings"),
+     "a dict literal with non-string keys is refused; use string keys"),
     (re.compile(r"Unknown (\w+)Value filter: (\w+)|Cannot apply filter \"(\w+)\" to type: (\w+)"),
      "a filter is applied to a value type this engine does not accept (Jinja2 converts it to text first)"),
     (re.compile(r"Expected iterable"), "a loop over a string, which this engine refuses"),
@@ -220,7 +273,7 @@ def _cause(template: str, ours: Outcome, theirs: Outcome) -> tuple[str, str, int
         line = theirs.line or (_first_line(template, "generation") if "generation" in error else None)
         return "warning", cause, line
     text, other = ours.text, theirs.text
-    index = next((i for i, (a, b) in enumerate(zip(text, other)) if a != b), min(len(text), len(other)))
+    index = first_difference(text, other)
     mine, yours = text[index:index + 30], other[index:index + 30]
     if "\r" in other and "\r\n" in template:
         why = "the template has CRLF line ends: Jinja2 reads them as \\n, this engine keeps the \\r"

@@ -19,6 +19,7 @@ __all__ = [
     "Outcome",
     "Probe",
     "find_line",
+    "first_difference",
     "render_probe",
     "tool_call",
 ]
@@ -91,13 +92,20 @@ def render_probe(template: str, probe: Probe, *, now: datetime = PROBE_TIME) -> 
     from chatcodec.chat_templates.render import render_chat_template
 
     try:
-        text = render_chat_template(template, probe.messages, tools=probe.tools,
-                                    add_generation_prompt=probe.add_generation_prompt, now=now, **probe.kwargs)
+        text = render_chat_template(template, probe.messages, tools=probe.tools, now=now,
+                                    add_generation_prompt=probe.add_generation_prompt, **probe.kwargs)
     except ChatTemplateError as error:
         return Outcome(None, f"{type(error).__name__}: {error.message}", error.lineno)
     except ConversationError as error:
         return Outcome(None, f"{type(error).__name__}: {error}")
     return Outcome(text)
+
+
+def first_difference(first: str, second: str) -> int:
+    """The index of the first character where the texts differ (the shorter length when one is a
+    prefix of the other)."""
+    return next((index for index, (a, b) in enumerate(zip(first, second, strict=False)) if a != b),
+                min(len(first), len(second)))
 
 
 def find_line(template: str, text: str, *, shortest: int = 3) -> int | None:

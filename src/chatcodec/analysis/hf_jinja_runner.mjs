@@ -1,7 +1,8 @@
-// Render one chat template with @huggingface/jinja for several contexts (chatcodec doctor).
-// Input (stdin, JSON): {"package": "<path of the @huggingface/jinja folder>", "template": "...",
-//   "now": [year, month (1-12), day, hour, minute, second], "contexts": [{...}, ...]}.
-// Output (stdout, JSON): [{"text": "..."} | {"error": "..."}, ...], one per context.
+// Render chat templates with @huggingface/jinja, each for several contexts (chatcodec doctor).
+// Input (stdin, JSON): {"package": "<path of the @huggingface/jinja folder>",
+//   "now": [year, month (1-12), day, hour, minute, second],
+//   "jobs": [{"template": "...", "contexts": [{...}, ...]}, ...]}.
+// Output (stdout, JSON): per job, [{"text": "..."} | {"error": "..."}, ...], one per context.
 // The clock: the package has no way to set strftime_now's time, so Date is replaced by a class
 // whose argument-less constructor (and Date.now) give the pinned local time.
 import { readFileSync } from "node:fs";
@@ -20,19 +21,19 @@ globalThis.Date = PinnedDate;
 
 const entry = JSON.parse(readFileSync(join(input.package, "package.json"), "utf8")).module;
 const { Template } = await import(pathToFileURL(join(input.package, entry)).href);
-let template = null;
-let parseError = null;
-try {
-  template = new Template(input.template);
-} catch (error) {
-  parseError = `${error.name}: ${error.message}`;
-}
-const results = input.contexts.map((context) => {
-  if (parseError !== null) return { error: parseError };
+function run(job) {
+  let template;
   try {
-    return { text: template.render(context) };
+    template = new Template(job.template);
   } catch (error) {
-    return { error: `${error.name}: ${error.message}` };
+    return job.contexts.map(() => ({ error: `${error.name}: ${error.message}` }));
   }
-});
-process.stdout.write(JSON.stringify(results));
+  return job.contexts.map((context) => {
+    try {
+      return { text: template.render(context) };
+    } catch (error) {
+      return { error: `${error.name}: ${error.message}` };
+    }
+  });
+}
+process.stdout.write(JSON.stringify(input.jobs.map(run)));

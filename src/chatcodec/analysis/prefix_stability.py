@@ -21,8 +21,16 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from chatcodec.analysis.doctor_probes import (
+    PROBE_TIME,
+    WEATHER_TOOL,
+    Probe,
+    find_line,
+    first_difference,
+    render_probe,
+    tool_call,
+)
 from chatcodec.analysis.findings import Finding
-from chatcodec.analysis.doctor_probes import PROBE_TIME, WEATHER_TOOL, Probe, find_line, render_probe, tool_call
 
 __all__ = ["check_prefix_stability"]
 
@@ -31,6 +39,7 @@ REASONING = "The user asks for a capital city; I know it is Paris."
 QUESTION = {"role": "user", "content": "What is the capital of France?"}
 ANSWER = {"role": "assistant", "content": "The capital of France is Paris."}
 FOLLOW_UP = {"role": "user", "content": "And the capital of Italy?"}
+SYSTEM = "You are a concise assistant."
 
 
 def _sequences() -> list[tuple[str, list[dict[str, Any]], dict[str, Any], list[dict[str, Any]] | None]]:
@@ -38,10 +47,11 @@ def _sequences() -> list[tuple[str, list[dict[str, Any]], dict[str, Any], list[d
     history of the answer ends with its content: what follows (an end-of-sequence token written only
     after the final message, as for training) is not what a server caches."""
     call = {"role": "assistant", "content": "", "tool_calls": [tool_call("get_weather", {"city": "Paris"})]}
-    result = {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": '{"temperature": 21}'}
+    result = {"role": "tool", "tool_call_id": "call_1", "name": "get_weather",
+              "content": '{"temperature": 21}'}
     return [
         ("plain", [QUESTION], ANSWER, None),
-        ("system prompt", [{"role": "system", "content": "You are a concise assistant."}, QUESTION], ANSWER, None),
+        ("system prompt", [{"role": "system", "content": SYSTEM}, QUESTION], ANSWER, None),
         ("reasoning", [QUESTION], {**ANSWER, "reasoning_content": REASONING}, None),
         ("tool call", [{"role": "user", "content": "What is the weather in Paris?"}, call, result],
          {"role": "assistant", "content": "It is 21 degrees in Paris."}, [WEATHER_TOOL]),
@@ -66,12 +76,13 @@ def check_prefix_stability(template: str, kwargs: dict[str, Any]) -> list[Findin
         outcomes = [render_probe(template, step) for step in steps]
         failed = next((index for index, outcome in enumerate(outcomes) if outcome.text is None), None)
         if failed is not None:
-            findings.append(Finding(CHECK, "info", f"the {name} conversation cannot be rendered, so its prefix "
-                                    f"stability is not checked: {outcomes[failed].error}",
+            findings.append(Finding(CHECK, "info", f"the {name} conversation cannot be rendered, so its "
+                                    f"prefix stability is not checked: {outcomes[failed].error}",
                                     outcomes[failed].line, steps[failed].conversation()))
             continue
         prompt, history, following = (outcome.text or "" for outcome in outcomes)
-        if not history.startswith(prompt) and not _extended_with_reasoning(template, steps[1], answer, prompt):
+        if not history.startswith(prompt) and not _extended_with_reasoning(template, steps[1], answer,
+                                                                            prompt):
             findings.append(_break(template, name, 0, prompt, history, steps[1], answer))
         end = history.rfind(answer["content"])
         kept = history[:end + len(answer["content"])] if end >= 0 else history
@@ -84,7 +95,7 @@ def _merged(findings: list[Finding]) -> list[Finding]:
     """One finding per (line, cause): the first conversation's, naming the others that show it too."""
     groups: dict[tuple[int | None, str, str], list[Finding]] = {}
     for finding in findings:
-        what, _, rest = finding.message.partition(": ")
+        rest = finding.message.partition(": ")[2]
         cause = rest.split("); ", 1)[-1]
         groups.setdefault((finding.line, rest.split(" (first difference")[0], cause), []).append(finding)
     merged = []
@@ -92,8 +103,9 @@ def _merged(findings: list[Finding]) -> list[Finding]:
         first = group[0]
         if len(group) > 1:
             others = ", ".join(finding.message.split(" conversation: ")[0] for finding in group[1:])
+            plural = "s" if len(group) > 2 else ""
             first = Finding(first.check, first.severity, f"{first.message} (the same in the {others} "
-                            "conversation" + ("s)" if len(group) > 2 else ")"), first.line, first.conversation)
+                            f"conversation{plural})", first.line, first.conversation)
         merged.append(first)
     return merged
 
@@ -112,7 +124,7 @@ def _extended_with_reasoning(template: str, history: Probe, answer: dict[str, An
 def _break(template: str, name: str, link: int, before: str, after: str, probe: Probe,
            answer: dict[str, Any]) -> Finding:
     """The finding for ``after`` not starting with ``before``."""
-    index = next((i for i, (a, b) in enumerate(zip(before, after)) if a != b), min(len(before), len(after)))
+    index = first_difference(before, after)
     old, new = before[index:index + 40], after[index:index + 40]
     if link == 0:
         what = ("the generation prompt is not a prefix of the same turn rendered as history, so what the "
@@ -135,14 +147,14 @@ def _cause(old: str, new: str, answer: dict[str, Any], link: int) -> str:
     if link == 0 and answer["content"] not in old:
         return ("the generation prompt ends with text the rendered turn does not have (often an opened or "
                 "empty reasoning block); render the assistant turn with the same opening")
-    if link == 1 and 0 < old.find(content) and 0 <= new.find(content) < old.find(content):
-        return (f"the text {old[:old.find(content)]!r} before the answer is written only while the assistant "
-                "turn is the last one (an empty reasoning block, typically); write it for every assistant turn "
-                "or for none")
+    if link == 1 and old.find(content) > 0 and 0 <= new.find(content) < old.find(content):
+        return (f"the text {old[:old.find(content)]!r} before the answer is written only while the "
+                "assistant turn is the last one (an empty reasoning block, typically); write it for every "
+                "assistant turn or for none")
     if "get_weather" in old or "get_weather" in new:
         return ("the tool definitions (or a block built from them) are placed relative to the last message; "
                 "put them in the system block at the start")
-    if "You are a concise assistant." in old + new:
+    if SYSTEM in old + new:
         return "the system block depends on the last message; render it the same whatever follows"
     return "change the template so that earlier turns render the same whatever follows them"
 
@@ -154,9 +166,10 @@ def _date(template: str, kwargs: dict[str, Any]) -> list[Finding]:
     tomorrow = render_probe(template, probe, now=PROBE_TIME + timedelta(days=1))
     if today.text is None or tomorrow.text is None or today.text == tomorrow.text:
         return []
-    index = next(i for i, (a, b) in enumerate(zip(today.text, tomorrow.text)) if a != b)
-    line = next((number for number, text in enumerate(template.splitlines(), 1) if "strftime_now" in text), None)
+    index = first_difference(today.text, tomorrow.text)
+    line = next((number for number, text in enumerate(template.splitlines(), 1) if "strftime_now" in text),
+                None)
     snippet = today.text[max(0, index - 20):index + 20]
-    return [Finding(CHECK, "info", f"the prompt holds the date (strftime_now; character {index}, {snippet!r}), so "
-                    "a cached prompt prefix is not reused from one day to the next; pass the date as a "
-                    "variable if the cache must survive midnight", line, probe.conversation())]
+    return [Finding(CHECK, "info", f"the prompt holds the date (strftime_now; character {index}, "
+                    f"{snippet!r}), so a cached prompt prefix is not reused from one day to the next; pass "
+                    "the date as a variable if the cache must survive midnight", line, probe.conversation())]

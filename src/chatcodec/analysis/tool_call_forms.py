@@ -18,14 +18,23 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chatcodec.analysis.doctor_probes import (
+    WEATHER_TOOL,
+    Outcome,
+    Probe,
+    find_line,
+    first_difference,
+    render_probe,
+    tool_call,
+)
 from chatcodec.analysis.findings import Finding
-from chatcodec.analysis.doctor_probes import WEATHER_TOOL, Outcome, Probe, find_line, render_probe, tool_call
 
 __all__ = ["check_tool_call_forms"]
 
 CHECK = "tool-call-forms"
 ARGUMENTS = {"city": "Paris"}
 QUESTION = {"role": "user", "content": "What is the weather in Paris?"}
+STRING_FORM = "a JSON string (the OpenAI API's form)"
 RESULT = {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "content": '{"temperature": 21}'}
 
 
@@ -69,12 +78,12 @@ def _arguments(template: str, mapping: Probe, string: Probe) -> list[Finding]:
                         f"documents and passes) raises: {as_mapping.error}; accept a mapping (print it with "
                         "|tojson), and a JSON string too", as_mapping.line, mapping.conversation())]
     if as_string.text is None:
-        return [Finding(CHECK, "warning", "a tool call whose arguments are a JSON string (the OpenAI API's form) "
-                        f"raises: {as_string.error}; accept both forms ({{% if arguments is string %}})",
+        return [Finding(CHECK, "warning", f"a tool call whose arguments are {STRING_FORM} raises: "
+                        f"{as_string.error}; accept both forms ({{% if arguments is string %}})",
                         as_string.line, string.conversation())]
     quoted = json.dumps(json.dumps(ARGUMENTS))[1:-1]
     if quoted in as_string.text and quoted not in as_mapping.text:
-        return [Finding(CHECK, "warning", "a tool call whose arguments are a JSON string (the OpenAI API's form) "
+        return [Finding(CHECK, "warning", f"a tool call whose arguments are {STRING_FORM} "
                         f"is printed quoted a second time ({quoted!r}): the model sees a string where it was "
                         "trained on an object; print a string as it is ({% if arguments is string %})",
                         _line_of_tojson(template), string.conversation())]
@@ -89,8 +98,10 @@ def _pair(template: str, what: str, first: Probe, second: Probe, first_name: str
     one, other = render_probe(template, first), render_probe(template, second)
     if one.text is not None and other.text is None:
         return [Finding(CHECK, "warning", f"an assistant tool-call turn with {second_name} raises "
-                        f"({other.error}) where {first_name} renders; the OpenAI API sends content None "
-                        "with tool calls, so accept it", other.line, second.conversation())]
+                        f"({other.error}) where {first_name} renders (a None key is left out before "
+                        "rendering, as transformers' apply_chat_template does); the OpenAI API sends content "
+                        "None with tool calls, so test `message.content is defined` (or use "
+                        "`message.content|default('')`)", other.line, second.conversation())]
     if one.text is None and other.text is not None:
         return [Finding(CHECK, "warning", f"an assistant tool-call turn with {first_name} raises "
                         f"({one.error}) where {second_name} renders; accept both", one.line,
@@ -104,19 +115,21 @@ def _tools(template: str, without: Probe, empty: Probe) -> list[Finding]:
     absent, listed = render_probe(template, without), render_probe(template, empty)
     if absent.text is None or listed.text is None or absent.text == listed.text:
         if absent.text is not None and listed.text is None:
-            return [Finding(CHECK, "warning", f"tools=[] (what servers pass when a request has no tools) raises "
-                            f"({listed.error}) where no tools renders", listed.line, empty.conversation())]
+            return [Finding(CHECK, "warning", "tools=[] (what servers pass when a request has no tools) "
+                            f"raises ({listed.error}) where no tools renders", listed.line,
+                            empty.conversation())]
         return []
     finding = _differ(template, "no tools", "tools=[]", absent, listed, empty, "warning")
-    return [Finding(CHECK, "warning", f"{finding.message}; servers pass tools=[] for requests without tools, so "
-                    "every such prompt gets this text: test `tools` with `|length` rather than `is not none`",
+    return [Finding(CHECK, "warning", f"{finding.message}; servers pass tools=[] for requests without "
+                    "tools, so every such prompt gets this text: test `tools` with `|length` rather than "
+                    "`is not none`",
                     finding.line, finding.conversation)]
 
 
 def _differ(template: str, first_name: str, second_name: str, one: Outcome, other: Outcome, probe: Probe,
             severity: str) -> Finding:
     first, second = one.text or "", other.text or ""
-    index = next((i for i, (a, b) in enumerate(zip(first, second)) if a != b), min(len(first), len(second)))
+    index = first_difference(first, second)
     old, new = first[index:index + 40], second[index:index + 40]
     line = find_line(template, new) or find_line(template, old)
     return Finding(CHECK, severity, f"{first_name} and {second_name} render differently (first difference at "
