@@ -279,7 +279,7 @@ def _cause(template: str, ours: Outcome, theirs: Outcome) -> tuple[str, str, int
         why = "the template has CRLF line ends: Jinja2 reads them as \\n, this engine keeps the \\r"
     elif mine.startswith("None") and not yours.startswith("None"):
         why = "{{ none }} prints 'None' in Jinja2 and something else here; test for none before printing"
-    elif mine[:1] in "[{" and yours[:1] in "[{":
+    elif (mine[:1] in "[{" and yours[:1] in "[{") or (mine[:1], yours[:1]) == ("'", '"'):
         why = "a list or dict printed without |tojson (Python's repr in Jinja2)"
     else:
         why = "the engine renders other text"
