@@ -200,6 +200,12 @@ class ResponseParser:
         return self._lifecycle
 
     @property
+    def template(self) -> ResponseTemplate:
+        """The compiled response template this parser follows (read-only; the OpenAI streams read
+        its fields)."""
+        return self._template
+
+    @property
     def parse_errors(self) -> list[dict[str, Any]]:
         """The problems recorded so far with ``errors="keep"`` (empty in strict mode)."""
         return list(self._message.errors)
