@@ -609,8 +609,10 @@ class ChatCodec(SpecialTokenAttributes):
         """
         from chatcodec.model.hub import push_codec
 
-        return push_codec(self, repo_id, commit_message=commit_message, commit_description=commit_description,
-                          private=private, token=token, revision=revision, create_pr=create_pr)
+        base = self.hub_snapshot if self.name_or_path == repo_id else None
+        return push_codec(self.save_pretrained, repo_id, base=base, commit_message=commit_message,
+                          commit_description=commit_description, private=private, token=token,
+                          revision=revision, create_pr=create_pr)
 
     def __repr__(self) -> str:
         names = sorted(self.chat_template) if isinstance(self.chat_template, dict) else None

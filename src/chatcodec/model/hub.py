@@ -24,13 +24,11 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatcodec.errors import HubError
-
-if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
 
 __all__ = [
     "HUB_FILES",
@@ -166,22 +164,24 @@ def _hub_error(repo_id: str, revision: str | None, offline: bool, error: Excepti
 
 # --- push_to_hub -----------------------------------------------------------------------------------
 
-def push_codec(codec: ChatCodec, repo_id: str, *, commit_message: str | None = None,
+def push_codec(save: Callable[[Path], object], repo_id: str, *, base: Path | None = None,
+               commit_message: str | None = None,
                commit_description: str | None = None, private: bool | None = None,
                token: str | bool | None = None, revision: str | None = None,
                create_pr: bool = False) -> Any:
     """Commit what ``codec.save_pretrained`` writes to a Hub repository (created when missing).
 
     The codec is saved into a temporary directory, and each file it writes becomes a
-    ``CommitOperationAdd`` of one commit. When the codec was loaded from the same repository, the
-    directory starts as a copy of the files it was read from, so the commit holds exactly the
-    changes ``save_pretrained`` would make to that repository: files whose bytes are unchanged are
-    left out, and files it would delete (a legacy ``chat_template.json``, a named template no longer
-    there) become ``CommitOperationDelete``\\ s.
+    ``CommitOperationAdd`` of one commit. When the codec was loaded from the same repository
+    (``base``), the directory starts as a copy of the files it was read from, so the commit holds
+    exactly the changes ``save_pretrained`` would make to that repository: files whose bytes are
+    unchanged are left out, and files it would delete (a legacy ``chat_template.json``, a named
+    template no longer there) become ``CommitOperationDelete`` operations.
 
     Args:
-        codec: what to push.
+        save: the codec's ``save_pretrained`` (called with the temporary directory).
         repo_id: ``"org/name"``.
+        base: the Hub cache snapshot of ``repo_id`` the codec was loaded from, or ``None``.
         commit_message: the commit title (default ``"Upload chat templates with chatcodec"``).
         commit_description: the commit (or pull request) description.
         private: for a new repository, whether it is private (``None``: the Hub's default).
@@ -197,11 +197,10 @@ def push_codec(codec: ChatCodec, repo_id: str, *, commit_message: str | None = N
         ModelStorageError: as ``save_pretrained`` (nothing is sent then).
     """
     hub = _import_hub(repo_id)
-    base = codec.hub_snapshot if codec.name_or_path == repo_id else None
     with tempfile.TemporaryDirectory(prefix="chatcodec-push-") as folder:
         directory = Path(folder)
         before = _copy_read_files(base, directory) if base is not None else {}
-        codec.save_pretrained(directory)
+        save(directory)
         after = _digests(directory)
         operations: list[Any] = [
             hub.CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(directory / path))
