@@ -211,6 +211,28 @@ class TestToolCalls:
             convert([{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": calls}])
         assert str(caught.value) == message
 
+    def test_content_beside_calls_is_kept(self) -> None:
+        message = {
+            "role": "assistant",
+            "content": "Let me check.",
+            "reasoning_content": "Weather tool.",
+            "tool_calls": [self.CALL],
+        }
+        assert convert([message]) == [
+            {
+                "role": "assistant",
+                "content": "Let me check.",
+                "reasoning_content": "Weather tool.",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": {"city": "Lisbon"}},
+                    }
+                ],
+            }
+        ]
+
     def test_an_empty_list_of_calls_is_no_calls(self) -> None:
         assert convert([{"role": "assistant", "content": "Hi", "tool_calls": []}]) == [
             {"role": "assistant", "content": "Hi"}
