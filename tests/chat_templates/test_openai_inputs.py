@@ -126,9 +126,7 @@ class TestContentParts:
 
     def test_string_content_and_other_values_are_kept(self) -> None:
         messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": None}]
-        converted = convert(messages, TEXT)
-        assert converted == messages
-        assert converted[0] is messages[0]
+        assert convert(messages, TEXT) == messages
 
 
 class TestToolCalls:
@@ -314,6 +312,31 @@ def test_sdk_and_dataclass_objects_become_dicts() -> None:
             ],
         },
     ]  # the None values go when the conversation is prepared for the template, as in the reference
+    # an SDK call inside a dict message is converted too
+    assert convert([{"role": "assistant", "tool_calls": [call]}]) == [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "function": {"name": "get_weather", "arguments": {"city": "Lisbon"}},
+                    "type": "function",
+                }
+            ],
+        }
+    ]
+
+
+def test_a_conversation_object_is_its_messages() -> None:
+    @dataclasses.dataclass
+    class Conversation:
+        messages: list[dict[str, Any]]
+
+    template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    chat = [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    codec = ChatCodec(template)
+    assert codec.apply_chat_template(Conversation(chat), tokenize=False) == "<user>Hi"
+    assert codec.apply_chat_template([Conversation(chat), chat], tokenize=False) == ["<user>Hi", "<user>Hi"]
 
 
 def test_tools() -> None:
