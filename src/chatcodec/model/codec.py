@@ -559,6 +559,10 @@ class ChatCodec(SpecialTokenAttributes):
         Raises:
             ModelStorageError: a template name would escape its folder, or a configuration file
                 of the target cannot be read; nothing is written (or created) then.
+
+        Warns:
+            UserWarning: the response template written uses chatcodec extensions (``x-`` parsers,
+                ``flatten``, ...): transformers cannot read it as chatcodec does.
         """
         from chatcodec.model.saving import CodecState, save_codec
 

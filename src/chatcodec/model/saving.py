@@ -13,6 +13,10 @@ What gets written (as transformers 5.23 writes a tokenizer's current configurati
 * ``tokenizer.json`` when the codec has a tokenizer (replacing the directory's), and
   ``generation_config.json`` from the source directory when the target has none.
 
+A response template that uses chatcodec extensions is written as it is, with a ``UserWarning``
+naming each extension: transformers refuses or misreads it, so the directory needs chatcodec to
+be parsed as intended.
+
 Rules kept: everything is checked before anything is written, so a save that fails (a template
 name that would escape its folder, an unreadable configuration file) leaves the target as it
 was, and does not create it; each path written is listed once.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +150,21 @@ def _write_tokenizer(state: CodecState, directory: Path, written: list[str]) -> 
         written.append(str(target))
 
 
+def _warn_if_chatcodec_only(template: Any, path: Path) -> None:
+    """Say so when the response template written needs chatcodec (transformers cannot read it as is)."""
+    if not isinstance(template, dict):
+        return
+    from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
+
+    features = chatcodec_only_features(template)
+    if features:
+        listed = "; ".join(str(feature) for feature in features)
+        warnings.warn(
+            f"{path}: the response_template written uses chatcodec extensions, so it needs chatcodec "
+            f"(transformers and the engines that follow it cannot read it as chatcodec does): {listed}",
+            UserWarning, stacklevel=4)
+
+
 def save_codec(state: CodecState, directory: Path) -> tuple[str, ...]:
     """Write a codec's state to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`.
 
@@ -158,6 +178,10 @@ def save_codec(state: CodecState, directory: Path) -> tuple[str, ...]:
     Raises:
         ModelStorageError: a template name would escape its folder, or a configuration file of
             the target cannot be read; nothing is written then.
+
+    Warns:
+        UserWarning: the response template written uses chatcodec extensions
+            (``x-`` parsers, ``flatten``, ...), which transformers cannot read as chatcodec does.
     """
     from chatcodec.model.storage import plan_chat_template_save, save_chat_templates
 
@@ -175,6 +199,7 @@ def save_codec(state: CodecState, directory: Path) -> tuple[str, ...]:
         (directory / SPECIAL_TOKENS_MAP_FILE).write_text(json_file_text(legacy), encoding="utf-8")
         written.append(str(directory / SPECIAL_TOKENS_MAP_FILE))
     _write_tokenizer(state, directory, written)
+    _warn_if_chatcodec_only(config.get("response_template"), directory / TOKENIZER_CONFIG_FILE)
     source = Path(state.name_or_path) / GENERATION_CONFIG_FILE if state.name_or_path else None
     target = directory / GENERATION_CONFIG_FILE
     if source is not None and source.is_file() and not target.exists():
