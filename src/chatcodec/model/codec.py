@@ -299,6 +299,15 @@ class ChatCodec(SpecialTokenAttributes):
         control token; ``tokenizer_kwargs`` takes ``padding_side`` and ``pad_to_multiple_of`` only.
         Padding and truncation follow :attr:`padding_side` and :attr:`truncation_side`.
 
+        Messages and tools are taken as an OpenAI client or the ``openai`` SDK sends them
+        (:mod:`chatcodec.chat_templates.openai_inputs`; transformers 5.24 does part of this):
+        SDK objects become dicts, ``image_url`` / ``input_audio`` / ``video_url`` parts become the
+        parts multimodal templates read and text-only part lists become text, tool-call arguments
+        sent as JSON strings reach the template as it reads them, ``tools=[]`` is no tools (also
+        for choosing the ``tool_use`` template), an empty ``tool_calls`` is no calls, and a tool
+        message gets the name of the call it answers. :meth:`apply_chat_request` takes a whole
+        request.
+
         Args:
             conversation: a list of messages, or a list of such lists (a batch; objects with a
                 ``messages`` attribute are accepted in a batch too).
@@ -326,6 +335,8 @@ class ChatCodec(SpecialTokenAttributes):
         Raises:
             ValueError: incompatible options, an empty conversation, a ``tokenizer_kwargs`` key
                 chatcodec does not support.
+            ConversationError: a message the template cannot take (a media part for a text-only
+                template, tool-call arguments that are not a JSON object), named by its position.
             TypeError: a ``tokenizer_kwargs`` key that repeats an argument (as in the reference).
             ChatTemplateNotFoundError: no chat template to use.
             ChatTemplateError: the template failed (subclasses mirror the original error type).
