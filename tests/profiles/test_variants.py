@@ -108,7 +108,7 @@ def test_variant(family: str, vector: dict[str, Any]) -> None:
 
 #: Families whose formats are still to be written down as variant vectors (shrinks to nothing).
 PENDING: frozenset[str] = frozenset({
-    "gpt_oss", "llama3_json"
+    "llama3_json"
 })
 
 
