@@ -172,9 +172,6 @@ def variants() -> list[str]:
         for vector in vectors:
             lines.append(f"| {_md(vector['variant'])} | {_md(vector['source'])} | `{vector['id']}` |")
         lines.append("")
-    pending = sorted(test_variants.PENDING)
-    if pending:
-        lines.append(f"Not yet written down: {', '.join(f'`{name}`' for name in pending)}.")
     return lines
 
 
