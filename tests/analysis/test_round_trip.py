@@ -142,7 +142,7 @@ def test_a_parser_error_fails_the_case_and_carries_the_message() -> None:
     assert case.probe.label == "one_call/string/single"
     assert case.parsed is None
     assert case.error is not None and "tool_calls" in case.error
-    assert case.reason == f"the response template raised: {case.error}"
+    assert case.reason == f"parsing failed: {case.error}"
 
 
 def test_a_prompt_that_opens_think_makes_every_probe_turn_carry_reasoning() -> None:

@@ -57,6 +57,7 @@ that order.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -82,6 +83,7 @@ __all__ = [
     "RoundTripReport",
     "check_probes",
     "compare_message",
+    "cut_output",
     "discover_shape",
     "render_case",
     "round_trip",
@@ -254,8 +256,23 @@ def render_case(chat_template: str, conversation: Conversation, eos_token: str |
         return render_chat_template(chat_template, conv.messages, tools=conv.tools,
                                     add_generation_prompt=conv.add_generation_prompt, **conv.kwargs)
 
-    prompt = render(conversation.prompt())
-    full = render(conversation)
+    return cut_output(render(conversation.prompt()), render(conversation), eos_token)
+
+
+def cut_output(prompt: str, full: str, eos_token: str | None = None) -> RenderedCase:
+    """The generated part of a full render: after the prompt, before the first eos token.
+
+    When ``full`` does not start with the whole ``prompt``, the output starts where the two part
+    (moved back to the start of a ``<...>`` / ``[...]`` marker they would split).
+
+    Args:
+        prompt: the generation prompt render.
+        full: the render with the final turn.
+        eos_token: the output is cut before its first occurrence (``None`` or ``""``: not cut).
+
+    Returns:
+        The :class:`RenderedCase`.
+    """
     common = _common_prefix(prompt, full)
     if common < len(prompt):
         common = _marker_start(full, common)
@@ -483,9 +500,16 @@ def _parse(template: ResponseTemplate, output: str, prompt: str, tools: list[dic
     from chatcodec.response_templates.api import parse_response
 
     try:
-        return parse_response(output, template, prefix=prompt, tools=tools), None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parsed = parse_response(output, template, prefix=prompt, tools=tools)
     except (ChatCodecError, ValueError) as error:
         return None, _first_line(error)
+    anchor_missing = any("start anchor" in str(warning.message) for warning in caught)
+    if anchor_missing:
+        return parsed, ("the prompt does not contain the start anchor, so all of it was parsed as the start "
+                        "of the message")
+    return parsed, None
 
 
 def _first_line(error: BaseException) -> str:
@@ -507,7 +531,7 @@ def _case_status(probe: Probe, fields: dict[str, str], differences: list[Differe
                   "with, so the render cannot say what a model writes after the prompt")
         return "inconsistent", reason
     if error is not None:
-        return "fail", f"the response template raised: {error}"
+        return "fail", f"parsing failed: {error}"
     first = differences[0]
     return "fail", f"{first.key}: expected {first.expected!r}, parsed {first.actual!r}"
 
