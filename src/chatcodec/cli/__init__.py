@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("chatcodec.cli.migrate", "rewrite a legacy model directory in the modern template format"),
     "profiles": ("chatcodec.cli.profiles", "list the bundled model-family profiles and their coverage"),
     "lint": ("chatcodec.cli.lint", "report portability problems in a chat or response template"),
+    "derive": ("chatcodec.cli.derive", "derive a response template from a chat template, and verify it"),
 }
 
 

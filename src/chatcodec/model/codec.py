@@ -56,7 +56,13 @@ class ChatCodec(SpecialTokenAttributes):
         response_template_source: where :attr:`response_template` came from:
             ``"tokenizer_config.json"``, ``"profile:<name>"`` (a bundled profile, loaded by name
             or detected from the chat template), ``"argument"`` (the constructor's),
-            ``"assigned"`` (set on the attribute later), or ``None`` when there is none.
+            ``"assigned"`` (set on the attribute later), ``"derived"`` (derived from the chat
+            template by ``from_pretrained`` for a directory with neither a response template nor a
+            matching profile), or ``None`` when there is none.
+        response_template_capabilities: for a derived response template, each capability's label
+            (``{"content": {"status": "verified", "reason": "", "applicable": True}, ...}``, see
+            ``chatcodec.analysis.derive``); a parse whose message uses one that is not verified
+            warns once (``UnverifiedCapabilityWarning``). ``None`` otherwise.
         profile: the bundled profile loaded or detected, or ``None``.
     """
 
@@ -83,6 +89,8 @@ class ChatCodec(SpecialTokenAttributes):
         #: The message of the TokenizerUnavailableError raised when ids are needed and there is none.
         self._tokenizer_missing: str | None = None if tokenizer is not None else NO_TOKENIZER_GIVEN
         self._compiled: tuple[str, ResponseTemplate] | None = None  # see _response_template
+        #: Why no response template was derived from the chat template (see model/derived.py).
+        self._derivation_failure: str | None = None
 
     @classmethod
     def from_pretrained(cls, path_or_profile: str | os.PathLike[str]) -> ChatCodec:
@@ -164,6 +172,7 @@ class ChatCodec(SpecialTokenAttributes):
     def response_template(self, value: dict[str, Any] | None) -> None:
         self._response_template_value = value
         self.response_template_source = None if value is None else "assigned"
+        self.response_template_capabilities: dict[str, dict[str, Any]] | None = None
 
     # -- special tokens: codec.eos_token, codec.pad_token_id = ..., eos_token_ids (model.special_tokens)
 
@@ -341,10 +350,12 @@ class ChatCodec(SpecialTokenAttributes):
 
         template = schema if schema is not None else self.response_template
         if template is None:
+            derived = f"; {self._derivation_failure}" if self._derivation_failure else ""
             raise ResponseTemplateNotFoundError(
                 f"{where}: this model has no response template (none in tokenizer_config.json, and no "
-                "bundled profile matched its chat template). Pass one (schema= / response_template=), "
-                "set codec.response_template, or load a bundled profile: ChatCodec.from_pretrained('qwen3')."
+                f"bundled profile matched its chat template{derived}). Pass one (schema= / "
+                "response_template=), set codec.response_template, or load a bundled profile: "
+                "ChatCodec.from_pretrained('qwen3')."
             )
         key = repr(template)
         if self._compiled is None or self._compiled[0] != key:
@@ -383,10 +394,14 @@ class ChatCodec(SpecialTokenAttributes):
             TokenizerUnavailableError: ids were given and the model has no tokenizer.
             ResponseTemplateError, ResponseParseError: as :func:`chatcodec.parse_response`.
         """
+        from chatcodec.model.derived import warn_unverified
         from chatcodec.model.responses import parse_sequences
 
         template = self._response_template(schema, "parse_response")
-        return parse_sequences(self, response, template, prefix=prefix, tools=tools, errors=errors)
+        parsed = parse_sequences(self, response, template, prefix=prefix, tools=tools, errors=errors)
+        if schema is None:
+            warn_unverified(self, parsed if isinstance(parsed, list) else [parsed])
+        return parsed
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
@@ -422,7 +437,12 @@ class ChatCodec(SpecialTokenAttributes):
         def new_decoder() -> IncrementalDecoder:
             return self._require_tokenizer().incremental_decoder()
 
-        return ModelResponseParser(parser, end_of_sequence(self), new_decoder)
+        model_parser = ModelResponseParser(parser, end_of_sequence(self), new_decoder)
+        if response_template is None and self.response_template_capabilities:
+            from chatcodec.model.derived import watch_parser
+
+            watch_parser(self, model_parser)
+        return model_parser
 
     # -- saving ----------------------------------------------------------------------------------
 

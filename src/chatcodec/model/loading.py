@@ -7,7 +7,8 @@ attaching a detected profile's response template. Saving is :mod:`chatcodec.mode
 
 Rules kept: the stored response template is validated at load time (its errors name the file);
 a response template that did not come from the directory says where it came from
-(``codec.response_template_source``); only a directory shadows a profile name.
+(``codec.response_template_source``: a bundled profile, or ``"derived"`` from the chat template when
+no profile matches, :mod:`chatcodec.model.derived`); only a directory shadows a profile name.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from chatcodec.model.tokenizer import load_tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
     from chatcodec.model.codec import ChatCodec
+    from chatcodec.model.derived import Derivation
 
 __all__ = ["find_response_template", "load_codec"]
 
@@ -67,39 +69,48 @@ def _chat_templates(path: Path) -> str | dict[str, str] | None:
         return None
 
 
-def _response_template_of(path: Path, config: TokenizerConfig,
-                          templates: str | dict[str, str] | None) -> tuple[dict[str, Any] | None, str | None]:
+def _response_template_of(path: Path, config: TokenizerConfig, templates: str | dict[str, str] | None
+                          ) -> tuple[dict[str, Any] | None, str | None, Derivation | None]:
     if config.response_template is not None:
-        return _validated(config.response_template, str(path / TOKENIZER_CONFIG_FILE)), TOKENIZER_CONFIG_FILE
+        stored = _validated(config.response_template, str(path / TOKENIZER_CONFIG_FILE))
+        return stored, TOKENIZER_CONFIG_FILE, None
     name = _detected_profile(templates)
     if name is None:
-        return None, None
+        if not templates:
+            return None, None, None
+        from chatcodec.model.derived import DERIVED_SOURCE, derive_for_model
+
+        derivation = derive_for_model(templates, config.special_tokens, str(path))
+        return derivation.template, DERIVED_SOURCE if derivation.template is not None else None, derivation
     from chatcodec import profiles
 
     logger.info("%s has no response_template; using the bundled profile %r, detected from its chat template",
                 path, name)
-    return profiles.load(name).response_template, f"profile:{name}"
+    return profiles.load(name).response_template, f"profile:{name}", None
 
 
 def find_response_template(directory: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, str | None]:
     """The response template ``from_pretrained`` gives a model directory, without loading its tokenizer.
 
     ``tokenizer_config.json``'s ``response_template`` (validated), else the one of the bundled
-    profile detected from the directory's chat template (what ``chatcodec parse DIR`` uses too).
+    profile detected from the directory's chat template (what ``chatcodec parse DIR`` uses too),
+    else one derived from its chat template (:mod:`chatcodec.model.derived`) when its content
+    round trip verifies.
 
     Args:
         directory: the model directory.
 
     Returns:
-        ``(template, source)``: ``source`` is ``"tokenizer_config.json"`` or ``"profile:<name>"``;
-        ``(None, None)`` when there is none.
+        ``(template, source)``: ``source`` is ``"tokenizer_config.json"``, ``"profile:<name>"`` or
+        ``"derived"``; ``(None, None)`` when there is none.
 
     Raises:
         ModelStorageError: a configuration or template file is malformed.
         ResponseTemplateError: the stored response template is invalid (the message names the file).
     """
     path = Path(directory)
-    return _response_template_of(path, read_tokenizer_config(path), _chat_templates(path))
+    template, source, _ = _response_template_of(path, read_tokenizer_config(path), _chat_templates(path))
+    return template, source
 
 
 def _load_directory(cls: type[Codec], path: Path) -> Codec:
@@ -109,12 +120,15 @@ def _load_directory(cls: type[Codec], path: Path) -> Codec:
     codec = cls(templates, special_tokens=config.special_tokens, tokenizer=tokenizer,
                 config=config, name_or_path=str(path))
     codec._tokenizer_missing = missing
-    template, source = _response_template_of(path, config, templates)
+    template, source, derivation = _response_template_of(path, config, templates)
     if template is not None:
         codec.response_template = template
         codec.response_template_source = source
         if source is not None and source.startswith("profile:"):
             codec.profile = source.removeprefix("profile:")
+    if derivation is not None:
+        codec.response_template_capabilities = derivation.capabilities or None
+        codec._derivation_failure = derivation.reason or None
     return codec
 
 
