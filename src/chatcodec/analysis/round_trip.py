@@ -236,13 +236,16 @@ class RoundTripReport:
                 "cases": [case.to_json() for case in self.cases]}
 
 
-def render_case(chat_template: str, conversation: Conversation, eos_token: str | None = None) -> RenderedCase:
+def render_case(chat_template: str, conversation: Conversation, eos_token: str | None = None,
+                prompts: dict[str, str] | None = None) -> RenderedCase:
     """Render a probe conversation's prompt and its full render, and cut the output.
 
     Args:
         chat_template: the chat template text.
         conversation: the full conversation (its final message is the turn under test).
         eos_token: the output is cut before its first occurrence (``None`` or ``""``: not cut).
+        prompts: a cache of prompt renders (many probes share one prompt), keyed by the prompt
+            conversation's JSON; filled as prompts are rendered.
 
     Returns:
         The :class:`RenderedCase`.
@@ -256,7 +259,15 @@ def render_case(chat_template: str, conversation: Conversation, eos_token: str |
         return render_chat_template(chat_template, conv.messages, tools=conv.tools,
                                     add_generation_prompt=conv.add_generation_prompt, **conv.kwargs)
 
-    return cut_output(render(conversation.prompt()), render(conversation), eos_token)
+    prompt_conversation = conversation.prompt()
+    if prompts is None:
+        prompt = render(prompt_conversation)
+    else:
+        key = json.dumps(prompt_conversation.to_json(), sort_keys=True, default=str)
+        if key not in prompts:
+            prompts[key] = render(prompt_conversation)
+        prompt = prompts[key]
+    return cut_output(prompt, render(conversation), eos_token)
 
 
 def cut_output(prompt: str, full: str, eos_token: str | None = None) -> RenderedCase:
@@ -459,15 +470,17 @@ def check_probes(chat_template: str, template: Mapping[str, Any] | ResponseTempl
         ResponseTemplateError: the response template does not load.
     """
     loaded = load_response_template(template)
-    return [_check_one(chat_template, loaded, probe, eos_token, tools or PROBE_TOOLS) for probe in probes]
+    prompts: dict[str, str] = {}
+    return [_check_one(chat_template, loaded, probe, eos_token, tools or PROBE_TOOLS, prompts)
+            for probe in probes]
 
 
 def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos_token: str | None,
-               tools: list[dict[str, Any]]) -> CaseResult:
+               tools: list[dict[str, Any]], prompts: dict[str, str]) -> CaseResult:
     from chatcodec.errors import ChatCodecError
 
     try:
-        rendered = render_case(chat_template, probe.conversation, eos_token)
+        rendered = render_case(chat_template, probe.conversation, eos_token, prompts)
     except ChatCodecError as error:
         return CaseResult(probe, "render_error", reason="the chat template raised on this conversation",
                           error=_first_line(error))

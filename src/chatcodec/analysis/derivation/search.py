@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from chatcodec.analysis.derivation.context import SPECS, DerivationContext, Turn, leaks_sentinel
 from chatcodec.analysis.derivation.text_fields import ReasoningMarkers
 from chatcodec.analysis.round_trip import compare_message
@@ -58,7 +60,8 @@ class Candidate:
         """The response template (``reasoning_content``, ``tool_calls``, ``content``, in that order)."""
         fields: dict[str, Any] = {}
         if self.reasoning is not None:
-            fields["reasoning_content"] = {"open": self.reasoning.open, "close": self.reasoning.close}
+            opener = _reasoning_open(self.reasoning.open)
+            fields["reasoning_content"] = {**opener, "close": self.reasoning.close}
         if self.tool_field is not None:
             fields["tool_calls"] = self.tool_field
         fields["content"] = {"close": list(self.discards)} if self.discards else {}
@@ -75,6 +78,15 @@ class Candidate:
             texts += [str(self.tool_field.get(key, "")) for key in keys]
             texts.append(str(self.tool_field.get("content_args", "")))
         return any(leaks_sentinel(text) for text in texts)
+
+
+def _reasoning_open(opener: str) -> dict[str, str]:
+    """The reasoning field's open: its first marker may come twice (a model repeating the ``<think>``
+    its prompt opened, Gemma 4's doubled ``<|channel>``), as the bundled profiles accept."""
+    match = regex.match(r"<[^<>\s]+>|\[[^\[\]\s]+\]", opener)
+    if match is None:
+        return {"open": opener}
+    return {"open_pattern": f"(?:{regex.escape(match.group(0))})+{regex.escape(opener[match.end():])}"}
 
 
 def sentinel_cases(ctx: DerivationContext, specs: Sequence[str] = tuple(SPECS),

@@ -25,13 +25,21 @@ values stay exact. A bare JSON call with no opener opens on a look-ahead for its
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import regex
 
 from chatcodec.analysis.derivation.atoms import common_prefix_length, common_suffix_length
-from chatcodec.analysis.derivation.context import CALL_A, CALL_B, PLAIN_IDS, REASONING, DerivationContext
+from chatcodec.analysis.derivation.context import (
+    CALL_A,
+    CALL_B,
+    CONTENT,
+    PLAIN_IDS,
+    REASONING,
+    DerivationContext,
+)
 from chatcodec.analysis.derivation.text_fields import _marker_after
 
 __all__ = ["ToolDerivation", "derive_tool_field"]
@@ -39,6 +47,8 @@ __all__ = ["ToolDerivation", "derive_tool_field"]
 _DECODER = json.JSONDecoder()
 _NAME = r"(?P<name>[\w.\-]+)"
 _ID = r"(?P<id>.+?)"
+#: Stands for a call id in the text between calls, so the diff of two calls keeps it as one slot.
+ID_MARK = "\ue000"
 _TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
 
 
@@ -92,9 +102,12 @@ def _generalise(first: str, second: str | None, pattern: str) -> str:
 # --- finding the calls in a render ---------------------------------------------------------------
 
 def _is_call(value: Any, name: str, arguments: dict[str, Any]) -> dict[str, str] | None:
-    """The keys of a JSON call object (``name``, ``arguments``, maybe ``id``), or ``None``."""
+    """The keys of a JSON call object (``name``, ``arguments``, maybe ``id``), or ``None``; a call
+    written ``{NAME: {arguments}}`` (Apertus) gives ``{"name_as_key": "yes"}``."""
     if not isinstance(value, dict):
         return None
+    if list(value) == [name] and value[name] == arguments:
+        return {"name_as_key": "yes", "name": "name", "arguments": "arguments"}
     keys: dict[str, str] = {}
     for key, item in value.items():
         if item == name:
@@ -229,6 +242,15 @@ def _zone_start(ctx: DerivationContext, text: str) -> int:
     return index
 
 
+def _answer_lead(ctx: DerivationContext, mode: Mapping[str, Any]) -> str:
+    """What a turn writes before its answer text in this mode (a pre-closed ``</think>``, an empty
+    ``<think></think>``): not part of any tool-call marker."""
+    turn = ctx.turn("content", mode)
+    if turn is None or CONTENT not in turn.output:
+        return ""
+    return turn.output[:turn.output.index(CONTENT)]
+
+
 def _snap_suffix(ctx: DerivationContext, text: str, length: int) -> str:
     """The last ``length`` characters of ``text``, shortened so they start at an atom boundary."""
     start = len(text) - length
@@ -247,16 +269,17 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
     for mode in ctx.modes:
         one, two = ctx.turn("one_call", mode), ctx.turn("two_calls", mode)
         if one is not None and CALL_A[0] in one.output:
-            chosen = (one, two)
+            chosen = (one, two, mode)
             if one.continues:
                 break
     if chosen is None:
         return ToolDerivation(problem="the template renders no assistant tool call (with any message shape "
                                       "tried: arguments as a mapping or a JSON string, content '', None or "
                                       "text blocks)")
-    one, two = chosen
+    one, two, mode = chosen
     out1 = one.output
-    start1 = _zone_start(ctx, out1)
+    lead = _answer_lead(ctx, mode)
+    start1 = max(_zone_start(ctx, out1), len(lead) if lead and out1.startswith(lead) else 0)
     unit1 = _find_unit(ctx, out1, start1, *CALL_A)
     if unit1 is None:
         return ToolDerivation(problem="the call's arguments are in no form the derivation reads (JSON, a "
@@ -264,7 +287,7 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
     units2: list[_Unit] = []
     out2 = two.output if two is not None else None
     if out2 is not None:
-        start2 = _zone_start(ctx, out2)
+        start2 = max(_zone_start(ctx, out2), len(lead) if lead and out2.startswith(lead) else 0)
         first = _find_unit(ctx, out2, start2, *CALL_A)
         if first is not None and unit1.kind != "array":
             second = _find_unit(ctx, out2, first.end, *CALL_B)
@@ -275,10 +298,17 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
     return _build(ctx, out1, start1, unit1, out2, units2)
 
 
+def _mask_ids(text: str) -> str:
+    """``text`` with the sentinel call ids replaced by :data:`ID_MARK` (they differ between calls)."""
+    for sentinel in PLAIN_IDS:
+        text = text.replace(sentinel, ID_MARK)
+    return text
+
+
 def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: str | None,
            units2: list[_Unit]) -> ToolDerivation:
-    before1 = out1[start1:unit.start]
-    after1 = out1[unit.end:]
+    before1 = _mask_ids(out1[start1:unit.start])
+    after1 = _mask_ids(out1[unit.end:])
     if unit.kind == "array" or len(units2) < 2 or out2 is None:
         opener_raw = before1
         closer_raw = _closing_marker(ctx, after1)
@@ -286,7 +316,7 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
         between = None
         post2 = None
     else:
-        between = out2[units2[0].end:units2[1].start]
+        between = _mask_ids(out2[units2[0].end:units2[1].start])
         closer_raw = _snap_prefix(ctx, after1, common_prefix_length(after1, between))
         rest = between[len(closer_raw):]
         opener_raw = _snap_suffix(ctx, before1, common_suffix_length(before1, rest))
@@ -295,7 +325,7 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
     opener = _marker_tail(ctx, opener_raw) if unit.kind in ("array", "object") else opener_raw.strip()
     section_open = section_open.strip() if ctx.atoms.only_atoms(section_open) else ""
     section_end = after1[len(closer_raw):]
-    discards = [atom for atom in ctx.atoms.texts(section_end) if atom]
+    discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
     closer = closer_raw.strip()
     fields = _fields(unit, opener, closer, section_open, post2, between, ctx.eos)
     kinds = {"object": "JSON object per call", "array": "JSON array of calls",
@@ -328,12 +358,14 @@ def _closing_marker(ctx: DerivationContext, text: str) -> str:
 
 def _open_pattern(section_open: str, opener: str, tail: str) -> str:
     section = rf"(?:{loose(section_open)}\s*)?" if section_open else ""
-    return section + loose(opener) + tail
+    return (section + loose(opener) + tail).replace(regex.escape(ID_MARK), _ID, 1)
 
 
 def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str | None,
             between: str | None, eos: str | None) -> list[dict[str, Any]]:
-    close: dict[str, Any] = {"close": closer} if closer else ({"close": eos} if eos else {})
+    close: dict[str, Any] = {"close": eos} if eos else {}
+    if closer:
+        close = _literal_or_pattern("close", closer)
     if unit.kind in ("object", "array"):
         return _json_fields(unit, opener, close, section_open)
     name_post = unit.name_post
@@ -385,7 +417,7 @@ def _tag_args(info: dict[str, Any]) -> dict[str, Any]:
 
 def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: str) -> list[dict[str, Any]]:
     keys: dict[str, str] = unit.info["keys"]
-    strings = "string_arguments" in keys
+    strings = "string_arguments" in keys or "name_as_key" in keys  # x-json-calls reads both
     if unit.kind == "array":
         element = {"type": "function", "function": {"name": "{" + keys["name"] + "}",
                                                     "arguments": "{" + keys["arguments"] + "}"}}
@@ -411,7 +443,16 @@ def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: 
     return [{**open_spec, **close, "repeats": True, "content": "json", "transform": element}]
 
 
+def _literal_or_pattern(key: str, text: str) -> dict[str, str]:
+    """``{key: text}``, or ``{key_pattern: regex}`` with whitespace loosened when ``text`` holds some."""
+    if regex.search(r"\s", text):
+        return {f"{key}_pattern": loose(text)}
+    return {key: text}
+
+
 def _calls_args(keys: dict[str, str]) -> dict[str, Any]:
+    if "name_as_key" in keys:
+        return {"name_as_key": True}
     args: dict[str, Any] = {"name_keys": [keys["name"]], "arguments_keys": [keys["arguments"]]}
     if "id" in keys:
         args["id_keys"] = [keys["id"]]
@@ -425,7 +466,7 @@ def _json_open(opener: str, bracket: str, first_key: str | None, section_open: s
     if opener:
         if section_open:
             return {"open_pattern": _open_pattern(section_open, opener, "")}
-        return {"open": opener}
+        return _literal_or_pattern("open", opener)
     if bracket == "{" and first_key:
         return {"open_pattern": r"(?=\{\s*" + regex.escape(json.dumps(first_key)) + r"\s*:)"}
     return {"open_pattern": r"(?=\[\s*\{)"}
