@@ -120,6 +120,7 @@ def derive_response_template(chat_template: str, *,
     from chatcodec.analysis.derivation.context import DerivationContext
     from chatcodec.analysis.derivation.search import assemble
     from chatcodec.analysis.derivation.text_fields import (
+        ReasoningMarkers,
         anchor_candidates,
         content_discards,
         heuristic_reasoning,
@@ -136,7 +137,9 @@ def derive_response_template(chat_template: str, *,
     ctx = DerivationContext.create(chat_template, values, shape, modes)
     markers = rendered_reasoning(ctx)
     guessed = None if markers else heuristic_reasoning(ctx)
-    reasoning = [*markers[:2], *([guessed] if guessed else []), None]
+    reasoning: list[ReasoningMarkers | None] = [*markers[:2], *([guessed] if guessed else []), None]
+    if guessed is not None and guessed.heuristic.startswith("h1"):
+        reasoning = [guessed]  # the prompt opens the block: the model writes its close (inference.md h1)
     tools = derive_tool_field(ctx)
     discards = [*content_discards(ctx), *tools.discards, *([ctx.eos] if ctx.eos else [])]
     candidate = assemble(ctx, anchor_candidates(ctx), reasoning, tools.fields, discards)

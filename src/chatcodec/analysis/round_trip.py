@@ -62,6 +62,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import regex
+
 from chatcodec.analysis.probes import (
     CAPABILITIES,
     PROBE_TOOLS,
@@ -391,7 +393,8 @@ def compare_message(expected: Mapping[str, Any], parsed: Mapping[str, Any], outp
 
     Returns:
         ``(fields, differences, dropped)``: ``fields`` maps ``content``, ``reasoning_content`` and
-        ``tool_calls`` to ``pass``, ``fail`` or ``not_rendered``.
+        ``tool_calls`` to ``pass``, ``fail``, ``not_rendered`` or ``empty`` (nothing expected and
+        nothing parsed: it checks that nothing leaked, and proves nothing else).
     """
     want, got = _expected_view(expected), _parsed_view(parsed)
     fields: dict[str, str] = {}
@@ -405,7 +408,7 @@ def compare_message(expected: Mapping[str, Any], parsed: Mapping[str, Any], outp
             continue
         if not _same(value, got[key]):
             differences.append(Difference(key, value, got[key]))
-        fields[key] = "pass" if _same(value, got[key]) else "fail"
+        fields[key] = ("fail" if not _same(value, got[key]) else "empty" if value is None else "pass")
     calls = want["tool_calls"]
     if calls is not None and not all(call["name"] in output for call in calls):
         fields["tool_calls"] = "not_rendered"
@@ -416,6 +419,8 @@ def compare_message(expected: Mapping[str, Any], parsed: Mapping[str, Any], outp
         _compare_calls(calls, got["tool_calls"], output, differences)
         if len(differences) > differences_before:
             fields["tool_calls"] = "fail"
+        elif calls is None:
+            fields["tool_calls"] = "empty"
     return fields, differences, dropped
 
 
@@ -557,7 +562,7 @@ def _capability_results(cases: list[CaseResult], capabilities: Sequence[str]) ->
         first_fail: CaseResult | None = None
         for case in cases:
             statuses = [status for key, status in case.fields.items()
-                        if name in _field_capabilities(case.probe, key)
+                        if name in _field_capabilities(case.probe, key) and status != "empty"
                         and (case.probe.capability == name or key == "content")]
             if case.status == "render_error" and case.probe.capability == name:
                 statuses = ["render_error"]
@@ -572,8 +577,22 @@ def _capability_results(cases: list[CaseResult], capabilities: Sequence[str]) ->
                 first_fail = case
         status = next((s for s in STATUS_ORDER if counts[s]), "not_rendered")
         results[name] = CapabilityResult(name, status, {k: v for k, v in counts.items() if v},
-                                         _capability_reason(status, first_fail, mine), mine)
+                                         _capability_reason(name, status, first_fail, mine), mine)
     return results
+
+
+def _fail_reason(case: CaseResult, name: str) -> str:
+    """Why ``case`` fails capability ``name``: the parse error, or its first differing value there."""
+    if case.status == "fail" and case.probe.capability == name:
+        return case.reason
+    if case.error is not None:
+        return f"parsing failed: {case.error}"
+    failed = {key for key, status in case.fields.items() if status == "fail"
+              and name in _field_capabilities(case.probe, key)}
+    for difference in case.differences:
+        if regex.split(r"[\[.]", difference.key)[0] in failed:
+            return f"{difference.key}: expected {difference.expected!r}, parsed {difference.actual!r}"
+    return case.reason
 
 
 def _worst(statuses: list[str]) -> str:
@@ -583,9 +602,9 @@ def _worst(statuses: list[str]) -> str:
     return "not_rendered"
 
 
-def _capability_reason(status: str, first_fail: CaseResult | None, cases: list[CaseResult]) -> str:
+def _capability_reason(name: str, status: str, first_fail: CaseResult | None, cases: list[CaseResult]) -> str:
     if status == "fail" and first_fail is not None:
-        return f"{first_fail.probe.label}: {first_fail.reason}"
+        return f"{first_fail.probe.label}: {_fail_reason(first_fail, name)}"
     if status == "pass":
         return ""
     example = next((case for case in cases if case.status == status), None)

@@ -3,9 +3,9 @@
 An **atom** is a piece of template text that acts as one marker: a tag ``<...>`` without
 whitespace (``<|im_end|>``, ``</think>``, ``<seed:think>``, ``<｜tool▁sep｜>``), a bracket token
 ``[...]`` (``[INST]``, ``[TOOL_CALLS]``), one of the model's special tokens (MiniMax's ``]~b]``),
-or a run of three or more punctuation characters (a code fence). Plain words never are: a
-delimiter made of a word would fire on ordinary prose (inference.md §7, "never use a plain word as
-a delimiter").
+or a run of three or more of one punctuation character (a code fence, ``>>>``). Plain words never
+are: a delimiter made of a word would fire on ordinary prose (inference.md §7, "never use a plain
+word as a delimiter"), nor are mixed punctuation runs such as ``={"`` (the text of a value).
 
 Diffs of renders (a common prefix or suffix) are cut back so that they never split an atom;
 a tool name leaking into a marker (llama.cpp's ``FFF_FIRST_FUN_F[ARGS]``) is what this prevents.
@@ -20,7 +20,7 @@ import regex
 
 __all__ = ["Atoms", "common_prefix_length", "common_suffix_length"]
 
-_GENERIC = r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]|[^\w\s<>\[\]]{3,}"
+_GENERIC = r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]|([^\w\s<>\[\]])\1{2,}"
 
 
 @dataclass(frozen=True)

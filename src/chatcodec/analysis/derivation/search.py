@@ -89,6 +89,12 @@ def _reasoning_open(opener: str) -> dict[str, str]:
     return {"open_pattern": f"(?:{regex.escape(match.group(0))})+{regex.escape(opener[match.end():])}"}
 
 
+def _keeps_open(anchor: str, markers: ReasoningMarkers | None) -> bool:
+    """Whether the prefix after ``anchor`` still holds a reasoning opener the prompt ends with: a
+    guessed opener that no turn renders must be read from the prompt, so the anchor stops before it."""
+    return markers is None or not markers.heuristic or not anchor.rstrip().endswith(markers.open)
+
+
 def sentinel_cases(ctx: DerivationContext, specs: Sequence[str] = tuple(SPECS),
                    variants: Sequence[str] = ("single", "after_tool")) -> list[SentinelCase]:
     """The sentinel turns the template renders (in every mode), with their messages."""
@@ -131,7 +137,7 @@ def score(ctx: DerivationContext, candidate: Candidate, cases: Sequence[Sentinel
         if parsed is None:
             continue
         fields, _, _ = compare_message(case.message, parsed, case.turn.output)
-        total += sum(1 for status in fields.values() if status == "pass")
+        total += sum(1 for status in fields.values() if status in ("pass", "empty"))
     return total
 
 
@@ -172,10 +178,10 @@ def assemble(ctx: DerivationContext, anchors: tuple[list[str], list[str]],
     first_tool = tool_fields[0] if tool_fields else None
     base = tuple(dict.fromkeys(discards))
     stage1 = [Candidate((anchor,), markers, first_tool, base)
-              for anchor in main or ["\n"] for markers in reasoning]
+              for markers in reasoning for anchor in main or ["\n"] if _keeps_open(anchor, markers)]
     chosen = best(ctx, stage1, single)
     stage2 = [chosen] + [Candidate((*chosen.anchors, anchor), chosen.reasoning, first_tool, base)
-                         for anchor in extra]
+                         for anchor in extra if _keeps_open(anchor, chosen.reasoning)]
     chosen = best(ctx, stage2, every)
     stage3 = [Candidate(chosen.anchors, chosen.reasoning, field, base) for field in tool_fields or [None]]
     chosen = best(ctx, stage3, every)
