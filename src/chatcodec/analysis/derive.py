@@ -129,7 +129,11 @@ def derive_response_template(chat_template: str, *,
     from chatcodec.analysis.derivation.tool_fields import derive_tool_field
     from chatcodec.analysis.round_trip import discover_shape, round_trip, template_modes
     from chatcodec.chat_templates.environment import compile_chat_template
+    from chatcodec.chat_templates.render import EMPTY_TEMPLATE_MESSAGE
+    from chatcodec.errors import ChatTemplateNotFoundError
 
+    if not chat_template.strip():
+        raise ChatTemplateNotFoundError(EMPTY_TEMPLATE_MESSAGE)
     compile_chat_template(chat_template)  # a syntax error is the caller's to see, with its line
     values = dict(variables or {})
     shape = discover_shape(chat_template, values)

@@ -63,8 +63,7 @@ def run(args: argparse.Namespace) -> int:
                else "not verified: see the labels")
     print(f"chatcodec: derived from {source.origin}: {verdict}", file=sys.stderr)
     for name, label in derived.capabilities.items():
-        reason = f"  {label.reason}" if label.reason else ""
-        print(f"  {name:<15} {label.status:<12}{reason}", file=sys.stderr)
+        print(f"  {name:<15} {label.status:<12} {label.reason}".rstrip(), file=sys.stderr)
     for note in derived.notes:
         print(f"  note: {note}", file=sys.stderr)
     return 0
