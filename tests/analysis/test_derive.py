@@ -223,3 +223,31 @@ def test_a_template_that_renders_no_assistant_turn_verifies_nothing() -> None:
     result = derive_response_template("{{ messages[0].content }}{% if add_generation_prompt %}>{% endif %}")
     assert statuses(result)["content"] == "unsupported"
     assert not result.capabilities["content"].applicable
+
+
+BARE_CONCATENATED = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}"
+    '{"name": "{{ c.function.name }}", "parameters": {{ c.function.arguments | tojson }}}{% endfor %}'
+    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+TRAILER = ("{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
+           "<|system|>Answer briefly.<|end|>{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_bare_json_calls_written_back_to_back_are_read_by_one_region() -> None:
+    result = derive_response_template(BARE_CONCATENATED, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open_pattern": r'(?=\{\s*"name"\s*:)', "close": "<|end|>", "content": "x-json-calls",
+        "content_args": {"name_keys": ["name"], "arguments_keys": ["parameters"]},
+        "transform": {"id": "{id?}", "type": "function",
+                      "function": {"name": "{name}", "arguments": "{arguments}"}},
+        "transform_each": True}
+    assert statuses(result)["parallel_calls"] == "verified"
+
+
+def test_a_trailer_before_the_generation_prompt_is_realigned() -> None:
+    result = derive_response_template(TRAILER, variables={"eos_token": "<|end|>"})
+    assert statuses(result)["content"] == "verified"
+    case = result.report.capabilities["content"].cases[0]
+    assert case.note == ("the template renders text between the history and the generation prompt that the "
+                         "render of this turn puts elsewhere; the turn was read after its own generation prompt")
+    assert case.output == "It is sunny in Paris today."

@@ -127,17 +127,21 @@ class RenderedCase:
             the start of a ``<...>`` / ``[...]`` marker it would split).
         output: ``full`` after the prompt (after ``common`` when it does not continue the prompt), cut
             before the first end-of-sequence token.
+        realigned: the output was found after the prompt's generation prompt further on in ``full``
+            (see :func:`cut_output`); ``common`` is then where it starts.
     """
 
     prompt: str
     full: str
     common: int
     output: str
+    realigned: bool = False
 
     @property
     def continues_prompt(self) -> bool:
-        """Whether the full render starts with the whole prompt."""
-        return self.common == len(self.prompt)
+        """Whether the full render starts with the whole prompt, or shows the turn right after the
+        prompt's own generation prompt (``realigned``)."""
+        return self.realigned or self.common == len(self.prompt)
 
 
 @dataclass(frozen=True)
@@ -261,38 +265,67 @@ def render_case(chat_template: str, conversation: Conversation, eos_token: str |
         return render_chat_template(chat_template, conv.messages, tools=conv.tools,
                                     add_generation_prompt=conv.add_generation_prompt, **conv.kwargs)
 
-    prompt_conversation = conversation.prompt()
-    if prompts is None:
-        prompt = render(prompt_conversation)
-    else:
-        key = json.dumps(prompt_conversation.to_json(), sort_keys=True, default=str)
+    def cached(conv: Conversation) -> str:
+        if prompts is None:
+            return render(conv)
+        key = json.dumps(conv.to_json(), sort_keys=True, default=str)
         if key not in prompts:
-            prompts[key] = render(prompt_conversation)
-        prompt = prompts[key]
-    return cut_output(prompt, render(conversation), eos_token)
+            prompts[key] = render(conv)
+        return prompts[key]
+
+    prompt_conversation = conversation.prompt()
+    prompt, full = cached(prompt_conversation), render(conversation)
+    history = None
+    if not full.startswith(prompt):
+        history = cached(Conversation(prompt_conversation.messages, prompt_conversation.tools, False,
+                                      prompt_conversation.kwargs))
+    return cut_output(prompt, full, eos_token, history)
 
 
-def cut_output(prompt: str, full: str, eos_token: str | None = None) -> RenderedCase:
+def cut_output(prompt: str, full: str, eos_token: str | None = None,
+               history: str | None = None) -> RenderedCase:
     """The generated part of a full render: after the prompt, before the first eos token.
 
     When ``full`` does not start with the whole ``prompt``, the output starts where the two part
-    (moved back to the start of a ``<...>`` / ``[...]`` marker they would split).
+    (moved back to the start of a ``<...>`` / ``[...]`` marker they would split), unless the render
+    of the history (``history``, without the generation prompt) shows that the prompt only adds a
+    trailer before its generation prompt ``G``: when ``G`` appears whole in ``full`` after the point
+    where ``full`` leaves the history, the output starts right after it (**realigned**; Command R+
+    writes its tool instructions after the last turn; inference.md §2.2).
 
     Args:
         prompt: the generation prompt render.
         full: the render with the final turn.
         eos_token: the output is cut before its first occurrence (``None`` or ``""``: not cut).
+        history: the render of the conversation before the final turn without the generation
+            prompt, when ``full`` does not continue ``prompt``.
 
     Returns:
         The :class:`RenderedCase`.
     """
     common = _common_prefix(prompt, full)
+    realigned = False
     if common < len(prompt):
         common = _marker_start(full, common)
+        start = _realigned_start(prompt, full, history)
+        if start is not None:
+            common, realigned = start, True
     output = full[common:]
     if eos_token and eos_token in output:
         output = output[:output.index(eos_token)]
-    return RenderedCase(prompt, full, common, output)
+    return RenderedCase(prompt, full, common, output, realigned)
+
+
+def _realigned_start(prompt: str, full: str, history: str | None) -> int | None:
+    """Where the turn starts in ``full`` when the prompt is the history, a trailer, then ``G``."""
+    if history is None or not prompt.startswith(history):
+        return None
+    generation = prompt[len(history):]
+    if not generation.strip():
+        return None
+    leaves = _marker_start(full, _common_prefix(history, full))
+    position = full.find(generation, leaves)
+    return None if position < 0 else position + len(generation)
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -492,7 +525,10 @@ def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos
     prompt, output = rendered.prompt, rendered.output
     parsed, error_text = _parse(template, output, prompt, tools)
     note = ""
-    if not rendered.continues_prompt:
+    if rendered.realigned:
+        note = ("the template renders text between the history and the generation prompt that the render "
+                "of this turn puts elsewhere; the turn was read after its own generation prompt")
+    elif not rendered.continues_prompt:
         skipped = rendered.prompt[rendered.common:]
         note = (f"the render of this turn does not continue the generation prompt (the prompt has "
                 f"{skipped!r} where the render differs); the output was parsed after the whole prompt")

@@ -186,4 +186,4 @@ class DerivationContext:
         if prompt is None or full is None:
             return None
         generation = prompt[len(past):] if past is not None and prompt.startswith(past) else ""
-        return Turn(cut_output(prompt, full, self.eos), generation)
+        return Turn(cut_output(prompt, full, self.eos, past), generation)

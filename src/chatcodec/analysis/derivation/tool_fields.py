@@ -440,7 +440,13 @@ def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: 
                  "content_args": {**_calls_args(keys), "single": True},
                  "transform": {"id": "{content.id?}", "type": "function",
                                "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}}]
-    return [{**open_spec, **close, "repeats": True, "content": "json", "transform": element}]
+    fields = [{**open_spec, **close, "repeats": True, "content": "json", "transform": element}]
+    if not opener:  # bare objects: a region cannot end where one object does; one region reads them all
+        fields.append({**open_spec, **close, "content": "x-json-calls", "content_args": _calls_args(keys),
+                       "transform": {"id": "{id?}", "type": "function",
+                                     "function": {"name": "{name}", "arguments": "{arguments}"}},
+                       "transform_each": True})
+    return fields
 
 
 def _literal_or_pattern(key: str, text: str) -> dict[str, str]:
