@@ -228,7 +228,8 @@ def test_a_template_that_renders_no_assistant_turn_verifies_nothing() -> None:
 BARE_CONCATENATED = (
     "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}"
     '{"name": "{{ c.function.name }}", "parameters": {{ c.function.arguments | tojson }}}{% endfor %}'
-    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
 TRAILER = ("{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"
            "<|system|>Answer briefly.<|end|>{% if add_generation_prompt %}<|assistant|>{% endif %}")
 
@@ -248,6 +249,7 @@ def test_a_trailer_before_the_generation_prompt_is_realigned() -> None:
     result = derive_response_template(TRAILER, variables={"eos_token": "<|end|>"})
     assert statuses(result)["content"] == "verified"
     case = result.report.capabilities["content"].cases[0]
-    assert case.note == ("the template renders text between the history and the generation prompt that the "
-                         "render of this turn puts elsewhere; the turn was read after its own generation prompt")
+    assert case.note == ("the template renders text between the history and the generation prompt that "
+                         "the render of this turn puts elsewhere; the turn was read after its own generation "
+                         "prompt")
     assert case.output == "It is sunny in Paris today."
