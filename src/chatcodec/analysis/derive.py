@@ -18,8 +18,9 @@ Each capability gets a label:
 * ``unsupported``: the template does not render it (no reasoning, no tool calls, a template that
   refuses two calls), or its round trip fails; the reason names the failing case.
 
-A capability is **applicable** when the template renders it consistently (its round trip passed or
-failed); a derived template is **verified** when every applicable capability is. That a round trip
+A capability is **applicable** when the template renders it (its round trip passed, failed, or
+was inconsistent); a derived template is **verified** when its ``content`` and every applicable
+capability are. That a round trip
 passed proves agreement with the chat template, not with the model: formats a model writes but its
 template never renders (gpt-oss harmony, Llama 4 pythonic) still need a bundled profile.
 
@@ -85,8 +86,10 @@ class DerivedTemplate:
 
     @property
     def verified(self) -> bool:
-        """Whether every applicable capability is verified."""
-        return all(label.status == "verified" for label in self.capabilities.values() if label.applicable)
+        """Whether ``content`` and every other applicable capability are verified (a template whose
+        turns the round trip cannot read at all is not)."""
+        return self.capabilities["content"].status == "verified" and all(
+            label.status == "verified" for label in self.capabilities.values() if label.applicable)
 
     @property
     def unverified(self) -> list[str]:

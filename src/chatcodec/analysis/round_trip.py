@@ -542,7 +542,7 @@ def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos
     else:
         fields, differences, dropped = compare_message(probe.message, parsed, output)
     status, reason = _case_status(probe, fields, differences, error_text, rendered)
-    if status == "inconsistent":
+    if not rendered.continues_prompt:  # a field that does not come back says nothing here (module docstring)
         fields = {key: ("inconsistent" if value == "fail" else value) for key, value in fields.items()}
     return CaseResult(probe, status, fields, differences, dropped, reason, error_text, note, prompt, output,
                       parsed)
