@@ -73,7 +73,7 @@ def test_devstral_name_then_json_arguments_and_an_anchor_after_tool_results() ->
     result = derived(DEVSTRAL)
     assert result.response_template["start_anchor"] == ["[/INST]", "[/TOOL_RESULTS]"]
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r"\[TOOL_CALLS\](?P<name>[\w.\-]+)\[ARGS\]\s*",
+        "open_pattern": r"\[TOOL_CALLS\](?P<name>[\w.\-]+)\s*\[ARGS\]\s*",
         "close_pattern": r"(?=\[TOOL_CALLS\])|</s>", "repeats": True, "content": "json",
         "transform": CALL_TRANSFORM}
     assert result.verified
@@ -185,7 +185,8 @@ PROMPT_OPENS_THINK = (
 def test_a_call_id_in_the_markers_becomes_the_id_group() -> None:
     result = derive_response_template(ID_BEFORE_NAME, variables={"eos_token": "<|end|>"})
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r"(?:<\|calls\|>\s*)?<\|call\|>(?P<id>.+?)<\|name\|>(?P<name>[\w.\-]+)<\|args\|>\s*",
+        "open_pattern": r"(?:<\|calls\|>\s*)?<\|call\|>(?P<id>.+?)\s*<\|name\|>(?P<name>[\w.\-]+)\s*"
+                        r"<\|args\|>\s*",
         "close": "<|/call|>", "repeats": True, "content": "json",
         "transform": {"id": "{id}", **CALL_TRANSFORM}}
     assert result.verified

@@ -81,9 +81,11 @@ class _Unit:
 
 
 def loose(text: str) -> str:
-    """A regex for ``text`` with every whitespace run matching any whitespace (``\\s*``), ends stripped."""
-    parts = regex.split(r"\s+", text.strip())
-    return r"\s*".join(regex.escape(part) for part in parts if part)
+    """A regex for ``text`` whose whitespace runs, and the places before a ``<...>`` / ``[...]``
+    marker, match any whitespace (``\\s*``; models space markers as they like, inference.md §2.5);
+    ends stripped."""
+    parts = [part for part in regex.split(r"\s+|(?=<[^<>\s]+>|\[[^\[\]\s]+\])", text.strip()) if part]
+    return r"\s*".join(regex.escape(part) for part in parts)
 
 
 def _generalise(first: str, second: str | None, pattern: str) -> str:
@@ -396,7 +398,7 @@ def _post_pattern(name_post: str, kind: str) -> str:
     if not name_post.strip():
         return r"\s*"
     pattern = loose(name_post)
-    lead = r"\s*" if name_post[:1].isspace() else ""
+    lead = r"\s*" if name_post[:1].isspace() or name_post[:1] in "<[" else ""
     return lead + pattern + (r"\s*" if kind != "tagged" or name_post[-1:].isspace() else "")
 
 
