@@ -3,7 +3,9 @@
 What lives here: deriving one for a model directory that has neither a ``response_template`` nor
 a chat template a bundled profile matches (:func:`derive_for_model`, called by
 :mod:`chatcodec.model.loading`), and the warning a parse gives when its message uses a capability
-the derivation did not verify (:func:`warn_unverified`, once per capability and model).
+the derivation did not verify (:func:`warn_unverified`, once per capability and model). It never
+imports the codec: the codec hands it plain values (its name, the labels, the capabilities already
+warned about).
 
 Rules kept: a derived template is attached only when its ``content`` round trip was verified
 (otherwise the model has no response template, and the error that says so names the reason);
@@ -21,7 +23,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
     from chatcodec.model.responses import ModelResponseParser
 
 __all__ = ["DERIVED_SOURCE", "Derivation", "UnverifiedCapabilityWarning", "derive_for_model",
@@ -98,19 +99,19 @@ def _used_capabilities(message: Mapping[str, Any]) -> list[str]:
     return used
 
 
-def warn_unverified(codec: ChatCodec, messages: Iterable[Mapping[str, Any]]) -> None:
+def warn_unverified(where: str, labels: Mapping[str, Mapping[str, Any]] | None, warned: set[str],
+                    messages: Iterable[Mapping[str, Any]]) -> None:
     """Warn once per capability when parsed messages use one the derivation did not verify.
 
-    Does nothing unless ``codec.response_template_source`` is ``"derived"``.
-
     Args:
-        codec: the model.
+        where: the model (its ``name_or_path``), for the message.
+        labels: the derived template's labels (``codec.response_template_capabilities``); ``None``
+            or empty: nothing to check.
+        warned: the capabilities already warned about for this model (updated).
         messages: the parsed messages.
     """
-    labels = codec.response_template_capabilities
-    if codec.response_template_source != DERIVED_SOURCE or not labels:
+    if not labels:
         return
-    warned: set[str] = codec.__dict__.setdefault("_derived_warned", set())
     for message in messages:
         if not isinstance(message, Mapping):
             continue
@@ -120,18 +121,19 @@ def warn_unverified(codec: ChatCodec, messages: Iterable[Mapping[str, Any]]) -> 
                 continue
             warned.add(name)
             reason = f": {label['reason']}" if label.get("reason") else ""
-            warnings.warn(f"{codec.name_or_path}: the response template was derived from the chat template "
+            warnings.warn(f"{where}: the response template was derived from the chat template "
                           f"and its {name} capability is {label['status']}{reason}; check this message, or "
                           "give the model a response template", UnverifiedCapabilityWarning, stacklevel=3)
 
 
-def watch_parser(codec: ChatCodec, parser: ModelResponseParser) -> None:
+def watch_parser(parser: ModelResponseParser, where: str, labels: Mapping[str, Mapping[str, Any]],
+                 warned: set[str]) -> None:
     """Make ``parser.finalize`` warn as :func:`warn_unverified` does, for its final message."""
     finalize = parser.finalize
 
     def finalize_and_warn() -> tuple[dict[str, Any], list[dict[str, Any]]]:
         message, events = finalize()
-        warn_unverified(codec, [message])
+        warn_unverified(where, labels, warned, [message])
         return message, events
 
     setattr(parser, "finalize", finalize_and_warn)  # noqa: B010 (an instance attribute, not the class's)
