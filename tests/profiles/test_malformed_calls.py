@@ -117,7 +117,7 @@ CASES = {
     ),
     "mistral_args-call-without-arguments": Case(
         "mistral_args",
-        "[TOOL_CALLS]get_time</s>",
+        "[TOOL_CALLS]get_time",
         "get_time",
         "x-findall: text before the first match at offset 0: 'get_time'",
     ),

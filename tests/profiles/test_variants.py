@@ -108,9 +108,8 @@ def test_variant(family: str, vector: dict[str, Any]) -> None:
 
 #: Families whose formats are still to be written down as variant vectors (shrinks to nothing).
 PENDING: frozenset[str] = frozenset({
-    "cohere2", "command_r7b", "command_r_plus", "functionary_v3_1", "functionary_v3_2", "gemma4",
-    "gpt_oss", "kimi_k2", "kimi_vl", "llama3_json", "minimax_m3", "mistral", "mistral_args",
-    "mistral_reasoning", "mistral_v11"
+    "functionary_v3_1", "functionary_v3_2", "gemma4", "gpt_oss", "kimi_k2", "kimi_vl", "llama3_json",
+    "minimax_m3"
 })
 
 
