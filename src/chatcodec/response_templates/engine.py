@@ -107,6 +107,15 @@ class _Region:
     opening: str = ""  # the open delimiter's text ("" for the implicit field)
     vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
     strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
+    joined: int = 0  # parts[:joined] were joined by compact()
+
+    def compact(self) -> None:
+        """Join the parts added since the last call into one string (memory close to the text's size
+        whatever the chunk size; called at each buffer trim, so each character is copied once)."""
+        parts, joined = self.parts, self.joined
+        if len(parts) - joined > 1:
+            parts[joined:] = ["".join(parts[joined:])]
+        self.joined = len(parts)
 
 
 class ResponseParser:
@@ -302,6 +311,7 @@ class ResponseParser:
         if pos > TRIM_THRESHOLD:
             cut = pos - LOOKBEHIND_CONTEXT
             buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+            self._region.compact()
         self._buf, self._pos = buf, pos
         return events
 
