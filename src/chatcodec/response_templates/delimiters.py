@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import regex
 
+from chatcodec.response_templates.backtracking import judge
+
 __all__ = [
     "RUN_WHITESPACE",
     "WHITESPACE",
@@ -167,6 +169,8 @@ class Delimiter:
         can_extend: one literal is a prefix of another (``["<think>", "<think>\n"]``); a match of
             this delimiter that reaches the buffer edge then waits for one more character, as in
             the reference (a regex delimiter always does).
+        linear: a match attempt is proved to read each character a bounded number of times
+            (:func:`~chatcodec.response_templates.backtracking.judge`; literals always are).
     """
 
     field: str
@@ -176,6 +180,7 @@ class Delimiter:
     rank: tuple[int, str]
     can_extend: bool = True
     settled: regex.Pattern[str] | None = None
+    linear: bool = True
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
@@ -211,7 +216,8 @@ def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
     """
     pattern = compile_pattern(source)
     settled = regex.compile(f"(?:{pattern.pattern})(*PRUNE)(?!)", regex.DOTALL)
-    return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled)
+    return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled,
+                     judge(pattern.pattern).linear)
 
 
 def absorbed_whitespace(delimiter: Delimiter) -> str:

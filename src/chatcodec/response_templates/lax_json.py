@@ -129,14 +129,19 @@ def _string_end(text: str, start: int) -> int:
 def _set_aside_delimited(text: str, pairs: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
     """Replace each delimited string by a sentinel token; return the text and the strings."""
     captured: list[str] = []
-
-    def capture(match: Any) -> str:
-        captured.append(match.group(1))
-        return f"{SENTINEL_OPEN}{len(captured) - 1}{SENTINEL_CLOSE}"
-
     for open_delim, close_delim in pairs:
-        pattern = regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim)
-        text = regex.sub(pattern, capture, text, flags=regex.DOTALL)
+        # what regex.sub(open (.*?) close) does, in linear time: once no close follows an open,
+        # none follows a later open either (the lazy search would try every one, to the end)
+        pieces: list[str] = []
+        done = 0
+        while (start := text.find(open_delim, done)) >= 0:
+            end = text.find(close_delim, start + len(open_delim))
+            if end < 0:
+                break
+            captured.append(text[start + len(open_delim) : end])
+            pieces += [text[done:start], f"{SENTINEL_OPEN}{len(captured) - 1}{SENTINEL_CLOSE}"]
+            done = end + len(close_delim)
+        text = "".join(pieces) + text[done:]
     return text, captured
 
 

@@ -31,6 +31,8 @@ from typing import Any
 import regex
 
 from chatcodec.errors import ResponseTemplateError
+from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.backtracking import UNTIMED_SPAN, catastrophe, judge
 from chatcodec.response_templates.content import ContentParser, known_parser_names, lookup_parser
 from chatcodec.response_templates.delimiters import (
     Delimiter,
@@ -148,9 +150,15 @@ class ResponseTemplate:
 
         Returns:
             The text after the anchor (possibly ``""``), or ``None``: the prompt has no anchor.
+
+        Raises:
+            TimeoutError: the search ran longer than ``REGEX_TIMEOUT`` (a ``start_anchor_pattern`` that
+                backtracks too much on this prompt).
         """
         last_end = None
-        for match in self.start_anchor.finditer(prefix):
+        untimed = len(prefix) <= UNTIMED_SPAN and judge(self.start_anchor.pattern).linear
+        timeout = None if untimed else backtracking.REGEX_TIMEOUT
+        for match in self.start_anchor.finditer(prefix, timeout=timeout):
             last_end = match.end()
         return None if last_end is None else prefix[last_end:]
 
@@ -197,7 +205,8 @@ def _delimiter(spec: Mapping[str, Any], name: str, literal_key: str, is_open: bo
         delimiter = regex_delimiter(name, is_open, source)
     except regex.error as error:
         raise _error(f"invalid {pattern_key} regex: {error}", field=name, key=pattern_key) from None
-    problem = unsupported_construct(delimiter.pattern) or lookbehind_problem(delimiter.pattern)
+    problem = unsupported_construct(delimiter.pattern) or lookbehind_problem(delimiter.pattern) \
+        or catastrophe(delimiter.pattern)
     if problem is not None:
         raise _error(problem, field=name, key=pattern_key)
     return delimiter
@@ -340,6 +349,9 @@ def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
         raise _error(f"invalid start_anchor_pattern regex: {error}", key="start_anchor_pattern") from None
     if pattern.flags & regex.REVERSE:
         raise _error(unsupported_construct(pattern) or "", key="start_anchor_pattern")
+    problem = catastrophe(pattern)
+    if problem is not None:
+        raise _error(problem, key="start_anchor_pattern")
     return pattern
 
 
