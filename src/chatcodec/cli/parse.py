@@ -1,13 +1,15 @@
 """``chatcodec parse``: turn a model output into an assistant message with a response template.
 
 ``chatcodec parse TEMPLATE OUTPUT (--prefix FILE | --no-prefix) [--tools FILE] [--errors keep]
-[--events] [--stream] [--chunk-size N] [--delay SECONDS]`` (``--chunk-size`` and ``--delay``
-imply ``--stream``; their bad values are usage errors, exit 2). stdout carries the data only: one
-JSON message, or JSON Lines with ``--events``; ``--stream`` feeds the output chunk by chunk
-through the same parser and shows the regions as they arrive. With ``--stream`` and ``OUTPUT``
-``-``, standard input is read as it arrives (a live generation piped in is parsed live, each read
-fed as it comes unless ``--chunk-size`` is given), decoded incrementally so a character split
-across reads is fed once complete, and :data:`~chatcodec.cli.io.MAX_OUTPUT_BYTES` is checked at
+[--events | --openai chat|responses] [--stream] [--chunk-size N] [--delay SECONDS]``
+(``--chunk-size`` and ``--delay`` imply ``--stream``; their bad values are usage errors, exit 2).
+stdout carries the data only: one JSON message, or JSON Lines with ``--events``; ``--openai``
+prints OpenAI's wire format instead (:mod:`chatcodec.cli.openai_output`). ``--stream`` feeds the
+output chunk by chunk through the same parser and shows the regions as they arrive. With
+``--stream`` and ``OUTPUT`` ``-``, standard input is read as it arrives (a live generation piped
+in is parsed live, each read fed as it comes unless ``--chunk-size`` is given), decoded
+incrementally so a character split across reads is fed once complete, and
+:data:`~chatcodec.cli.io.MAX_OUTPUT_BYTES` is checked at
 every read. Output that cannot be parsed goes through the one error path of
 :func:`chatcodec.cli.main` (``chatcodec: ResponseParseError: ...`` with its caret excerpt on
 stderr, exit code 1; ``--errors keep`` records the problems in the message instead). Without
@@ -82,8 +84,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--errors", choices=("strict", "keep"), default="strict",
                         help="strict: unparsable output is an error (default); keep: record problems "
                              "under parse_errors and keep going")
-    parser.add_argument("--events", action="store_true",
-                        help="print the events as JSON Lines, then a final {\"type\": \"message\"} line")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--events", action="store_true",
+                       help="print the events as JSON Lines, then a final {\"type\": \"message\"} line")
+    shape.add_argument("--openai", choices=("chat", "responses"), default=None,
+                       help="print the OpenAI Chat Completions message (chat) or Responses object "
+                            "(responses); with --stream, one chat.completion.chunk or Responses event "
+                            "per line")
     parser.add_argument("--stream", action="store_true",
                         help="feed the output chunk by chunk and show regions as they arrive (with OUTPUT "
                              "-, stdin is read as it arrives)")
@@ -122,6 +129,8 @@ def run(args: argparse.Namespace) -> int:
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
     parser = source.parser(prefix, tools, args.errors)  # parses the prefix: a region it closes can fail
+    if args.openai:
+        return _openai(args, parser, output, live, size, keep)
     if not stream and not args.events:
         parser.feed(output)
         message, _ = parser.finalize()
@@ -134,6 +143,23 @@ def run(args: argparse.Namespace) -> int:
     else:
         pieces = chunks(output, size if stream else max(1, len(output)))
     play(parser, pieces, view, args.delay or 0.0)
+    return 0
+
+
+def _openai(args: argparse.Namespace, parser: ModelResponseParser, output: str, live: bool, size: int,
+            keep: bool) -> int:
+    """``--openai chat|responses``: the same parse as OpenAI's wire format."""
+    from chatcodec.cli.openai_output import tool_call_ids, write_openai
+    from chatcodec.cli.view import chunks
+
+    stream = args.stream or args.chunk_size is not None or args.delay is not None
+    pieces: Iterator[str]
+    if live:
+        pieces = stdin_pieces(sys.stdin.buffer, args.chunk_size, replace=keep)
+    else:
+        pieces = chunks(output, size if stream else max(1, len(output)))
+    write_openai(args.openai, parser, pieces, sys.stdout, stream=stream, ids=tool_call_ids(args.template),
+                 delay=args.delay or 0.0)
     return 0
 
 
