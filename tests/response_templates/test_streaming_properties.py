@@ -98,11 +98,6 @@ ZERO_WIDTH = {
         "c": {"close_pattern": "(?=<t>)", "repeats": True},
     },
 }
-EMPTY_PATTERNS = {"start_anchor": "S", "fields": {"x": {"open_pattern": "", "close": "</x>"}}}
-EMPTY_CLOSE = {
-    "start_anchor": "S",
-    "fields": {"c": {"close_pattern": ""}, "y": {"open": "<y>", "close": "</y>"}},
-}
 END_OF_INPUT = {
     "start_anchor": "S",
     "fields": {"x": {"open": "<x>", "close_pattern": "\n$"}, "c": {"content_args": {"strip": False}}},
@@ -192,8 +187,6 @@ _PIECES = {
     ],
     "mistral": ["[TOOL_CALLS]", "read", "[ARGS]", "[ARGS", '{"p": 1}', "</s>", "text ", "[TOOL", "\n"],
     "zero_width": ["<x>", "</x>", "<t>", "<", "a", "b", " ", "</"],
-    "empty_patterns": ["</x>", "a", "</", "x>"],
-    "empty_close": ["<y>", "</y>", "a", "<"],
     "end_of_input": ["<x>", "\n", "a", "<"],
     "whitespace_runs": [" ", "\n", "<r>", "</r>", "</c>", "a", "\t"],
     "context": ["\n", "#", "a", " ", "go", "stop", "g", "o"],
@@ -209,8 +202,6 @@ _TEMPLATES = {
     "regex": REGEX,
     "mistral": MISTRAL,
     "zero_width": ZERO_WIDTH,
-    "empty_patterns": EMPTY_PATTERNS,
-    "empty_close": EMPTY_CLOSE,
     "end_of_input": END_OF_INPUT,
     "whitespace_runs": WHITESPACE_RUNS,
     "context": CONTEXT,

@@ -27,7 +27,9 @@ And for what a response template does with text:
   ``transform_each`` are skipped: their variables are the keys of each list element;
 * ``RT012`` a chatcodec extension (an ``x-`` content parser, ``flatten``, ``require_close``, an
   optional placeholder ``"{name?}"``, ``"strip": "blank"``): the template needs chatcodec, since
-  transformers refuses it or parses differently (:mod:`chatcodec.response_templates.chatcodec_only` says how).
+  transformers refuses it or parses differently (:mod:`chatcodec.response_templates.chatcodec_only` says how);
+* ``RT013`` a delimiter or start anchor that matches the empty string almost everywhere (``a*``,
+  ``x?``, ``(?=.)``): it would shred the output, so the template does not load.
 
 The linter never renders and never changes a template; it only reports.
 """
@@ -206,6 +208,7 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
     findings: list[LintFinding] = []
     if isinstance(template.get("start_anchor_pattern"), str):
         findings += lint_pattern(template["start_anchor_pattern"], "start_anchor_pattern")
+        findings += _delimiter_findings(template["start_anchor_pattern"], "start_anchor_pattern")
     fields = template.get("fields")
     specs = [(name, spec) for name, spec in (fields.items() if isinstance(fields, Mapping) else ())
              if isinstance(spec, Mapping)]
@@ -213,6 +216,7 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
         for key in _PATTERN_KEYS:
             if isinstance(spec.get(key), str):
                 findings += lint_pattern(spec[key], f"fields.{name}.{key}")
+                findings += _delimiter_findings(spec[key], f"fields.{name}.{key}")
         args = spec.get("content_args")
         if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
             findings += lint_pattern(args["tag_pattern"], f"fields.{name}.content_args.tag_pattern")
@@ -227,6 +231,19 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
             "RT010", "no implicit field (a field without open/open_pattern), so text outside every region "
             'is discarded; add one (e.g. "content": {}) to keep that text', where="fields"))
     return findings
+
+
+def _delimiter_findings(source: str, where: str) -> list[LintFinding]:
+    """``RT013`` for a delimiter that matches the empty string almost everywhere (the template does
+    not load: it would shred the output)."""
+    from chatcodec.response_templates.delimiters import compile_pattern, empty_match_problem
+
+    try:
+        pattern = compile_pattern(source)
+    except regex.error:
+        return []  # the template does not load; RT000 says why
+    problem = empty_match_problem(pattern)
+    return [] if problem is None else [LintFinding("RT013", f"{problem}: {source!r}", where=where)]
 
 
 def _unknown_placeholders(name: str, spec: Mapping[str, Any]) -> list[LintFinding]:

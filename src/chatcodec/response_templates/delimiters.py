@@ -29,6 +29,7 @@ __all__ = [
     "alphabet",
     "compile_pattern",
     "context_dependent",
+    "empty_match_problem",
     "first_chars",
     "literal_delimiter",
     "regex_delimiter",
@@ -134,6 +135,41 @@ def _class_end(source: str, start: int) -> int:
     while i < len(source) and source[i] != "]":
         i += 2 if source[i] == "\\" else 1
     return i + 1
+
+
+#: Text before and after the empty-match probes of :func:`empty_match_problem`: after a letter, a
+#: space and a newline, every printable ASCII character, tab, newline and a few non-ASCII ones.
+_EMPTY_BEFORE = ("x", " ", "\n")
+_EMPTY_AFTER = (*(chr(code) for code in range(32, 127)), "\t", "\n", "é", "中", "😀")
+
+
+def empty_match_problem(pattern: regex.Pattern[str]) -> str | None:
+    """Why a delimiter (or start anchor) pattern cannot be used: it matches the empty string between
+    ordinary characters, or ``None``.
+
+    A pattern such as ``a*``, ``x?``, ``""``, ``(?=.)`` or ``\b`` matches nothing at most places of
+    any text, so it would open or close regions everywhere: the output would be shredded into empty
+    regions and text would land where nobody expects it. Refused: matching the empty string
+    between two characters for more than half of the probes (after a letter, a space or a newline,
+    before each printable ASCII character, tab, newline and a few non-ASCII ones). Zero-width
+    patterns that wait for specific text stay allowed: ``(?=<tool_call>)``, ``(?=<)``, ``^``,
+    ``\\Z``, ``(?<=\\)\\])``.
+
+    Args:
+        pattern: the compiled pattern.
+
+    Returns:
+        The problem, worded for a load error, or ``None``.
+    """
+    empty = [before + after for before in _EMPTY_BEFORE for after in _EMPTY_AFTER
+             if (found := pattern.match(before + after, len(before))) is not None
+             and found.end() == len(before)]
+    if 2 * len(empty) <= len(_EMPTY_BEFORE) * len(_EMPTY_AFTER):
+        return None
+    return (f"this pattern matches the empty string almost everywhere (e.g. between {empty[0][:-1]!r} "
+            f"and {empty[0][-1]!r}), so it would open or close a region between any two characters and "
+            "shred the output. A delimiter must match text (a look-ahead must wait for specific text, "
+            "such as (?=<tool_call>))")
 
 
 def compile_pattern(source: str) -> regex.Pattern[str]:

@@ -37,6 +37,7 @@ from chatcodec.response_templates.content import ContentParser, known_parser_nam
 from chatcodec.response_templates.delimiters import (
     Delimiter,
     compile_pattern,
+    empty_match_problem,
     literal_delimiter,
     regex_delimiter,
     unsupported_construct,
@@ -215,7 +216,7 @@ def _delimiter(spec: Mapping[str, Any], name: str, literal_key: str, is_open: bo
     except regex.error as error:
         raise _error(f"invalid {pattern_key} regex: {error}", field=name, key=pattern_key) from None
     problem = unsupported_construct(delimiter.pattern) or lookbehind_problem(delimiter.pattern) \
-        or catastrophe(delimiter.pattern)
+        or empty_match_problem(delimiter.pattern) or catastrophe(delimiter.pattern)
     if problem is not None:
         raise _error(problem, field=name, key=pattern_key)
     return delimiter
@@ -371,7 +372,7 @@ def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
         raise _error(f"invalid start_anchor_pattern regex: {error}", key="start_anchor_pattern") from None
     if pattern.flags & regex.REVERSE:
         raise _error(unsupported_construct(pattern) or "", key="start_anchor_pattern")
-    problem = catastrophe(pattern)
+    problem = empty_match_problem(pattern) or catastrophe(pattern)
     if problem is not None:
         raise _error(problem, key="start_anchor_pattern")
     return pattern
