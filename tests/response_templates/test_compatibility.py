@@ -27,7 +27,8 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 def vector(case_id: str) -> dict[str, Any]:
     case = VECTORS[case_id]
     assert case.get("quirk") or case_id in {
-        "x-non-repeating-last-wins", "x-zero-width-empty-open-pattern", "x-same-open-two-fields-alphabetical"}
+        "x-non-repeating-last-wins", "x-zero-width-empty-open-pattern", "x-same-open-two-fields-alphabetical",
+        "x-json-duplicate-keys", "x-merge-duplicates-off-last-wins"}
     return case
 
 
@@ -78,6 +79,27 @@ def test_a_delimiter_that_matches_the_empty_string_is_refused_at_load(case_id: s
         f"{key}: this pattern matches the empty string almost everywhere (e.g. between 'x' and ' '), so it "
         "would open or close a region between any two characters and shred the output. A delimiter must "
         "match text (a look-ahead must wait for specific text, such as (?=<tool_call>))")
+
+
+@pytest.mark.parametrize(("case_id", "parser", "problem"), [
+    ("x-json-duplicate-keys", "json",
+     "could not parse region as JSON: key 'a' is given twice in one object (a dict would keep only the last "
+     "value)"),
+    ("x-merge-duplicates-off-last-wins", "xml-inline",
+     "xml-inline: key 'x' is given twice (the second at offset 10); a dict would keep only the last value. Set "
+     "merge_duplicates to collect repeated keys into a list"),
+])
+def test_a_key_given_twice_is_an_error_not_an_overwrite(case_id: str, parser: str, problem: str) -> None:
+    """Issue 13: the reference keeps the last value ({"a": "KEEP", "a": "x"} gives {"a": "x"}); the
+    docs promised an error. Strict raises naming the field; keep records it and loses nothing."""
+    case = vector(case_id)
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response(case["output"], case["template"], prefix="")
+    assert (raised.value.field, raised.value.parser) == ("a", parser)
+    assert problem in str(raised.value)
+    kept = parse_response(case["output"], case["template"], prefix="", errors="keep")
+    assert kept["parse_errors"][0]["raw"] == case["output"]
+    assert problem in kept["parse_errors"][0]["error"]
 
 
 def test_text_after_the_implicit_close_is_kept() -> None:

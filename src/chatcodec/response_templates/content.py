@@ -268,6 +268,10 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
                 out[key] = [out[key]]
                 merged.add(key)
             out[key].append(value)
+        elif key in out:
+            raise ContentError(f"xml-inline: key {key!r} is given twice (the second at offset "
+                               f"{match.start()}); a dict would keep only the last value. Set "
+                               "merge_duplicates to collect repeated keys into a list", match.start())
         else:
             out[key] = value
     _check_xml_filler(text, position, len(text), skip_tags)
@@ -284,7 +288,10 @@ def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if not line or kv_sep not in line:
             continue
         key, value = line.split(kv_sep, 1)
-        out[_strip(key, args)] = _parse_value(_strip(value, args), value_parser)
+        key = _strip(key, args)
+        if key in out:
+            raise ValueError(f"kv-lines: key {key!r} is given twice; a dict would keep only the last value")
+        out[key] = _parse_value(_strip(value, args), value_parser)
     return out
 
 
