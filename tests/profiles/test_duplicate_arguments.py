@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+
 import pytest
 
 from chatcodec import parse_response, profiles

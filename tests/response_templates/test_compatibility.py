@@ -86,8 +86,8 @@ def test_a_delimiter_that_matches_the_empty_string_is_refused_at_load(case_id: s
      "could not parse region as JSON: key 'a' is given twice in one object (a dict would keep only the last "
      "value)"),
     ("x-merge-duplicates-off-last-wins", "xml-inline",
-     "xml-inline: key 'x' is given twice (the second at offset 10); a dict would keep only the last value. Set "
-     "merge_duplicates to collect repeated keys into a list"),
+     "xml-inline: key 'x' is given twice (the second at offset 10); a dict would keep only the last value. "
+     "Set merge_duplicates to collect repeated keys into a list"),
 ])
 def test_a_key_given_twice_is_an_error_not_an_overwrite(case_id: str, parser: str, problem: str) -> None:
     """Issue 13: the reference keeps the last value ({"a": "KEEP", "a": "x"} gives {"a": "x"}); the

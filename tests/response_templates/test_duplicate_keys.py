@@ -55,8 +55,8 @@ def test_a_key_given_twice_is_an_error(name: str) -> None:
 @pytest.mark.parametrize("errors", ["strict", "keep"])
 def test_in_a_template_strict_raises_and_keep_loses_nothing(name: str, errors: str) -> None:
     args, text, phrase = TWICE[name]
-    template = {"start_anchor": "S", "fields": {
-        "calls": {"open": "<calls>", "close": "</calls>", "content": name, "content_args": args}, "content": {}}}
+    calls = {"open": "<calls>", "close": "</calls>", "content": name, "content_args": args}
+    template = {"start_anchor": "S", "fields": {"calls": calls, "content": {}}}
     output = f"Before <calls>{text}</calls> after"
     if errors == "strict":
         with pytest.raises(ResponseParseError) as raised:
@@ -73,8 +73,9 @@ def test_in_a_template_strict_raises_and_keep_loses_nothing(name: str, errors: s
 
 KEYS = st.text(alphabet="abcxyz_", min_size=1, max_size=4)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.text(alphabet="ab ", max_size=3))
-VALUES = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
-                                                       st.dictionaries(KEYS, inner, max_size=3)), max_leaves=8)
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(KEYS, inner, max_size=3)),
+    max_leaves=8)
 
 
 def _with_a_repeated_key(value: Any, path: list[int]) -> str:
