@@ -329,9 +329,10 @@ def _check_shape(spec: Any) -> None:
                 if isinstance(spec, str) else "")
         raise _error(f"A response template must be a JSON object, got {type(spec).__name__}{hint}")
     if exceeds_depth(spec):
-        raise _error(f"A response template nested more than {MAX_NESTING_DEPTH} levels deep "
-                     "(MAX_NESTING_DEPTH) is refused; real ones are a few levels deep, check its transforms "
-                     "and defaults")
+        field, key = _too_deep(spec)
+        raise _error(f"nested more than {MAX_NESTING_DEPTH} levels deep (MAX_NESTING_DEPTH, counting from "
+                     "the top of the response template) is refused; real templates are a few levels deep",
+                     field=field, key=key)
     version = spec.get("version", 1)
     if isinstance(version, bool) or version != 1:
         raise _error(f"unsupported version {version!r} (only 1 exists)", key="version")
@@ -347,6 +348,21 @@ def _check_shape(spec: Any) -> None:
             raise _error("missing: a response template needs fields (output key -> field spec)", key="fields")
         got = "" if isinstance(fields, dict) else f", got {type(fields).__name__}"
         raise _error(f"must be a non-empty object (output key -> field spec){got}", key="fields")
+
+
+def _too_deep(spec: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The field and key that nest deeper than the template may (``spec`` as a whole does): a key of
+    a field (``fields.NAME.transform``), else a top-level key (``defaults``)."""
+    fields = spec.get("fields")
+    if isinstance(fields, dict) and exceeds_depth(fields, MAX_NESTING_DEPTH - 1):
+        for name, field_spec in fields.items():
+            if isinstance(field_spec, dict) and exceeds_depth(field_spec, MAX_NESTING_DEPTH - 2):
+                key = next((key for key, value in field_spec.items()
+                            if exceeds_depth(value, MAX_NESTING_DEPTH - 3)), None)
+                return str(name), None if key is None else str(key)
+        return None, "fields"
+    key = next(str(key) for key, value in spec.items() if exceeds_depth(value, MAX_NESTING_DEPTH - 1))
+    return None, key
 
 
 def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
