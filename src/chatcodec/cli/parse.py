@@ -45,6 +45,7 @@ from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
 from chatcodec.cli.sources import (
     TOKENIZER_CONFIG_WITHOUT_TEMPLATE,
+    model_path,
     no_response_template,
     read_response_template,
     resolve_source,
@@ -69,8 +70,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("template", metavar="TEMPLATE",
                         help="the response template: a JSON file, a model directory whose "
                              "tokenizer_config.json has a response_template (or that file: "
-                             "generation ends at its eos token either way), or a bundled profile "
-                             "name (see `chatcodec profiles`)")
+                             "generation ends at its eos token either way), a Hub model id (org/name, "
+                             "with chatcodec[hub]), or a bundled profile name (see `chatcodec profiles`)")
     parser.add_argument("output", metavar="OUTPUT", help="the generated text: a UTF-8 file, or - for stdin")
     parser.set_defaults(usage_error=parser.error)  # run() explains a missing --prefix / --no-prefix
     prefix = parser.add_mutually_exclusive_group()
@@ -239,6 +240,8 @@ def _model_source(source: str) -> str | None:
     kind = resolve_source(source)
     if kind in ("directory", "profile"):
         return source
+    if kind == "hub":
+        return model_path(source)
     path = Path(source)
     if kind == "file" and path.name == "tokenizer_config.json":
         return str(path.parent)
