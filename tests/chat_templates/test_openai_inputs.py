@@ -547,9 +547,7 @@ class TestEmptyToolsAndCalls:
                 "tool_use": corpus_template("NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja"),
             }
         )
-        assert codec.get_chat_template(tools=[]) == corpus_template(
-            "NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja"
-        )
+        assert codec.get_chat_template(tools=[]) == corpus_template("Qwen--Qwen2.5-7B-Instruct.jinja")
         messages = load_json("conversations.json")["system_user"]["messages"]
         expected = next(
             line["rendered"]

@@ -261,7 +261,7 @@ class ChatCodec(SpecialTokenAttributes):
 
         Args:
             chat_template: a template text, or the name of one of the model's named templates.
-            tools: when given and the model has a ``tool_use`` template, that one is chosen.
+            tools: when non-empty and the model has a ``tool_use`` template, that one is chosen.
 
         Returns:
             The template text.
