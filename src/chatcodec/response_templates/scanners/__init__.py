@@ -25,6 +25,9 @@ __all__ = ["SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "has_s
 SCANNERS: dict[str, str] = {
     "json": "json_scan:json_scanner",
     "text": "text_scan:text_scanner",
+    "x-json-calls": "json_calls_scan:json_calls_scanner",
+    "x-findall": "regex_items_scan:findall_scanner",
+    "xml-inline": "regex_items_scan:xml_inline_scanner",
 }
 
 
