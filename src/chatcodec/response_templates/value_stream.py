@@ -121,8 +121,9 @@ class RegionValues:
             mapped += self._mapper.map(delta)
         events = self._out(mapped)
         op, path, payload = deltas[-1]
+        last = events[-1] if events else None
         if (op == "text" or (op == "begin" and payload == "string")) and len(mapped) == before + 1 \
-                and events and events[-1]["path"] == list(mapped[-1][1]) and events[-1]["op"] == mapped[-1][0]:
+                and last is not None and last["path"] == list(mapped[-1][1]) and last["op"] == mapped[-1][0]:
             parts = self._shadow.open_string(mapped[-1][1])
             if parts is not None:
                 self._fast = (path, mapped[-1][1], parts)

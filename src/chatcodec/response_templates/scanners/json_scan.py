@@ -124,7 +124,7 @@ class JsonReader:
         if not carry:
             if self._state == _STRING and self._special is None and self._high is None \
                     and self._closer == '"' and not self._is_key and not self._text:
-                end = _QUOTED_RUN.match(text, i).end()
+                end: int = _QUOTED_RUN.match(text, i).end()
                 if end == len(text):  # plain string text to the end of the chunk
                     if end > i:
                         self.out.append(("text", self._path, text[i:]))

@@ -301,7 +301,8 @@ _NO_ENTRY = object()
 @lru_cache(maxsize=256)
 def _split(pattern: str, group: str | None, into: str) -> Split | None:
     split = split_pattern(pattern, group) if group is not None else None
-    if split is not None and into == "dict" and "key" not in regex.compile(split.head, regex.DOTALL).groupindex:
+    if split is not None and into == "dict" \
+            and "key" not in regex.compile(split.head, regex.DOTALL).groupindex:
         return None  # the entry's key must be known when its value starts
     return split
 
