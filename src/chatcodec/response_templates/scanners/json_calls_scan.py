@@ -69,6 +69,13 @@ class JsonCallsScanner:
         self._text_out: Path = ()
         self.complete: int | None = None
 
+    @property
+    def refuted(self) -> bool:
+        """The text can never be read as calls (some reason other than a repeated JSON key)."""
+        reader = self._reader
+        return (self._dead and not (reader is not None and reader.dead and not reader.refuted)) \
+            or self.complete is not None
+
     # -- the text between values --------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Delta]:
