@@ -122,8 +122,19 @@ STREAMING = [
 ]
 
 
+#: Qwen 2.5 / Hermes JSON calls, one per <tool_call> region.
+JSON_CALLS = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+
 def test_a_long_string_argument_streams_as_it_is_written() -> None:
-    template = profiles.load("qwen3").response_template
+    template = JSON_CALLS
     head = '<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt", "content": "'
     body = "".join(f"line {n} of the file\\n" for n in range(100))
     output = head + body + '"}}\n</tool_call>'

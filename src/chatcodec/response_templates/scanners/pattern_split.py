@@ -5,7 +5,8 @@
 must know where the group starts before the match is complete, and which characters are surely
 inside it. That holds for the common shape :func:`split_pattern` recognises: the group stands at
 the top level of the pattern (no ``|`` there, no quantifier on it) and its body is a literal, a
-lazy ``.*?``, and a literal (``\\{.*?\\}`` for a JSON object, or just ``.*?``). Then
+lazy ``.*?`` (or a tempered ``(?:(?!X).)*?``), and a literal (``\\{.*?\\}`` for a JSON object, or
+just ``.*?``). Then
 
 * the *head* (everything before the ``.*?``) is matched first, as a delimiter: its match is final
   once the matcher commits it (:mod:`..matcher`), and its named groups are known;
@@ -49,6 +50,8 @@ class Split:
         close: the group's closing literal (its text ends with it).
         terminator: the regex from the closing literal on (``close`` and what follows the group).
         backrefs: the head groups the terminator refers to (``(?P=key)``), filled per match.
+        guard: for a tempered body ``(?:(?!X).)*?``, ``X``: the group cannot run over a place where
+            it matches (the scanner stops if it comes before the terminator).
     """
 
     head: str
@@ -56,6 +59,7 @@ class Split:
     close: str
     terminator: str
     backrefs: tuple[str, ...]
+    guard: str | None = None
 
 
 def python_dollar(source: str, final: bool = True) -> str:
@@ -126,9 +130,13 @@ def split_pattern(source: str, group: str) -> Split | None:
         return None
     body = toks[start + 1 : end]
     lead = _literal_run(body)
-    if lead is None or body[lead[1] : lead[1] + 3] != [".", "*", "?"]:
+    if lead is None:
         return None
-    rest = body[lead[1] + 3 :]
+    lazy = _lazy_any(body, lead[1])
+    if lazy is None:
+        return None
+    guard, after_lazy = lazy
+    rest = body[after_lazy:]
     close = _literal_run(rest)
     if close is None or close[1] != len(rest):
         return None
@@ -137,4 +145,26 @@ def split_pattern(source: str, group: str) -> Split | None:
     if not head or regex.compile(python_dollar(head), regex.DOTALL).fullmatch("") is not None:
         return None  # a head that matches nothing would start a match anywhere
     backrefs = tuple(_BACKREF.findall(terminator))
-    return Split(head, lead[0], close[0], terminator, backrefs)
+    if guard is not None and _BACKREF.search(guard):
+        return None
+    return Split(head, lead[0], close[0], terminator, backrefs, guard)
+
+
+def _lazy_any(body: list[str], at: int) -> tuple[str | None, int] | None:
+    """At ``body[at]``, ``.*?`` or the tempered ``(?:(?!X).)*?``: ``(X or None, index after it)``."""
+    if body[at : at + 3] == [".", "*", "?"]:
+        return None, at + 3
+    if body[at : at + 2] != ["(?:", "(?!"]:
+        return None
+    depth = 1
+    index = at + 2
+    while index < len(body) and depth:
+        token = body[index]
+        if token.startswith("(") and not token.endswith(")"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        index += 1
+    if depth or body[index : index + 4] != [".", ")", "*", "?"]:
+        return None
+    return "".join(body[at + 2 : index - 1]), index + 4

@@ -45,6 +45,7 @@ GroupParser = Callable[[str, str], Any]
 GroupScanner = Callable[[str], "ValueScanner | None"]
 
 _SEARCH, _GROUP, _DEAD = range(3)
+_GUARD = "chatcodec_guard"
 
 
 @lru_cache(maxsize=256)
@@ -167,6 +168,9 @@ class RegexItemsScanner:
                         self._state = _DEAD  # the match never ended: finditer does not take it
                     return
                 assert isinstance(result, Commit)
+                if _GUARD in result.captures:
+                    self._state = _DEAD  # the tempered body ends before its terminator: not followed
+                    return
                 self._group_text(self._text[rel : result.start], out)
                 self._end(result, out)
 
@@ -246,6 +250,8 @@ class RegexItemsScanner:
         split = self._split
         assert split is not None and self._match is not None
         source = split.terminator
+        if split.guard is not None:  # where the tempered body stops: a place the scanner stops too
+            source = f"(?:{source})|(?P<{_GUARD}>(?={split.guard}))"
         for name in split.backrefs:
             value = self._match[2].get(name)
             if value is None:
