@@ -74,11 +74,14 @@ class RegionValues:
         emit: whether to produce events (``False``: the scanner only finds the value's end).
     """
 
-    __slots__ = ("_events", "_fast", "_field", "_mapper", "_shadow", "_typing", "emit", "scanner", "stopped")
+    __slots__ = ("_events", "_fast", "_field", "_mapper", "_shadow", "_typing", "emit", "pending", "scanner",
+                 "stopped")
 
     def __init__(self, spec: FieldSpec, scanner: ValueScanner, captures: dict[str, str],
                  params: ToolParameters, emit: bool) -> None:
         self.scanner = scanner
+        #: deltas read by a ValueEndMatcher, not yet turned into events (``None``: feed reads itself)
+        self.pending: list[Delta] | None = None
         self.emit = emit
         self.stopped = not emit
         self._field = spec.name
@@ -96,8 +99,15 @@ class RegionValues:
         return self._out(self._mapper.start())
 
     def feed(self, text: str) -> list[dict[str, Any]]:
-        """Read region text; return its events."""
-        deltas = self.scanner.feed(text)
+        """Read region text; return its events.
+
+        When the scanner is read by a :class:`~..value_end.ValueEndMatcher` (``pending`` is not
+        ``None``), the text was read already: its deltas wait in ``pending``.
+        """
+        if self.pending is not None:
+            deltas, self.pending[:] = list(self.pending), []
+        else:
+            deltas = self.scanner.feed(text)
         if self.stopped or not deltas:
             return []
         fast = self._fast

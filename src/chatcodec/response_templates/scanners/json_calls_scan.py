@@ -149,8 +149,15 @@ class JsonCallsScanner:
             self._calls = {}
         return i
 
+    @property
+    def held(self) -> int:
+        """Characters read but not decided on: the start of a separator after a complete value."""
+        return len(self._carry) if self._values and self._reader is None and self.complete is None else 0
+
     def end(self) -> list[Delta]:
         out: list[Delta] = []
+        if self._carry and self._values and self._reader is None and self.complete is None:
+            self.complete = self._offset - len(self._carry)  # the text ended inside no separator
         if self._reader is not None and not self._dead:
             self._reader.finish()
             for delta in self._reader.out:
