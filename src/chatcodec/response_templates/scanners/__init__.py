@@ -19,7 +19,8 @@ from typing import Any
 
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ScannerFactory, ValueScanner
 
-__all__ = ["SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "has_scanner", "scanner_for"]
+__all__ = ["SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "granularity", "has_scanner",
+           "scanner_for"]
 
 #: content parser name -> ``"module:factory"`` of its scanner (modules of this package).
 SCANNERS: dict[str, str] = {
@@ -37,12 +38,13 @@ SCANNERS: dict[str, str] = {
 
 
 def _factory(name: str) -> ScannerFactory | None:
-    target = SCANNERS.get(name)
-    if target is None:
-        from chatcodec.response_templates.content import lookup_parser
+    from chatcodec.response_templates.content import lookup_parser
 
-        parser = lookup_parser(name)
-        return getattr(parser, "scanner", None) if parser is not None else None
+    parser = lookup_parser(name)
+    own: ScannerFactory | None = getattr(parser, "scanner", None) if parser is not None else None
+    target = SCANNERS.get(name)
+    if own is not None or target is None:
+        return own
     module, function = target.split(":")
     factory: ScannerFactory = getattr(importlib.import_module(f"{__name__}.{module}"), function)
     return factory
@@ -60,6 +62,24 @@ def scanner_for(name: str, args: Mapping[str, Any]) -> ValueScanner | None:
     """
     factory = _factory(name)
     return None if factory is None else factory(args)
+
+
+def granularity(name: str, args: Mapping[str, Any]) -> str:
+    """How a region of parser ``name`` streams its value, in words (for docs and reports).
+
+    Returns:
+        ``"as written"``, ``"each match whole"`` (a regex that does not split around its value
+        group), ``"once the output shows which parser applies"`` (``x-first``) or ``"whole at close"``.
+    """
+    if not has_scanner(name, args):
+        return "whole at close"
+    if name == "x-first":
+        return "once the output shows which parser applies"
+    if name in ("x-findall", "xml-inline"):
+        from chatcodec.response_templates.scanners.regex_items_scan import streamed_group
+
+        return "as written" if streamed_group(name, args) is not None else "each match whole"
+    return "as written"
 
 
 def has_scanner(name: str, args: Mapping[str, Any]) -> bool:

@@ -37,7 +37,7 @@ from chatcodec.response_templates.scanners.nested import Part
 from chatcodec.response_templates.scanners.pattern_split import Split, python_dollar, split_pattern
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
 
-__all__ = ["RegexItemsScanner", "findall_scanner", "xml_inline_scanner"]
+__all__ = ["RegexItemsScanner", "findall_scanner", "streamed_group", "xml_inline_scanner"]
 
 #: ``(group name, its text) -> its value``; raises ``ValueError``.
 GroupParser = Callable[[str, str], Any]
@@ -318,6 +318,14 @@ def _findall_entry(values: dict[str, Any]) -> Any:
     if len(values) > 1:
         return _NO_ENTRY
     return next(iter(values.values()), "")
+
+
+def streamed_group(content: str, args: Mapping[str, Any]) -> str | None:
+    """The group whose text streams in an ``x-findall`` or ``xml-inline`` region, or ``None`` when
+    each match is set whole."""
+    if content == "xml-inline":
+        return "value" if _split(args["tag_pattern"], "value", "dict") is not None else None
+    return findall_scanner(args)._group
 
 
 def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
