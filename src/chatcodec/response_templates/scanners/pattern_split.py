@@ -29,7 +29,7 @@ import regex
 
 from chatcodec.response_templates.pattern_tokens import tokens
 
-__all__ = ["Split", "python_dollar", "split_pattern"]
+__all__ = ["Split", "literal_text", "python_dollar", "split_pattern"]
 
 _GROUP = regex.compile(r"\(\?P?<(\w+)>")
 _FLAGS = regex.compile(r"\(\?[a-zA-Z-]+\)")
@@ -93,6 +93,13 @@ def _literal_run(body: list[str]) -> tuple[str, int] | None:
             return "".join(text), index
         text.append(char)
     return "".join(text), len(body)
+
+
+def literal_text(source: str) -> str | None:
+    """The text ``source`` matches when it is a plain literal (``</invoke>``, ``\\}``), else ``None``."""
+    toks = tokens(source)
+    run = _literal_run(toks)
+    return run[0] if run is not None and run[1] == len(toks) and run[0] else None
 
 
 def split_pattern(source: str, group: str) -> Split | None:

@@ -30,11 +30,16 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.content import compile_user_pattern, run_parser
-from chatcodec.response_templates.delimiters import regex_delimiter
+from chatcodec.response_templates.delimiters import literal_delimiter, regex_delimiter
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, build_matcher
 from chatcodec.response_templates.scanners.nested import Part
-from chatcodec.response_templates.scanners.pattern_split import Split, python_dollar, split_pattern
+from chatcodec.response_templates.scanners.pattern_split import (
+    Split,
+    literal_text,
+    python_dollar,
+    split_pattern,
+)
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
 
 __all__ = ["RegexItemsScanner", "findall_scanner", "streamed_group", "xml_inline_scanner"]
@@ -60,8 +65,12 @@ class _Matchers:
     __slots__ = ("dollar", "final", "open")
 
     def __init__(self, source: str) -> None:
-        self.open = build_matcher([regex_delimiter("value", False, python_dollar(source, final=False))])
-        self.final = build_matcher([regex_delimiter("value", False, python_dollar(source))])
+        literal = literal_text(source)
+        if literal:  # a literal commits as soon as it is complete (a regex waits for one more character)
+            self.open = self.final = build_matcher([literal_delimiter("value", False, [literal])])
+        else:
+            self.open = build_matcher([regex_delimiter("value", False, python_dollar(source, final=False))])
+            self.final = build_matcher([regex_delimiter("value", False, python_dollar(source))])
         self.dollar = python_dollar(source) != source
 
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
@@ -345,7 +354,9 @@ def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
             return scanner_for("text", {"strip": False})
         return scanner_for(spec.get("name", "text"), spec.get("args", {}))
 
-    streamable = [g for g in groups if g in parsers and scan(g) is not None and _split(pattern, g, "list")]
+    # the arguments group (as text when it has no value parser), else the last group whose parser streams
+    streamable = [g for g in groups if (g in parsers or g == "arguments") and scan(g) is not None
+                  and _split(pattern, g, "list")]
     group = "arguments" if "arguments" in streamable else (streamable[-1] if streamable else None)
     into = args.get("into", "list")
     return RegexItemsScanner(pattern, into, group, parse, scan, _findall_entry if into == "dict" else None)
