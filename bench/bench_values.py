@@ -74,6 +74,21 @@ def time_feeds(template: Any, text: str, chunk: int, value_deltas: bool, repeats
     return best * 1e6
 
 
+def calls_per_chunk(template: Any, text: str, chunk: int, value_deltas: bool) -> float:
+    """Python function calls per ``feed`` (cProfile's count): a measure the machine's load cannot move."""
+    import cProfile
+    import pstats
+
+    chunks = [text[i : i + chunk] for i in range(0, len(text), chunk)]
+    parser = ResponseParser(template, prefix="", value_deltas=value_deltas)
+    profile = cProfile.Profile()
+    profile.enable()
+    for piece in chunks:
+        parser.feed(piece)
+    profile.disable()
+    return float(pstats.Stats(profile).total_calls) / len(chunks)  # type: ignore[attr-defined]
+
+
 def first_fragment_lag(template: Any, text: str, chunk: int) -> int:
     """Characters between the first character of the ``content`` argument and its first text delta."""
     start = text.index("Line 0")
@@ -91,8 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plain", action="store_true", help="only value_deltas=False")
     args = parser.parse_args(argv)
     repeats = 1 if args.quick else 3
-    print("| profile | calls | chars | chunk | plain µs/chunk | value_deltas µs/chunk | ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("| profile | calls | chars | chunk | plain µs/chunk | value_deltas µs/chunk | ratio "
+          "| Python calls/chunk (plain, value_deltas) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
     for name in _CALLS:
         template = profiles.load(name).response_template
         for calls in (4, 32):
@@ -103,8 +119,10 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"| {name} | {calls} | {len(text):,} | {chunk} | {plain:.2f} | | |")
                     continue
                 values = time_feeds(template, text, chunk, True, repeats)
+                counted = (calls_per_chunk(template, text, chunk, False),
+                           calls_per_chunk(template, text, chunk, True))
                 print(f"| {name} | {calls} | {len(text):,} | {chunk} | {plain:.2f} | {values:.2f} | "
-                      f"{values / plain:.2f}x |")
+                      f"{values / plain:.2f}x | {counted[0]:.1f}, {counted[1]:.1f} |")
     if not args.plain:
         for name in _CALLS:
             template = profiles.load(name).response_template

@@ -30,7 +30,7 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.content import compile_user_pattern, run_parser
-from chatcodec.response_templates.delimiters import literal_delimiter, regex_delimiter
+from chatcodec.response_templates.delimiters import first_chars, literal_delimiter, regex_delimiter
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, build_matcher
 from chatcodec.response_templates.scanners.nested import Part
@@ -62,7 +62,7 @@ def _matchers(source: str) -> _Matchers:
 class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
-    __slots__ = ("dollar", "final", "open")
+    __slots__ = ("_pattern", "_starts", "_wide", "dollar", "final", "open")
 
     def __init__(self, source: str) -> None:
         literal = literal_text(source)
@@ -72,6 +72,26 @@ class _Matchers:
             self.open = build_matcher([regex_delimiter("value", False, python_dollar(source, final=False))])
             self.final = build_matcher([regex_delimiter("value", False, python_dollar(source))])
         self.dollar = python_dollar(source) != source
+        delimiter = self.open.delimiters[0]
+        starts = first_chars(delimiter)
+        self._starts = None if starts is None else regex.compile(f"[{regex.escape(starts)}]")
+        self._pattern = delimiter.pattern
+        self._wide: dict[str, bool] = {}  # non-ASCII character -> whether a match may start with it
+
+    def may_start(self, text: str) -> bool:
+        """Whether a match could start anywhere in ``text`` (``False``: all of it is plain text)."""
+        if self._starts is None or self._starts.search(text) is not None:
+            return True
+        if text.isascii():
+            return False
+        for char in set(text):
+            if char >= "\x80":
+                known = self._wide.get(char)
+                if known is None:
+                    known = self._wide[char] = self._pattern.match(char, partial=True) is not None
+                if known:
+                    return True
+        return False
 
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
         if eos:
@@ -119,6 +139,7 @@ class RegexItemsScanner:
         self._key: str | None = None
         self._verify: list[str] = []  # the streamed match's text (with context before it)
         self._verify_base = 0
+        self._current: _Matchers | None = None  # the terminator of the match being streamed
         self._started = False
         self.complete: int | None = None
 
@@ -130,6 +151,17 @@ class RegexItemsScanner:
             self._started = True
             out.append(("begin", (), "array" if self._into == "list" else "object"))
         if self._state == _DEAD:
+            return out
+        term = self._current
+        if term is not None and self._state == _GROUP and self._pos == self._base + len(self._text) \
+                and not term.may_start(text):  # the group's text, surely: no search
+            self._text += text
+            self._pos += len(text)
+            self._verify.append(text)
+            if self._inner is not None and self._part is not None and self._part.ok:
+                self._part.emit(self._inner.feed(text), out, self._under)
+            if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
+                self._trim()
             return out
         self._text += text
         self._advance(out, eos=False)
@@ -165,7 +197,7 @@ class RegexItemsScanner:
                 else:
                     self._begin(result, out)
             else:
-                term = self._term()
+                term = self._current
                 if term is None:
                     self._state = _DEAD
                     return
@@ -252,6 +284,7 @@ class RegexItemsScanner:
         self._part, self._under = part, under
         self._inner = self._scan(self._group)
         self._state = _GROUP
+        self._current = self._term()
         if self._split.lead:
             self._inner_feed(self._split.lead, out)
 
@@ -305,7 +338,7 @@ class RegexItemsScanner:
             return
         if not self._place(values, part, out):
             return
-        self._match = self._part = self._inner = None
+        self._match = self._part = self._inner = self._current = None
         self._pos = end
         self._state = _SEARCH
 
