@@ -161,13 +161,24 @@ def test_xml_tree_removes_markers_before_tags_only() -> None:
         ("text", ("p", "q"), "a]~[b"), ("end", ("p", "q"), None), ("end", ("p",), None)])
 
 
-def test_first_streams_once_the_other_parsers_are_refuted() -> None:
+def test_first_streams_what_the_parsers_still_possible_agree_on() -> None:
     args = {"parsers": [{"name": "x-json-calls"}, {"name": "x-pythonic"}]}
     scanner = scanner_for("x-first", args)
     assert scanner is not None
-    assert scanner.feed("[") == []
-    assert scanner.feed("f(") == [("begin", (), "array"), ("begin", (0,), "object"),
-                                  ("set", (0, "name"), "f"), ("begin", (0, "arguments"), "object")]
+    assert scanner.feed("[") == [("begin", (), "array")]  # both read a list
+    assert scanner.feed("f(") == [("begin", (0,), "object"), ("set", (0, "name"), "f"),
+                                  ("begin", (0, "arguments"), "object")]  # not JSON: x-pythonic alone
+
+
+def test_first_streams_strings_both_parsers_read_alike() -> None:
+    scanner = scanner_for("x-first", {"parsers": [{"name": "python-call-list"}, {"name": "x-pythonic"}]})
+    assert scanner is not None
+    assert _merged(scanner.feed('[f(a="hel') + scanner.feed('lo\\n", b=2)]')) == [
+        ("begin", (), "array"), ("begin", (0,), "object"), ("set", (0, "name"), "f"),
+        ("begin", (0, "arguments"), "object"), ("begin", (0, "arguments", "a"), "string"),
+        ("text", (0, "arguments", "a"), "hello\n"), ("end", (0, "arguments", "a"), None),
+        ("set", (0, "arguments", "b"), 2), ("end", (0, "arguments"), None), ("end", (0,), None),
+        ("end", (), None)]
 
 
 def test_json_with_allow_non_json_streams_once_it_cannot_be_json() -> None:

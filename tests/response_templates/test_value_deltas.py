@@ -66,7 +66,11 @@ def test_how_each_profile_streams_its_arguments() -> None:
     assert {name: way for name, way in how.items() if way != "as written"} == {
         "kimi_vl": None,  # no tool calls
         "minicpm5": "each match whole",  # <param> values with or without CDATA: an alternation
-        "llama4_pythonic": "once the output shows which parser applies",  # JSON or Python calls
+        # x-first: what the parsers still possible read alike, then the one left
+        "lfm2": "as its parsers agree",  # python-call-list, x-json-calls, x-pythonic
+        "llama4_pythonic": "as its parsers agree",  # x-json-calls, x-pythonic
+        "longcat": "as its parsers agree",  # x-json-calls, x-findall
+        "pythonic": "as its parsers agree",  # python-call-list, x-pythonic
     }
 
 

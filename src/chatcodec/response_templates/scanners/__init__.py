@@ -69,12 +69,13 @@ def granularity(name: str, args: Mapping[str, Any]) -> str:
 
     Returns:
         ``"as written"``, ``"each match whole"`` (a regex that does not split around its value
-        group), ``"once the output shows which parser applies"`` (``x-first``) or ``"whole at close"``.
+        group), ``"as its parsers agree"`` (``x-first``: what the parsers still possible read alike,
+        then the one left) or ``"whole at close"``.
     """
     if not has_scanner(name, args):
         return "whole at close"
     if name == "x-first":
-        return "once the output shows which parser applies"
+        return "as its parsers agree"
     if name in ("x-findall", "xml-inline"):
         from chatcodec.response_templates.scanners.regex_items_scan import streamed_group
 

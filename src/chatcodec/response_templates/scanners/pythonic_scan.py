@@ -101,6 +101,11 @@ class PythonicScanner:
             i = self._step(text, i, out)
         return out
 
+    @property
+    def refuted(self) -> bool:
+        """``python-call-list`` (strict): the scanner stops only where its grammar is broken."""
+        return self._strict and self._state == _DEAD
+
     def end(self) -> list[Delta]:
         return []  # anything undecided at the end is an error or is completed from the value
 

@@ -51,6 +51,8 @@ GroupScanner = Callable[[str], "ValueScanner | None"]
 
 _SEARCH, _GROUP, _DEAD = range(3)
 _GUARD = "chatcodec_guard"
+#: How much of the text between matches is checked against ``between`` (kept in the window).
+_GAP_CHECKED = LOOKBEHIND_CONTEXT // 2
 
 
 @lru_cache(maxsize=256)
@@ -117,8 +119,13 @@ class RegexItemsScanner:
     """
 
     def __init__(self, pattern: str, into: str, group: str | None, parse: GroupParser, scan: GroupScanner,
-                 value_of: Callable[[dict[str, Any]], Any] | None = None) -> None:
+                 value_of: Callable[[dict[str, Any]], Any] | None = None,
+                 between: regex.Pattern[str] | None = None) -> None:
         self._pattern = compile_user_pattern(pattern)
+        self._between = between
+        self._gap = 0  # region offset where the text between matches began
+        self._gap_done = False  # its first _GAP_CHECKED characters were checked
+        self.refuted = False
         self._into = into
         self._parse = parse
         self._scan = scan
@@ -190,8 +197,12 @@ class RegexItemsScanner:
                 result = self._head.scan(self._text, rel, eos)
                 if type(result) is int:
                     self._pos = self._base + result
+                    self._check_gap(self._pos, eos)
                     return
                 assert isinstance(result, Commit)
+                self._check_gap(self._base + result.start, True)
+                if self._state == _DEAD:
+                    return
                 if self._split is None:
                     self._whole(result, out)
                 else:
@@ -215,6 +226,22 @@ class RegexItemsScanner:
                 self._group_text(self._text[rel : result.start], out)
                 self._end(result, out)
 
+    def _check_gap(self, end: int, final: bool) -> None:
+        """``refuted`` when the text since the last match (up to ``end``, where no match starts; all of
+        it when ``final``) is not what ``between`` allows. Only its first :data:`_GAP_CHECKED`
+        characters are checked, so the answer comes at the same character whatever the chunking."""
+        between = self._between
+        if between is None or self._gap_done:
+            return
+        stop = min(end, self._gap + _GAP_CHECKED)
+        final = final and stop == end
+        if stop - self._gap >= _GAP_CHECKED or final:
+            self._gap_done = True
+        gap = between.fullmatch(self._text, self._gap - self._base, stop - self._base, partial=not final)
+        if gap is None:
+            self.refuted = True
+            self._state = _DEAD
+
     # -- matches set whole -------------------------------------------------------------------------
 
     def _whole(self, commit: Commit, out: list[Delta]) -> None:
@@ -225,7 +252,8 @@ class RegexItemsScanner:
             return
         if not self._place(values, None, out):
             return
-        self._pos = self._base + commit.end
+        self._pos = self._gap = self._base + commit.end
+        self._gap_done = False
         if commit.end == commit.start:
             self._state = _DEAD  # an empty match: the content parser decides what it means
 
@@ -339,7 +367,8 @@ class RegexItemsScanner:
         if not self._place(values, part, out):
             return
         self._match = self._part = self._inner = self._current = None
-        self._pos = end
+        self._pos = self._gap = end
+        self._gap_done = False
         self._state = _SEARCH
 
 
@@ -392,7 +421,9 @@ def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
                   and _split(pattern, g, "list")]
     group = "arguments" if "arguments" in streamable else (streamable[-1] if streamable else None)
     into = args.get("into", "list")
-    return RegexItemsScanner(pattern, into, group, parse, scan, _findall_entry if into == "dict" else None)
+    between = compile_user_pattern(args.get("between", r"\s*"))
+    return RegexItemsScanner(pattern, into, group, parse, scan, _findall_entry if into == "dict" else None,
+                             between)
 
 
 def xml_inline_scanner(args: Mapping[str, Any]) -> RegexItemsScanner | None:
