@@ -71,7 +71,7 @@ class JsonCallsScanner:
 
     @property
     def refuted(self) -> bool:
-        """The text can never be read as calls (some reason other than a repeated JSON key)."""
+        """The text can never be read as calls."""
         reader = self._reader
         return (self._dead and not (reader is not None and reader.dead and not reader.refuted)) \
             or self.complete is not None

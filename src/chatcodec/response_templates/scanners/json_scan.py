@@ -403,7 +403,7 @@ class JsonReader:
     def _take_key(self, key: str, i: int) -> int:
         frame = self._stack[-1]
         if key in frame.keys:
-            return self._die(i, False)  # a repeated key: json.loads would keep the last value
+            return self._die(i)  # a repeated key: an error (a dict would keep the last value)
         frame.keys.add(key)
         self._key, self._state, self._is_key = key, _COLON, False
         return i
