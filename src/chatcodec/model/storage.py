@@ -52,6 +52,7 @@ __all__ = [
     "load_chat_templates",
     "migrate_chat_templates",
     "plan_chat_template_save",
+    "remove_empty_template_folder",
     "save_chat_templates",
 ]
 
@@ -331,8 +332,17 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
     apply_file_changes(directory, [(change.path, change.content) for change in changes])
+    remove_empty_template_folder(directory)
+
+
+def remove_empty_template_folder(directory: Path) -> None:
+    """Remove ``additional_chat_templates/`` when saving left it empty (not a link: never followed).
+
+    Raises:
+        ModelStorageError: the folder cannot be removed.
+    """
     folder = directory / ADDITIONAL_TEMPLATES_DIR
-    if folder.is_dir() and not any(folder.iterdir()):
+    if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
         try:
             folder.rmdir()
         except OSError as error:
