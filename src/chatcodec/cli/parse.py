@@ -45,6 +45,7 @@ from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
 from chatcodec.cli.sources import (
     TOKENIZER_CONFIG_WITHOUT_TEMPLATE,
+    end_of_sequence_text,
     model_path,
     no_response_template,
     read_response_template,
@@ -184,10 +185,14 @@ class TemplateSource:
     Attributes:
         template: the compiled response template.
         codec: the model, or ``None`` for a response template file.
+        end_texts: for a file that holds an ``eos_token`` beside its ``response_template`` (what
+            ``chatcodec profiles NAME --response-template`` prints), that token: generation ends
+            there, as for the profile.
     """
 
     template: ResponseTemplate
     codec: ChatCodec | None
+    end_texts: tuple[str, ...] = ()
 
     @classmethod
     def open(cls, source: str) -> TemplateSource:
@@ -203,7 +208,9 @@ class TemplateSource:
         model = _model_source(source)
         try:
             if model is None:
-                return cls(load_response_template(read_response_template(source)), None)
+                eos = end_of_sequence_text(source) if source != "-" else None
+                return cls(load_response_template(read_response_template(source)), None,
+                           (eos,) if eos else ())
             from chatcodec.model.codec import ChatCodec
 
             codec = ChatCodec.from_pretrained(model)
@@ -230,7 +237,7 @@ class TemplateSource:
             return self.codec.get_response_parser(self.template.spec, prefix=prefix, tools=tools,
                                                   errors=errors)
         return ModelResponseParser.for_text(ResponseParser(self.template, prefix=prefix, tools=tools,
-                                                           errors=errors))
+                                                           errors=errors), self.end_texts)
 
 
 def _model_source(source: str) -> str | None:

@@ -201,19 +201,21 @@ class ModelResponseParser:
         self._joined: list[str] = []
 
     @classmethod
-    def for_text(cls, parser: Any) -> ModelResponseParser:
-        """A parser of text steps only, with no end-of-sequence token (a bare response template).
+    def for_text(cls, parser: Any, end_texts: Iterable[str] = ()) -> ModelResponseParser:
+        """A parser of text steps only (a response template file), ending at ``end_texts``.
 
         The command line drives every parser through this one class, so a response template file,
         a model directory and a profile are fed, ended and reported the same way.
 
         Args:
             parser: the :class:`~chatcodec.ResponseParser` to wrap.
+            end_texts: end-of-sequence texts (the file's ``eos_token``); none: every character is
+                parsed.
 
         Returns:
             The wrapper; feeding it token ids raises ``TokenizerUnavailableError``.
         """
-        return cls(parser, EndOfSequence((), ()), _no_tokenizer)
+        return cls(parser, EndOfSequence((), end_texts), _no_tokenizer)
 
     @property
     def text(self) -> str:

@@ -339,6 +339,10 @@ def _check_shape(spec: Any) -> None:
         hint = ("; to use a file, load it first (json.load), and for a bundled profile or a model use "
                 "chatcodec.profiles.load(name).response_template or ChatCodec.from_pretrained(name)"
                 if isinstance(spec, str) else "")
+        if isinstance(spec, str) and ("{%" in spec or "{{" in spec):
+            hint = ("; this string is a chat template (Jinja), not a response template, which is a JSON "
+                    "object saying how to read the model's output (chatcodec.profiles.load(name)"
+                    ".response_template, or ChatCodec.from_pretrained(name), which brings its own)")
         raise _error(f"A response template must be a JSON object, got {type(spec).__name__}{hint}")
     if exceeds_depth(spec):
         field, key = _too_deep(spec)
