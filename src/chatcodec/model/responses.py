@@ -44,6 +44,8 @@ class EndOfSequence:
         self.texts = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
         self.ended = False
         self._held = ""
+        #: the characters an end text starts with: text without any of them passes at once
+        self._starts = frozenset(text[0] for text in self.texts)
 
     def cut_ids(self, ids: Sequence[int]) -> tuple[list[int], bool]:
         """The ids before the first end-of-sequence id, and whether there was one.
@@ -78,6 +80,8 @@ class EndOfSequence:
         """
         if self.ended:
             return ""
+        if not self._held and self._starts.isdisjoint(text):
+            return text  # no end text can start in it (the common case, and always without end texts)
         text, self._held = self._held + text, ""
         ends = [index for index in (text.find(eos) for eos in self.texts) if index >= 0]
         if ends:
@@ -224,18 +228,29 @@ class ModelResponseParser:
             TokenizerUnavailableError: ids were fed and the model has no tokenizer.
             ResponseParseError: the output cannot be parsed (strict mode).
         """
+        end = self._end
+        if type(step) is int and not end.ended and not self._finished and step not in end.token_ids:
+            # one id: the per-token path of a server
+            decoder = self._decoder
+            if decoder is None:
+                decoder = self._decoder = self._new_decoder()  # raises TokenizerUnavailableError
+            text = end.cut_text(decoder.step_id(step, what="feed"))
+            if not text:
+                return []
+            self._parts.append(text)
+            return self.parser.feed(text)  # type: ignore[no-any-return]
         if self._finished:
             raise ParserStateError("feed: the parser was finalized; create a new one per sequence")
-        if self._end.ended:
+        if end.ended:
             return []
         text, found = (self._pending() + step, False) if isinstance(step, str) else self._decode(step)
-        text = self._end.cut_text(text, final=found)
+        text = end.cut_text(text, final=found)
         if found:
-            self._end.end()
+            end.end()
         if not text:
             return []
         self._parts.append(text)
-        return list(self.parser.feed(text))
+        return self.parser.feed(text)  # type: ignore[no-any-return]
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: release held-back text, close open regions, return the message.

@@ -20,6 +20,7 @@ Rules kept:
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,12 @@ from typing import Any
 
 from chatcodec.errors import TokenizerUnavailableError
 from chatcodec.model.config import AddedToken
-from chatcodec.model.incremental import REPLACEMENT_CHARACTER, IncrementalDecoder
+from chatcodec.model.incremental import (
+    REPLACEMENT_CHARACTER,
+    IncrementalDecoder,
+    StreamDecoder,
+    streams_exactly,
+)
 
 __all__ = [
     "INSTALL_FIX",
@@ -114,6 +120,7 @@ class Tokenizer:
         self._newline_plain: list[int] | None = None
         self._offsets_backend: Any = None
         self._id_limit: int | None = None
+        self._stream_class: Any = None  # DecodeStream when it gives this tokenizer's text; False: not
 
     @classmethod
     def from_file(cls, path: str | Path) -> Tokenizer:
@@ -307,9 +314,31 @@ class Tokenizer:
         return str(self.backend.decode(ids, skip_special_tokens=skip_special_tokens))
 
     def incremental_decoder(self) -> IncrementalDecoder:
-        """A fresh :class:`~chatcodec.model.incremental.IncrementalDecoder` over this tokenizer
-        (special tokens kept, ids checked)."""
-        return IncrementalDecoder(self._decode, check=self.check_ids)
+        """A fresh incremental decoder over this tokenizer (special tokens kept, ids checked).
+
+        Returns:
+            A :class:`~chatcodec.model.incremental.StreamDecoder` (``tokenizers``' own streaming
+            decoder, in Rust) when this tokenizer's decoder streams exactly
+            (:func:`~chatcodec.model.incremental.streams_exactly`) and the installed ``tokenizers``
+            has ``DecodeStream`` (0.21 and later); otherwise the Python
+            :class:`~chatcodec.model.incremental.IncrementalDecoder`. Both give the same text.
+        """
+        stream_class = self._stream_class
+        if stream_class is None:
+            stream_class = self._stream_class = self._decode_stream_class()
+        if stream_class is False:
+            return IncrementalDecoder(self._decode, check=self.check_ids, limit=self.id_limit)
+        return StreamDecoder(self.backend, stream_class(skip_special_tokens=False), self._decode,
+                             check=self.check_ids, limit=self.id_limit)
+
+    def _decode_stream_class(self) -> Any:
+        """``tokenizers.decoders.DecodeStream``, or ``False`` when it is missing or would not give
+        the Python decoder's text for this tokenizer's decoder."""
+        decoders = importlib.import_module("tokenizers.decoders")
+        stream_class = getattr(decoders, "DecodeStream", None)
+        decoder = self.backend.decoder
+        state = None if decoder is None else json.loads(decoder.__getstate__())
+        return stream_class if stream_class is not None and streams_exactly(state) else False
 
     def decode_generated(self, ids: Sequence[int], *, what: str = "response") -> str:
         """Text of generated ids, the same as :meth:`incremental_decoder` streams it (SPEC §1.8a).
