@@ -53,7 +53,8 @@ def prose_output(size: int) -> str:
 
 def tool_call(index: int) -> str:
     """One JSON tool call with string arguments full of quotes, escapes and brackets (~540 chars)."""
-    code = ('def area(r):\\n    \\"\\"\\"Area of a circle of radius r.\\"\\"\\"\\n    return 3.14159 * r ** 2\\n'
+    code = ('def area(r):\\n    \\"\\"\\"Area of a circle of radius r.\\"\\"\\"\\n'
+            '    return 3.14159 * r ** 2\\n'
             '# see {\\"units\\": [\\"m\\", \\"cm\\"]}\\n')
     return ('<tool_call>\n{"name": "write_file", "arguments": {"path": "src/geometry_' + str(index) + '.py", '
             '"content": "' + code + '", "mode": "overwrite", "tags": ["math", "geometry", "circle"], '

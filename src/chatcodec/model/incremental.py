@@ -164,7 +164,8 @@ class StreamDecoder(IncrementalDecoder):
 
 #: Decoder types that turn each token into text without looking at tokens outside the window
 #: (``tokenizers`` names): with them ``DecodeStream`` and :class:`IncrementalDecoder` agree.
-STREAMING_DECODERS = frozenset({"ByteLevel", "Metaspace", "Replace", "ByteFallback", "Fuse", "Strip", "Sequence"})
+STREAMING_DECODERS = frozenset({"ByteLevel", "Metaspace", "Replace", "ByteFallback", "Fuse", "Strip",
+                                "Sequence"})
 
 
 def streams_exactly(decoder_state: dict[str, Any] | None) -> bool:
