@@ -20,6 +20,7 @@ Rules kept:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -114,7 +115,7 @@ class Tokenizer:
     """
 
     def __init__(self, backend: Any, path: Path | None = None) -> None:
-        self.backend = backend
+        self._backend = backend
         self.path = path
         self._added: dict[int, AddedToken] | None = None
         self._newline_plain: list[int] | None = None
@@ -123,27 +124,50 @@ class Tokenizer:
         self._stream_class: Any = None  # DecodeStream when it gives this tokenizer's text; False: not
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Tokenizer:
+    def from_file(cls, path: str | Path, *, lazy: bool = False) -> Tokenizer:
         """Load a ``tokenizer.json``.
 
         Args:
             path: the file.
+            lazy: read the file when the tokenizer is first used (its first encode, decode or id
+                check), not now: a large vocabulary takes a noticeable part of a second to load,
+                which a process that only renders and parses text never needs to pay.
 
         Returns:
             The tokenizer, remembering ``path`` (``save_pretrained`` copies the file).
 
         Raises:
             TokenizerUnavailableError: the ``tokenizers`` package is not installed.
-            ModelStorageError: the file cannot be parsed by ``tokenizers``.
+            ModelStorageError: the file cannot be parsed by ``tokenizers`` (with ``lazy``, raised
+                by the first use instead).
         """
+        if importlib.util.find_spec("tokenizers") is None:
+            raise tokenizer_unavailable("the tokenizers package is not installed")
+        tokenizer = cls(None, Path(path))
+        if not lazy:
+            tokenizer._load()
+        return tokenizer
+
+    @property
+    def backend(self) -> Any:
+        """The ``tokenizers.Tokenizer`` (read from :attr:`path` on first use when loaded lazily).
+
+        Raises:
+            ModelStorageError: a lazily loaded file cannot be parsed by ``tokenizers``.
+        """
+        backend = self._backend
+        return backend if backend is not None else self._load()
+
+    def _load(self) -> Any:
         from chatcodec.errors import ModelStorageError
 
         tokenizers = _import_tokenizers()
         try:
-            backend = tokenizers.Tokenizer.from_file(str(path))
+            self._backend = tokenizers.Tokenizer.from_file(str(self.path))
         except Exception as error:  # tokenizers raises a bare Exception on malformed files
-            raise ModelStorageError(f"{path}: tokenizers cannot load it: {error}", path=str(path)) from None
-        return cls(backend, Path(path))
+            raise ModelStorageError(f"{self.path}: tokenizers cannot load it: {error}",
+                                    path=str(self.path)) from None
+        return self._backend
 
     # -- vocabulary ------------------------------------------------------------------------------
 
@@ -365,11 +389,12 @@ class Tokenizer:
         return decoder.step(ids) + decoder.flush()
 
 
-def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]:
+def load_tokenizer(directory: str | Path, *, lazy: bool = False) -> tuple[Tokenizer | None, str | None]:
     """Load ``directory/tokenizer.json`` when it exists and ``tokenizers`` is installed.
 
     Args:
         directory: a model directory.
+        lazy: read the file on the tokenizer's first use (:meth:`Tokenizer.from_file`).
 
     Returns:
         ``(tokenizer, None)``, or ``(None, message)``: the message of the
@@ -377,7 +402,7 @@ def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]
         later, naming the actual cause (the file is missing, or the package is) and its fix.
 
     Raises:
-        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed.
+        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed (with ``lazy``: on first use).
     """
     path = Path(directory) / TOKENIZER_FILE
     if not path.is_file():
@@ -385,7 +410,6 @@ def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]
             f"{path} does not exist",
             "Add the model's tokenizer.json to the directory (chatcodec reads no other tokenizer format)"))
     try:
-        _import_tokenizers()
+        return Tokenizer.from_file(path, lazy=lazy), None
     except TokenizerUnavailableError as error:
         return None, str(error)
-    return Tokenizer.from_file(path), None
