@@ -432,7 +432,11 @@ class ResponseParser:
             events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
             self._restore(events, spec, record["raw"])
             return
-        events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
+        events.append({"type": "region_close", "field": spec.name, "value": self._event_value(value)})
+
+    #: The value a ``region_close`` event carries: a copy, so a caller editing an event's value
+    #: never edits the message (``parse_response``, which returns no events, skips the copy).
+    _event_value = staticmethod(copy_value)
 
     def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
         """Record (both modes) each tool call to a function that ``tools=`` does not list: the call
