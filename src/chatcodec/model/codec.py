@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import TokenizerConfig, check_side
-from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.responses import ModelResponseParser, ResponseDecoding
 from chatcodec.model.sequences import to_python, token_id, token_id_sequences
 from chatcodec.model.special_tokens import SpecialTokenAttributes
@@ -546,12 +545,11 @@ class ChatCodec(SpecialTokenAttributes):
         decoding = self._response_decoding()
         prompt = parser_prompt_text(prefix, decoding.tokenizer, decoding.pad_ids)
         parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors)
-        handle = decoding.tokenizer
-
-        def new_decoder() -> IncrementalDecoder:
-            return handle.require().incremental_decoder()
-
-        return ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)
+        tokenizer = decoding.tokenizer.tokenizer
+        # the decoder is made on the first id (a bound method: the parser keeps nothing else alive;
+        # without a tokenizer, require() raises the TokenizerUnavailableError that names the cause)
+        new_decoder = decoding.tokenizer.require if tokenizer is None else tokenizer.incremental_decoder
+        return ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)  # type: ignore[arg-type]
 
     # -- saving ----------------------------------------------------------------------------------
 

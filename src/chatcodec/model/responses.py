@@ -14,6 +14,7 @@ they are for truncated output.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,13 +40,13 @@ class EndOfSequence:
         texts: the end-of-sequence tokens' texts.
     """
 
+    __slots__ = ("_held", "_starts", "ended", "texts", "token_ids")
+
     def __init__(self, token_ids: Iterable[int], texts: Iterable[str]) -> None:
-        self.token_ids = frozenset(token_ids)
-        self.texts = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
+        #: the characters an end text starts with: text without any of them passes at once
+        self.token_ids, self.texts, self._starts = _end_rule(frozenset(token_ids), tuple(texts))
         self.ended = False
         self._held = ""
-        #: the characters an end text starts with: text without any of them passes at once
-        self._starts = frozenset(text[0] for text in self.texts)
 
     def cut_ids(self, ids: Sequence[int]) -> tuple[list[int], bool]:
         """The ids before the first end-of-sequence id, and whether there was one.
@@ -104,6 +105,15 @@ class EndOfSequence:
                     break
                 index = text.find(eos[0], index + 1)
         return longest
+
+
+@functools.lru_cache(maxsize=64)
+def _end_rule(token_ids: frozenset[int], texts: tuple[str, ...]) -> tuple[frozenset[int], tuple[str, ...],
+                                                                          frozenset[str]]:
+    """The end ids, the end texts longest first and their first characters: made once per model and
+    shared by its parsers (a server keeps thousands alive)."""
+    ordered = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
+    return token_ids, ordered, frozenset(text[0] for text in ordered)
 
 
 @dataclass(frozen=True)
@@ -178,6 +188,8 @@ class ModelResponseParser:
         parser: the wrapped :class:`~chatcodec.ResponseParser`.
         ended: an end-of-sequence token was seen; later steps are not output and are ignored.
     """
+
+    __slots__ = ("_decoder", "_end", "_finished", "_new_decoder", "_parts", "parser")
 
     def __init__(self, parser: Any, end: EndOfSequence,
                  decoder: Callable[[], IncrementalDecoder]) -> None:

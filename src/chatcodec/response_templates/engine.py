@@ -98,6 +98,7 @@ class Lifecycle(enum.Enum):
 
 _FEEDING = Lifecycle.FEEDING
 _NONE: frozenset[Delimiter] = frozenset()
+_NONE_HELD: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -185,7 +186,7 @@ class ResponseParser:
         #: holds only ``_hold_chars`` (any non-ASCII character too when ``_hold_wide``) and fits in
         #: ``_room`` more characters
         self._held: list[str] | None = None
-        self._hold_chars: frozenset[str] = frozenset()
+        self._hold_chars: frozenset[str] = _NONE_HELD
         self._hold_wide = False
         self._room = 0
         self._region = self._outside()
