@@ -189,7 +189,7 @@ class ModelResponseParser:
         ended: an end-of-sequence token was seen; later steps are not output and are ignored.
     """
 
-    __slots__ = ("_decoder", "_end", "_finished", "_new_decoder", "_parts", "parser")
+    __slots__ = ("_decoder", "_end", "_finished", "_new_decoder", "_parts", "finalize_hook", "parser")
 
     def __init__(self, parser: Any, end: EndOfSequence,
                  decoder: Callable[[], IncrementalDecoder]) -> None:
@@ -197,6 +197,8 @@ class ModelResponseParser:
         self._end = end
         self._new_decoder = decoder
         self._decoder: IncrementalDecoder | None = None
+        #: called with the final message when :meth:`finalize` returns it (``None``: nothing)
+        self.finalize_hook: Callable[[dict[str, Any]], None] | None = None
         self._finished = False
         self._parts: list[str] = []
 
@@ -283,6 +285,8 @@ class ModelResponseParser:
             self._parts.append(text)
             events.extend(self.parser.feed(text))
         message, final_events = self.parser.finalize()
+        if self.finalize_hook is not None:
+            self.finalize_hook(message)
         return message, events + list(final_events)
 
 
