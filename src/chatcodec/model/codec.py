@@ -547,7 +547,7 @@ class ChatCodec(SpecialTokenAttributes):
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
-                            errors: str = "strict") -> ModelResponseParser:
+                            errors: str = "strict", value_deltas: bool = False) -> ModelResponseParser:
         """A streaming parser for one generation, fed text or token ids at every step.
 
         ``prefix`` (text or one sequence of ids) is required, as in the reference: ``""`` opts
@@ -560,6 +560,7 @@ class ChatCodec(SpecialTokenAttributes):
                 ``apply_chat_template`` dict of one prompt).
             tools: JSON schemas or Python functions; tool-call arguments are typed with them.
             errors: ``"strict"`` or ``"keep"`` (see :func:`chatcodec.parse_response`).
+            value_deltas: also emit ``region_value`` events (see :class:`~chatcodec.ResponseParser`).
 
         Returns:
             A parser for one generation.
@@ -575,7 +576,8 @@ class ChatCodec(SpecialTokenAttributes):
         template = self._response_template(response_template, "get_response_parser")
         decoding = self._response_decoding()
         prompt = parser_prompt_text(prefix, decoding.tokenizer, decoding.pad_ids)
-        parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors)
+        parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors,
+                                value_deltas=value_deltas)
         tokenizer = decoding.tokenizer.tokenizer
         # the decoder is made on the first id (a bound method: the parser keeps nothing else alive;
         # without a tokenizer, require() raises the TokenizerUnavailableError that names the cause)
