@@ -19,18 +19,29 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatcodec.errors import ParserStateError
+from chatcodec.errors import ParserStateError, TokenizerUnavailableError
 from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
 from chatcodec.model.tokenizer import TokenizerHandle
 
 __all__ = [
+    "JOIN_PIECES",
     "EndOfSequence",
     "ModelResponseParser",
     "ResponseDecoding",
     "parse_sequences",
     "response_text",
 ]
+
+#: Pieces of generated text :class:`ModelResponseParser` keeps before joining them into one string.
+JOIN_PIECES = 1024
+
+
+def _no_tokenizer() -> IncrementalDecoder:
+    raise TokenizerUnavailableError(
+        "feed: this parser reads text only (a bare response template has no tokenizer); decode the ids "
+        "first, or use ChatCodec.get_response_parser")
+
 
 class EndOfSequence:
     """Finds the end of generation in ids and in text, holding back text that may be its start.
@@ -189,7 +200,8 @@ class ModelResponseParser:
         ended: an end-of-sequence token was seen; later steps are not output and are ignored.
     """
 
-    __slots__ = ("_decoder", "_end", "_finished", "_new_decoder", "_parts", "finalize_hook", "parser")
+    __slots__ = ("_decoder", "_end", "_finished", "_joined", "_new_decoder", "_parts", "finalize_hook",
+                 "parser")
 
     def __init__(self, parser: Any, end: EndOfSequence,
                  decoder: Callable[[], IncrementalDecoder]) -> None:
@@ -201,11 +213,37 @@ class ModelResponseParser:
         self.finalize_hook: Callable[[dict[str, Any]], None] | None = None
         self._finished = False
         self._parts: list[str] = []
+        self._joined: list[str] = []
+
+    @classmethod
+    def for_text(cls, parser: Any) -> ModelResponseParser:
+        """A parser of text steps only, with no end-of-sequence token (a bare response template).
+
+        The command line drives every parser through this one class, so a response template file,
+        a model directory and a profile are fed, ended and reported the same way.
+
+        Args:
+            parser: the :class:`~chatcodec.ResponseParser` to wrap.
+
+        Returns:
+            The wrapper; feeding it token ids raises ``TokenizerUnavailableError``.
+        """
+        return cls(parser, EndOfSequence((), ()), _no_tokenizer)
 
     @property
     def text(self) -> str:
         """The generated text fed to the response parser so far (end-of-sequence excluded)."""
-        return "".join(self._parts)
+        return "".join(self._joined) + "".join(self._parts)
+
+    def _keep(self, text: str) -> None:
+        """Remember ``text`` for :attr:`text`. Every :data:`JOIN_PIECES` pieces are joined into one
+        string, so the memory kept stays close to the text's own size whatever the step size (a list
+        of one-character strings costs about 60 bytes per character), in linear time."""
+        parts = self._parts
+        parts.append(text)
+        if len(parts) >= JOIN_PIECES:
+            self._joined.append("".join(parts))
+            parts.clear()
 
     @property
     def ended(self) -> bool:
@@ -251,19 +289,22 @@ class ModelResponseParser:
             text = end.cut_text(decoder.step_id(step, what="feed"))
             if not text:
                 return []
-            self._parts.append(text)
+            self._keep(text)
             return self.parser.feed(text)  # type: ignore[no-any-return]
         if self._finished:
             raise ParserStateError("feed: the parser was finalized; create a new one per sequence")
         if end.ended:
             return []
-        text, found = (self._pending() + step, False) if isinstance(step, str) else self._decode(step)
-        text = end.cut_text(text, final=found)
-        if found:
-            end.end()
+        if type(step) is str and self._decoder is None:  # text, and no ids were ever fed
+            text = end.cut_text(step)
+        else:
+            text, found = (self._pending() + step, False) if isinstance(step, str) else self._decode(step)
+            text = end.cut_text(text, final=found)
+            if found:
+                end.end()
         if not text:
             return []
-        self._parts.append(text)
+        self._keep(text)
         return self.parser.feed(text)  # type: ignore[no-any-return]
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -282,7 +323,7 @@ class ModelResponseParser:
         events: list[dict[str, Any]] = []
         text = self._end.cut_text(self._pending(), final=True)
         if text:
-            self._parts.append(text)
+            self._keep(text)
             events.extend(self.parser.feed(text))
         message, final_events = self.parser.finalize()
         if self.finalize_hook is not None:
