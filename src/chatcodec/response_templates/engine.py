@@ -103,6 +103,7 @@ class Lifecycle(enum.Enum):
 
 _FEEDING = Lifecycle.FEEDING
 _NONE: frozenset[Delimiter] = frozenset()
+_NONE_HELD: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -203,7 +204,7 @@ class ResponseParser:
         #: holds only ``_hold_chars`` (any non-ASCII character too when ``_hold_wide``) and fits in
         #: ``_room`` more characters
         self._held: list[str] | None = None
-        self._hold_chars: frozenset[str] = frozenset()
+        self._hold_chars: frozenset[str] = _NONE_HELD
         self._hold_wide = False
         self._room = 0
         self._region = self._outside()
@@ -492,7 +493,11 @@ class ResponseParser:
             return
         if closing_values:
             events += closing_values
-        events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
+        events.append({"type": "region_close", "field": spec.name, "value": self._event_value(value)})
+
+    #: The value a ``region_close`` event carries: a copy, so a caller editing an event's value
+    #: never edits the message (``parse_response``, which returns no events, skips the copy).
+    _event_value = staticmethod(copy_value)
 
     def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
         """Record (both modes) each tool call to a function that ``tools=`` does not list: the call
