@@ -13,6 +13,10 @@ were written for the shape transformers hands them. :func:`template_messages` an
   ``output_text`` as ``serve`` maps them). For a template that reads content only as text
   (:func:`~chatcodec.chat_templates.template_reads.reads_content_parts` is false), text parts are
   joined with a space, as ``serve`` does for a text-only model;
+* an assistant turn's ``content: null`` (or no ``content``) is the empty text ``""``, as ``serve``
+  (``message.get("content") or []``) and vLLM read it: the SDK and every OpenAI-compatible server
+  send a tool-call turn that way, and the tokenizer path, which drops the ``None``, makes most
+  templates that print ``message.content`` fail on it (Qwen3, Phi, Granite 3, DeepSeek, ...);
 * ``tool_calls[].function.arguments`` given as a JSON string (the wire form) is parsed to a
   mapping, as ``serve`` does, and an empty ``tool_calls`` list is treated as absent (``serve``'s
   ``if message.get("tool_calls")``); ``tools=[]`` means no tools.
@@ -246,7 +250,8 @@ def template_messages(messages: Any, reads: TemplateReads) -> Any:
                 continue
             role = plain.get("role")
             if (type(plain.get("content")) is not list and "tool_calls" not in plain
-                    and role != "tool" and role != "developer"):
+                    and role != "tool" and role != "developer"
+                    and (role != "assistant" or plain.get("content") is not None)):
                 result.append(plain)  # the common case: nothing to change
                 continue
             result.append(_template_message(plain, reads, names, f"messages[{index}]"))
@@ -262,14 +267,16 @@ def _template_message(message: dict[str, Any], reads: TemplateReads, names: dict
     """One message for the template (copied when it changes); ``names`` collects the calls' names."""
     changes: dict[str, Any] = {}
     content = message.get("content")
+    role = message.get("role")
     if isinstance(content, list):
         changes["content"] = _content(content, reads, f"{where}.content")
+    elif content is None and role == "assistant":
+        changes["content"] = ""  # the wire form of a turn with no text (serve and vLLM read it so)
     calls = message.get("tool_calls")
     no_calls = calls == []  # an empty list of calls is no calls (transformers 5.24 serve)
     if isinstance(calls, list) and calls:
         changes["tool_calls"] = _tool_calls(calls, reads.arguments_as_text, f"{where}.tool_calls")
         names.update(_call_names(changes["tool_calls"]))
-    role = message.get("role")
     if role == "tool" and message.get("name") is None and message.get("tool_call_id") in names:
         changes["name"] = names[message["tool_call_id"]]
     if role == "developer" and not reads.developer_role:
