@@ -211,6 +211,47 @@ class TestToolCalls:
             convert([{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": calls}])
         assert str(caught.value) == message
 
+    @pytest.mark.parametrize("reads", [PARTS, TemplateReads(arguments_as_text=True)])
+    @pytest.mark.parametrize(
+        ("arguments", "message"),
+        [
+            (
+                '{"city": "Lisbon", "city": "Porto"}',
+                "messages[1].tool_calls[0].function.arguments: the key 'city' is given twice, so one "
+                "value would be lost: '{\"city\": \"Lisbon\", \"city\": \"Porto\"}'",
+            ),
+            (
+                '{"a": {"b": 1, "b": 2}}',
+                "messages[1].tool_calls[0].function.arguments: the key 'b' is given twice, so one "
+                "value would be lost: '{\"a\": {\"b\": 1, \"b\": 2}}'",
+            ),
+            (
+                '{"n": NaN}',
+                "messages[1].tool_calls[0].function.arguments: not JSON (NaN is no JSON number): "
+                "'{\"n\": NaN}'",
+            ),
+            (
+                '{"n": -Infinity}',
+                "messages[1].tool_calls[0].function.arguments: not JSON (-Infinity is no JSON number): "
+                "'{\"n\": -Infinity}'",
+            ),
+            (
+                '{"n": 1e400}',
+                "messages[1].tool_calls[0].function.arguments: the number 1e400 is beyond the range of a "
+                "float, so it would be written as Infinity: '{\"n\": 1e400}'",
+            ),
+        ],
+    )
+    def test_arguments_that_would_change_as_a_mapping_are_refused(
+        self, arguments: str, message: str, reads: TemplateReads
+    ) -> None:
+        # json.loads keeps the last of two values, reads NaN and Infinity, and turns 1e400 into inf,
+        # which |tojson then writes as Infinity: a prompt that is not what the client sent
+        call = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": arguments}}
+        with pytest.raises(ConversationError) as caught:
+            convert([{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": [call]}], reads)
+        assert str(caught.value) == message
+
     def test_content_beside_calls_is_kept(self) -> None:
         message = {
             "role": "assistant",
