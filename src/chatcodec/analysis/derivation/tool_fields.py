@@ -35,6 +35,7 @@ from chatcodec.analysis.derivation.atoms import common_prefix_length, common_suf
 from chatcodec.analysis.derivation.context import (
     CALL_A,
     CALL_B,
+    CALL_NESTED,
     CONTENT,
     PLAIN_IDS,
     REASONING,
@@ -331,7 +332,17 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
                 units2 = [first, second]
         elif first is not None:
             units2 = [first]
+    if unit1.kind == "tagged" and _writes_python_str(ctx, mode):
+        unit1 = _Unit(unit1.start, unit1.end, unit1.kind, unit1.name_post,
+                      {**unit1.info, "value_parser": {"name": "x-python-literal"}})
     return _build(ctx, out1, start1, unit1, out2, units2)
+
+
+def _writes_python_str(ctx: DerivationContext, mode: Mapping[str, Any]) -> bool:
+    """Whether the template writes a dict argument as Python's ``str()`` does (``{'a': True}``),
+    which JSON cannot read back: its values need ``x-python-literal``."""
+    turn = ctx.turn("nested_call", mode)
+    return turn is not None and str(CALL_NESTED[1]["keyqzd"]) in turn.output
 
 
 #: The documents of a retrieval prompt, for templates that render tool calls only next to documents.
@@ -504,8 +515,7 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
         return [{**base, "content": "json", "content_args": dialect_args, "transform": transform},
                 {**base, "content": "x-bare-object", "content_args": delim_args,
                  "transform": transform}]
-    return [{**base, "content": "xml-inline", "content_args": _tag_args(unit.info, parser),
-             "transform": transform} for parser in _VALUE_PARSERS]
+    return [{**base, "content": "xml-inline", "content_args": _tag_args(unit.info), "transform": transform}]
 
 
 def _post_pattern(name_post: str, kind: str) -> str:
@@ -517,17 +527,14 @@ def _post_pattern(name_post: str, kind: str) -> str:
     return lead + pattern + (r"\s*" if kind != "tagged" or name_post[-1:].isspace() else "")
 
 
-#: The value parsers of tagged arguments, in the order they are tried: the text as written (typed by
-#: the tool schemas, SPEC §1.6), then lists and dicts written with Python's ``str()`` read back.
-_VALUE_PARSERS: tuple[dict[str, Any], ...] = (
-    {"name": "text", "args": {"strip": False}},
-    {"name": "x-python-literal"},
-)
+#: The value parser of tagged arguments: the text as written, typed by the tool schemas (SPEC §1.6).
+_TEXT_VALUES: dict[str, Any] = {"name": "text", "args": {"strip": False}}
 
 
-def _tag_args(info: dict[str, Any], value_parser: dict[str, Any]) -> dict[str, Any]:
+def _tag_args(info: dict[str, Any]) -> dict[str, Any]:
     """``xml-inline`` arguments: values exact (a newline touching a value is ``\\n?``), typed later
-    by the tool schemas (SPEC §1.6)."""
+    by the tool schemas (SPEC §1.6); lists and dicts the template writes with Python's ``str()`` are
+    read back by ``x-python-literal`` (``info["value_parser"]``)."""
     separator: str = info["separator"]
     value_suffix: str = info["value_suffix"]
     lead = trail = ""
@@ -537,7 +544,7 @@ def _tag_args(info: dict[str, Any], value_parser: dict[str, Any]) -> dict[str, A
         value_suffix, trail = value_suffix[1:], r"\n?"
     pattern = (loose(info["key_prefix"]) + r"(?P<key>[^\s<>=\"']+)" + loose(separator) + lead
                + "(?P<value>.*?)" + trail + loose(value_suffix))
-    return {"tag_pattern": pattern, "value_parser": dict(value_parser)}
+    return {"tag_pattern": pattern, "value_parser": dict(info.get("value_parser", _TEXT_VALUES))}
 
 
 def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: str) -> list[dict[str, Any]]:
