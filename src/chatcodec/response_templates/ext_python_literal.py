@@ -10,10 +10,10 @@ try ``json.loads`` and then ``ast.literal_eval``; this parser is the same idea a
 
 * a text whose stripped form starts with ``[`` or ``{``, is not JSON and is one Python list or dict
   literal becomes that value (``True``/``False``/``None``; a tuple inside it reads as a list);
-* any other text is returned as written (also a literal nested more than ``MAX_NESTING_DEPTH``
-  levels deep) (a scalar, JSON text, a malformed literal): the tool
-  schemas type it afterwards as they type any text argument, so ``"7"`` becomes ``7`` only where
-  the schema says ``integer``, and JSON text becomes an object only where it says ``object``.
+* any other text is returned as written (a scalar, JSON text, a malformed literal, a literal nested
+  more than ``MAX_NESTING_DEPTH`` levels deep): the tool schemas type it afterwards as they type any
+  text argument, so ``"7"`` becomes ``7`` only where the schema says ``integer``, and JSON text
+  becomes an object only where it says ``object``.
 
 Only text that JSON cannot read is converted, because only Python's ``str()`` writes it: a
 template that writes strings as they are and containers with ``str()`` gives a string argument

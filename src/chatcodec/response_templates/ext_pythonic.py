@@ -12,8 +12,8 @@ markers) is accepted too, with the keys ``x-json-calls`` accepts: ``name``, one 
 ``arguments``/``parameters``, an optional string ``id`` (kept, first) and ``"type": "function"``.
 
 ``content_args``: ``lines`` (bool, default false) also reads calls written one per line without a
-list (``f(a=1)\ng(b=2)``: MiniCPM3 writes them so in a fenced block); every line must then be a
-call. Nothing is dropped: text that is not a list of calls (a syntax
+list (``f(a=1)`` and ``g(b=2)`` on two lines: MiniCPM3 writes them so in a fenced block); every line
+must then be a call. Nothing is dropped: text that is not a list of calls (a syntax
 error, prose after the list), an element that is not a call (``[f(), 5]``), a positional
 argument, an argument given twice (``f(a=1, a=2)``: Python would keep the last), a dict key given
 twice (``{"k": 1, "k": 2}``), any other key of a dict element (or both ``arguments`` and
