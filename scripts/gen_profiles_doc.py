@@ -78,7 +78,7 @@ def family_table(counts: dict[str, dict[str, int]]) -> list[str]:
     corpus = _corpus_templates()
     lines = [
         "| family (profile) | vectors | passed | rate | chat template bundled | corpus templates detected "
-        "| x- parsers | license |",
+        "| needs chatcodec | license |",
         "|---|---:|---:|---:|---|---|---|---|",
     ]
     for name in profiles.names():
@@ -173,9 +173,6 @@ def variants() -> list[str]:
         for vector in vectors:
             lines.append(f"| {_md(vector['variant'])} | {_md(vector['source'])} | `{vector['id']}` |")
         lines.append("")
-    pending = sorted(test_variants.PENDING)
-    if pending:
-        lines.append(f"Not yet written down: {', '.join(f'`{name}`' for name in pending)}.")
     return lines
 
 
@@ -282,8 +279,11 @@ at random splits):
 """
 
 EXTENSIONS_INTRO = """\
-Templates that use these `x-` parsers need chatcodec (the reference does not know them);
-`Profile.needs_chatcodec` says which. Their `content_args` are validated when a template is loaded.
+Templates that use these `x-` parsers need chatcodec (the reference does not know them), as do
+templates that use `flatten`, `require_close`, `"strip": "blank"` or an optional placeholder
+(`docs/response_templates.md`, "What only chatcodec reads"); `Profile.needs_chatcodec` says which,
+and `chatcodec lint` reports each use (`RT012`). Their `content_args` are validated when a template
+is loaded.
 """
 
 
