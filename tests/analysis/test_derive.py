@@ -16,6 +16,7 @@ from chatcodec import parse_response
 from chatcodec.analysis.derive import CapabilityLabel, DerivedTemplate, derive_response_template
 from chatcodec.analysis.probes import probe_matrix
 from chatcodec.analysis.round_trip import render_case
+from chatcodec.errors import ResponseParseError
 from tests.analysis.corpus_split import is_held_out
 from tests.analysis.helpers import template_and_variables
 from tests.profiles.helpers import parse_three_ways
@@ -88,13 +89,29 @@ def test_glm46_tagged_arguments_and_both_thinking_modes() -> None:
     assert fields["reasoning_content"] == {"open_pattern": "(?:<think>)+", "close": "</think>"}
     assert fields["tool_calls"] == {
         "open_pattern": r"<tool_call>(?P<name>[\w.\-]+)\s*", "close": "</tool_call>", "repeats": True,
-        "content": "xml-inline",
+        "require_close": True, "content": "xml-inline",
         "content_args": {"tag_pattern": r"<arg_key>(?P<key>[^\s<>=\"']+)</arg_key>\s*"
                                         r"<arg_value>(?P<value>.*?)</arg_value>",
                          "value_parser": {"name": "text", "args": {"strip": False}}},
         "transform": CALL_TRANSFORM}
     assert result.report.modes == [{}, {"enable_thinking": False}]
     assert statuses(result) == dict.fromkeys(ALL, "verified")
+
+
+def test_a_tagged_call_cut_off_before_its_close_is_a_parse_problem() -> None:
+    """As in every bundled profile (docs/profiles.md, "Cut-off calls"): never a call with half its
+    arguments."""
+    result = derived(GLM46)
+    prompt = "<|user|>\nHi<|assistant|>\n<think></think>\n"
+    cut = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par"
+    with pytest.raises(ResponseParseError, match="the output ends before this region's close"):
+        parse_response(cut, result.response_template, prefix=prompt)
+    kept = parse_response(cut, result.response_template, prefix=prompt, errors="keep")
+    assert kept["content"] == cut  # nothing is lost
+    assert kept["parse_errors"][0]["raw"] == cut
+    whole = parse_response(cut + "is</arg_value></tool_call>", result.response_template, prefix=prompt)
+    assert whole["tool_calls"] == [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]
 
 
 def test_a_template_that_refuses_two_calls_is_verified_without_them() -> None:
@@ -130,7 +147,8 @@ def test_arguments_written_with_python_str_are_read_back_as_literals() -> None:
     result = derived(SEED_OSS)
     assert result.response_template["fields"]["tool_calls"] == {
         "open_pattern": r"<seed:tool_call>\s*<function=(?P<name>[\w.\-]+)>\s*",
-        "close_pattern": r"</function>\s*</seed:tool_call>", "repeats": True, "content": "xml-inline",
+        "close_pattern": r"</function>\s*</seed:tool_call>", "repeats": True, "require_close": True,
+        "content": "xml-inline",
         "content_args": {"tag_pattern": r"<parameter=(?P<key>[^\s<>=\"']+)>(?P<value>.*?)</parameter>",
                          "value_parser": {"name": "x-python-literal"}},
         "transform": CALL_TRANSFORM}
@@ -149,8 +167,8 @@ def test_python_calls_one_per_line_in_a_fenced_block() -> None:
     result = derived(MINICPM3)
     assert result.response_template["fields"]["tool_calls"] == {
         "open_pattern": r"<\|tool_call_start\|>\s*```python", "close_pattern": r"```\s*<\|tool_call_end\|>",
-        "content": "x-pythonic", "content_args": {"lines": True}, "transform": EACH_CALL,
-        "transform_each": True}
+        "require_close": True, "content": "x-pythonic", "content_args": {"lines": True},
+        "transform": EACH_CALL, "transform_each": True}
     assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
                                 "parallel_calls": "verified"}
     assert result.notes[-1] == "tool calls: Python-style calls, one per line"
@@ -320,7 +338,8 @@ PYTHON_PER_CALL = _turns(
                    "content": "python-call-list", "transform": EACH_CALL, "transform_each": True}),
     (PYTHON_TAG_LIST, {"open": "<|python_tag|>", "close": "<|end|>", "content": "python-call-list",
                        "transform": EACH_CALL, "transform_each": True}),
-    (PYTHON_PER_CALL, {"open": "<call>", "close": "</call>", "repeats": True, "flatten": True,
+    (PYTHON_PER_CALL, {"open": "<call>", "close": "</call>", "require_close": True, "repeats": True,
+                       "flatten": True,
                        "content": "x-pythonic", "transform": EACH_CALL, "transform_each": True}),
 ], ids=["list", "list-after-a-marker", "a-call-per-marker"])
 def test_python_style_calls_use_the_standard_parser_where_the_template_writes_a_list(

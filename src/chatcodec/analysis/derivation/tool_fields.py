@@ -53,6 +53,11 @@ ID_MARK = "\ue000"
 _TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
 #: The transform of each element of a list of ``{"name", "arguments", "id"?}`` calls.
 _EACH_CALL = {"id": "{id?}", "type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+#: A call whose text cannot show that it is complete (tagged arguments, Python calls one per line) is
+#: a call only when its close was written: one cut off by the end of the output is a parse problem,
+#: never a call with half its arguments (the rule every bundled profile keeps, docs/profiles.md
+#: "Cut-off calls"). JSON shows it by itself: an unfinished value does not parse.
+_CUT_OFF_IS_A_PROBLEM = {"require_close": True}
 #: Where a Python-style list of calls opens when no marker comes before it.
 _PYTHON_LIST_AHEAD = r"(?=\[\s*[A-Za-z_][\w.\-]*\()"
 
@@ -415,7 +420,8 @@ def _python_block(ctx: DerivationContext, before: str, after: str) -> ToolDeriva
     close = _literal_or_pattern("close", closer) if closer else ({"close": ctx.eos} if ctx.eos else {})
     rest = after.lstrip()[len(closer):]
     discards = [atom for atom in ctx.atoms.texts(rest) if ID_MARK not in atom]
-    field_spec = {**_literal_or_pattern("open", opener), **close, "content": "x-pythonic",
+    cut_off = _CUT_OFF_IS_A_PROBLEM if closer else {}
+    field_spec = {**_literal_or_pattern("open", opener), **close, **cut_off, "content": "x-pythonic",
                   "content_args": {"lines": True}, "transform": _EACH_CALL, "transform_each": True}
     return ToolDerivation("Python-style calls, one per line", [field_spec], discards)
 
@@ -493,8 +499,8 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
             return []
         open_spec = ({"open_pattern": _open_pattern(section_open, opener, "")} if section_open
                      else _literal_or_pattern("open", opener))
-        return [{**open_spec, **close, "repeats": True, "flatten": True, "content": "x-pythonic",
-                 "transform": _EACH_CALL, "transform_each": True}]
+        return [{**open_spec, **close, **_CUT_OFF_IS_A_PROBLEM, "repeats": True, "flatten": True,
+                 "content": "x-pythonic", "transform": _EACH_CALL, "transform_each": True}]
     name_post = unit.name_post
     post = _generalise(name_post, post2, _post_pattern(name_post, unit.kind))
     open_pattern = _open_pattern(section_open, opener, _NAME + post)
@@ -515,7 +521,9 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
         return [{**base, "content": "json", "content_args": dialect_args, "transform": transform},
                 {**base, "content": "x-bare-object", "content_args": delim_args,
                  "transform": transform}]
-    return [{**base, "content": "xml-inline", "content_args": _tag_args(unit.info), "transform": transform}]
+    cut_off = _CUT_OFF_IS_A_PROBLEM if closer else {}
+    return [{**base, **cut_off, "content": "xml-inline", "content_args": _tag_args(unit.info),
+             "transform": transform}]
 
 
 def _post_pattern(name_post: str, kind: str) -> str:
