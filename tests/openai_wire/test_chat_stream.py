@@ -24,6 +24,21 @@ def hermes(errors: str = "strict") -> ResponseParser:
     return ResponseParser(HERMES.response_template, prefix="", errors=errors)
 
 
+def _stripping(template: dict[str, Any]) -> dict[str, Any]:
+    """The template with content stripped (``"strip": true``, the format's default); the bundled
+    profiles keep content as written (``"strip": "blank"``)."""
+    copy = {**template, "fields": dict(template["fields"])}
+    copy["fields"]["content"] = {**copy["fields"]["content"], "content_args": {"strip": True}}
+    return copy
+
+
+HERMES_STRIPPING = _stripping(HERMES.response_template)
+
+
+def stripping_hermes(errors: str = "strict") -> ResponseParser:
+    return ResponseParser(HERMES_STRIPPING, prefix="", errors=errors)
+
+
 def index_ids(name: str, index: int) -> str:
     return f"call_{index}"
 
@@ -38,7 +53,7 @@ def test_the_canonical_sequence() -> None:
     first = stream.feed("Let me check. ")
     assert first == [{
         "id": "chatcmpl-7", "object": "chat.completion.chunk", "created": 1700000000, "model": "hermes-3",
-        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me check."},
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me check. "},
                      "logprobs": None, "finish_reason": None}],
     }]
     chunks = first + stream.feed(CALL) + stream.feed(CALL.replace("Paris", "Tokyo"))
@@ -70,16 +85,32 @@ def test_an_empty_generation_is_role_then_stop() -> None:
 
 
 def test_whitespace_the_message_strips_is_held_back_not_sent() -> None:
-    """hermes strips content: leading whitespace waits for text, trailing whitespace for more text."""
-    chunks, stream = run_chat(hermes, ["  \n", " Hi", "  ", "\n", "there  ", " \n"])
+    """A stripped field: leading whitespace waits for text, trailing whitespace for more text."""
+    chunks, stream = run_chat(stripping_hermes, ["  \n", " Hi", "  ", "\n", "there  ", " \n"])
     assert [delta.get("content") for delta in deltas(chunks)] == [None, "Hi", "  \nthere", None]
     assert stream.message == {"role": "assistant", "content": "Hi  \nthere"}
 
 
+def test_text_as_written_holds_back_only_a_regions_leading_whitespace() -> None:
+    """hermes keeps content as written ("strip": "blank"): whitespace alone is held back until text
+    follows in the same region; whitespace alone between two calls never goes out."""
+    chunks, stream = run_chat(hermes, ["  \n", " Hi", "  ", "\n", "there  ", " \n"])
+    assert [delta.get("content") for delta in deltas(chunks)] == [
+        None, "  \n Hi", "  ", "\n", "there  ", " \n", None]
+    assert stream.message == {"role": "assistant", "content": "  \n Hi  \nthere   \n"}
+    chunks, stream = run_chat(hermes, [CALL, "\n", CALL, "\n"], ids=index_ids)
+    assert all("content" not in delta for delta in deltas(chunks))
+    assert stream.message is not None and "content" not in stream.message
+
+
 def test_text_around_calls_is_one_content() -> None:
-    chunks, stream = run_chat(hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
+    chunks, stream = run_chat(stripping_hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
     assert [delta.get("content") for delta in deltas(chunks)] == [
         "Let me check.", None, None, "  Done.", None]
+    assert stream.message is not None and stream.message["content"] == "Let me check.  Done."
+    chunks, stream = run_chat(hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
+    assert [delta.get("content") for delta in deltas(chunks)] == [
+        "Let me check. ", None, None, " Done.", None]
     assert stream.message is not None and stream.message["content"] == "Let me check.  Done."
 
 
@@ -93,8 +124,9 @@ def test_a_join_field_writes_its_separator_between_regions() -> None:
               "<|end|><|start|>assistant<|channel|>analysis<|message|>Third.<|end|>"
               "<|start|>assistant<|channel|>final<|message|>Hi<|return|>")
     chunks, stream = run_chat(parser, list(output))
-    assert "".join(delta.get("reasoning_content", "") for delta in deltas(chunks)) == "First.\n\nThird."
-    assert stream.message == {"role": "assistant", "reasoning_content": "First.\n\nThird.", "content": "Hi"}
+    # gpt_oss keeps reasoning as written ("strip": "blank"): each region as the model wrote it
+    assert "".join(delta.get("reasoning_content", "") for delta in deltas(chunks)) == " First. \n\nThird."
+    assert stream.message == {"role": "assistant", "reasoning_content": " First. \n\nThird.", "content": "Hi"}
     assert check_chunks(chunks) == to_chat_message(stream.message)
 
 
@@ -116,7 +148,7 @@ def test_the_reasoning_key(key: str | None) -> None:
         return ResponseParser(qwen3.response_template, prefix=prompt)
 
     chunks, stream = run_chat(parser, ["Hm.</think>Hi"], reasoning_key=key)
-    expected = [{"role": "assistant", "reasoning": "\nHm."}, {"content": "Hi"}, {}] if key else \
+    expected = [{"role": "assistant", "reasoning": "Hm."}, {"content": "Hi"}, {}] if key else \
         [{"role": "assistant", "content": "Hi"}, {}]
     assert deltas(chunks) == expected
     assert check_chunks(chunks, reasoning_key=key) == to_chat_message(stream.message, reasoning_key=key)
@@ -128,7 +160,11 @@ def test_text_the_prompt_opened_goes_out_with_the_first_feed() -> None:
     parser = ResponseParser(qwen3.response_template, prefix=qwen3.generation_prompt_ending("<think>\n"))
     assert parser.initial_events  # the prompt opened the reasoning region and wrote "\n" in it
     stream = ChatCompletionStream(parser)
-    assert deltas(stream.feed("A")) == [{"role": "assistant", "reasoning_content": "\nA"}]
+    # the prompt's "\n" is layout (the message leaves it out): only the model's text goes out
+    assert deltas(stream.feed("A")) == [{"role": "assistant", "reasoning_content": "A"}]
+    prefill = ResponseParser(qwen3.response_template, prefix=qwen3.generation_prompt_ending("<think>\nI"))
+    assert deltas(ChatCompletionStream(prefill).feed(" see")) == [
+        {"role": "assistant", "reasoning_content": "\nI see"}]  # text the prompt wrote goes out
 
 
 @pytest.mark.parametrize(
@@ -154,7 +190,7 @@ def test_finish_reason_stop_without_calls_and_bad_reasons() -> None:
 def test_a_malformed_call_is_content_with_errors_keep() -> None:
     broken = '<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>'
     chunks, stream = run_chat(lambda: hermes("keep"), ["Hi ", broken])
-    assert [delta.get("content") for delta in deltas(chunks)] == ["Hi", " " + broken, None]
+    assert [delta.get("content") for delta in deltas(chunks)] == ["Hi ", broken, None]
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
     assert check_chunks(chunks) == to_chat_message(stream.message) == {"role": "assistant",
                                                                        "content": "Hi " + broken}

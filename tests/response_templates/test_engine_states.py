@@ -457,3 +457,31 @@ def test_scanned_text_stays_linear_in_the_output(monkeypatch: pytest.MonkeyPatch
         parser.feed(output[start : start + 3])
     parser.finalize()
     assert sum(scanned) < 4 * len(output)
+
+
+@pytest.mark.parametrize(
+    ("source", "final"),
+    [
+        (r"</tool_call>|(?=<tool_call>|<\|im_end\|>)", {"</tool_call>"}),
+        (r"\[/THINK\]|</think>|(?=\[TOOL_CALLS\])", {"[/THINK]", "</think>"}),
+        (r"<a>|<a>b", {"<a>b"}),  # a literal another one extends may still grow
+        (r"</function>(?:\s*</tool_call>)?|</tool_call>", set()),  # a quantifier: anything may grow
+        (r"\n</think>", set()),  # an escape of a letter is no plain character here
+        (r"(?=</s>)", set()),
+    ],
+)
+def test_final_literals_of_a_regex_delimiter(source: str, final: set[str]) -> None:
+    from chatcodec.response_templates.delimiters import final_literals
+
+    assert final_literals(source) == final
+
+
+def test_a_regex_close_that_is_a_final_literal_commits_at_the_buffer_edge() -> None:
+    """``</tool_call>|(?=<tool_call>)``: once ``</tool_call>`` is there, more input cannot change the
+    match, so the region closes in the same feed (as the literal close did), not one chunk later."""
+    template = {"start_anchor": "A", "fields": {
+        "calls": {"open": "<tool_call>", "close_pattern": r"</tool_call>|(?=<tool_call>)", "content": "json"},
+        "content": {}}}
+    parser = ResponseParser(template, prefix="")
+    events = parser.feed('<tool_call>{"a": 1}</tool_call>')
+    assert events[-1] == {"type": "region_close", "field": "calls", "value": {"a": 1}}

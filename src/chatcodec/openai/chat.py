@@ -66,7 +66,7 @@ class ChatCompletionStream(StreamBase):
         >>> stream = ChatCompletionStream(parser, model="m", id="c", created=0,
         ...                               ids=lambda name, index: f"call_{index}")
         >>> [chunk["choices"][0]["delta"] for chunk in stream.feed("Hi <tool_call>")]
-        [{'role': 'assistant', 'content': 'Hi'}]
+        [{'role': 'assistant', 'content': 'Hi '}]
     """
 
     def __init__(self, parser: Any, *, model: str = "", id: str | None = None, created: int | None = None,

@@ -18,7 +18,10 @@ final message for any chunking of the output (``docs/openai.md``):
 * **Text as the message has it.** A text field that strips whitespace (``content_args.strip``, the
   default) holds back leading whitespace until text follows and trailing whitespace until more
   text follows (dropped at the end); a ``join`` field strips each region and writes the separator
-  between regions. Nothing else is held back.
+  between regions. A ``"strip": "blank"`` field (text as written) holds back a region's leading
+  whitespace until text follows in that region, drops it when the region ends without text, and
+  drops whitespace the prompt wrote at the region's start (the message leaves those out too).
+  Nothing else is held back.
 * **Calls in order, arguments as written.** A call starts once its name is known and either its
   id is known or its arguments begin (the model's id, else one from ``ids``); its arguments go
   out as the engine's ``region_value`` events deliver them (:class:`ArgumentWriter`), or whole at
@@ -37,6 +40,7 @@ from typing import Any
 from chatcodec.openai.arguments import ArgumentWriter
 from chatcodec.openai.ids import IdFactory
 from chatcodec.openai.messages import REASONING_KEYS, arguments_text, call_parts
+from chatcodec.response_templates.content import BLANK
 
 __all__ = ["ARGUMENTS", "CALL", "CALL_DONE", "TEXT", "StepWriter", "text_fields"]
 
@@ -54,9 +58,9 @@ class _TextField:
 
     __slots__ = ("join", "kind", "pending", "regions", "separator", "started", "strip")
 
-    def __init__(self, kind: str, strip: bool, join: str | None) -> None:
+    def __init__(self, kind: str, strip: bool | str, join: str | None) -> None:
         self.kind = kind
-        self.strip = strip
+        self.strip = strip  # True, False or "blank"
         self.join = join
         self.started = False  # non-whitespace text went out (in this region, for a join field)
         self.pending: list[str] = []  # whitespace held back until text follows
@@ -64,6 +68,8 @@ class _TextField:
         self.regions = 0
 
     def open(self) -> None:
+        if self.strip == BLANK:  # each region on its own: whitespace alone is no text
+            self.started, self.pending = False, []
         if self.join is not None:
             self.regions += 1
             self.started, self.pending = False, []
@@ -72,7 +78,14 @@ class _TextField:
     def feed(self, text: str) -> str:
         if not text:
             return ""
-        if self.strip:
+        if self.strip == BLANK:
+            if not self.started:
+                if not text.strip():
+                    self.pending.append(text)
+                    return ""
+                self.started = True
+                text, self.pending = "".join(self.pending) + text, []
+        elif self.strip:
             if not self.started:
                 text = text.lstrip()
                 if not text:
@@ -93,8 +106,15 @@ class _TextField:
             text, self.separator = self.separator + text, ""
         return text
 
+    def prompt_done(self) -> None:
+        """The prompt's events are over: whitespace it wrote at a blank field's region start is layout."""
+        if self.strip == BLANK and not self.started:
+            self.pending = []
+
     def close(self) -> str:
         """A region ended: a join field writes the separator of an empty region and drops its tail."""
+        if self.strip == BLANK:
+            self.pending = []
         if self.join is None:
             return ""
         self.pending = []
@@ -121,7 +141,8 @@ def text_fields(template: Any) -> dict[str, _TextField]:
         kind = "content" if name == "content" else "reasoning"
         if any(field.kind == kind for field in fields.values()):
             raise ValueError(f"field {name!r}: a second reasoning field; the message can hold only one")
-        fields[name] = _TextField(kind, bool(spec.content_args.get("strip", True)), spec.join)
+        strip = spec.content_args.get("strip", True)
+        fields[name] = _TextField(kind, strip if strip == BLANK else bool(strip), spec.join)
     return fields
 
 
@@ -160,9 +181,18 @@ class StepWriter:
         self.calls = 0
         self.completed = 0
 
-    def events(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-        """The steps a list of events gives."""
+    def events(self, events: list[dict[str, Any]],
+               prompt: list[dict[str, Any]] | None = None) -> list[tuple[Any, ...]]:
+        """The steps a list of events gives (after ``prompt``, the parser's initial events, if any)."""
         out: list[tuple[Any, ...]] = []
+        if prompt is not None:
+            self._events(out, prompt)
+            for text_field in self._texts.values():
+                text_field.prompt_done()
+        self._events(out, events)
+        return out
+
+    def _events(self, out: list[tuple[Any, ...]], events: list[dict[str, Any]]) -> None:
         texts = self._texts
         for event in events:
             kind = event["type"]
@@ -185,11 +215,11 @@ class StepWriter:
             elif field == TOOL_CALLS and self._region is not None:
                 self._close_calls(out, self._region, event)
                 self._region = None
-        return out
 
-    def finish(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    def finish(self, events: list[dict[str, Any]],
+               prompt: list[dict[str, Any]] | None = None) -> list[tuple[Any, ...]]:
         """The steps of the events the end of generation gave; trailing whitespace held back is dropped."""
-        out = self.events(events)
+        out = self.events(events, prompt)
         for text_field in self._texts.values():
             text_field.pending = []
         return out

@@ -65,19 +65,15 @@ class StreamBase:
         if self.message is not None:
             raise _finished()
         events = self.parser.feed(step)
-        if self._initial is not None:
-            events = [*self._initial, *events]
-            self._initial = None
-        return self._steps.events(events)
+        prompt, self._initial = self._initial, None
+        return self._steps.events(events, prompt)
 
     def _finish_steps(self) -> list[tuple[Any, ...]]:
         if self.message is not None:
             raise _finished()
         message, events = self.parser.finalize()
-        if self._initial is not None:
-            events = [*self._initial, *events]
-            self._initial = None
-        steps = self._steps.finish(events)
+        prompt, self._initial = self._initial, None
+        steps = self._steps.finish(events, prompt)
         self.message = message
         return steps
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import regex
 
 from chatcodec.response_templates.backtracking import judge
+from chatcodec.response_templates.pattern_tokens import tokens
 
 __all__ = [
     "RUN_WHITESPACE",
@@ -204,9 +205,13 @@ class Delimiter:
             Lower-priority paths, such as a lazy ``.*?`` going further, do not count.
         can_extend: one literal is a prefix of another (``["<think>", "<think>\n"]``); a match of
             this delimiter that reaches the buffer edge then waits for one more character, as in
-            the reference (a regex delimiter always does).
+            the reference (a regex delimiter waits too, unless its match is one of ``final``).
         linear: a match attempt is proved to read each character a bounded number of times
             (:func:`~chatcodec.response_templates.backtracking.judge`; literals always are).
+        final: for a regex delimiter made only of literal alternatives and look-aheads
+            (``</tool_call>|(?=<tool_call>|<\\|im_end\\|>)``), the literal alternatives that no other
+            one extends: a match that is one of them cannot change with more input, so it commits
+            at the buffer edge at once, as a literal delimiter does. Empty for any other regex.
     """
 
     field: str
@@ -217,6 +222,7 @@ class Delimiter:
     can_extend: bool = True
     settled: regex.Pattern[str] | None = None
     linear: bool = True
+    final: frozenset[str] = frozenset()
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
@@ -253,7 +259,71 @@ def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
     pattern = compile_pattern(source)
     settled = regex.compile(f"(?:{pattern.pattern})(*PRUNE)(?!)", regex.DOTALL)
     return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled,
-                     judge(pattern.pattern).linear)
+                     judge(pattern.pattern).linear, final_literals(source))
+
+
+#: Characters that mean something in a regex outside a class (a token of one of them is no literal).
+_SPECIAL = frozenset(".^$*+?{}[]()|\\")
+
+
+def final_literals(source: str) -> frozenset[str]:
+    """The literal alternatives of ``source`` that a match cannot outgrow (``Delimiter.final``).
+
+    Only a pattern whose top-level alternatives are each a plain literal (characters and escaped
+    punctuation) or one look-ahead ``(?=...)`` qualifies; a literal that another literal
+    alternative extends (``a|ab``) is left out.
+
+    Args:
+        source: the regex as written in the template.
+
+    Returns:
+        The literals, or an empty set when the pattern does not qualify.
+    """
+    alternatives: list[list[str]] = [[]]
+    depth = 0
+    for token in tokens(source):
+        if token == "|" and depth == 0:
+            alternatives.append([])
+            continue
+        if token.startswith("(") and not token.startswith("(?#"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        alternatives[-1].append(token)
+    literals: list[str] = []
+    for parts in alternatives:
+        if len(parts) >= 2 and parts[0] == "(?=" and parts[-1] == ")" and _balanced(parts[1:-1]):
+            continue  # a look-ahead: zero-width, it never makes a longer match
+        text = _literal_text(parts)
+        if text is None or not text:
+            return frozenset()
+        literals.append(text)
+    return frozenset(a for a in literals if not any(b != a and b.startswith(a) for b in literals))
+
+
+def _balanced(parts: list[str]) -> bool:
+    depth = 0
+    for token in parts:
+        if token.startswith("(") and not token.startswith("(?#"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
+
+
+def _literal_text(parts: list[str]) -> str | None:
+    """The text a run of tokens matches when every token is a literal character, else ``None``."""
+    out = []
+    for token in parts:
+        if len(token) == 1 and token not in _SPECIAL:
+            out.append(token)
+        elif len(token) == 2 and token[0] == "\\" and not token[1].isalnum() and token[1] not in " \t\n":
+            out.append(token[1])
+        else:
+            return None
+    return "".join(out)
 
 
 def absorbed_whitespace(delimiter: Delimiter) -> str:

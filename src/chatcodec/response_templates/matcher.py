@@ -288,7 +288,8 @@ class RegexMatcher:
             elif end == q and ((q == pos and delimiter in zero_width)
                                or (q == block_empty_close and not delimiter.is_open)):
                 continue
-            elif not eos and (end == n or _unsettled(delimiter, buf, q, timeout)):
+            elif not eos and ((end == n and match.group() not in delimiter.final)
+                              or _unsettled(delimiter, buf, q, timeout)):
                 return q  # more input could still extend or change this regex match
             key = (q - end, delimiter.rank)
             if best is None or key < best[0]:
