@@ -33,6 +33,7 @@ from chatcodec.response_templates import (  # noqa: E402
     ext_bare_object,
     ext_findall,
     ext_json_calls,
+    ext_python_literal,
     ext_pythonic,
     ext_xml_tree,
 )
@@ -177,7 +178,8 @@ def variants() -> list[str]:
 
 def extension_docs() -> list[str]:
     sections = []
-    for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree, ext_bare_object):
+    for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree, ext_bare_object,
+                   ext_python_literal):
         doc = (module.__doc__ or "").strip().splitlines()
         sections += [f"### {doc[0].rstrip('.')}", "", *doc[1:], ""]
     return sections

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from chatcodec import parse_response
-from chatcodec.analysis.derive import DerivedTemplate, derive_response_template
+from chatcodec.analysis.derive import CapabilityLabel, DerivedTemplate, derive_response_template
 from chatcodec.analysis.probes import probe_matrix
 from chatcodec.analysis.round_trip import render_case
+from chatcodec.errors import ResponseParseError
 from tests.analysis.corpus_split import is_held_out
 from tests.analysis.helpers import template_and_variables
 from tests.profiles.helpers import parse_three_ways
@@ -28,7 +29,10 @@ SEED_OSS = "ByteDance-Seed--Seed-OSS-36B-Instruct.jinja"
 SMOLLM3 = "HuggingFaceTB--SmolLM3-3B.jinja"
 DEEPSEEK_R1 = "deepseek-ai--DeepSeek-R1.jinja"
 MINICPM3 = "openbmb--MiniCPM3-4B.jinja"
-CORPUS = (QWEN25, DEVSTRAL, GLM46, LLAMA32, SEED_OSS, SMOLLM3, DEEPSEEK_R1, MINICPM3)
+NEMOTRON_9B = "nvidia--NVIDIA-Nemotron-Nano-9B-v2.jinja"
+COMMAND_A_03 = "CohereLabs--c4ai-command-a-03-2025.jinja"
+CORPUS = (QWEN25, DEVSTRAL, GLM46, LLAMA32, SEED_OSS, SMOLLM3, DEEPSEEK_R1, MINICPM3, NEMOTRON_9B,
+          COMMAND_A_03)
 
 _CACHE: dict[str, DerivedTemplate] = {}
 
@@ -85,13 +89,29 @@ def test_glm46_tagged_arguments_and_both_thinking_modes() -> None:
     assert fields["reasoning_content"] == {"open_pattern": "(?:<think>)+", "close": "</think>"}
     assert fields["tool_calls"] == {
         "open_pattern": r"<tool_call>(?P<name>[\w.\-]+)\s*", "close": "</tool_call>", "repeats": True,
-        "content": "xml-inline",
+        "require_close": True, "content": "xml-inline",
         "content_args": {"tag_pattern": r"<arg_key>(?P<key>[^\s<>=\"']+)</arg_key>\s*"
                                         r"<arg_value>(?P<value>.*?)</arg_value>",
                          "value_parser": {"name": "text", "args": {"strip": False}}},
         "transform": CALL_TRANSFORM}
     assert result.report.modes == [{}, {"enable_thinking": False}]
     assert statuses(result) == dict.fromkeys(ALL, "verified")
+
+
+def test_a_tagged_call_cut_off_before_its_close_is_a_parse_problem() -> None:
+    """As in every bundled profile (docs/profiles.md, "Cut-off calls"): never a call with half its
+    arguments."""
+    result = derived(GLM46)
+    prompt = "<|user|>\nHi<|assistant|>\n<think></think>\n"
+    cut = "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Par"
+    with pytest.raises(ResponseParseError, match="the output ends before this region's close"):
+        parse_response(cut, result.response_template, prefix=prompt)
+    kept = parse_response(cut, result.response_template, prefix=prompt, errors="keep")
+    assert kept["content"] == cut  # nothing is lost
+    assert kept["parse_errors"][0]["raw"] == cut
+    whole = parse_response(cut + "is</arg_value></tool_call>", result.response_template, prefix=prompt)
+    assert whole["tool_calls"] == [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]
 
 
 def test_a_template_that_refuses_two_calls_is_verified_without_them() -> None:
@@ -105,25 +125,63 @@ def test_a_template_that_refuses_two_calls_is_verified_without_them() -> None:
     assert result.verified
 
 
+EACH_CALL = {"id": "{id?}", "type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+
+
 def test_a_failing_round_trip_is_never_verified() -> None:
-    result = derived(SEED_OSS)
-    one_call = result.capabilities["one_call"]
-    assert (one_call.status, one_call.applicable) == ("unsupported", True)
-    assert one_call.reason.startswith(
-        "the round trip fails: one_call/nested/single: tool_calls[0].arguments: ")
-    assert result.report.capabilities["one_call"].status == "fail"
-    assert statuses(result)["parallel_calls"] == "verified"
+    """Nemotron-Nano-9B-v2 renders the final turn's content inside the <think> its prompt opens, with
+    no </think>: the content comes back as reasoning."""
+    result = derived(NEMOTRON_9B)
+    content = result.capabilities["content"]
+    assert (content.status, content.applicable) == ("unsupported", True)
+    assert content.reason == ("the round trip fails: content/content/single: content: expected 'It is sunny "
+                              "in Paris today.', parsed None")
+    assert result.report.capabilities["content"].status == "fail"
+    assert statuses(result)["one_call"] == "unsupported"
     assert not result.verified
-    assert result.unverified == ["one_call"]
+    assert result.unverified == ["content", "reasoning", "one_call", "parallel_calls"]
 
 
-def test_python_calls_stay_unsupported_and_so_does_the_content_they_land_in() -> None:
+def test_arguments_written_with_python_str_are_read_back_as_literals() -> None:
+    """Seed-OSS writes a dict or list argument with `| string`: {'units': 'metric', 'on': True}."""
+    result = derived(SEED_OSS)
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open_pattern": r"<seed:tool_call>\s*<function=(?P<name>[\w.\-]+)>\s*",
+        "close_pattern": r"</function>\s*</seed:tool_call>", "repeats": True, "require_close": True,
+        "content": "xml-inline",
+        "content_args": {"tag_pattern": r"<parameter=(?P<key>[^\s<>=\"']+)>(?P<value>.*?)</parameter>",
+                         "value_parser": {"name": "x-python-literal"}},
+        "transform": CALL_TRANSFORM}
+    assert statuses(result) == dict.fromkeys(ALL, "verified")
+    cases = result.report.capabilities["one_call"].cases
+    nested = next(case for case in cases if case.probe.case == "nested")
+    assert "<parameter=settings>{'units': 'metric', 'alerts': [1, 2.5], 'deep': {'on': True, 'note': None}}" \
+        in (nested.output or "")
+    assert nested.parsed is not None
+    assert nested.parsed["tool_calls"][0]["function"]["arguments"] == {
+        "settings": {"units": "metric", "alerts": [1, 2.5], "deep": {"on": True, "note": None}},
+        "tags": ["home", "eco"]}
+
+
+def test_python_calls_one_per_line_in_a_fenced_block() -> None:
     result = derived(MINICPM3)
-    assert "tool_calls" not in result.response_template["fields"]
-    assert result.capabilities["one_call"].reason == (
-        "the round trip fails: one_call/string/single: content: expected None, parsed "
-        "'python\\nget_weather(city=\"Paris\")'")
-    assert result.capabilities["content"].status == "unsupported"
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open_pattern": r"<\|tool_call_start\|>\s*```python", "close_pattern": r"```\s*<\|tool_call_end\|>",
+        "require_close": True, "content": "x-pythonic", "content_args": {"lines": True},
+        "transform": EACH_CALL, "transform_each": True}
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    assert result.notes[-1] == "tool calls: Python-style calls, one per line"
+
+
+def test_calls_rendered_only_next_to_documents_say_why_they_are_unsupported() -> None:
+    result = derived(COMMAND_A_03)
+    reason = ("the template renders assistant tool calls only when documents are passed (a retrieval "
+              "prompt), and then it does not show the tools to the model: no prompt it renders offers tools, "
+              "so a model is never asked for a call")
+    assert result.capabilities["one_call"] == CapabilityLabel("unsupported", reason, False)
+    assert result.capabilities["parallel_calls"] == CapabilityLabel("unsupported", reason, False)
+    assert result.verified  # content is verified; calls are not applicable
 
 
 @pytest.mark.parametrize(("name", "heuristic"), [
@@ -254,3 +312,90 @@ def test_a_trailer_before_the_generation_prompt_is_realigned() -> None:
                          "the render of this turn puts elsewhere; the turn was read after its own generation "
                          "prompt")
     assert case.output == "It is sunny in Paris today."
+
+
+# --- Python-style calls and Python literals ------------------------------------------------------
+
+_KWARGS = ("{% for k, v in c.function.arguments | items %}{{ k }}={{ v | tojson }}{% if not loop.last %}, "
+           "{% endif %}{% endfor %}")
+PYTHON_LIST = _turns(
+    "{% if m.tool_calls %}{{ m.content or '' }}[{% for c in m.tool_calls %}{{ c.function.name }}(" + _KWARGS
+    + "){% if not loop.last %}, {% endif %}{% endfor %}]{% else %}{{ m.content }}{% endif %}")
+PYTHON_TAG_LIST = _turns(
+    "{% if m.tool_calls %}{{ m.content or '' }}<|python_tag|>[{% for c in m.tool_calls %}"
+    "{{ c.function.name }}("
+    "{% for k, v in c.function.arguments | items %}{{ k }}={{ v | tojson if v is string else v }}"
+    "{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}]"
+    "{% else %}{{ m.content }}{% endif %}")
+PYTHON_PER_CALL = _turns(
+    "{% if m.tool_calls %}{{ m.content or '' }}{% for c in m.tool_calls %}<call>{{ c.function.name }}("
+    + _KWARGS
+    + ")</call>{% endfor %}{% else %}{{ m.content }}{% endif %}")
+
+
+@pytest.mark.parametrize(("template", "field"), [
+    (PYTHON_LIST, {"open_pattern": r"(?=\[\s*[A-Za-z_][\w.\-]*\()", "close": "<|end|>",
+                   "content": "python-call-list", "transform": EACH_CALL, "transform_each": True}),
+    (PYTHON_TAG_LIST, {"open": "<|python_tag|>", "close": "<|end|>", "content": "python-call-list",
+                       "transform": EACH_CALL, "transform_each": True}),
+    (PYTHON_PER_CALL, {"open": "<call>", "close": "</call>", "require_close": True, "repeats": True,
+                       "flatten": True,
+                       "content": "x-pythonic", "transform": EACH_CALL, "transform_each": True}),
+], ids=["list", "list-after-a-marker", "a-call-per-marker"])
+def test_python_style_calls_use_the_standard_parser_where_the_template_writes_a_list(
+        template: str, field: dict[str, Any]) -> None:
+    result = derive_response_template(template, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == field
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+
+
+def test_a_python_list_with_python_literals_reads_them() -> None:
+    """``PYTHON_TAG_LIST`` writes a dict argument with Python's str(): python-call-list reads it."""
+    result = derive_response_template(PYTHON_TAG_LIST, variables={"eos_token": "<|end|>"})
+    message = parse_response("<|python_tag|>[save(settings={'on': True, 'note': None}, tags=['a'])]",
+                             result.response_template, prefix="<|assistant|>")
+    assert message["tool_calls"] == [{"type": "function", "function": {
+        "name": "save", "arguments": {"settings": {"on": True, "note": None}, "tags": ["a"]}}}]
+
+
+# --- tool schemas the template reads more of than the probes give ---------------------------------
+
+_CALLS_AS_JSON = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}<tool_call>"
+    '{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</tool_call>'
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+#: A parameter-type macro in the style of many tool templates, without their ``is defined`` guard:
+#: an object parameter without ``additionalProperties`` raises.
+NEEDS_ADDITIONAL_PROPERTIES = (
+    '{%- macro py_type(spec) -%}{%- if spec.type == "object" -%}'
+    "Dict[str, {{ py_type(spec.additionalProperties) }}]"
+    '{%- elif spec.type == "array" -%}List[{{ py_type(spec["items"]) }}]'
+    "{%- else -%}{{ spec.type }}{%- endif -%}"
+    "{%- endmacro -%}{%- if tools %}<|system|>{% for t in tools %}{{ t.function.name }}("
+    "{% for k, v in t.function.parameters.properties | items %}{{ k }}: {{ py_type(v) }}"
+    "{% if not loop.last %}, {% endif %}{% endfor %})\n{% endfor %}<|end|>\n{% endif %}" + _CALLS_AS_JSON)
+#: A template that calls a string method on the description of the parameters object.
+NEEDS_DESCRIPTIONS = (
+    "{%- if tools %}<|system|>{% for t in tools %}{{ t.function.name }}: "
+    "{{ t.function.parameters.description.strip() }}\n{% endfor %}<|end|>\n{% endif %}" + _CALLS_AS_JSON)
+#: A template that refuses object and array parameters.
+SCALARS_ONLY = (
+    "{%- if tools %}<|system|>{% for t in tools %}"
+    "{% for k, v in t.function.parameters.properties | items %}"
+    "{% if v.type in ['object', 'array'] %}{{ raise_exception('only scalar parameters') }}{% endif %}"
+    "{{ t.function.name }}.{{ k }}: {{ v.type }}\n{% endfor %}{% endfor %}<|end|>\n{% endif %}"
+    + _CALLS_AS_JSON)
+
+
+@pytest.mark.parametrize(("template", "schemas"), [
+    (NEEDS_ADDITIONAL_PROPERTIES, "complete"), (NEEDS_DESCRIPTIONS, "complete"), (SCALARS_ONLY, "scalar"),
+], ids=["additionalProperties", "description", "scalar-parameters"])
+def test_a_template_that_raises_on_the_probe_schemas_gets_other_schema_forms(template: str,
+                                                                           schemas: str) -> None:
+    result = derive_response_template(template, variables={"eos_token": "<|end|>"})
+    assert result.report.shape.schemas == schemas
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    assert result.response_template["fields"]["tool_calls"]["open"] == "<tool_call>"

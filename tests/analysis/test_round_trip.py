@@ -264,3 +264,22 @@ def test_a_render_without_the_prompts_empty_block_passes_with_a_note() -> None:
                          "after the whole prompt")
     # the common part ended inside "<|": the output starts with the whole marker
     assert case.output == '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>}<tool_call|><|tool_response>'
+
+
+def test_schema_forms_fill_in_or_drop_what_templates_read() -> None:
+    """A template that raises on the probe schemas as given gets them completed, then scalar only."""
+    complete = MessageShape(schemas="complete").tool_schemas(PROBE_TOOLS[2:3])
+    assert complete == [{"type": "function", "function": {
+        "name": "save_settings", "description": "Save the user's settings.", "parameters": {
+            "type": "object", "required": ["settings"], "description": "The arguments.",
+            "additionalProperties": {}, "properties": {
+                "settings": {"type": "object", "description": "The settings.", "properties": {},
+                             "required": [], "additionalProperties": {}},
+                "tags": {"type": "array", "items": {"type": "string", "description": "An item."},
+                         "description": "Labels."}}}}}]
+    scalar = MessageShape(schemas="scalar", tools="function").tool_schemas(PROBE_TOOLS[:3])
+    assert [tool["parameters"] for tool in scalar] == [
+        PROBE_TOOLS[0]["function"]["parameters"], PROBE_TOOLS[1]["function"]["parameters"],
+        {"type": "object", "required": [], "properties": {}}]
+    assert PROBE_TOOLS[2]["function"]["parameters"]["required"] == ["settings"]  # copies, never the originals
+    assert MessageShape(schemas="scalar").describe() == "tool schemas with scalar parameters only"

@@ -10,6 +10,7 @@ import pytest
 from chatcodec.cli import main
 from tests.analysis.corpus_split import is_held_out
 from tests.conftest import corpus_path, corpus_template
+from tests.hub_cache import make_hub_cache
 from tests.model.helpers import make_model_dir
 
 QWEN25 = "Qwen--Qwen2.5-7B-Instruct.jinja"
@@ -38,6 +39,25 @@ def test_a_model_directory_prints_the_template_and_the_labels(tmp_path: Path,
         "  note: message shape: the standard message shape",
         "  note: tool calls: JSON object per call",
     ]
+
+
+def test_a_hub_id_is_read_from_the_hub_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Offline (``tests/conftest.py`` sets ``HF_HUB_OFFLINE=1``): the snapshot in the Hub cache, with
+    the special tokens of its tokenizer_config.json, as for a model directory."""
+    from huggingface_hub import constants
+
+    cache = tmp_path / "hub"
+    make_hub_cache(cache, "acme/tiny-qwen25", {
+        "tokenizer_config.json": json.dumps({"chat_template": corpus_template(QWEN25),
+                                             "eos_token": "<|im_end|>"})})
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    assert main(["derive", "acme/tiny-qwen25", "--json"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["verified"] is True
+    assert report["response_template"]["fields"]["content"] == {"close": ["<|im_end|>"]}
+    assert captured.err == ""
 
 
 def test_json_report(capsys: pytest.CaptureFixture[str]) -> None:

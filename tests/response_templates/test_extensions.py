@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcodec import parse_response
 from chatcodec.response_templates.extensions import EXTENSIONS, check_parser_spec, run_parser
 
 
@@ -28,6 +29,7 @@ def test_every_extension_name_starts_with_x() -> None:
         "x-findall",
         "x-first",
         "x-json-calls",
+        "x-python-literal",
         "x-pythonic",
         "x-xml-tree",
     ]
@@ -106,12 +108,85 @@ class TestPythonic:
         with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls"):
             parse("x-pythonic", "[f(a=1)] and then some prose")
 
+    def test_calls_one_per_line_with_lines(self) -> None:
+        """MiniCPM3 writes its calls one per line in a fenced block, without a list."""
+        text = '\nget_weather(city="Paris",days=2)\nget_time(timezone="Asia/Tokyo")\n'
+        expected = [{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
+                    {"name": "get_time", "arguments": {"timezone": "Asia/Tokyo"}}]
+        assert parse("x-pythonic", text, lines=True) == expected
+        assert parse("x-pythonic", "f(a=1); g(b=null)", lines=True) == [
+            {"name": "f", "arguments": {"a": 1}}, {"name": "g", "arguments": {"b": None}}]
+        assert parse("x-pythonic", "[f(a=1)]", lines=True) == [{"name": "f", "arguments": {"a": 1}}]
+        with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls \(offset"):
+            parse("x-pythonic", text)  # without lines: one list or one call only
+
+    @pytest.mark.parametrize(("text", "message"), [
+        ("f(a=1)\n5", "x-pythonic: line 2: '5' is not a call"),
+        ("f(a=1)\nx = 2", "x-pythonic: not a Python list of calls (offset"),
+        ("f(a=1)\ng(b=x)", "x-pythonic: line 2: call 'g', argument 'b': 'x' is not a literal"),
+        ("f(a=1)\n# note\ng()", "x-pythonic: a comment is not part of a call list (offset 7): '# note'"),
+    ])
+    def test_every_line_must_be_a_call(self, text: str, message: str) -> None:
+        with pytest.raises(ValueError) as error:
+            parse("x-pythonic", text, lines=True)
+        assert str(error.value).startswith(message)
+
     def test_validation(self) -> None:
         validate("x-pythonic")
+        validate("x-pythonic", lines=True)
         with pytest.raises(ValueError, match=r"tool_calls.content_args: unknown key\(s\) \['strict'\]"):
             validate("x-pythonic", strict=True)
+        with pytest.raises(ValueError, match=r"content_args.lines: must be true or false, got 'yes'"):
+            validate("x-pythonic", lines="yes")
         with pytest.raises(ValueError, match=r"skip_invalid was removed: a malformed tool call raises"):
             validate("x-pythonic", skip_invalid=True)
+
+
+class TestPythonLiteral:
+    """``x-python-literal``: lists and dicts written by Python's str(), other text as written."""
+
+    @pytest.mark.parametrize(("text", "value"), [
+        ("{'units': 'metric', 'alerts': [1, 2.5], 'deep': {'on': True, 'note': None}}",
+         {"units": "metric", "alerts": [1, 2.5], "deep": {"on": True, "note": None}}),
+        ("['home', 'eco']", ["home", "eco"]),
+        (" {'k': \"it's\"}\n", {"k": "it's"}),
+        ("[True, None, -3, 'ü\\x00']", [True, None, -3, "ü\x00"]),
+        ("[('a', 'b')]", [["a", "b"]]),
+    ])
+    def test_python_containers_are_read(self, text: str, value: Any) -> None:
+        assert parse("x-python-literal", text) == value
+
+    @pytest.mark.parametrize("text", [
+        "Paris", "7", "True", "None", "", "  ", '{"a": 1}', "[1, 2]", "{'a': x}", "[", "{'a': 1, 'a': 2}",
+        "[1e999]", "{1: 'a'}", "['a'] and more", "('a', 'b')", "[" * 300 + "]" * 300,
+    ])
+    def test_any_other_text_is_kept_as_written(self, text: str) -> None:
+        """Scalars and JSON text are typed by the tool schemas; a malformed literal is not lost."""
+        assert parse("x-python-literal", text) == text
+
+    def test_validation(self) -> None:
+        validate("x-python-literal")
+        with pytest.raises(ValueError, match=r"x-python-literal takes no content_args"):
+            validate("x-python-literal", strict=True)
+
+    def test_as_the_value_parser_of_tagged_arguments(self) -> None:
+        template = {"version": 1, "start_anchor": "<a>", "fields": {
+            "tool_calls": {"open_pattern": "<call=(?P<name>\\w+)>", "close": "</call>", "repeats": True,
+                           "content": "xml-inline",
+                           "content_args": {"tag_pattern": "<p=(?P<key>\\w+)>(?P<value>.*?)</p>",
+                                            "value_parser": {"name": "x-python-literal"}},
+                           "transform": {"type": "function",
+                                         "function": {"name": "{name}", "arguments": "{content}"}}},
+            "content": {}}}
+        properties = {"settings": {"type": "object"}, "label": {"type": "string"},
+                      "days": {"type": "integer"}, "raw": {"type": "object"}}
+        tools = [{"type": "function", "function": {"name": "save", "parameters": {
+            "type": "object", "properties": properties}}}]
+        text = ("<call=save><p=settings>{'on': True}</p><p=label>{\"a\": 1}</p><p=days>3</p>"
+                '<p=raw>{"b": null}</p></call>')
+        message = parse_response(text, template, prefix="<a>", tools=tools)
+        assert message["tool_calls"][0]["function"]["arguments"] == {
+            "settings": {"on": True}, "label": '{"a": 1}', "days": 3, "raw": {"b": None}}
 
 
 class TestJsonCalls:
@@ -301,7 +376,7 @@ class TestFindall:
         with pytest.raises(ValueError, match=r"content_args.into: must be 'list' or 'dict'"):
             validate("x-findall", pattern="(?P<a>.)", into="set")
         bad = {"a": {"name": "x-pythonic", "args": {"x": 1}}}
-        with pytest.raises(ValueError, match=r"a.args: unknown key\(s\) \['x'\]; x-pythonic takes no"):
+        with pytest.raises(ValueError, match=r"a.args: unknown key\(s\) \['x'\]; x-pythonic takes only"):
             validate("x-findall", pattern="(?P<a>.)", value_parsers=bad)
         with pytest.raises(ValueError, match=r"content_args.between: invalid regex"):
             validate("x-findall", pattern="(?P<a>.)", between="(")

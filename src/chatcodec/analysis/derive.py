@@ -140,7 +140,7 @@ def derive_response_template(chat_template: str, *,
     compile_chat_template(chat_template)  # a syntax error is the caller's to see, with its line
     values = dict(variables or {})
     shape = discover_shape(chat_template, values)
-    modes = template_modes(chat_template, values)
+    modes = template_modes(chat_template, values, shape)
     ctx = DerivationContext.create(chat_template, values, shape, modes)
     markers = rendered_reasoning(ctx)
     guessed = None if markers else heuristic_reasoning(ctx)
@@ -183,8 +183,8 @@ def _label(name: str, result: CapabilityResult, heuristic: str, tool_problem: st
         return CapabilityLabel("heuristic", f"not verifiable: {result.reason}", True)
     if name == "reasoning" and heuristic:
         return CapabilityLabel("heuristic", heuristic, False)
-    if status == "render_error":
-        return CapabilityLabel("unsupported", f"the template refuses it: {result.reason}", False)
     if name in ("one_call", "parallel_calls") and tool_problem:
         return CapabilityLabel("unsupported", tool_problem, False)
+    if status == "render_error":
+        return CapabilityLabel("unsupported", f"the template refuses it: {result.reason}", False)
     return CapabilityLabel("unsupported", f"the template does not render it ({result.reason})", False)

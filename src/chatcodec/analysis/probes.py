@@ -33,6 +33,7 @@ __all__ = [
     "CAPABILITIES",
     "MODE_SETTINGS",
     "PROBE_TOOLS",
+    "SCHEMA_FORMS",
     "Conversation",
     "MessageShape",
     "Probe",
@@ -134,6 +135,11 @@ class MessageShape:
         reasoning: every assistant turn carries reasoning (a template whose generation prompt
             opens a reasoning block renders a turn without reasoning as something no model
             writes after that prompt).
+        schemas: how the parameter schemas of the tools are written (:data:`SCHEMA_FORMS`):
+            ``"given"`` (as in :data:`PROBE_TOOLS`), ``"complete"`` (every schema carries the keys
+            templates read without checking: ``description``, and ``properties``, ``required``,
+            ``additionalProperties`` on objects) or ``"scalar"`` (only the string, number, integer
+            and boolean parameters).
     """
 
     arguments: str = "object"
@@ -141,6 +147,7 @@ class MessageShape:
     ids: str = "plain"
     tools: str = "openai"
     reasoning: bool = False
+    schemas: str = "given"
 
     def message(self, spec: Mapping[str, Any], first_id: int = 0,
                 ids: Sequence[str] | None = None) -> dict[str, Any]:
@@ -180,10 +187,15 @@ class MessageShape:
         return {"id": call_id, "type": "function", "function": {"name": name, "arguments": value}}
 
     def tool_schemas(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``tools`` in this shape (fresh copies)."""
+        """``tools`` in this shape (fresh copies; OpenAI-shaped input)."""
+        shaped = copy.deepcopy(tools)
+        for tool in shaped:
+            parameters = tool["function"].get("parameters")
+            if isinstance(parameters, dict) and self.schemas != "given":
+                tool["function"]["parameters"] = _SCHEMA_FORMS[self.schemas](parameters)
         if self.tools == "function":
-            return [copy.deepcopy(tool["function"]) for tool in tools]
-        return copy.deepcopy(tools)
+            return [tool["function"] for tool in shaped]
+        return shaped
 
     def describe(self) -> str:
         """A short description for reports, e.g. ``arguments as a JSON string, content None``."""
@@ -199,7 +211,49 @@ class MessageShape:
             parts.append("tools as bare function objects")
         if self.reasoning:
             parts.append("reasoning in every assistant turn")
+        if self.schemas != "given":
+            parts.append({"complete": "tool schemas with description, properties, required and "
+                                      "additionalProperties everywhere",
+                          "scalar": "tool schemas with scalar parameters only"}[self.schemas])
         return ", ".join(parts) or "the standard message shape"
+
+
+def _complete_schema(schema: dict[str, Any], description: str = "The arguments.") -> dict[str, Any]:
+    """``schema`` with the keys templates often read without checking them filled in (a template
+    that types parameters with a ``json_to_python_type``-style macro reads ``additionalProperties``
+    of every object; others read every ``description``); nested schemas too."""
+    schema.setdefault("description", description)
+    if schema.get("type") == "object":
+        properties = schema.setdefault("properties", {})
+        schema.setdefault("required", [])
+        schema.setdefault("additionalProperties", {})
+        for key, value in properties.items():
+            if isinstance(value, dict):
+                _complete_schema(value, f"The {key}.")
+    if schema.get("type") == "array" and isinstance(schema.setdefault("items", {}), dict):
+        _complete_schema(schema["items"], "An item.")
+    return schema
+
+
+def _scalar_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` (a parameters object) with only its scalar parameters."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return schema
+    kept = {key: value for key, value in properties.items()
+            if isinstance(value, dict) and value.get("type") in _SCALAR_TYPES}
+    schema["properties"] = kept
+    if isinstance(schema.get("required"), list):
+        schema["required"] = [key for key in schema["required"] if key in kept]
+    return schema
+
+
+_SCALAR_TYPES = ("string", "number", "integer", "boolean")
+
+#: The ways probe tool schemas are written, in the order they are tried (a template that raises on
+#: the schemas as given gets the next form before the probes give up; inference.md §2).
+SCHEMA_FORMS = ("given", "complete", "scalar")
+_SCHEMA_FORMS = {"complete": _complete_schema, "scalar": _scalar_schema}
 
 
 def _plain_id(index: int) -> str:
@@ -207,12 +261,16 @@ def _plain_id(index: int) -> str:
     return f"call{index:04d}x"[:9].ljust(9, "0")
 
 
-def shape_candidates() -> list[MessageShape]:
-    """The message shapes to try, most common first (the first that renders a call wins)."""
+def shape_candidates(schemas: str = "given") -> list[MessageShape]:
+    """The message shapes to try, most common first (the first that renders a call wins).
+
+    Args:
+        schemas: how the tool schemas are written (one of :data:`SCHEMA_FORMS`).
+    """
     shapes = []
     for arguments in ("object", "json_string"):
         for call_content in ("", None, "blocks"):
-            shapes.append(MessageShape(arguments=arguments, call_content=call_content))
+            shapes.append(MessageShape(arguments=arguments, call_content=call_content, schemas=schemas))
     shapes += [replace(shape, ids="functions") for shape in shapes[:2]]
     shapes += [replace(shape, tools="function") for shape in shapes[:2]]
     return shapes

@@ -67,6 +67,7 @@ import regex
 from chatcodec.analysis.probes import (
     CAPABILITIES,
     PROBE_TOOLS,
+    SCHEMA_FORMS,
     VARIANTS,
     Conversation,
     MessageShape,
@@ -654,7 +655,10 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
     Each of :func:`~chatcodec.analysis.probes.shape_candidates` renders a one-call turn; the first
     whose output shows the call's name and its string argument wins. When none does (a template
     without tool calls, or one that raises on all), the first shape the template renders without
-    raising, else the standard one.
+    raising, else the standard one. When the template raises on every shape with the tool schemas
+    as given (it reads a schema key they lack, such as ``additionalProperties``), the next form of
+    :data:`~chatcodec.analysis.probes.SCHEMA_FORMS` is tried (inference.md §2: simpler schemas
+    before giving up).
 
     Args:
         chat_template: the chat template text.
@@ -668,14 +672,17 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
     """
     chosen: MessageShape | None = None
     fallback: MessageShape | None = None
-    for shape in shape_candidates():
-        rendered = _render_probe(chat_template, shape, variables, "one_call", "string")
-        if rendered is None:
-            continue
-        fallback = fallback or shape
-        tail = rendered.full[rendered.common:]
-        if "get_weather" in tail and "Paris" in tail:
-            chosen = shape
+    for schemas in SCHEMA_FORMS:
+        for shape in shape_candidates(schemas):
+            rendered = _render_probe(chat_template, shape, variables, "one_call", "string")
+            if rendered is None:
+                continue
+            fallback = fallback or shape
+            tail = rendered.full[rendered.common:]
+            if "get_weather" in tail and "Paris" in tail:
+                chosen = shape
+                break
+        if fallback is not None:  # the template takes these schemas: calls or not, no other form
             break
     shape = chosen or fallback or MessageShape()
     plain = _render_probe(chat_template, shape, variables, "content", "content")
@@ -700,12 +707,14 @@ def _render_probe(chat_template: str, shape: MessageShape, variables: Mapping[st
         return None
 
 
-def template_modes(chat_template: str, variables: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+def template_modes(chat_template: str, variables: Mapping[str, Any] | None = None,
+                   shape: MessageShape | None = None) -> list[dict[str, Any]]:
     """``[{}]`` (the default mode) plus each mode setting the template reads whose renders differ.
 
     Args:
         chat_template: the chat template text.
         variables: the template variables; a mode variable already set there is not varied.
+        shape: the message shape to render with (default: the standard one).
 
     Returns:
         The modes, the default first.
@@ -716,7 +725,7 @@ def template_modes(chat_template: str, variables: Mapping[str, Any] | None = Non
     from chatcodec.errors import ChatCodecError
 
     names = jinja2.meta.find_undeclared_variables(ENVIRONMENT.parse(chat_template)) - set(variables or {})
-    probe = probe_matrix(variables=variables, variants=("single",), capabilities=("reasoning",))[0]
+    probe = probe_matrix(shape, variables=variables, variants=("single",), capabilities=("reasoning",))[0]
     seen: set[tuple[str, str]] = set()
     modes: list[dict[str, Any]] = []
     for mode in [{}, *mode_variants(frozenset(names))]:
@@ -759,10 +768,11 @@ def round_trip(chat_template: str, response_template: Mapping[str, Any] | Respon
     variables = dict(variables or {})
     shape = shape or discover_shape(chat_template, variables)
     mode_list = ([dict(mode) for mode in modes] if modes is not None
-                 else template_modes(chat_template, variables))
+                 else template_modes(chat_template, variables, shape))
     probes = probe_matrix(shape, variables=variables, modes=mode_list, variants=variants,
                           capabilities=capabilities)
     eos = eos_token if eos_token is not None else variables.get("eos_token")
     cases = check_probes(chat_template, response_template, probes,
-                         eos_token=eos if isinstance(eos, str) else None)
+                         eos_token=eos if isinstance(eos, str) else None,
+                         tools=shape.tool_schemas(PROBE_TOOLS))
     return RoundTripReport(shape, mode_list, cases, _capability_results(cases, capabilities))

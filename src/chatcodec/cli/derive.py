@@ -1,7 +1,9 @@
 """``chatcodec derive MODEL``: a response template derived from a chat template, with what was verified.
 
-``MODEL`` is a model directory (its chat template and special tokens), a bundled profile, a chat
-template file, or a ``tokenizer_config.json`` / ``chat_template.json``. stdout carries the data:
+``MODEL`` is a model directory (its chat template and special tokens), a Hugging Face Hub model id
+(read from the Hub cache, fetched first when the Hub may be reached: ``cli.sources.model_path``), a
+bundled profile, a chat template file, or a ``tokenizer_config.json`` / ``chat_template.json``.
+stdout carries the data:
 the response template (JSON), or with ``--json`` the object ``{"response_template",
 "capabilities": {name: {"status", "reason", "applicable"}}, "verified", "notes"}``. Without
 ``--json`` the labels go to stderr, one line per capability. Exit status 0 when a template was
@@ -24,8 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from chatcodec.cli.render import _variable
 
     parser.add_argument("source", metavar="MODEL",
-                        help="a model directory, a bundled profile name, a chat template file, or a "
-                             "tokenizer_config.json / chat_template.json")
+                        help="a model directory, a Hub model id (org/name), a bundled profile name, a chat "
+                             "template file, or a tokenizer_config.json / chat_template.json")
     parser.add_argument("--json", action="store_true",
                         help="print {response_template, capabilities, verified, notes} as JSON")
     parser.add_argument("--template-name", metavar="NAME",

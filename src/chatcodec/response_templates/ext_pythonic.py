@@ -11,7 +11,9 @@ element such as ``{"name": "f", "arguments": {...}}`` (some models switch to JSO
 markers) is accepted too, with the keys ``x-json-calls`` accepts: ``name``, one of
 ``arguments``/``parameters``, an optional string ``id`` (kept, first) and ``"type": "function"``.
 
-There are no ``content_args``. Nothing is dropped: text that is not a list of calls (a syntax
+``content_args``: ``lines`` (bool, default false) also reads calls written one per line without a
+list (``f(a=1)`` and ``g(b=2)`` on two lines: MiniCPM3 writes them so in a fenced block); every line
+must then be a call. Nothing is dropped: text that is not a list of calls (a syntax
 error, prose after the list), an element that is not a call (``[f(), 5]``), a positional
 argument, an argument given twice (``f(a=1, a=2)``: Python would keep the last), a dict key given
 twice (``{"k": 1, "k": 2}``), any other key of a dict element (or both ``arguments`` and
@@ -36,7 +38,7 @@ from typing import Any
 
 from chatcodec.response_templates.ext_common import reject_skip_invalid
 
-__all__ = ["parse_pythonic", "validate_pythonic"]
+__all__ = ["parse_python_literal", "parse_pythonic", "validate_pythonic"]
 
 _NAMED_LITERALS: dict[str, Any] = {
     "True": True,
@@ -56,18 +58,22 @@ class _NotJSON(ValueError):
 
 
 def validate_pythonic(args: Mapping[str, Any], where: str) -> None:
-    """Check the ``content_args`` of an ``x-pythonic`` region (it takes none).
+    """Check the ``content_args`` of an ``x-pythonic`` region: only ``lines`` (a bool).
 
     Args:
         args: the ``content_args``.
         where: their JSON path, for messages.
 
     Raises:
-        ValueError: any key (``skip_invalid`` gets a hint saying why it is gone).
+        ValueError: any other key (``skip_invalid`` gets a hint saying why it is gone), or a
+            ``lines`` that is not a bool.
     """
     reject_skip_invalid(args, where)
-    if args:
-        raise ValueError(f"{where}: unknown key(s) {sorted(args)}; x-pythonic takes no content_args")
+    unknown = sorted(set(args) - {"lines"})
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; x-pythonic takes only 'lines'")
+    if not isinstance(args.get("lines", False), bool):
+        raise ValueError(f"{where}.lines: must be true or false, got {args['lines']!r}")
 
 
 def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -75,7 +81,8 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
 
     Args:
         text: the region's raw text.
-        args: the region's ``content_args`` (none).
+        args: the region's ``content_args``: ``lines`` (default false) also accepts calls written
+            one per line without a list (``f(a=1)\ng(b=2)``, MiniCPM3's fenced block).
 
     Returns:
         ``[{"name": str, "arguments": dict}, ...]``; an empty or whitespace-only text gives ``[]``.
@@ -91,13 +98,44 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
         try:
             tree = ast.parse(source, mode="eval").body
         except SyntaxError as error:
-            raise ValueError(
-                f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
-            ) from None
+            lines = _call_lines(source) if args.get("lines") else None
+            if lines is None:
+                raise ValueError(
+                    f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
+                ) from None
+            _reject_comments(source)
+            return [_checked_call(node, f"line {node.lineno}: ") for node in lines]
         _reject_comments(source)
         return _calls(tree)
     except (RecursionError, MemoryError):
         raise ValueError("x-pythonic: the call list is nested too deeply") from None
+
+
+def parse_python_literal(source: str) -> Any:
+    """Read one Python literal (as ``str()`` / ``repr`` writes a dict, list or scalar) with :mod:`ast`,
+    never ``eval``: the literals ``x-pythonic`` accepts as argument values.
+
+    Args:
+        source: the literal's text (surrounding whitespace allowed).
+
+    Returns:
+        Its JSON value (a tuple reads as a list, ``True``/``None`` and ``true``/``null`` alike).
+
+    Raises:
+        ValueError: not one literal (a syntax error, a name, an expression), a value with no JSON
+            equivalent (bytes, ``1e999``), a repeated dict key, a non-string key, a ``#`` comment, or
+            nested too deeply; the message says which.
+    """
+    text = source.strip()
+    try:
+        try:
+            tree = ast.parse(text, mode="eval").body
+        except SyntaxError as error:
+            raise ValueError(f"not a Python literal (offset {error.offset}): {error.msg}") from None
+        _reject_comments(text)
+        return _literal(tree)
+    except (RecursionError, MemoryError):
+        raise ValueError("the literal is nested too deeply") from None
 
 
 def _reject_comments(source: str) -> None:
@@ -112,6 +150,18 @@ def _reject_comments(source: str) -> None:
                 raise ValueError(
                     f"x-pythonic: a comment is not part of a call list (offset {offset}): {token.string!r}"
                 )
+
+
+def _call_lines(source: str) -> list[ast.expr] | None:
+    """The expressions of ``source`` read as Python statements, one call each, or ``None`` when it
+    is not statements that are all expressions (an assignment, a syntax error)."""
+    try:
+        module = ast.parse(source, mode="exec")
+    except SyntaxError:
+        return None
+    if not all(isinstance(statement, ast.Expr) for statement in module.body):
+        return None
+    return [statement.value for statement in module.body if isinstance(statement, ast.Expr)]
 
 
 def _calls(tree: ast.expr) -> list[dict[str, Any]]:

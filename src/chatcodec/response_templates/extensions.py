@@ -25,7 +25,9 @@ The extensions (documented in ``docs/profiles.md``, section "Content-parser exte
 * ``x-first`` (:mod:`.ext_findall`): the first of several content parsers that accepts the text;
 * ``x-xml-tree`` (:mod:`.ext_xml_tree`): nested elements as objects and ``<item>`` arrays;
 * ``x-bare-object`` (:mod:`.ext_bare_object`): ``{key:value}`` with bare keys of any text and
-  delimited strings (Gemma 4's call arguments).
+  delimited strings (Gemma 4's call arguments);
+* ``x-python-literal`` (:mod:`.ext_python_literal`): a value parser for arguments written with
+  Python's ``str()`` (``{'a': True}``): such a list or dict is read, any other text kept as written.
 
 None of them drops a malformed call or stray text (:mod:`.ext_common`): they raise ``ValueError``.
 
@@ -53,6 +55,10 @@ from chatcodec.response_templates.ext_findall import (
     validate_first,
 )
 from chatcodec.response_templates.ext_json_calls import parse_json_calls, validate_json_calls
+from chatcodec.response_templates.ext_python_literal import (
+    parse_python_literal_value,
+    validate_python_literal,
+)
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
 from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, validate_xml_tree
 
@@ -67,4 +73,5 @@ EXTENSIONS: dict[str, Extension] = {
     "x-first": Extension(parse_first, validate_first),
     "x-xml-tree": Extension(parse_xml_tree, validate_xml_tree),
     "x-bare-object": Extension(parse_bare_object, validate_bare_object, string_aware=True),
+    "x-python-literal": Extension(parse_python_literal_value, validate_python_literal),
 }

@@ -35,6 +35,7 @@ from chatcodec.analysis.derivation.atoms import common_prefix_length, common_suf
 from chatcodec.analysis.derivation.context import (
     CALL_A,
     CALL_B,
+    CALL_NESTED,
     CONTENT,
     PLAIN_IDS,
     REASONING,
@@ -50,6 +51,15 @@ _ID = r"(?P<id>.+?)"
 #: Stands for a call id in the text between calls, so the diff of two calls keeps it as one slot.
 ID_MARK = "\ue000"
 _TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+#: The transform of each element of a list of ``{"name", "arguments", "id"?}`` calls.
+_EACH_CALL = {"id": "{id?}", "type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
+#: A call whose text cannot show that it is complete (tagged arguments, Python calls one per line) is
+#: a call only when its close was written: one cut off by the end of the output is a parse problem,
+#: never a call with half its arguments (the rule every bundled profile keeps, docs/profiles.md
+#: "Cut-off calls"). JSON shows it by itself: an unfinished value does not parse.
+_CUT_OFF_IS_A_PROBLEM = {"require_close": True}
+#: Where a Python-style list of calls opens when no marker comes before it.
+_PYTHON_LIST_AHEAD = r"(?=\[\s*[A-Za-z_][\w.\-]*\()"
 
 
 @dataclass
@@ -156,9 +166,12 @@ def _json_unit(text: str, start: int, name: str, arguments: dict[str, Any]) -> _
 
 def _outside_unit(ctx: DerivationContext, text: str, start: int, name: str,
                   arguments: dict[str, Any]) -> _Unit | None:
-    """The call when its name stands outside its arguments (JSON, a JSON dialect, or tags)."""
+    """The call when its name stands outside its arguments (a Python call, JSON, a JSON dialect, or
+    tags)."""
     position = text.find(name, start)
     after = position + len(name)
+    if text.startswith("(", after):
+        return _python_unit(text, start, position, name, arguments)
     brace = text.find("{", after)
     if 0 <= brace - after <= 64:
         try:
@@ -171,6 +184,35 @@ def _outside_unit(ctx: DerivationContext, text: str, start: int, name: str,
         if dialect is not None:
             return _Unit(position, dialect[0], "dialect", text[after:brace], {"delims": dialect[1]})
     return _tagged_unit(ctx, text, position, after, arguments)
+
+
+def _python_unit(text: str, start: int, position: int, name: str, arguments: dict[str, Any]) -> _Unit | None:
+    """A Python-style call ``name(key=value, ...)``: inside a list that ``python-call-list`` reads
+    (``python_list``, one region for the list), or on its own (``python``)."""
+    from chatcodec.response_templates.ext_pythonic import parse_pythonic
+    from chatcodec.response_templates.python_call_list import parse_python_call_list
+
+    wanted = {"name": name, "arguments": arguments}
+    end = -1
+    for close in (index + 1 for index, char in enumerate(text) if char == ")" and index > position):
+        try:
+            if parse_pythonic(text[position:close], {}) == [wanted]:
+                end = close
+                break
+        except ValueError:
+            continue
+    if end < 0:
+        return None
+    bracket = text.rfind("[", start, position)
+    if bracket >= 0 and not text[bracket + 1:position].strip():
+        for close in (index + 1 for index, char in enumerate(text) if char == "]" and index >= end):
+            try:
+                calls = parse_python_call_list(text[bracket:close], {})
+            except ValueError:
+                continue
+            if calls and calls[0] == wanted:
+                return _Unit(bracket, close, "python_list")
+    return _Unit(position, end, "python")
 
 
 def _dialect(text: str, brace: int, arguments: dict[str, Any]) -> tuple[int, list[list[str]]] | None:
@@ -275,9 +317,7 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
             if one.continues:
                 break
     if chosen is None:
-        return ToolDerivation(problem="the template renders no assistant tool call (with any message shape "
-                                      "tried: arguments as a mapping or a JSON string, content '', None or "
-                                      "text blocks)")
+        return ToolDerivation(problem=_no_call_problem(ctx))
     one, two, mode = chosen
     out1 = one.output
     lead = _answer_lead(ctx, mode)
@@ -291,13 +331,42 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
     if out2 is not None:
         start2 = max(_zone_start(ctx, out2), len(lead) if lead and out2.startswith(lead) else 0)
         first = _find_unit(ctx, out2, start2, *CALL_A)
-        if first is not None and unit1.kind != "array":
+        if first is not None and unit1.kind not in ("array", "python_list"):
             second = _find_unit(ctx, out2, first.end, *CALL_B)
             if second is not None and second.kind == first.kind:
                 units2 = [first, second]
         elif first is not None:
             units2 = [first]
+    if unit1.kind == "tagged" and _writes_python_str(ctx, mode):
+        unit1 = _Unit(unit1.start, unit1.end, unit1.kind, unit1.name_post,
+                      {**unit1.info, "value_parser": {"name": "x-python-literal"}})
     return _build(ctx, out1, start1, unit1, out2, units2)
+
+
+def _writes_python_str(ctx: DerivationContext, mode: Mapping[str, Any]) -> bool:
+    """Whether the template writes a dict argument as Python's ``str()`` does (``{'a': True}``),
+    which JSON cannot read back: its values need ``x-python-literal``."""
+    turn = ctx.turn("nested_call", mode)
+    return turn is not None and str(CALL_NESTED[1]["keyqzd"]) in turn.output
+
+
+#: The documents of a retrieval prompt, for templates that render tool calls only next to documents.
+PROBE_DOCUMENTS = [{"title": "Sentinel document", "text": "DOCQZ document text"}]
+
+
+def _no_call_problem(ctx: DerivationContext) -> str:
+    """Why no tool-call field is derived when no turn renders a call: the template never renders one,
+    or renders one only next to ``documents`` (a retrieval prompt, inference.md F3)."""
+    problem = ("the template renders no assistant tool call (with any message shape tried: arguments as "
+               "a mapping or a JSON string, content '', None or text blocks)")
+    turn = ctx.turn("one_call", {"documents": PROBE_DOCUMENTS})
+    if turn is None or CALL_A[0] not in turn.output:
+        return problem
+    shown = CALL_A[0] in turn.prompt
+    return ("the template renders assistant tool calls only when documents are passed (a retrieval "
+            "prompt), " + ("and the calls would need a documents mode the round trip does not check"
+                           if shown else "and then it does not show the tools to the model: no prompt it "
+                           "renders offers tools, so a model is never asked for a call"))
 
 
 def _mask_ids(text: str) -> str:
@@ -311,7 +380,7 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
            units2: list[_Unit]) -> ToolDerivation:
     before1 = _mask_ids(out1[start1:unit.start])
     after1 = _mask_ids(out1[unit.end:])
-    if unit.kind == "array" or len(units2) < 2 or out2 is None:
+    if unit.kind in ("array", "python_list") or len(units2) < 2 or out2 is None:
         opener_raw = before1
         closer_raw = _closing_marker(ctx, after1)
         section_open = ""
@@ -319,21 +388,72 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
         post2 = None
     else:
         between = _mask_ids(out2[units2[0].end:units2[1].start])
+        if unit.kind == "python" and not ctx.atoms.spans(between):
+            return _python_block(ctx, before1, _mask_ids(out2[units2[1].end:]))
         closer_raw = _snap_prefix(ctx, after1, common_prefix_length(after1, between))
         rest = between[len(closer_raw):]
         opener_raw = _snap_suffix(ctx, before1, common_suffix_length(before1, rest))
         section_open = before1[:len(before1) - len(opener_raw)]
         post2 = units2[1].name_post
-    opener = _marker_tail(ctx, opener_raw) if unit.kind in ("array", "object") else opener_raw.strip()
+    opener = (_marker_tail(ctx, opener_raw) if unit.kind in ("array", "object", "python_list")
+              else opener_raw.strip())
     section_open = section_open.strip() if ctx.atoms.only_atoms(section_open) else ""
     section_end = after1[len(closer_raw):]
     discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
     closer = closer_raw.strip()
     fields = _fields(unit, opener, closer, section_open, post2, between, ctx.eos)
     kinds = {"object": "JSON object per call", "array": "JSON array of calls",
+             "python_list": "a Python-style list of calls", "python": "Python-style calls",
              "json": "name, then JSON arguments",
              "dialect": "name, then arguments in a JSON dialect", "tagged": "name, then tagged arguments"}
     return ToolDerivation(kinds[unit.kind], fields, discards)
+
+
+def _python_block(ctx: DerivationContext, before: str, after: str) -> ToolDerivation:
+    """Python-style calls with no marker of their own (one per line, or ``;`` / ``,`` between them):
+    one region from the markers before the first call to the markers after the last, read by
+    ``x-pythonic`` with ``lines`` (MiniCPM3's fenced block)."""
+    opener, closer = _marker_run_end(ctx, before), _marker_run_start(ctx, after)
+    if not opener:
+        return ToolDerivation(problem="Python-style calls with no marker before them: a region cannot tell "
+                                      "them from prose")
+    close = _literal_or_pattern("close", closer) if closer else ({"close": ctx.eos} if ctx.eos else {})
+    rest = after.lstrip()[len(closer):]
+    discards = [atom for atom in ctx.atoms.texts(rest) if ID_MARK not in atom]
+    cut_off = _CUT_OFF_IS_A_PROBLEM if closer else {}
+    field_spec = {**_literal_or_pattern("open", opener), **close, **cut_off, "content": "x-pythonic",
+                  "content_args": {"lines": True}, "transform": _EACH_CALL, "transform_each": True}
+    return ToolDerivation("Python-style calls, one per line", [field_spec], discards)
+
+
+def _marker_run_end(ctx: DerivationContext, text: str) -> str:
+    """The markers that end ``text``: atoms (the last may have a word glued on, as in a code fence
+    ```` ```python ````) with only whitespace between them; ``""`` when ``text`` ends otherwise."""
+    stripped = text.rstrip()
+    spans = ctx.atoms.spans(stripped)
+    if not spans or not regex.fullmatch(r"\w{0,24}", stripped[spans[-1][1]:]):
+        return ""
+    start = spans[-1][0]
+    for previous_start, previous_end in reversed(spans[:-1]):
+        if stripped[previous_end:start].strip():
+            break
+        start = previous_start
+    return stripped[start:]
+
+
+def _marker_run_start(ctx: DerivationContext, text: str) -> str:
+    """The markers that start ``text`` (leading whitespace ignored): atoms with only whitespace
+    between them; ``""`` when ``text`` starts otherwise."""
+    stripped = text.lstrip()
+    spans = ctx.atoms.spans(stripped)
+    if not spans or spans[0][0] != 0:
+        return ""
+    end = spans[0][1]
+    for next_start, next_end in spans[1:]:
+        if stripped[end:next_start].strip():
+            break
+        end = next_end
+    return stripped[:end]
 
 
 def _marker_tail(ctx: DerivationContext, text: str) -> str:
@@ -370,6 +490,17 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
         close = _literal_or_pattern("close", closer)
     if unit.kind in ("object", "array"):
         return _json_fields(unit, opener, close, section_open)
+    if unit.kind == "python_list":
+        open_spec = _json_open(opener, "[", None) if opener else {"open_pattern": _PYTHON_LIST_AHEAD}
+        return [{**open_spec, **close, "content": parser, "transform": _EACH_CALL, "transform_each": True}
+                for parser in ("python-call-list", "x-pythonic")]
+    if unit.kind == "python":  # one call per region, between per-call markers
+        if not opener:
+            return []
+        open_spec = ({"open_pattern": _open_pattern(section_open, opener, "")} if section_open
+                     else _literal_or_pattern("open", opener))
+        return [{**open_spec, **close, **_CUT_OFF_IS_A_PROBLEM, "repeats": True, "flatten": True,
+                 "content": "x-pythonic", "transform": _EACH_CALL, "transform_each": True}]
     name_post = unit.name_post
     post = _generalise(name_post, post2, _post_pattern(name_post, unit.kind))
     open_pattern = _open_pattern(section_open, opener, _NAME + post)
@@ -390,7 +521,9 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
         return [{**base, "content": "json", "content_args": dialect_args, "transform": transform},
                 {**base, "content": "x-bare-object", "content_args": delim_args,
                  "transform": transform}]
-    return [{**base, "content": "xml-inline", "content_args": _tag_args(unit.info), "transform": transform}]
+    cut_off = _CUT_OFF_IS_A_PROBLEM if closer else {}
+    return [{**base, **cut_off, "content": "xml-inline", "content_args": _tag_args(unit.info),
+             "transform": transform}]
 
 
 def _post_pattern(name_post: str, kind: str) -> str:
@@ -402,9 +535,14 @@ def _post_pattern(name_post: str, kind: str) -> str:
     return lead + pattern + (r"\s*" if kind != "tagged" or name_post[-1:].isspace() else "")
 
 
+#: The value parser of tagged arguments: the text as written, typed by the tool schemas (SPEC §1.6).
+_TEXT_VALUES: dict[str, Any] = {"name": "text", "args": {"strip": False}}
+
+
 def _tag_args(info: dict[str, Any]) -> dict[str, Any]:
     """``xml-inline`` arguments: values exact (a newline touching a value is ``\\n?``), typed later
-    by the tool schemas (SPEC §1.6)."""
+    by the tool schemas (SPEC §1.6); lists and dicts the template writes with Python's ``str()`` are
+    read back by ``x-python-literal`` (``info["value_parser"]``)."""
     separator: str = info["separator"]
     value_suffix: str = info["value_suffix"]
     lead = trail = ""
@@ -414,7 +552,7 @@ def _tag_args(info: dict[str, Any]) -> dict[str, Any]:
         value_suffix, trail = value_suffix[1:], r"\n?"
     pattern = (loose(info["key_prefix"]) + r"(?P<key>[^\s<>=\"']+)" + loose(separator) + lead
                + "(?P<value>.*?)" + trail + loose(value_suffix))
-    return {"tag_pattern": pattern, "value_parser": {"name": "text", "args": {"strip": False}}}
+    return {"tag_pattern": pattern, "value_parser": dict(info.get("value_parser", _TEXT_VALUES))}
 
 
 def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: str) -> list[dict[str, Any]]:
