@@ -169,9 +169,9 @@ def test_strict_errors_raise_from_the_stream() -> None:
 def test_a_finished_stream_refuses_more() -> None:
     stream = ChatCompletionStream(hermes())
     stream.finish()
-    with pytest.raises(ParserStateError, match="already finished"):
+    with pytest.raises(ParserStateError, match="already finalized"):
         stream.feed("x")
-    with pytest.raises(ParserStateError, match="already finished"):
+    with pytest.raises(ParserStateError, match="already finalized"):
         stream.finish()
 
 

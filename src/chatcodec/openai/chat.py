@@ -85,9 +85,14 @@ class ChatCompletionStream(StreamBase):
 
         Raises:
             ResponseParseError: (``errors="strict"``) the output cannot be parsed.
-            ParserStateError: the stream already finished.
+            ParserStateError: the stream already finished (its parser refuses more).
         """
-        return self._chunks(self._feed_steps(step))
+        events = self._feed(step)
+        if self._role_sent:
+            steps = self._events(events) if events else events
+            return self._chunks(steps) if steps else []
+        steps, self._initial = self._events([*self._initial, *events]), []
+        return self._chunks(steps)
 
     def finish(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         """End the generation: the last chunks, the final one carrying the ``finish_reason``.
@@ -107,7 +112,8 @@ class ChatCompletionStream(StreamBase):
             ParserStateError: the stream already finished.
         """
         finish_reason_for(finish_reason, 0)  # an unknown reason is an error before anything ends
-        chunks = self._chunks(self._finish_steps())  # the role chunk too, if nothing went out yet
+        steps = self._finish_steps()
+        chunks = self._chunks(steps)  # the role chunk too, if nothing went out yet
         assert self.message is not None
         delta = dict(extra_keys(self.message, self.reasoning_key))
         reason = finish_reason_for(finish_reason, self._steps.completed)
