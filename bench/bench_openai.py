@@ -50,7 +50,8 @@ _NAMES = ["write_file", "get_weather", "search_issues"]
 
 
 def json_call(name: str, arguments: dict[str, Any]) -> str:
-    return f'<tool_call>\n{json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)}\n</tool_call>\n'
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>\n"
 
 
 def xml_call(name: str, arguments: dict[str, Any]) -> str:
@@ -158,10 +159,11 @@ def render(rows: list[dict[str, Any]], early: dict[str, Any]) -> str:
     lines = [
         "## OpenAI streams",
         "",
-        "Written by `python bench/bench_openai.py` (do not edit by hand). Cost of one `feed` call while a "
-        "tool-heavy output streams (reasoning, a sentence, then rounds of three tool calls with string, number "
-        "and nested arguments), best of several interleaved runs (CPU time of the process): the bare `ResponseParser`, and `ChatCompletionStream` / "
-        f"`ResponsesStream` over the same parser. Arguments are {mode}.",
+        "Written by `python bench/bench_openai.py` (do not edit by hand). Cost of one `feed` call while "
+        "a tool-heavy output streams (reasoning, a sentence, then rounds of three tool calls with string, "
+        "number and nested arguments), best of several interleaved runs (CPU time of the process): the "
+        "bare `ResponseParser`, and `ChatCompletionStream` / `ResponsesStream` over the same parser. "
+        f"Arguments are {mode}.",
         "",
         f"Machine: Python {platform.python_version()} on {platform.machine()}.",
         "",
@@ -170,9 +172,10 @@ def render(rows: list[dict[str, Any]], early: dict[str, Any]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
+        chat, responses = row["chat"] / row["bare"], row["responses"] / row["bare"]
         lines.append(
             f"| {row['profile']} | {row['chars']:,} | {row['chunk']} | {row['bare']:.2f} | {row['chat']:.2f} "
-            f"| {row['chat'] / row['bare']:.2f}x | {row['responses']:.2f} | {row['responses'] / row['bare']:.2f}x |")
+            f"| {chat:.2f}x | {row['responses']:.2f} | {responses:.2f}x |")
     worst = max(row["chat"] / row["bare"] for row in rows)
     lines += ["", f"Largest Chat Completions / parser ratio: {worst:.2f}x (target <= 1.5x).", ""]
     gap = early["arrived"] - early["delivered"]

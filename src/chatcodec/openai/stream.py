@@ -38,8 +38,8 @@ def finish_reason_for(requested: str | None, calls_completed: int) -> str:
 class StreamBase:
     """The parser, the step writer and the lifecycle one stream needs.
 
-    The parser's ``initial_events`` (regions the prompt opened) go out with the first ``feed``. A stream that finished refuses more: its parser raises
-    :class:`~chatcodec.errors.ParserStateError`.
+    The parser's ``initial_events`` (regions the prompt opened) go out with the first ``feed``. A
+    stream that finished refuses more: its parser raises :class:`~chatcodec.errors.ParserStateError`.
 
     Args:
         parser: a fresh :class:`~chatcodec.ResponseParser` or ``ChatCodec.get_response_parser()``
