@@ -10,7 +10,8 @@ Hypothesis draws; every chunk and event must validate as the ``openai`` SDK's ty
 ``parse_response`` of the same output, with the same ids (seeded ``ToolCallIds``).
 
 Parsing uses ``errors="keep"``: malformed calls in the corpus become content, in the stream as in
-the message.
+the message. Parsers stream arguments as they are written (``value_deltas=True``, the serving
+mode); one split per output also runs without value events (arguments whole at close).
 """
 
 from __future__ import annotations
@@ -55,15 +56,16 @@ def _case(vector_id: str) -> tuple[dict[str, Any], str, str, Any]:
     return profile.response_template, vector["output"], prefix, vector["tools"]
 
 
-def check_output(template: dict[str, Any], output: str, prefix: str, tools: Any,
-                 splits: list[list[str]], finish_reason: str | None = None) -> None:
+def check_output(template: dict[str, Any], output: str, prefix: str, tools: Any, splits: list[list[str]],
+                 finish_reason: str | None = None, value_deltas: bool = True) -> None:
     """Stream ``output`` at every split in ``splits`` through both streams; each must give
     ``to_chat_message`` of the whole parse."""
     parsed = chatcodec.parse_response(output, template, prefix=prefix, tools=tools, errors="keep")
     expected = to_chat_message(parsed, ids=ToolCallIds(seed=7))
 
     def make() -> chatcodec.ResponseParser:
-        return chatcodec.ResponseParser(template, prefix=prefix, tools=tools, errors="keep")
+        return chatcodec.ResponseParser(template, prefix=prefix, tools=tools, errors="keep",
+                                        value_deltas=value_deltas)
 
     extra = [key for key in expected if key not in ("role", "content", "reasoning_content", "tool_calls")]
     for pieces in splits:
@@ -88,6 +90,7 @@ def three_ways(output: str) -> list[list[str]]:
 def test_corpus_output_streams_to_the_whole_message(vector_id: str) -> None:
     template, output, prefix, tools = _case(vector_id)
     check_output(template, output, prefix, tools, three_ways(output))
+    check_output(template, output, prefix, tools, [list(output)], value_deltas=False)
 
 
 CUT_VECTORS = [vector["id"] for vector in VECTORS if vector["expected"]["tool_calls"]][::4]
