@@ -20,11 +20,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatcodec import ResponseParser, profiles
-from chatcodec.openai import ChatCompletionStream
+from chatcodec.openai import ChatCompletionStream, to_chat_message
+from tests.openai_wire.helpers import check_chunks, check_events, run_chat, run_responses
 from tests.openai_wire.test_stream_properties import check_output
 from tests.profiles.test_round_trip import MESSAGES, SPECS, TOOLS, split_output
 
 QWEN3 = profiles.load("qwen3")
+def index_ids(name: str, index: int) -> str:
+    return f"call_{index}"
+
+
 WRITE_FILE = [{"type": "function", "function": {"name": "write_file", "description": "Write a file.",
                "parameters": {"type": "object", "properties": {"path": {"type": "string"},
                                                                "content": {"type": "string"}}}}}]
@@ -74,3 +79,26 @@ def test_generated_outputs_stream_to_the_whole_message(file: str, city: str, day
     bounds = [0, *sorted(cuts), len(output)]
     pieces = [output[begin:end] for begin, end in itertools.pairwise(bounds)]
     check_output(profiles.load(spec.profile).response_template, output, prefix, TOOLS, [pieces])
+
+
+def test_a_call_that_fails_after_it_started_ends_as_it_is() -> None:
+    """The documented exception (docs/openai.md): the call went out as it was written, its region
+    then failed, so it ends incomplete and the region's text follows as content."""
+    output = 'Hi<tool_call>\n{"name": "f", "arguments": {"a": "x", "b": 1, oops}}\n</tool_call>'
+
+    def parser() -> ResponseParser:
+        return ResponseParser(QWEN3.response_template, prefix="", value_deltas=True, errors="keep")
+
+    chunks, stream = run_chat(parser, list(output), ids=index_ids)
+    assert check_chunks(chunks) == {
+        "role": "assistant",
+        "content": output,
+        "tool_calls": [{"id": "call_0", "type": "function",
+                        "function": {"name": "f", "arguments": '{"a": "x", "b": 1'}}],
+    }
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert to_chat_message(stream.message) == {"role": "assistant", "content": output}
+    events, _ = run_responses(parser, list(output), ids=index_ids)
+    assert [(item["type"], item["status"]) for item in events[-1]["response"]["output"]] == [
+        ("message", "completed"), ("function_call", "incomplete"), ("message", "completed")]
+    check_events(events)
