@@ -46,6 +46,7 @@ PUBLIC = [
     "load_response_template",
     "parse_response",
     "parse_response_batch",
+    "render_chat_request",
     "render_chat_template",
     "render_chat_template_with_spans",
     "save_chat_templates",

@@ -195,7 +195,31 @@ class TestPatterns:
             "(available: content, name, tag); so its key is always left out",
             "fields.tool_calls.transform.args[1]: RT011 placeholder '{argz.b}' names no variable of this "
             "field (available: content, name, tag); parsing raises when such a region closes",
+            "fields.tool_calls.transform.id: RT012 optional placeholder '{idd?}' is a chatcodec extension, "
+            "so this response template needs chatcodec: transformers writes the literal text instead of "
+            "the value or leaving the key out",
         ]
+
+    def test_chatcodec_extensions_are_reported_as_needing_chatcodec(self) -> None:
+        template = {"start_anchor": "S", "fields": {
+            "reasoning_content": {"open": "<think>", "close": "</think>", "content_args": {"strip": "blank"}},
+            "tool_calls": {"open": "<c>", "close": "</c>", "repeats": True, "flatten": True,
+                           "content": "x-json-calls", "transform": {"id": "{id?}", "name": "{name}"},
+                           "transform_each": True},
+            "args": {"open": "<a>", "close": "</a>", "content": "xml-inline", "content_args": {
+                "tag_pattern": "<(?P<key>k)>(?P<value>v)", "value_parser": {"name": "x-bare-object"}}},
+            "content": {"content_args": {"strip": True}}}}
+        assert [(finding.code, finding.where) for finding in lint_response_template(template)] == [
+            ("RT012", "fields.reasoning_content.content_args.strip"),
+            ("RT012", "fields.tool_calls.content"),
+            ("RT012", "fields.tool_calls.flatten"),
+            ("RT012", "fields.tool_calls.transform.id"),
+            ("RT012", "fields.args.content_args.value_parser.name"),
+        ]
+        messages = [finding.message for finding in lint_response_template(template)]
+        assert messages[1] == ("content parser 'x-json-calls' is a chatcodec extension, so this response "
+                               "template needs chatcodec: transformers refuses to load the template")
+        assert messages[4].endswith("transformers fails when such a region closes")
 
     def test_transform_each_variables_are_element_keys_so_they_are_not_checked(self) -> None:
         template = {"start_anchor": "S", "fields": {

@@ -19,13 +19,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatcodec import ResponseParser, profiles
+from chatcodec import ResponseParser, load_response_template, profiles
 from chatcodec.openai import ChatCompletionStream, to_chat_message
+from tests.helpers import QWEN_RESPONSE_TEMPLATE
 from tests.openai_wire.helpers import check_chunks, check_events, run_chat, run_responses
 from tests.openai_wire.test_stream_properties import check_output
 from tests.profiles.test_round_trip import MESSAGES, SPECS, TOOLS, split_output
 
-QWEN3 = profiles.load("qwen3")
+#: ChatML with JSON tool calls (the ``json`` content parser streams its values).
+QWEN3 = load_response_template(QWEN_RESPONSE_TEMPLATE)
 def index_ids(name: str, index: int) -> str:
     return f"call_{index}"
 
@@ -43,7 +45,7 @@ def test_a_long_string_argument_goes_out_with_the_feed_that_brings_it(tools: Any
     output = f'<tool_call>\n{json.dumps({"name": "write_file", "arguments": arguments})}\n</tool_call>'
     start = output.index('{"path"')
     first, last = output.index(content), output.index(content) + len(content)
-    stream = ChatCompletionStream(ResponseParser(QWEN3.response_template, prefix="", tools=tools,
+    stream = ChatCompletionStream(ResponseParser(QWEN3, prefix="", tools=tools,
                                                  value_deltas=True))
     sent, deltas = "", 0
     for end in range(size, len(output) + size, size):
@@ -87,7 +89,7 @@ def test_a_call_that_fails_after_it_started_ends_as_it_is() -> None:
     output = 'Hi<tool_call>\n{"name": "f", "arguments": {"a": "x", "b": 1, oops}}\n</tool_call>'
 
     def parser() -> ResponseParser:
-        return ResponseParser(QWEN3.response_template, prefix="", value_deltas=True, errors="keep")
+        return ResponseParser(QWEN3, prefix="", value_deltas=True, errors="keep")
 
     chunks, stream = run_chat(parser, list(output), ids=index_ids)
     assert check_chunks(chunks) == {

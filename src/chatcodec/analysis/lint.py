@@ -24,7 +24,10 @@ And for what a response template does with text:
   raises only when such a region first closes (``KeyError``), and chatcodec keeps that timing
   (the corpus vectors pin it), so the linter is where authors learn it early; an optional
   placeholder (``"{nmae?}"``) would silently leave its key out every time. Fields with
-  ``transform_each`` are skipped: their variables are the keys of each list element.
+  ``transform_each`` are skipped: their variables are the keys of each list element;
+* ``RT012`` a chatcodec extension (an ``x-`` content parser, ``flatten``, ``require_close``, an
+  optional placeholder ``"{name?}"``, ``"strip": "blank"``): the template needs chatcodec, since
+  transformers refuses it or parses differently (:mod:`chatcodec.response_templates.chatcodec_only` says how).
 
 The linter never renders and never changes a template; it only reports.
 """
@@ -37,6 +40,7 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
 from chatcodec.response_templates.transform import PLACEHOLDER
 
 __all__ = ["LintFinding", "lint_chat_template", "lint_pattern", "lint_response_template"]
@@ -195,9 +199,9 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
 
     Returns:
         The findings of ``start_anchor_pattern``, then of each field's patterns and
-        ``tag_pattern`` and the ``RT011`` of its transform, in template order, then ``RT010`` when
-        no field is implicit; each names
-        its JSON path in ``where``.
+        ``tag_pattern`` and the ``RT011`` of its transform, in template order, then the ``RT012``
+        chatcodec extensions, then ``RT010`` when no field is implicit; each names its JSON path
+        in ``where``.
     """
     findings: list[LintFinding] = []
     if isinstance(template.get("start_anchor_pattern"), str):
@@ -213,6 +217,11 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
         if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
             findings += lint_pattern(args["tag_pattern"], f"fields.{name}.content_args.tag_pattern")
         findings += _unknown_placeholders(name, spec)
+    findings += [
+        LintFinding("RT012", f"{feature.feature} is a chatcodec extension, so this response template "
+                    f"needs chatcodec: {feature.effect}", where=feature.where)
+        for feature in chatcodec_only_features(template)
+    ]
     if specs and all("open" in spec or "open_pattern" in spec for _, spec in specs):
         findings.append(LintFinding(
             "RT010", "no implicit field (a field without open/open_pattern), so text outside every region "

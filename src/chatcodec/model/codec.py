@@ -18,15 +18,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chatcodec.errors import ResponseTemplateNotFoundError, TokenizerUnavailableError
+from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import TokenizerConfig, check_side
 from chatcodec.model.incremental import IncrementalDecoder
-from chatcodec.model.responses import ModelResponseParser, end_of_sequence
+from chatcodec.model.responses import ModelResponseParser, ResponseDecoding
 from chatcodec.model.sequences import to_python, token_id, token_id_sequences
 from chatcodec.model.special_tokens import SpecialTokenAttributes
-from chatcodec.model.tokenizer import NO_TOKENIZER_GIVEN, Tokenizer, tokenizer_unavailable
+from chatcodec.model.tokenizer import NO_TOKENIZER_GIVEN, Tokenizer, TokenizerHandle, tokenizer_unavailable
 
 if TYPE_CHECKING:
+    from chatcodec.model.prompts import PromptModel
     from chatcodec.response_templates.template import ResponseTemplate
 
 __all__ = ["ChatCodec"]
@@ -109,9 +110,19 @@ class ChatCodec(SpecialTokenAttributes):
             UnknownProfileError: an empty name, or neither a directory nor a bundled profile of that
                 name (the message suggests a close profile name; chatcodec never downloads).
         """
-        from chatcodec.model.loading import load_codec
+        from chatcodec.model.loading import load_model
 
-        return load_codec(cls, path_or_profile)
+        loaded = load_model(path_or_profile)
+        codec = cls(loaded.chat_template, special_tokens=loaded.special_tokens, tokenizer=loaded.tokenizer,
+                    config=loaded.config, name_or_path=loaded.name_or_path)
+        if loaded.tokenizer is None and loaded.tokenizer_missing is not None:
+            codec._tokenizer_missing = loaded.tokenizer_missing
+        if loaded.response_template is not None:
+            codec.response_template = loaded.response_template
+            codec.response_template_source = loaded.response_template_source
+        codec.profile = loaded.profile
+        codec.template_variables = dict(loaded.template_variables)
+        return codec
 
     @property
     def chat_template(self) -> str | dict[str, str] | None:
@@ -167,11 +178,43 @@ class ChatCodec(SpecialTokenAttributes):
 
     # -- special tokens: codec.eos_token, codec.pad_token_id = ..., eos_token_ids (model.special_tokens)
 
+    def _tokenizer_handle(self) -> TokenizerHandle:
+        """The tokenizer, or why there is none, as the model's helpers take it."""
+        return TokenizerHandle(self.tokenizer, self._tokenizer_missing or str(tokenizer_unavailable(
+            "the tokenizer was removed", "Set codec.tokenizer")))
+
     def _require_tokenizer(self) -> Tokenizer:
-        if self.tokenizer is None:
-            raise TokenizerUnavailableError(self._tokenizer_missing or str(tokenizer_unavailable(
-                "the tokenizer was removed", "Set codec.tokenizer")))
-        return self.tokenizer
+        return self._tokenizer_handle().require()
+
+    def _pad_ids(self) -> frozenset[int]:
+        """The pad ids: ``generation_config.json``'s ``pad_token_id`` and the ``pad_token``'s id."""
+        ids = {self.config.pad_token_id, self._token_id(self.special_tokens_map.get("pad_token"))}
+        return frozenset(index for index in ids if index is not None)
+
+    def _prompt_model(self, sanitize_control_tokens: bool) -> PromptModel:
+        """What ``apply_chat_template`` needs of the model, from its current state."""
+        from chatcodec.model.prompts import PromptModel, control_tokens_of
+
+        pad = self.special_tokens_map.get("pad_token")
+        pad_id = self._token_id(pad)
+        return PromptModel(
+            tokenizer=self._tokenizer_handle(),
+            variables={**self.special_tokens_map, **self.template_variables},
+            control_tokens=control_tokens_of(self.tokenizer, self.config, self.special_tokens_map)
+            if sanitize_control_tokens else None,
+            pad_token_id=pad_id if pad_id is not None else self.config.pad_token_id,
+            padding_side=self.padding_side, truncation_side=self.truncation_side,
+            model_max_length=self.config.model_max_length,
+        )
+
+    def _response_decoding(self) -> ResponseDecoding:
+        """What parsing the model's output needs of the model, from its current state."""
+        texts = [self.special_tokens_map.get("eos_token") or ""]
+        if self.tokenizer is not None:
+            texts += [self.tokenizer.decode([index]) for index in self.config.eos_token_ids]
+        return ResponseDecoding(tokenizer=self._tokenizer_handle(),
+                                eos_token_ids=frozenset(self.eos_token_ids), eos_texts=tuple(texts),
+                                pad_ids=self._pad_ids())
 
     # -- encoding --------------------------------------------------------------------------------
 
@@ -269,17 +312,72 @@ class ChatCodec(SpecialTokenAttributes):
             TokenizerUnavailableError: token ids were asked for and there is no tokenizer.
             ControlTokenError: a control token in the inputs cannot be encoded as text.
         """
+        from chatcodec.chat_templates.openai_inputs import TemplateReads, template_tools
         from chatcodec.model.prompts import ChatRequest, apply_chat_template
 
-        request = ChatRequest(
-            conversation=conversation, tools=tools, documents=documents,
+        template = self.get_chat_template(chat_template, template_tools(tools))
+        request = ChatRequest.build(
+            conversation, TemplateReads.of(template), tools=tools, documents=documents,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
             tokenize=tokenize, sanitize_control_tokens=sanitize_control_tokens, padding=padding,
             truncation=truncation, max_length=max_length, return_tensors=return_tensors,
             return_dict=return_dict, return_assistant_tokens_mask=return_assistant_tokens_mask,
             tokenizer_kwargs=tokenizer_kwargs, variables=kwargs,
         )
-        return apply_chat_template(self, self.get_chat_template(chat_template, tools), request)
+        return apply_chat_template(template, request, self._prompt_model(sanitize_control_tokens))
+
+    def apply_chat_request(
+        self,
+        request: Any,
+        *,
+        chat_template: str | None = None,
+        tokenize: bool = True,
+        return_dict: bool = True,
+        sanitize_control_tokens: bool = False,
+        return_tensors: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Turn an OpenAI Chat Completions request into this model's prompt (text or ids).
+
+        The request is read by :func:`chatcodec.chat_templates.requests.read_chat_request`:
+        ``messages`` and ``tools`` as a client or the ``openai`` SDK sends them, ``reasoning_effort``
+        and ``chat_template_kwargs`` as template variables the way the model's template reads them
+        (``enable_thinking`` for Qwen3, ...), ``tool_choice`` / ``parallel_tool_calls`` /
+        ``response_format`` checked and passed on, and the generation prompt added unless the
+        request sets ``continue_final_message``. With named templates, ``tool_use`` is chosen when
+        the request has tools (``tools: []`` is none). Sampling fields (``model``, ``temperature``,
+        ...) are not the prompt's business and are ignored.
+
+        Args:
+            request: the request dict (or a pydantic / dataclass request object).
+            chat_template: a template text or name, as for :meth:`apply_chat_template`.
+            tokenize, return_dict, sanitize_control_tokens, return_tensors: as for
+                :meth:`apply_chat_template` (the default result is ``{"input_ids", "attention_mask"}``;
+                ``tokenize=False`` gives the prompt text).
+            **kwargs: template variables of the server (the request's own win over them).
+
+        Returns:
+            What :meth:`apply_chat_template` returns for the request's conversation.
+
+        Raises:
+            ConversationError: the request is unusable (no messages, a refused or malformed field, a
+                part the template cannot show, tool-call arguments that are not a JSON object).
+            ChatTemplateNotFoundError, ChatTemplateError, TokenizerUnavailableError: as for
+                :meth:`apply_chat_template`.
+        """
+        from chatcodec.chat_templates.openai_inputs import TemplateReads
+        from chatcodec.chat_templates.requests import read_chat_request, request_tools
+        from chatcodec.model.prompts import ChatRequest, apply_chat_template
+
+        template = self.get_chat_template(chat_template, request_tools(request))
+        inputs = read_chat_request(request, template)
+        prompt = ChatRequest.build(
+            inputs.messages, TemplateReads.of(template), tools=inputs.tools, documents=inputs.documents,
+            add_generation_prompt=inputs.add_generation_prompt,
+            continue_final_message=inputs.continue_final_message, tokenize=tokenize,
+            sanitize_control_tokens=sanitize_control_tokens, return_tensors=return_tensors,
+            return_dict=return_dict, variables={**kwargs, **inputs.variables})
+        return apply_chat_template(template, prompt, self._prompt_model(sanitize_control_tokens))
 
     def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """Token ids of ``text``; special and added tokens written in it become their ids.
@@ -386,7 +484,8 @@ class ChatCodec(SpecialTokenAttributes):
         from chatcodec.model.responses import parse_sequences
 
         template = self._response_template(schema, "parse_response")
-        return parse_sequences(self, response, template, prefix=prefix, tools=tools, errors=errors)
+        return parse_sequences(response, template, self._response_decoding(), prefix=prefix, tools=tools,
+                               errors=errors)
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
@@ -417,14 +516,16 @@ class ChatCodec(SpecialTokenAttributes):
         from chatcodec.response_templates.engine import ResponseParser
 
         template = self._response_template(response_template, "get_response_parser")
-        prompt = parser_prompt_text(self, prefix)
+        decoding = self._response_decoding()
+        prompt = parser_prompt_text(prefix, decoding.tokenizer, decoding.pad_ids)
         parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors,
                                 value_deltas=value_deltas)
+        handle = decoding.tokenizer
 
         def new_decoder() -> IncrementalDecoder:
-            return self._require_tokenizer().incremental_decoder()
+            return handle.require().incremental_decoder()
 
-        return ModelResponseParser(parser, end_of_sequence(self), new_decoder)
+        return ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)
 
     # -- saving ----------------------------------------------------------------------------------
 
@@ -449,10 +550,19 @@ class ChatCodec(SpecialTokenAttributes):
         Raises:
             ModelStorageError: a template name would escape its folder, or a configuration file
                 of the target cannot be read; nothing is written (or created) then.
-        """
-        from chatcodec.model.saving import save_codec
 
-        return save_codec(self, Path(save_directory))
+        Warns:
+            UserWarning: the response template written uses chatcodec extensions (``x-`` parsers,
+                ``flatten``, ...): transformers cannot read it as chatcodec does.
+        """
+        from chatcodec.model.saving import CodecState, save_codec
+
+        state = CodecState(
+            chat_template=self.chat_template, special_tokens_map=dict(self.special_tokens_map),
+            config=self.config, padding_side=self.padding_side, truncation_side=self.truncation_side,
+            response_template=self.response_template, tokenizer=self.tokenizer,
+            name_or_path=self.name_or_path)
+        return save_codec(state, Path(save_directory))
 
     def __repr__(self) -> str:
         names = sorted(self.chat_template) if isinstance(self.chat_template, dict) else None

@@ -14,21 +14,47 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from chatcodec.errors import ResponseTemplateError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, TokenizerConfig, read_tokenizer_config
-from chatcodec.model.tokenizer import load_tokenizer, tokenizer_unavailable
+from chatcodec.model.tokenizer import Tokenizer, load_tokenizer, tokenizer_unavailable
 
-if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
-
-__all__ = ["find_response_template", "load_codec"]
+__all__ = ["LoadedModel", "find_response_template", "load_model"]
 
 logger = logging.getLogger("chatcodec")
 
-Codec = TypeVar("Codec", bound="ChatCodec")
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """What ``from_pretrained`` read: the values a ``ChatCodec`` is built from.
+
+    Attributes:
+        chat_template: the template text, ``{name: text}``, or ``None``.
+        special_tokens: the named special tokens.
+        tokenizer: the tokenizer, or ``None``.
+        tokenizer_missing: why there is no tokenizer (the message raised when ids are asked for), or
+            ``None`` when there is one.
+        config: the configuration files (an empty one for a profile).
+        name_or_path: the directory, or the profile name as given.
+        response_template: the response template, or ``None``.
+        response_template_source: ``"tokenizer_config.json"``, ``"profile:<name>"`` or ``None``.
+        profile: the bundled profile loaded or detected, or ``None``.
+        template_variables: variables every render gets (a profile's ``template_kwargs``).
+    """
+
+    chat_template: str | dict[str, str] | None
+    special_tokens: dict[str, str]
+    name_or_path: str
+    tokenizer: Tokenizer | None = None
+    tokenizer_missing: str | None = None
+    config: TokenizerConfig = field(default_factory=TokenizerConfig)
+    response_template: dict[str, Any] | None = None
+    response_template_source: str | None = None
+    profile: str | None = None
+    template_variables: dict[str, Any] = field(default_factory=dict)
 
 
 def _validated(template: dict[str, Any], where: str) -> dict[str, Any]:
@@ -102,50 +128,45 @@ def find_response_template(directory: str | os.PathLike[str]) -> tuple[dict[str,
     return _response_template_of(path, read_tokenizer_config(path), _chat_templates(path))
 
 
-def _load_directory(cls: type[Codec], path: Path) -> Codec:
+def _load_directory(path: Path) -> LoadedModel:
     config = read_tokenizer_config(path)
     templates = _chat_templates(path)
     tokenizer, missing = load_tokenizer(path)
-    codec = cls(templates, special_tokens=config.special_tokens, tokenizer=tokenizer,
-                config=config, name_or_path=str(path))
-    codec._tokenizer_missing = missing
     template, source = _response_template_of(path, config, templates)
-    if template is not None:
-        codec.response_template = template
-        codec.response_template_source = source
-        if source is not None and source.startswith("profile:"):
-            codec.profile = source.removeprefix("profile:")
-    return codec
+    detected = source is not None and source.startswith("profile:")
+    profile = source.removeprefix("profile:") if source is not None and detected else None
+    return LoadedModel(
+        chat_template=templates, special_tokens=dict(config.special_tokens), name_or_path=str(path),
+        tokenizer=tokenizer, tokenizer_missing=missing, config=config,
+        response_template=template, response_template_source=source if template is not None else None,
+        profile=profile)
 
 
-def _load_profile(cls: type[Codec], name: str) -> Codec:
+def _load_profile(name: str) -> LoadedModel:
     from chatcodec import profiles
 
     profile = profiles.load(name)
-    codec = cls(profile.chat_template, special_tokens=dict(profile.special_tokens or {}),
-                name_or_path=name)
-    codec.response_template = profile.response_template
-    codec.response_template_source = f"profile:{profile.name}"
-    codec.profile = profile.name
-    codec.template_variables = dict(profile.template_kwargs or {})
-    codec._tokenizer_missing = str(tokenizer_unavailable(
-        f"the bundled profile {profile.name!r} has no tokenizer",
-        "Load a model directory that has a tokenizer.json"))
-    return codec
+    return LoadedModel(
+        chat_template=profile.chat_template, special_tokens=dict(profile.special_tokens or {}),
+        name_or_path=name,
+        tokenizer_missing=str(tokenizer_unavailable(
+            f"the bundled profile {profile.name!r} has no tokenizer",
+            "Load a model directory that has a tokenizer.json")),
+        response_template=profile.response_template, response_template_source=f"profile:{profile.name}",
+        profile=profile.name, template_variables=dict(profile.template_kwargs or {}))
 
 
-def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Codec:
-    """Load a model directory, or a bundled profile when no such directory exists.
+def load_model(path_or_profile: str | os.PathLike[str]) -> LoadedModel:
+    """Read a model directory, or a bundled profile when no such directory exists.
 
     Only a directory shadows a profile name: a plain file called ``mistral`` in the current
     directory does not stop ``from_pretrained("mistral")`` from loading the profile.
 
     Args:
-        cls: the class to build (``ChatCodec`` or a subclass).
         path_or_profile: a model directory, or a bundled profile's name or alias.
 
     Returns:
-        The codec.
+        What was read; ``ChatCodec.from_pretrained`` builds the codec from it.
 
     Raises:
         ModelStorageError, ResponseTemplateError, UnknownProfileError: see
@@ -160,9 +181,9 @@ def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Cod
             "of a bundled profile (`chatcodec profiles` lists them)", name=name, available=[])
     path = Path(name)
     if path.is_dir():
-        return _load_directory(cls, path)
+        return _load_directory(path)
     try:
-        return _load_profile(cls, name)
+        return _load_profile(name)
     except UnknownProfileError as error:
         if path.exists():
             raise ModelStorageError(f"{path}: not a directory; from_pretrained takes a model directory "

@@ -17,7 +17,9 @@ final message for any chunking of the output (``docs/openai.md``):
 
 * **Text as the message has it.** A text field that strips whitespace (``content_args.strip``, the
   default) holds back leading whitespace until text follows and trailing whitespace until more
-  text follows (dropped at the end); a ``join`` field strips each region and writes the separator
+  text follows (dropped at the end); a ``"blank"`` field holds back a region's whitespace until
+  text follows in the region (dropped if none does), and leaves out whitespace the prompt wrote
+  (:meth:`StepWriter.prompt`); a ``join`` field strips each region and writes the separator
   between regions. Nothing else is held back.
 * **Calls in order, arguments as written.** A call starts once its name is known and either its
   id is known or its arguments begin (the model's id, else one from ``ids``); its arguments go
@@ -37,6 +39,7 @@ from typing import Any
 from chatcodec.openai.arguments import ArgumentWriter
 from chatcodec.openai.ids import IdFactory
 from chatcodec.openai.messages import REASONING_KEYS, arguments_text, call_parts
+from chatcodec.response_templates.content import BLANK
 
 __all__ = ["ARGUMENTS", "CALL", "CALL_DONE", "TEXT", "StepWriter", "text_fields"]
 
@@ -50,13 +53,20 @@ TOOL_CALLS = "tool_calls"
 
 
 class _TextField:
-    """How one reasoning or content field's text reaches the client (see the module docstring)."""
+    """How one reasoning or content field's text reaches the client (see the module docstring).
 
-    __slots__ = ("join", "kind", "pending", "regions", "separator", "started", "strip")
+    ``strip`` is the field's ``content_args.strip``: ``True`` (leading and trailing whitespace of
+    the value are not part of it), ``False`` (text as written) or ``"blank"`` (each region's text
+    as written, but a region of only whitespace is layout: its whitespace waits until text
+    follows in the same region, and is dropped when the region ends first).
+    """
 
-    def __init__(self, kind: str, strip: bool, join: str | None) -> None:
+    __slots__ = ("blank", "join", "kind", "pending", "regions", "separator", "started", "strip")
+
+    def __init__(self, kind: str, strip: bool | str, join: str | None) -> None:
         self.kind = kind
-        self.strip = strip
+        self.blank = strip == BLANK
+        self.strip = strip is True
         self.join = join
         self.started = False  # non-whitespace text went out (in this region, for a join field)
         self.pending: list[str] = []  # whitespace held back until text follows
@@ -64,40 +74,53 @@ class _TextField:
         self.regions = 0
 
     def open(self) -> None:
+        """A region starts: a join field or a ``"blank"`` one judges each region's text on its own."""
+        if self.blank or self.join is not None:
+            self.started, self.pending = False, []
         if self.join is not None:
             self.regions += 1
-            self.started, self.pending = False, []
             self.separator = self.join if self.regions > 1 else ""
 
     def feed(self, text: str) -> str:
         if not text:
             return ""
         if self.strip:
-            if not self.started:
-                text = text.lstrip()
-                if not text:
-                    return ""
-                self.started = True
-            body, tail = text, ""
-            if text[-1].isspace():
-                body = text.rstrip()
-                if not body:
-                    self.pending.append(text)
-                    return ""
-                tail = text[len(body) :]
+            text = self._stripped(text)
+        elif self.blank and not self.started:
+            if text.isspace():
+                self.pending.append(text)
+                return ""
+            self.started = True
             if self.pending:
-                body = "".join(self.pending) + body
-            self.pending = [tail] if tail else []
-            text = body
-        if self.separator:
+                text, self.pending = "".join(self.pending) + text, []
+        if text and self.separator:
             text, self.separator = self.separator + text, ""
         return text
 
+    def _stripped(self, text: str) -> str:
+        """``text`` without leading whitespace of the value; trailing whitespace waits for text."""
+        if not self.started:
+            text = text.lstrip()
+            if not text:
+                return ""
+            self.started = True
+        body, tail = text, ""
+        if text[-1].isspace():
+            body = text.rstrip()
+            if not body:
+                self.pending.append(text)
+                return ""
+            tail = text[len(body) :]
+        if self.pending:
+            body = "".join(self.pending) + body
+        self.pending = [tail] if tail else []
+        return body
+
     def close(self) -> str:
-        """A region ended: a join field writes the separator of an empty region and drops its tail."""
-        if self.join is None:
-            return ""
-        self.pending = []
+        """A region ended: a join or ``"blank"`` field drops the whitespace it held (a region of only
+        whitespace is layout); a join field writes the separator of an empty region."""
+        if self.blank or self.join is not None:
+            self.pending = []
         separator, self.separator = self.separator, ""
         return separator
 
@@ -121,7 +144,8 @@ def text_fields(template: Any) -> dict[str, _TextField]:
         kind = "content" if name == "content" else "reasoning"
         if any(field.kind == kind for field in fields.values()):
             raise ValueError(f"field {name!r}: a second reasoning field; the message can hold only one")
-        fields[name] = _TextField(kind, bool(spec.content_args.get("strip", True)), spec.join)
+        strip = spec.content_args.get("strip", True)
+        fields[name] = _TextField(kind, strip if strip == BLANK else bool(strip), spec.join)
     return fields
 
 
@@ -185,6 +209,30 @@ class StepWriter:
             elif field == TOOL_CALLS and self._region is not None:
                 self._close_calls(out, self._region, event)
                 self._region = None
+        return out
+
+    def prompt(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The prompt's events (a parser's ``initial_events``) as the message counts them.
+
+        A ``"blank"`` text field leaves out what the prompt wrote in a region when it is only
+        whitespace: the template's layout (the newline after a pre-opened ``<think>``), not text
+        the model wrote (the engine's rule for regions that start in the prompt).
+        """
+        out: list[dict[str, Any]] = []
+        held: dict[str, list[str]] = {}
+        for event in events:
+            field = event["field"]
+            text_field = self._texts.get(field)
+            if text_field is None or not text_field.blank:
+                out.append(event)
+            elif event["type"] == "region_chunk":
+                held.setdefault(field, []).append(event["text"])
+            else:
+                if event["type"] == "region_close":
+                    _written(out, field, held.pop(field, []))
+                out.append(event)
+        for field, parts in held.items():
+            _written(out, field, parts)
         return out
 
     def finish(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -324,6 +372,13 @@ class StepWriter:
         if call.pending:
             self._fragment(out, call.header, "".join(call.pending))  # type: ignore[arg-type]
             call.pending = []
+
+
+def _written(out: list[dict[str, Any]], field: str, parts: list[str]) -> None:
+    """The prompt's text of one region as a chunk, unless it is only whitespace."""
+    text = "".join(parts)
+    if text and not text.isspace():
+        out.append({"type": "region_chunk", "field": field, "text": text, "dirty": False})
 
 
 def _scalar(parts: list[str], op: str, event: dict[str, Any]) -> bool:
