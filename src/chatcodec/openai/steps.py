@@ -166,6 +166,21 @@ class _Call:
         self.done = False
 
 
+class _Region:
+    """The open tool-call region: its calls in order, the first one not done yet, and the string
+    being written (its ``text`` events take a short path)."""
+
+    __slots__ = ("calls", "first", "string", "string_call", "string_path", "string_target")
+
+    def __init__(self) -> None:
+        self.calls: list[_Call] = []
+        self.first = 0  # calls before this one are done
+        self.string: list[Any] | None = None  # the event path of the string being written
+        self.string_call: _Call | None = None
+        self.string_target = ""  # "arguments", "name" or "id"
+        self.string_path: list[Any] = []  # for arguments: the path inside them
+
+
 class StepWriter:
     """Turns one parser's events into steps (see the module docstring).
 
@@ -180,7 +195,7 @@ class StepWriter:
     def __init__(self, template: Any, ids: IdFactory) -> None:
         self._texts = text_fields(template)
         self._ids = ids
-        self._region: list[_Call] | None = None  # the calls of the open tool-call region
+        self._region: _Region | None = None  # the open tool-call region
         self.calls = 0
         self.completed = 0
 
@@ -202,7 +217,7 @@ class StepWriter:
                 if field in texts:
                     texts[field].open()
                 elif field == TOOL_CALLS:
-                    self._region = []
+                    self._region = _Region()
             elif field in texts:
                 text_field = texts[field]
                 self._text(out, text_field.kind, text_field.close())
@@ -255,17 +270,21 @@ class StepWriter:
 
     # -- calls from value events --------------------------------------------------------------
 
-    def _value(self, out: list[tuple[Any, ...]], region: list[_Call], event: dict[str, Any]) -> None:
+    def _value(self, out: list[tuple[Any, ...]], region: _Region, event: dict[str, Any]) -> None:
         path = event["path"]
+        op = event["op"]
+        if op == "text" and path == region.string:  # the usual event: more of the string being written
+            self._string_text(out, region, event["text"])
+            return
         if not path:
             return  # the region's value itself (a list of calls, or one call) begins or ends
         key, rest = (path[0], path[1:]) if isinstance(path[0], int) else (0, path)
-        while len(region) <= key:
-            region.append(_Call())
-        call = region[key]
-        if len(region) > key + 1 or call.done:
+        calls = region.calls
+        while len(calls) <= key:
+            calls.append(_Call())
+        call = calls[key]
+        if len(calls) > key + 1 or call.done:
             return  # an event for a call the engine already moved past breaks the contract
-        op = event["op"]
         if not rest:
             if op == "end":
                 call.ended = True
@@ -276,6 +295,7 @@ class StepWriter:
                 self._arguments(call, call.args.set([], arguments))
         elif rest == ["id"]:
             call.id_done = _scalar(call.id, op, event) or call.id_done
+            self._follow(region, call, event, "id", [])
         else:
             if rest[0] == "function":
                 rest = rest[1:]
@@ -287,22 +307,47 @@ class StepWriter:
                     return self._advance(out, region)
             if rest == ["name"]:
                 call.name_done = _scalar(call.name, op, event) or call.name_done
+                self._follow(region, call, event, "name", [])
             elif rest[0] == "arguments":
                 self._arguments(call, _write(call.args, op, rest[1:], event))
+                self._follow(region, call, event, "arguments", rest[1:])
         self._advance(out, region)
+
+    @staticmethod
+    def _follow(region: _Region, call: _Call, event: dict[str, Any], target: str, inner: list[Any]) -> None:
+        """Remember the string a ``begin`` starts (its ``text`` events take the short path)."""
+        op = event["op"]
+        if op == "begin" and event.get("kind") == "string":
+            region.string, region.string_call = event["path"], call
+            region.string_target, region.string_path = target, inner
+        elif op == "end" and event["path"] == region.string:
+            region.string = None
+
+    def _string_text(self, out: list[tuple[Any, ...]], region: _Region, text: str) -> None:
+        call = region.string_call
+        assert call is not None
+        if region.string_target == "arguments":
+            fragment = call.args.add_text(region.string_path, text)
+            if call.header is not None and not call.pending:
+                if fragment:
+                    self._fragment(out, call.header, fragment)
+            elif fragment:
+                call.pending.append(fragment)
+        else:
+            (call.name if region.string_target == "name" else call.id).append(text)
 
     @staticmethod
     def _arguments(call: _Call, fragment: str) -> None:
         if fragment:
             call.pending.append(fragment)
 
-    def _advance(self, out: list[tuple[Any, ...]], region: list[_Call]) -> None:
+    def _advance(self, out: list[tuple[Any, ...]], region: _Region) -> None:
         """Start, write and end the calls of ``region`` as far as they are known, in order."""
-        for position, call in enumerate(region):
-            if call.done:
-                continue
+        calls = region.calls
+        while region.first < len(calls):
+            call = calls[region.first]
             if call.header is None:
-                later = position + 1 < len(region)
+                later = region.first + 1 < len(calls)
                 if not call.name_done or not (call.id_done or call.args.started or call.ended or later):
                     return
                 self._start(out, call, "".join(call.name), "".join(call.id) or None)
@@ -312,6 +357,7 @@ class StepWriter:
             if not call.args.complete or call.args.broken:
                 return
             self._done(out, call, call.args.text, "completed")
+            region.first += 1
 
     def _start(self, out: list[tuple[Any, ...]], call: _Call, name: str, own: str | None) -> None:
         index = self.calls
@@ -334,9 +380,10 @@ class StepWriter:
 
     # -- the region's close: settle every call from its final value ---------------------------
 
-    def _close_calls(self, out: list[tuple[Any, ...]], region: list[_Call], event: dict[str, Any]) -> None:
+    def _close_calls(self, out: list[tuple[Any, ...]], region: _Region, event: dict[str, Any]) -> None:
+        started = region.calls
         if "error" in event:  # errors="keep": what began ends as it is; the text comes back as content
-            for call in region:
+            for call in started:
                 if call.header is not None and not call.done:
                     self._flush(out, call)
                     self._done(out, call, call.args.text, "incomplete")
@@ -346,7 +393,7 @@ class StepWriter:
         for position, parsed in enumerate(calls):
             name, arguments, own = call_parts(parsed, f"tool_calls[{self.calls}]")
             whole = arguments_text(arguments)
-            call = region[position] if position < len(region) else _Call()
+            call = started[position] if position < len(started) else _Call()
             if call.header is None:
                 self._start(out, call, name, own)
                 self._fragment(out, call.header, whole)  # type: ignore[arg-type]
@@ -363,7 +410,7 @@ class StepWriter:
             else:
                 _contract_warning(name, written, whole)
                 self._done(out, call, written, "incomplete")
-        for call in region[len(calls) :]:
+        for call in started[len(calls) :]:
             if call.header is not None and not call.done:
                 self._flush(out, call)
                 self._done(out, call, call.args.text, "incomplete")
