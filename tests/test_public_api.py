@@ -27,6 +27,7 @@ PUBLIC = [
     "ControlTokenError",
     "ConversationError",
     "DocstringParsingException",
+    "HubError",
     "MissingFieldError",
     "ModelStorageError",
     "ParserStateError",

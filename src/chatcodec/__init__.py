@@ -43,6 +43,7 @@ _LAZY: dict[str, str] = {
     "ChatTemplateNotFoundError": "chatcodec.errors",
     "ControlTokenError": "chatcodec.errors",
     "DocstringParsingException": "chatcodec.errors",
+    "HubError": "chatcodec.errors",
     "MissingFieldError": "chatcodec.errors",
     "ModelStorageError": "chatcodec.errors",
     "ParserStateError": "chatcodec.errors",
@@ -75,6 +76,7 @@ if TYPE_CHECKING:  # the names mypy and IDEs see; at run time __getattr__ import
     from chatcodec.errors import ChatTemplateNotFoundError as ChatTemplateNotFoundError
     from chatcodec.errors import ControlTokenError as ControlTokenError
     from chatcodec.errors import DocstringParsingException as DocstringParsingException
+    from chatcodec.errors import HubError as HubError
     from chatcodec.errors import MissingFieldError as MissingFieldError
     from chatcodec.errors import ModelStorageError as ModelStorageError
     from chatcodec.errors import ParserStateError as ParserStateError

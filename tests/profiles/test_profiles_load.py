@@ -162,6 +162,8 @@ def test_package_data_globs_ship_every_profile_file() -> None:
     assert len(globs) == 3
     root = Path(str(resources.files("chatcodec.profiles")))
     for path in root.glob("*/*"):
+        if path.parent.name == "__pycache__":  # the interpreter's bytecode of profiles/*.py, not data
+            continue
         relative = f"profiles/{path.parent.name}/{path.name}"
         assert any(fnmatch.fnmatch(relative, glob) for glob in globs), relative
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
-from chatcodec.cli.sources import read_response_template, resolve_source
+from chatcodec.cli.sources import model_path, read_response_template, resolve_source
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.template import ResponseTemplate
@@ -54,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("template", metavar="TEMPLATE",
                         help="the response template: a JSON file, a model directory whose "
                              "tokenizer_config.json has a response_template (or that file: "
-                             "generation ends at its eos token either way), or a bundled profile "
-                             "name (see `chatcodec profiles`)")
+                             "generation ends at its eos token either way), a Hub model id (org/name, "
+                             "with chatcodec[hub]), or a bundled profile name (see `chatcodec profiles`)")
     parser.add_argument("output", metavar="OUTPUT", help="the generated text: a UTF-8 file, or - for stdin")
     prefix = parser.add_mutually_exclusive_group(required=True)
     prefix.add_argument("--prefix", metavar="FILE",
@@ -190,6 +190,8 @@ def _model_source(source: str) -> str | None:
     kind = resolve_source(source)
     if kind in ("directory", "profile"):
         return source
+    if kind == "hub":
+        return model_path(source)
     path = Path(source)
     if kind == "file" and path.name == "tokenizer_config.json":
         return str(path.parent)

@@ -59,6 +59,8 @@ class ChatCodec(SpecialTokenAttributes):
             or detected from the chat template), ``"argument"`` (the constructor's),
             ``"assigned"`` (set on the attribute later), or ``None`` when there is none.
         profile: the bundled profile loaded or detected, or ``None``.
+        hub_snapshot: for a model loaded from the Hugging Face Hub, the snapshot folder in the Hub
+            cache its files were read from (``name_or_path`` is then the Hub id), else ``None``.
     """
 
     def __init__(self, chat_template: str | dict[str, str] | None = None,
@@ -76,6 +78,7 @@ class ChatCodec(SpecialTokenAttributes):
             special_tokens if special_tokens is not None else self.config.special_tokens)
         self.tokenizer = tokenizer
         self.name_or_path = name_or_path
+        self.hub_snapshot: Path | None = None
         self.padding_side = self.config.padding_side
         self.truncation_side = self.config.truncation_side
         #: Template variables every render gets (a bundled profile's ``template_kwargs``); special
@@ -86,8 +89,10 @@ class ChatCodec(SpecialTokenAttributes):
         self._compiled: tuple[str, ResponseTemplate] | None = None  # see _response_template
 
     @classmethod
-    def from_pretrained(cls, path_or_profile: str | os.PathLike[str]) -> ChatCodec:
-        """Load a model directory, or a bundled profile by name.
+    def from_pretrained(cls, path_or_profile: str | os.PathLike[str], *, revision: str | None = None,
+                        token: str | bool | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                        local_files_only: bool = False, load_tokenizer: bool | None = None) -> ChatCodec:
+        """Load a model directory, a bundled profile by name, or a model from the Hugging Face Hub.
 
         A directory is read in every storage format (``chat_template.jinja``,
         ``additional_chat_templates/``, ``tokenizer_config.json``, ``chat_template.json``), with
@@ -96,23 +101,37 @@ class ChatCodec(SpecialTokenAttributes):
         chat template matches a bundled profile, that profile's response template is attached
         (:attr:`response_template_source` says ``"profile:<name>"``). A name that is not an
         existing directory is looked up among the bundled profiles (``chatcodec.profiles``); only a
-        directory shadows a profile name, a plain file of that name does not.
+        directory shadows a profile name, a plain file of that name does not. A name written
+        ``org/name`` that is neither is a Hub model id (as in transformers; needs
+        ``pip install 'chatcodec[hub]'``): only the files chatcodec reads are fetched, through
+        ``huggingface_hub``'s cache, so a model already cached loads offline (``HF_HUB_OFFLINE=1``).
 
         Args:
-            path_or_profile: a model directory, or the name or alias of a bundled profile.
+            path_or_profile: a model directory, the name or alias of a bundled profile, or a Hub id.
+            revision: for a Hub id, a branch, tag or commit hash (default: the default branch).
+            token: for a Hub id, a Hub token (``None``: ``huggingface_hub``'s own, ``HF_TOKEN`` or
+                the login).
+            cache_dir: for a Hub id, the Hub cache folder (default: ``huggingface_hub``'s).
+            local_files_only: for a Hub id, use the Hub cache only, never the network.
+            load_tokenizer: read ``tokenizer.json`` for token ids (``None``: when the
+                ``tokenizers`` package is installed; a Hub model fetches it only then).
 
         Returns:
-            The codec.
+            The codec (for a Hub model, :attr:`name_or_path` is the id and :attr:`hub_snapshot`
+            the cache folder it was read from).
 
         Raises:
             ModelStorageError: a file is malformed or the files contradict each other.
             ResponseTemplateError: the stored response template is invalid.
-            UnknownProfileError: an empty name, or neither a directory nor a bundled profile of that
-                name (the message suggests a close profile name; chatcodec never downloads).
+            UnknownProfileError: an empty name, or neither a directory, a bundled profile nor a Hub
+                id (the message suggests a close profile name).
+            HubError: a Hub id without ``huggingface_hub`` installed, an unknown repository or
+                revision, a gated or private one without a token, or one not cached while offline.
         """
         from chatcodec.model.loading import load_model
 
-        loaded = load_model(path_or_profile)
+        loaded = load_model(path_or_profile, revision=revision, token=token, cache_dir=cache_dir,
+                            local_files_only=local_files_only, load_tokenizer=load_tokenizer)
         codec = cls(loaded.chat_template, special_tokens=loaded.special_tokens, tokenizer=loaded.tokenizer,
                     config=loaded.config, name_or_path=loaded.name_or_path)
         if loaded.tokenizer is None and loaded.tokenizer_missing is not None:
@@ -122,6 +141,7 @@ class ChatCodec(SpecialTokenAttributes):
             codec.response_template_source = loaded.response_template_source
         codec.profile = loaded.profile
         codec.template_variables = dict(loaded.template_variables)
+        codec.hub_snapshot = loaded.hub_snapshot
         return codec
 
     @property
@@ -561,8 +581,44 @@ class ChatCodec(SpecialTokenAttributes):
             chat_template=self.chat_template, special_tokens_map=dict(self.special_tokens_map),
             config=self.config, padding_side=self.padding_side, truncation_side=self.truncation_side,
             response_template=self.response_template, tokenizer=self.tokenizer,
-            name_or_path=self.name_or_path)
+            name_or_path=self.name_or_path, source_directory=self.hub_snapshot)
         return save_codec(state, Path(save_directory))
+
+    def push_to_hub(self, repo_id: str, *, commit_message: str | None = None,
+                    commit_description: str | None = None, private: bool | None = None,
+                    token: str | bool | None = None, revision: str | None = None,
+                    create_pr: bool = False) -> Any:
+        """Upload what :meth:`save_pretrained` writes to a Hub repository, in one commit.
+
+        As transformers' ``push_to_hub``: the repository is created when missing (``exist_ok``).
+        Pushing back to the repository the codec was loaded from commits only the files whose
+        bytes change, and deletes those :meth:`save_pretrained` would delete there (a legacy
+        ``chat_template.json``, a named template no longer present); see
+        :func:`chatcodec.model.hub.push_codec`. Needs ``pip install 'chatcodec[hub]'``.
+
+        Args:
+            repo_id: ``"org/name"``.
+            commit_message: the commit title (default ``"Upload chat templates with chatcodec"``).
+            commit_description: the commit or pull-request description.
+            private: for a new repository, whether it is private.
+            token: a Hub token (``None``: ``huggingface_hub``'s own).
+            revision: the branch to commit to.
+            create_pr: open a pull request instead of committing to the branch.
+
+        Returns:
+            ``huggingface_hub``'s ``CommitInfo``.
+
+        Raises:
+            HubError: ``huggingface_hub`` is missing, or the Hub refused the commit or could not be
+                reached.
+            ModelStorageError: as :meth:`save_pretrained`; nothing is sent then.
+        """
+        from chatcodec.model.hub import push_codec
+
+        base = self.hub_snapshot if self.name_or_path == repo_id else None
+        return push_codec(self.save_pretrained, repo_id, base=base, commit_message=commit_message,
+                          commit_description=commit_description, private=private, token=token,
+                          revision=revision, create_pr=create_pr)
 
     def __repr__(self) -> str:
         names = sorted(self.chat_template) if isinstance(self.chat_template, dict) else None

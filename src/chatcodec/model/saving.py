@@ -60,6 +60,8 @@ class CodecState:
         response_template: the response template, or ``None``.
         tokenizer: the tokenizer, or ``None``.
         name_or_path: where the codec came from (its ``generation_config.json`` is copied).
+        source_directory: the folder its files were read from when that is not ``name_or_path`` (the
+            Hub cache snapshot of a Hub model), else ``None``.
     """
 
     chat_template: str | dict[str, str] | None
@@ -70,6 +72,7 @@ class CodecState:
     response_template: dict[str, Any] | None = None
     tokenizer: Tokenizer | None = None
     name_or_path: str = ""
+    source_directory: Path | None = None
 
 
 
@@ -200,7 +203,8 @@ def save_codec(state: CodecState, directory: Path) -> tuple[str, ...]:
         written.append(str(directory / SPECIAL_TOKENS_MAP_FILE))
     _write_tokenizer(state, directory, written)
     _warn_if_chatcodec_only(config.get("response_template"), directory / TOKENIZER_CONFIG_FILE)
-    source = Path(state.name_or_path) / GENERATION_CONFIG_FILE if state.name_or_path else None
+    origin = state.source_directory or (Path(state.name_or_path) if state.name_or_path else None)
+    source = origin / GENERATION_CONFIG_FILE if origin is not None else None
     target = directory / GENERATION_CONFIG_FILE
     if source is not None and source.is_file() and not target.exists():
         shutil.copyfile(source, target)

@@ -198,9 +198,6 @@ class ResponseParser:
         self._region = self._outside()
         self._value_deltas = bool(value_deltas)
         if self._value_deltas:
-            from chatcodec.response_templates.value_stream import region_values
-
-            self._region_values = region_values
             self._route = self._route_values  # type: ignore[method-assign]
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
@@ -409,12 +406,30 @@ class ResponseParser:
                                         offset=self._origin + commit.end, opening=opening,
                                         strings=_strings(spec))
         events.append({"type": "region_open", "field": spec.name})
-        if self._value_deltas:
-            region.values = self._region_values(spec, commit.captures, self._tools, True)
-            if region.values is not None:
-                events += region.values.start()
+        if self._value_deltas or spec.close_at_value_end:
+            self._open_values(events, region, commit.captures)
 
     # -- the value_deltas path (docs/streaming_values.md); only parsers made with value_deltas=True --
+
+    def _open_values(self, events: list[dict[str, Any]], region: _Region, captures: dict[str, str]) -> None:
+        """Start a region's ``region_value`` events and, for ``close_at_value_end``, its value end."""
+        from chatcodec.response_templates.value_stream import region_values
+
+        spec = region.spec
+        assert spec is not None
+        values = region_values(spec, captures, self._tools, self._value_deltas)
+        if values is None:
+            return
+        if self._value_deltas:
+            region.values = values
+            events += values.start()
+        if spec.close_at_value_end:
+            from chatcodec.response_templates.value_end import ValueEndMatcher
+
+            if self._value_deltas:
+                values.pending = []
+            region.matcher = ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[assignment]
+                                             values.pending)
 
     def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
