@@ -101,7 +101,11 @@ class ArgumentWriter:
         stack = self._stack
         if self.broken or not stack or stack[-1].kind != "string" or stack[-1].depth != len(path):
             return self._break()
-        return self._write(text if self._raw else escape(text))
+        if not self._raw and _ESCAPED.search(text) is not None:  # (escape(), inlined: once per chunk)
+            text = json.dumps(text, ensure_ascii=False)[1:-1]
+        if text:
+            self._parts.append(text)
+        return text
 
     def set(self, path: list[Any], value: Any) -> str:
         """The complete value at ``path``."""

@@ -147,7 +147,9 @@ class ChatCompletionStream(StreamBase):
             if not self._role_sent:
                 delta = {"role": "assistant", **delta}
                 self._role_sent = True
-            chunks.append(self._chunk(delta, None))
+            chunks.append({"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                           "model": self.model, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                                             "finish_reason": None}]})
         if not self._role_sent:
             self._role_sent = True
             chunks.append(self._chunk({"role": "assistant"}, None))

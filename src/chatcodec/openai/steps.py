@@ -323,18 +323,23 @@ class StepWriter:
         elif op == "end" and event["path"] == region.string:
             region.string = None
 
-    def _string_text(self, out: list[tuple[Any, ...]], region: _Region, text: str) -> None:
+    @staticmethod
+    def _string_text(out: list[tuple[Any, ...]], region: _Region, text: str) -> None:
         call = region.string_call
         assert call is not None
-        if region.string_target == "arguments":
-            fragment = call.args.add_text(region.string_path, text)
-            if call.header is not None and not call.pending:
-                if fragment:
-                    self._fragment(out, call.header, fragment)
-            elif fragment:
-                call.pending.append(fragment)
-        else:
+        if region.string_target != "arguments":
             (call.name if region.string_target == "name" else call.id).append(text)
+            return
+        fragment = call.args.add_text(region.string_path, text)
+        if not fragment:
+            return
+        index = call.header
+        if index is None or call.pending:
+            call.pending.append(fragment)
+        elif out and out[-1][0] == ARGUMENTS and out[-1][1] == index:  # (_fragment(), inlined)
+            out[-1] = (ARGUMENTS, index, out[-1][2] + fragment)
+        else:
+            out.append((ARGUMENTS, index, fragment))
 
     @staticmethod
     def _arguments(call: _Call, fragment: str) -> None:
