@@ -130,9 +130,10 @@ def run(args: argparse.Namespace) -> int:
     output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES", replace=keep)
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
-    parser = source.parser(prefix, tools, args.errors)  # parses the prefix: a region it closes can fail
+    # parses the prefix: a region it closes can fail
+    parser = source.parser(prefix, tools, args.errors, value_deltas=bool(args.openai))
     if args.openai:
-        return _openai(args, parser, output, live, size, keep)
+        return _openai(args, parser, output, live, size, keep, source.codec)
     if not stream and not args.events:
         parser.feed(output)
         message, _ = parser.finalize()
@@ -149,8 +150,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _openai(args: argparse.Namespace, parser: ModelResponseParser, output: str, live: bool, size: int,
-            keep: bool) -> int:
-    """``--openai chat|responses``: the same parse as OpenAI's wire format."""
+            keep: bool, codec: ChatCodec | None) -> int:
+    """``--openai chat|responses``: the same parse as OpenAI's wire format (ids in the form of the
+    model's profile, when it has one)."""
     from chatcodec.cli.openai_output import tool_call_ids, write_openai
     from chatcodec.cli.view import chunks
 
@@ -160,7 +162,7 @@ def _openai(args: argparse.Namespace, parser: ModelResponseParser, output: str, 
         pieces = stdin_pieces(sys.stdin.buffer, args.chunk_size, replace=keep)
     else:
         pieces = chunks(output, size if stream else max(1, len(output)))
-    write_openai(args.openai, parser, pieces, sys.stdout, stream=stream, ids=tool_call_ids(args.template),
+    write_openai(args.openai, parser, pieces, sys.stdout, stream=stream, ids=tool_call_ids(codec),
                  delay=args.delay or 0.0)
     return 0
 
@@ -223,9 +225,11 @@ class TemplateSource:
             named = message if message.startswith(f"{source}:") else f"{source}: {message}"
             raise ResponseTemplateError(named, field=error.field, key=error.key, path=error.path) from None
 
-    def parser(self, prefix: str, tools: list[Any] | None, errors: str) -> ModelResponseParser:
+    def parser(self, prefix: str, tools: list[Any] | None, errors: str,
+               value_deltas: bool = False) -> ModelResponseParser:
         """A fresh parser for one output: the model's (ending at its end-of-sequence tokens), or the
-        engine's for a response template file; both behind the same protocol.
+        engine's for a response template file; both behind the same protocol. ``value_deltas`` for
+        ``--openai``: tool-call arguments reported as they are written.
 
         Raises:
             ResponseParseError: (strict) a region the prefix closes cannot be parsed.
@@ -235,9 +239,10 @@ class TemplateSource:
 
         if self.codec is not None:
             return self.codec.get_response_parser(self.template.spec, prefix=prefix, tools=tools,
-                                                  errors=errors)
+                                                  errors=errors, value_deltas=value_deltas)
         return ModelResponseParser.for_text(ResponseParser(self.template, prefix=prefix, tools=tools,
-                                                           errors=errors), self.end_texts)
+                                                           errors=errors, value_deltas=value_deltas),
+                                               self.end_texts)
 
 
 def _model_source(source: str) -> str | None:
