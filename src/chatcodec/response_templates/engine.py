@@ -135,6 +135,11 @@ class ResponseParser:
             the last start-anchor match and fed first, so regions the prompt opened are continued.
         tools: tool JSON schemas or Python functions; tool-call arguments are typed with them.
         errors: ``"strict"`` or ``"keep"``.
+        offsets: when true, every ``region_open`` event also carries ``"start"`` (where the region's
+            raw text begins: its open delimiter, or its first character for the implicit field) and
+            every ``region_close`` event ``"end"`` (just after its raw text: after its close
+            delimiter when it has one), both offsets into the generated text (negative: inside the
+            prefix). The engine plugins use them to hand raw text on (``chatcodec.integrations``).
 
     Raises:
         ResponseTemplateError: the template is invalid.
@@ -154,8 +159,9 @@ class ResponseParser:
 
     def __init__(self, response_template: dict[str, Any] | ResponseTemplate, prefix: str | None = None,
                  *, tools: Iterable[dict[str, Any] | Callable[..., Any]] | None = None,
-                 errors: str = "strict") -> None:
+                 errors: str = "strict", offsets: bool = False) -> None:
         self._template = load_response_template(response_template)
+        self._offsets = offsets
         prefix = require_prefix(prefix)
         if errors not in ("strict", "keep"):
             raise ValueError(f"errors: expected 'strict' or 'keep', got {errors!r}")
@@ -198,6 +204,13 @@ class ResponseParser:
     def lifecycle(self) -> Lifecycle:
         """``FEEDING``, ``FINISHED`` or ``FAILED``."""
         return self._lifecycle
+
+    @property
+    def resolved(self) -> int:
+        """How much of the generated text has been decided: every character before this offset was
+        routed to a region or consumed by a delimiter; the rest is held back (it may start a
+        delimiter). Negative while the prefix's own tail is undecided."""
+        return self._origin + self._pos
 
     @property
     def parse_errors(self) -> list[dict[str, Any]]:
@@ -289,7 +302,7 @@ class ResponseParser:
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
-                    self._close(events)
+                    self._close(events, end=self._origin + pos)
                 elif matcher is not None and pos < len(buf) \
                         and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
@@ -348,10 +361,10 @@ class ResponseParser:
         self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
         delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
-            self._close(events)
+            self._close(events, end=self._origin + commit.start)
             self._open(events, commit, delimiter_text)
         else:  # the region's own close: its text, and its named groups for the transform
-            self._close(events, delimiter_text, commit.captures)
+            self._close(events, delimiter_text, commit.captures, end=self._origin + commit.end)
         return commit.end
 
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
@@ -363,7 +376,8 @@ class ResponseParser:
         if not region.opened:
             region.opened, region.vacant = True, False
             region.offset = self._origin + at
-            events.append({"type": "region_open", "field": spec.name})
+            events.append({"type": "region_open", "field": spec.name, "start": region.offset} if self._offsets
+                          else {"type": "region_open", "field": spec.name})
         region.parts.append(text)
         if region.strings is not None:
             region.strings.feed(text)
@@ -373,19 +387,21 @@ class ResponseParser:
         spec = self._template.fields[commit.delimiter.field]
         self._region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
                                offset=self._origin + commit.end, opening=opening, strings=_strings(spec))
-        events.append({"type": "region_open", "field": spec.name})
+        events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
+                      if self._offsets else {"type": "region_open", "field": spec.name})
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
-               close_captures: dict[str, str] | None = None) -> None:
+               close_captures: dict[str, str] | None = None, *, end: int = 0) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE.
 
         ``closing`` is the text of the region's own close delimiter (``""`` when something else
         ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
-        which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
+        which join the open's as transform variables (SPEC §1.1; a name in both: the close's);
+        ``end`` is the offset just after the region's raw text (for ``offsets=True``).
         """
         region = self._region
         self._region = self._outside()
@@ -401,22 +417,30 @@ class ResponseParser:
             if not isinstance(error, (ValueError, KeyError)):
                 error = ValueError(f"{type(error).__name__}: {error}")
             record = self._problem(spec, region, raw, closing, error)
-            events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
-            self._restore(events, spec, record["raw"])
+            close = {"type": "region_close", "field": spec.name, "value": None, "error": record}
+            if self._offsets:
+                close["end"] = end
+            events.append(close)
+            self._restore(events, spec, record)
             return
-        events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
+        events.append({"type": "region_close", "field": spec.name, "value": copy_value(value), "end": end}
+                      if self._offsets else {"type": "region_close", "field": spec.name, "value": copy_value(value)})
 
-    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, raw: str) -> None:
+    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, record: dict[str, Any]) -> None:
         """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
         field as a region of its own, so the message loses nothing and agrees with the events."""
         implicit = self._template.implicit
+        raw = record["raw"]
         if implicit is None or implicit is failed or not implicit.concatenates or not raw:
             return
         value = implicit.parser.parse(raw, implicit.content_args)
         self._message.add(implicit, value, raw)
-        events += [{"type": "region_open", "field": implicit.name},
-                   {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty},
-                   {"type": "region_close", "field": implicit.name, "value": value}]
+        opening: dict[str, Any] = {"type": "region_open", "field": implicit.name}
+        closing: dict[str, Any] = {"type": "region_close", "field": implicit.name, "value": value}
+        if self._offsets:
+            opening["start"], closing["end"] = record["span"]
+        events += [opening, {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty},
+                   closing]
 
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
         """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
