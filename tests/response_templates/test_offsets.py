@@ -9,6 +9,7 @@ and each span's text is what the region was made of (its chunks inside it, its d
 
 from __future__ import annotations
 
+import itertools
 import random
 from typing import Any
 
@@ -115,7 +116,7 @@ def _spans(events: list[dict[str, Any]], output: str) -> list[tuple[int, int]]:
 def _check_spans(events: list[dict[str, Any]], output: str) -> None:
     """Spans follow each other without overlapping, within the output after the prefix."""
     spans = _spans(events, output)
-    assert all(end <= start for (_, end), (start, _) in zip(spans, spans[1:], strict=False)), spans
+    assert all(end <= start for (_, end), (start, _) in itertools.pairwise(spans)), spans
     assert all(start < end <= len(output) for start, end in spans), spans
 
 
@@ -136,7 +137,8 @@ def test_spans_of_peer_vectors_any_chunking(vector: dict[str, Any]) -> None:
     assert _events(profile.response_template, list(output), prefix, **options) == whole
 
 
-_PARTS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>", "a", "{", "}", '"x"', ":", " ", "<"]
+_PARTS = ["<think>", "</think>", "<tool_call>", "</tool_call>", "<|im_end|>", "a", "{", "}", '"x"', ":", " ",
+          "<"]
 
 
 @given(st.lists(st.sampled_from(_PARTS), max_size=12), st.integers(1, 5))

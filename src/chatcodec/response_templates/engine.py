@@ -417,14 +417,17 @@ class ResponseParser:
             if not isinstance(error, (ValueError, KeyError)):
                 error = ValueError(f"{type(error).__name__}: {error}")
             record = self._problem(spec, region, raw, closing, error)
-            close = {"type": "region_close", "field": spec.name, "value": None, "error": record}
+            failed: dict[str, Any] = {"type": "region_close", "field": spec.name, "value": None,
+                                      "error": record}
             if self._offsets:
-                close["end"] = end
-            events.append(close)
+                failed["end"] = end
+            events.append(failed)
             self._restore(events, spec, record)
             return
-        events.append({"type": "region_close", "field": spec.name, "value": copy_value(value), "end": end}
-                      if self._offsets else {"type": "region_close", "field": spec.name, "value": copy_value(value)})
+        close = {"type": "region_close", "field": spec.name, "value": copy_value(value)}
+        if self._offsets:
+            close["end"] = end
+        events.append(close)
 
     def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, record: dict[str, Any]) -> None:
         """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
@@ -439,8 +442,8 @@ class ResponseParser:
         closing: dict[str, Any] = {"type": "region_close", "field": implicit.name, "value": value}
         if self._offsets:
             opening["start"], closing["end"] = record["span"]
-        events += [opening, {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty},
-                   closing]
+        chunk = {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty}
+        events += [opening, chunk, closing]
 
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
         """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
