@@ -93,18 +93,24 @@ def prefix(vector: dict[str, Any]) -> str:
     return profiles.load(vector["family"]).generation_prompt_ending(vector["prompt_suffix"])
 
 
-def deltas(tok: Any, output: str, size: int) -> list[tuple[str, list[int]]]:
-    """The output as engine deltas of ``size`` tokens (``0``: all at once): ``(text, ids)`` each."""
+def deltas(tok: Any, output: str, size: int | list[int]) -> list[tuple[str, list[int]]]:
+    """The output as engine deltas: ``(text, ids)`` each.
+
+    Args:
+        size: tokens per delta (``0``: all at once), or the sizes of successive deltas (cycled).
+    """
     ids = tok.encode(output, add_special_tokens=False)
     assert tok.decode(ids, skip_special_tokens=False) == output, "the test tokenizer must round-trip"
-    step = size or max(len(ids), 1)
-    result, sent = [], ""
-    for end in range(step, len(ids) + step, step):
+    sizes = size if isinstance(size, list) else [size or max(len(ids), 1)]
+    result, sent, start, turn = [], "", 0, 0
+    while start < len(ids) or not result:
+        end = min(len(ids), start + max(sizes[turn % len(sizes)], 1))
+        turn += 1
         text = tok.decode(ids[:end], skip_special_tokens=False)
         if end < len(ids):
             text = text.rstrip("\ufffd")  # a character whose bytes are not all there yet
-        result.append((text[len(sent) :], ids[end - step : end]))
-        sent = text
+        result.append((text[len(sent) :], ids[start:end]))
+        sent, start = text, end
     return result
 
 

@@ -197,7 +197,10 @@ class ChatcodecToolDetector(BaseFormatDetector):
         return ToolResult(normal_text=normal, calls=[calls[index] for index in sorted(calls)])
 
     def has_tool_call(self, text: str) -> bool:
-        return bool(self.detect_and_parse(text, None).calls)
+        """Whether the text holds markup this parser reads: a call, or anything that is not content
+        as written (SGLang keeps the text unparsed when this says no)."""
+        result = self.detect_and_parse(text, None)
+        return bool(result.calls) or result.normal_text != text
 
     def supports_structural_tag(self) -> bool:
         return False  # required / named tool choice: SGLang's JSON-schema path

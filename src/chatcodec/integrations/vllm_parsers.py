@@ -255,15 +255,18 @@ class ChatcodecReasoningParser(ReasoningParser):
     # -- non-streaming ---------------------------------------------------------------------------
 
     def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[str | None, str | None]:
-        """The reasoning of the whole output, and the raw text outside it (which vLLM hands on)."""
+        """The reasoning of the whole output, and the rest, which vLLM hands to its tool stage."""
         state = self._request
         tools = tool_dicts(getattr(request, "tools", None)) or state.tools
         session = Session(state.serving, state.prompt or "", tools, track_outside=True)
         steps = [session.feed(model_output), session.finish()]
         message = assemble(steps)
-        outside = "".join(step.outside for step in steps)
-        state.one_shot = (outside, message)
-        return message["reasoning"], outside or None
+        # vLLM hands this text to its tool stage, and keeps it as the content when that stage finds
+        # no call: the raw text outside reasoning where calls were parsed (tool_choice "none" and
+        # the JSON paths need it raw), the parsed content where none were
+        rest = "".join(step.outside for step in steps) if message["tool_calls"] else message["content"] or ""
+        state.one_shot = (rest, message)
+        return message["reasoning"], rest or None
 
     # -- streaming -------------------------------------------------------------------------------
 
