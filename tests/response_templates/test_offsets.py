@@ -102,7 +102,7 @@ def _spans(events: list[dict[str, Any]], output: str) -> list[tuple[int, int]]:
             start, chunks = event["start"], ""
         elif event["type"] == "region_chunk":
             chunks += event["text"]
-        else:
+        elif event["type"] == "region_close":
             restored, failed = failed, "error" in event
             if restored:
                 assert spans[-1] == (start, event["end"])

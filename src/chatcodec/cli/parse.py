@@ -1,14 +1,15 @@
 """``chatcodec parse``: turn a model output into an assistant message with a response template.
 
 ``chatcodec parse TEMPLATE OUTPUT (--prefix FILE | --no-prefix) [--tools FILE] [--errors keep]
-[--events] [--stream] [--chunk-size N] [--delay SECONDS]`` (``--chunk-size`` and ``--delay``
-imply ``--stream``; their bad values are usage errors, exit 2). stdout carries the data only: one
-JSON message, or JSON Lines with ``--events``; ``--stream`` feeds the output chunk by chunk
-through the same parser and shows the regions as they arrive. With ``--stream`` and ``OUTPUT``
-``-``, standard input is read as it arrives (a live generation piped in is parsed live), decoded
-incrementally so a character split across reads is fed once complete. Model output that cannot be
-parsed is one line on stderr and exit code 1 (``--errors keep`` records the problems in the
-message instead).
+[--events | --openai chat|responses] [--stream] [--chunk-size N] [--delay SECONDS]``
+(``--chunk-size`` and ``--delay`` imply ``--stream``; their bad values are usage errors, exit 2).
+stdout carries the data only: one JSON message, or JSON Lines with ``--events``; ``--openai``
+prints OpenAI's wire format instead (:mod:`chatcodec.cli.openai_output`). ``--stream`` feeds the
+output chunk by chunk through the same parser and shows the regions as they arrive. With
+``--stream`` and ``OUTPUT`` ``-``, standard input is read as it arrives (a live generation piped
+in is parsed live), decoded incrementally so a character split across reads is fed once complete.
+Model output that cannot be parsed is one line on stderr and exit code 1 (``--errors keep``
+records the problems in the message instead).
 
 When ``TEMPLATE`` is a bundled profile name, a model directory or a file named
 ``tokenizer_config.json`` (read as its directory), the output is parsed exactly as
@@ -67,8 +68,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--errors", choices=("strict", "keep"), default="strict",
                         help="strict: unparsable output is an error (default); keep: record problems "
                              "under parse_errors and keep going")
-    parser.add_argument("--events", action="store_true",
-                        help="print the events as JSON Lines, then a final {\"type\": \"message\"} line")
+    shape = parser.add_mutually_exclusive_group()
+    shape.add_argument("--events", action="store_true",
+                       help="print the events as JSON Lines, then a final {\"type\": \"message\"} line")
+    shape.add_argument("--openai", choices=("chat", "responses"), default=None,
+                       help="print the OpenAI Chat Completions message (chat) or Responses object "
+                            "(responses); with --stream, one chat.completion.chunk or Responses event "
+                            "per line")
     parser.add_argument("--stream", action="store_true",
                         help="feed the output chunk by chunk and show regions as they arrive (with OUTPUT "
                              "-, stdin is read as it arrives)")
@@ -104,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         parser = _new_parser(args.template, template, prefix, tools, args.errors)
     except ResponseParseError as error:
         return _report(error, args)
+    if args.openai:
+        return _openai(args, parser, output, live, size, keep)
     if not stream and not args.events:
         try:
             parser.feed(output)
@@ -120,6 +128,26 @@ def run(args: argparse.Namespace) -> int:
         pieces = chunks(output, size if stream else max(1, len(output)))
     try:
         play(parser, pieces, view, args.delay or 0.0)
+    except ResponseParseError as error:
+        return _report(error, args)
+    return 0
+
+
+def _openai(args: argparse.Namespace, parser: Any, output: str, live: bool, size: int, keep: bool) -> int:
+    """``--openai chat|responses``: the same parse as OpenAI's wire format."""
+    from chatcodec.cli.openai_output import tool_call_ids, write_openai
+    from chatcodec.cli.view import chunks
+    from chatcodec.errors import ResponseParseError
+
+    stream = args.stream or args.chunk_size is not None or args.delay is not None
+    pieces: Iterator[str] | list[str]
+    if live:
+        pieces = stdin_pieces(sys.stdin.buffer, size, replace=keep)
+    else:
+        pieces = chunks(output, size if stream else max(1, len(output)))
+    try:
+        write_openai(args.openai, parser, pieces, sys.stdout, stream=stream,
+                     ids=tool_call_ids(args.template), delay=args.delay or 0.0)
     except ResponseParseError as error:
         return _report(error, args)
     return 0

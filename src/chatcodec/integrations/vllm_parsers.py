@@ -211,6 +211,8 @@ class ChatcodecReasoningParser(ReasoningParser):
         inside = ended = False
         for event in events:
             kind, field = event["type"], event["field"]
+            if kind == "region_value":
+                continue
             if field == self._field:
                 inside = kind != "region_close"
                 ended = ended or kind == "region_close"

@@ -390,7 +390,7 @@ class ChatCodec(SpecialTokenAttributes):
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
-                            errors: str = "strict") -> ModelResponseParser:
+                            errors: str = "strict", value_deltas: bool = False) -> ModelResponseParser:
         """A streaming parser for one generation, fed text or token ids at every step.
 
         ``prefix`` (text or one sequence of ids) is required, as in the reference: ``""`` opts
@@ -403,6 +403,7 @@ class ChatCodec(SpecialTokenAttributes):
                 ``apply_chat_template`` dict of one prompt).
             tools: JSON schemas or Python functions; tool-call arguments are typed with them.
             errors: ``"strict"`` or ``"keep"`` (see :func:`chatcodec.parse_response`).
+            value_deltas: also emit ``region_value`` events (see :class:`~chatcodec.ResponseParser`).
 
         Returns:
             A parser for one generation.
@@ -417,7 +418,8 @@ class ChatCodec(SpecialTokenAttributes):
 
         template = self._response_template(response_template, "get_response_parser")
         prompt = parser_prompt_text(self, prefix)
-        parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors)
+        parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors,
+                                value_deltas=value_deltas)
 
         def new_decoder() -> IncrementalDecoder:
             return self._require_tokenizer().incremental_decoder()

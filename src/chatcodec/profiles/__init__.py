@@ -43,7 +43,17 @@ _REQUIRED_KEYS = frozenset(
     }
 )
 _OPTIONAL_KEYS = frozenset(
-    {"aliases", "models", "special_tokens", "detect", "chat_template", "demo", "notes", "template_kwargs"}
+    {
+        "aliases",
+        "models",
+        "special_tokens",
+        "detect",
+        "chat_template",
+        "demo",
+        "notes",
+        "template_kwargs",
+        "tool_call_id",
+    }
 )
 
 
@@ -90,6 +100,9 @@ class Profile:
         demo: the bundled demo data, or ``None``.
         coverage: ``(passed, total)`` peer vectors of the family, as measured by
             ``scripts/gen_profiles_doc.py`` when the profiles were built (``None`` if unmeasured).
+        tool_call_id: the form of the ids given to tool calls the model wrote without one, as the
+            family's chat template accepts them back (:class:`chatcodec.openai.ToolCallIds`), or
+            ``None`` when any id will do.
     """
 
     name: str
@@ -110,6 +123,7 @@ class Profile:
     template_kwargs: dict[str, Any]
     demo: Demo | None
     coverage: tuple[int, int] | None = None
+    tool_call_id: str | None = None
 
     @property
     def needs_chatcodec(self) -> bool:
@@ -286,6 +300,7 @@ def _build(folder: str, data: dict[str, Any], response_template: dict[str, Any])
         template_kwargs=dict(data.get("template_kwargs", {})),
         demo=Demo(**demo) if demo else None,
         coverage=_coverage().get(folder),
+        tool_call_id=data.get("tool_call_id"),
     )
 
 

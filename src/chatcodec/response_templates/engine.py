@@ -36,7 +36,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import (
     ChatCodecError,
@@ -62,6 +62,9 @@ from chatcodec.response_templates.prefix import (
 )
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
+
+if TYPE_CHECKING:
+    from chatcodec.response_templates.value_stream import RegionValues
 
 __all__ = ["LOOKBEHIND_CONTEXT", "TRANSITIONS", "Lifecycle", "ResponseParser"]
 
@@ -107,6 +110,7 @@ class _Region:
     opening: str = ""  # the open delimiter's text ("" for the implicit field)
     vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
     strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
+    values: RegionValues | None = None  # value_deltas: this region's region_value events
 
 
 class ResponseParser:
@@ -140,6 +144,9 @@ class ResponseParser:
             every ``region_close`` event ``"end"`` (just after its raw text: after its close
             delimiter when it has one), both offsets into the generated text (negative: inside the
             prefix). The engine plugins use them to hand raw text on (``chatcodec.integrations``).
+        value_deltas: also emit ``region_value`` events: the value of every region whose content
+            parser has a value scanner, as it grows (``docs/streaming_values.md``). Off by default,
+            so a parser without them pays nothing for them.
 
     Raises:
         ResponseTemplateError: the template is invalid.
@@ -159,7 +166,7 @@ class ResponseParser:
 
     def __init__(self, response_template: dict[str, Any] | ResponseTemplate, prefix: str | None = None,
                  *, tools: Iterable[dict[str, Any] | Callable[..., Any]] | None = None,
-                 errors: str = "strict", offsets: bool = False) -> None:
+                 errors: str = "strict", value_deltas: bool = False, offsets: bool = False) -> None:
         self._template = load_response_template(response_template)
         self._offsets = offsets
         prefix = require_prefix(prefix)
@@ -187,6 +194,12 @@ class ResponseParser:
         self._hold_wide = False
         self._room = 0
         self._region = self._outside()
+        self._value_deltas = bool(value_deltas)
+        if self._value_deltas:
+            from chatcodec.response_templates.value_stream import region_values
+
+            self._region_values = region_values
+            self._route = self._route_values  # type: ignore[method-assign]
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
         prompt = prefix_text(prefix)
@@ -211,6 +224,12 @@ class ResponseParser:
         routed to a region or consumed by a delimiter; the rest is held back (it may start a
         delimiter). Negative while the prefix's own tail is undecided."""
         return self._origin + self._pos
+
+    @property
+    def template(self) -> ResponseTemplate:
+        """The compiled response template this parser follows (read-only; the OpenAI streams read
+        its fields)."""
+        return self._template
 
     @property
     def parse_errors(self) -> list[dict[str, Any]]:
@@ -385,10 +404,24 @@ class ResponseParser:
 
     def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
-        self._region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
-                               offset=self._origin + commit.end, opening=opening, strings=_strings(spec))
+        self._region = region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
+                                        offset=self._origin + commit.end, opening=opening,
+                                        strings=_strings(spec))
         events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
                       if self._offsets else {"type": "region_open", "field": spec.name})
+        if self._value_deltas:
+            region.values = self._region_values(spec, commit.captures, self._tools, True)
+            if region.values is not None:
+                events += region.values.start()
+
+    # -- the value_deltas path (docs/streaming_values.md); only parsers made with value_deltas=True --
+
+    def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
+        """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
+        ResponseParser._route(self, events, text, at)
+        values = self._region.values
+        if values is not None:
+            events += values.feed(text)
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
@@ -413,6 +446,7 @@ class ResponseParser:
         try:
             value = self._value(spec, raw, captures)
             self._message.add(spec, value, raw)
+            closing_values = region.values.close(value) if region.values is not None else None
         except Exception as error:  # whatever fails here is this region's problem, never a half-close
             if not isinstance(error, (ValueError, KeyError)):
                 error = ValueError(f"{type(error).__name__}: {error}")
@@ -424,6 +458,8 @@ class ResponseParser:
             events.append(failed)
             self._restore(events, spec, record)
             return
+        if closing_values:
+            events += closing_values
         close = {"type": "region_close", "field": spec.name, "value": copy_value(value)}
         if self._offsets:
             close["end"] = end

@@ -1,0 +1,167 @@
+"""A parsed message as an OpenAI Chat Completions assistant message (messages out).
+
+The parsed message (``{"role", "reasoning_content", "content", "tool_calls": [{"id"?, "type",
+"function": {"name", "arguments": {...}}}], ...}``) becomes the wire form a client reads:
+
+* ``content``: the text, or ``None`` when there is none (``""`` too: OpenAI writes ``null``);
+* the reasoning under the key the caller names (``reasoning_content`` by default, as SGLang,
+  llama.cpp's server and DeepSeek's API write it; ``reasoning`` as vLLM writes it since it removed
+  ``reasoning_content``; the message's own key may be ``reasoning_content``, ``thinking`` or
+  ``reasoning``);
+* ``tool_calls``: ``{"id", "type": "function", "function": {"name", "arguments"}}`` with the
+  arguments as one JSON text, :func:`arguments_text` (the streams write exactly the same text);
+  the id the model wrote, else one from ``ids`` (:class:`~chatcodec.openai.ToolCallIds`);
+* every other key of the message (gpt-oss's ``builtin_tool_calls``) unchanged, except
+  ``parse_errors`` (``errors="keep"`` diagnostics: the failed region's text is already in
+  ``content``) and ``role`` (always ``"assistant"``).
+
+Rule kept: this module is the one place a parsed value becomes wire text, so a stream and a
+whole message can never disagree on how arguments or ids are written.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from chatcodec.openai.ids import IdFactory, ToolCallIds
+
+__all__ = [
+    "REASONING_KEYS",
+    "arguments_text",
+    "call_parts",
+    "chat_tool_call",
+    "extra_keys",
+    "message_reasoning",
+    "to_chat_message",
+]
+
+#: Keys a parsed message may hold its reasoning under (SPEC §2.2's aliases), in the order read.
+REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
+#: Keys that are never passed through as they are.
+_HANDLED = frozenset({"role", "content", "tool_calls", "parse_errors", *REASONING_KEYS})
+
+
+def arguments_text(arguments: Any) -> str:
+    """The one serialization of a call's arguments: ``json.dumps(arguments, ensure_ascii=False)``.
+
+    A string passes through unchanged (arguments the model wrote as text that did not parse, kept by
+    a lax content parser; OpenAI's ``arguments`` is text anyway), and missing arguments (``None``)
+    are ``"{}"``, as OpenAI writes a call without parameters. Keys keep the order the model wrote
+    them in; separators are ``", "`` and ``": "``.
+
+    Args:
+        arguments: the parsed (typed) arguments.
+
+    Returns:
+        The JSON text.
+
+    Raises:
+        TypeError: the arguments hold a value JSON cannot write (never from the bundled parsers).
+    """
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return "{}"
+    return json.dumps(arguments, ensure_ascii=False)
+
+
+def call_parts(call: Any, where: str) -> tuple[str, Any, str | None]:
+    """The ``(name, arguments, id or None)`` of one parsed tool call.
+
+    Accepts the OpenAI shape ``{"id"?, "type", "function": {"name", "arguments"}}`` that every
+    bundled profile gives, and the flat ``{"name", "arguments", "id"?}`` some templates give.
+
+    Args:
+        call: the parsed call.
+        where: where it is (``"tool_calls[1]"``), for messages.
+
+    Raises:
+        TypeError: the call is not a dict, or its name is not a string.
+    """
+    if not isinstance(call, Mapping):
+        raise TypeError(f"{where}: a tool call must be a dict, got {type(call).__name__}")
+    function = call.get("function", call)
+    if not isinstance(function, Mapping):
+        raise TypeError(f"{where}.function: must be a dict, got {type(function).__name__}")
+    name = function.get("name")
+    if not isinstance(name, str):
+        raise TypeError(f"{where}.function.name: must be a string, got {type(name).__name__}")
+    own = call.get("id")
+    return name, function.get("arguments"), own if isinstance(own, str) and own else None
+
+
+def message_reasoning(message: Mapping[str, Any]) -> str | None:
+    """The reasoning text of a parsed message (the first of :data:`REASONING_KEYS` it has), or ``None``."""
+    for key in REASONING_KEYS:
+        value = message.get(key)
+        if value is not None:
+            return _text(value, key)
+    return None
+
+
+def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "reasoning_content",
+                    ids: IdFactory | None = None) -> dict[str, Any]:
+    """Turn a parsed message into an OpenAI Chat Completions assistant message.
+
+    Args:
+        message: a message from :func:`chatcodec.parse_response`, a parser's ``finalize()`` or
+            ``ChatCodec.parse_response``.
+        reasoning_key: the key the reasoning goes under (``"reasoning_content"``, ``"reasoning"``);
+            ``None`` leaves the reasoning out.
+        ids: ``(function name, call index) -> id`` for calls the model wrote without an id; default
+            :class:`~chatcodec.openai.ToolCallIds` (``call_`` + 24 random alphanumerics). Use
+            ``ToolCallIds.for_profile(codec.profile)`` so the id goes back through the model's chat
+            template (Mistral's needs 9 alphanumerics), and ``ToolCallIds(seed=0)`` for fixed ids.
+
+    Returns:
+        ``{"role": "assistant", "content": str | None, <reasoning_key>: str (when there is
+        reasoning), "tool_calls": [...] (when there are calls), **other keys}``: a dict that
+        validates as the ``openai`` SDK's ``ChatCompletionMessage``.
+
+    Raises:
+        TypeError: ``content`` or the reasoning is not text, or a tool call is not a call (a
+            response template that does not give messages of this shape).
+
+    Example:
+        >>> to_chat_message({"role": "assistant", "tool_calls": [{"type": "function",
+        ...     "function": {"name": "f", "arguments": {"city": "Paris"}}}]},
+        ...     ids=lambda name, index: f"call_{index}")
+        {'role': 'assistant', 'content': None, 'tool_calls': [{'id': 'call_0', 'type': 'function', \
+'function': {'name': 'f', 'arguments': '{"city": "Paris"}'}}]}
+    """
+    ids = ids or ToolCallIds()
+    content = message.get("content")
+    chat: dict[str, Any] = {"role": "assistant", "content": _text(content, "content") or None}
+    reasoning = message_reasoning(message)
+    if reasoning_key is not None and reasoning:
+        chat[reasoning_key] = reasoning
+    calls = message.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise TypeError(f"tool_calls: must be a list, got {type(calls).__name__}")
+    if calls:
+        chat["tool_calls"] = [chat_tool_call(call, index, ids) for index, call in enumerate(calls)]
+    chat.update(extra_keys(message, reasoning_key))
+    return chat
+
+
+def extra_keys(message: Mapping[str, Any], reasoning_key: str | None) -> list[tuple[str, Any]]:
+    """The keys of a parsed message OpenAI has no field for, passed through unchanged (gpt-oss's
+    ``builtin_tool_calls``): every key but ``role``, ``content``, ``tool_calls``, the reasoning
+    and ``parse_errors``."""
+    return [(key, value) for key, value in message.items() if key not in _HANDLED and key != reasoning_key]
+
+
+def chat_tool_call(call: Any, index: int, ids: IdFactory) -> dict[str, Any]:
+    """One parsed call (call ``index`` of the message) in the Chat Completions form."""
+    name, arguments, own = call_parts(call, f"tool_calls[{index}]")
+    return {"id": own or ids(name, index), "type": "function",
+            "function": {"name": name, "arguments": arguments_text(arguments)}}
+
+
+def _text(value: Any, key: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"{key}: expected text, got {type(value).__name__} (the response template gives "
+                    "this field another shape; convert it before to_chat_message)")

@@ -1,0 +1,359 @@
+"""Region events to output steps: the one state machine both OpenAI streams share.
+
+:class:`StepWriter` reads the engine's events (``region_open`` / ``region_chunk`` /
+``region_value`` / ``region_close``) and writes *steps*, small tuples that say what the client
+sees, in order:
+
+* ``("text", kind, text)``: reasoning (``kind == "reasoning"``) or content text;
+* ``("call", index, id, name)``: tool call ``index`` (counted from 0 in output order) starts;
+* ``("arguments", index, fragment)``: more of its arguments text;
+* ``("call_done", index, arguments, status)``: it ended with the whole ``arguments`` text;
+  ``status`` is ``"completed"``, or ``"incomplete"`` when its region failed after it began.
+
+:mod:`chatcodec.openai.chat` and :mod:`chatcodec.openai.responses` only encode steps.
+
+The rules kept here, so that the steps add up to :func:`~chatcodec.openai.to_chat_message` of the
+final message for any chunking of the output (``docs/openai.md``):
+
+* **Text as the message has it.** A text field that strips whitespace (``content_args.strip``, the
+  default) holds back leading whitespace until text follows and trailing whitespace until more
+  text follows (dropped at the end); a ``join`` field strips each region and writes the separator
+  between regions. Nothing else is held back.
+* **Calls in order, arguments as written.** A call starts once its name is known and either its
+  id is known or its arguments begin (the model's id, else one from ``ids``); its arguments go
+  out as the engine's ``region_value`` events deliver them (:class:`ArgumentWriter`), or whole at
+  the region's close for a content parser without value events. A call starts only after the
+  calls before it ended (Responses items are sequential).
+* **Nothing lost, nothing left open.** A region that fails (``errors="keep"``) ends the calls it
+  began as they are (``"incomplete"``); its text then comes back as content through the engine's
+  own events. Every call that starts also ends.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from chatcodec.openai.arguments import ArgumentWriter
+from chatcodec.openai.ids import IdFactory
+from chatcodec.openai.messages import REASONING_KEYS, arguments_text, call_parts
+
+__all__ = ["ARGUMENTS", "CALL", "CALL_DONE", "TEXT", "StepWriter", "text_fields"]
+
+TEXT = "text"
+CALL = "call"
+ARGUMENTS = "arguments"
+CALL_DONE = "call_done"
+
+#: The message key holding tool calls.
+TOOL_CALLS = "tool_calls"
+
+
+class _TextField:
+    """How one reasoning or content field's text reaches the client (see the module docstring)."""
+
+    __slots__ = ("join", "kind", "pending", "regions", "separator", "started", "strip")
+
+    def __init__(self, kind: str, strip: bool, join: str | None) -> None:
+        self.kind = kind
+        self.strip = strip
+        self.join = join
+        self.started = False  # non-whitespace text went out (in this region, for a join field)
+        self.pending: list[str] = []  # whitespace held back until text follows
+        self.separator = ""  # a join field's separator, written before the region's first text
+        self.regions = 0
+
+    def open(self) -> None:
+        if self.join is not None:
+            self.regions += 1
+            self.started, self.pending = False, []
+            self.separator = self.join if self.regions > 1 else ""
+
+    def feed(self, text: str) -> str:
+        if not text:
+            return ""
+        if self.strip:
+            if not self.started:
+                text = text.lstrip()
+                if not text:
+                    return ""
+                self.started = True
+            body, tail = text, ""
+            if text[-1].isspace():
+                body = text.rstrip()
+                if not body:
+                    self.pending.append(text)
+                    return ""
+                tail = text[len(body) :]
+            if self.pending:
+                body = "".join(self.pending) + body
+            self.pending = [tail] if tail else []
+            text = body
+        if self.separator:
+            text, self.separator = self.separator + text, ""
+        return text
+
+    def close(self) -> str:
+        """A region ended: a join field writes the separator of an empty region and drops its tail."""
+        if self.join is None:
+            return ""
+        self.pending = []
+        separator, self.separator = self.separator, ""
+        return separator
+
+
+def text_fields(template: Any) -> dict[str, _TextField]:
+    """The reasoning and content fields of a compiled response template, as text fields.
+
+    Raises:
+        ValueError: a reasoning or content field is not plain text (a content parser other than
+            ``text``, a transform, or ``repeats`` without ``join``), or two fields hold reasoning.
+    """
+    fields: dict[str, _TextField] = {}
+    for name, spec in template.fields.items():
+        if name not in REASONING_KEYS and name != "content":
+            continue
+        if spec.content != "text" or spec.transform is not None or not (spec.concatenates or spec.join):
+            raise ValueError(
+                f"field {name!r} (content parser {spec.content!r}): the OpenAI streams need reasoning and "
+                "content as plain text fields (content parser 'text', no transform, and 'join' when "
+                "'repeats' is set)")
+        kind = "content" if name == "content" else "reasoning"
+        if any(field.kind == kind for field in fields.values()):
+            raise ValueError(f"field {name!r}: a second reasoning field; the message can hold only one")
+        fields[name] = _TextField(kind, bool(spec.content_args.get("strip", True)), spec.join)
+    return fields
+
+
+class _Call:
+    """One tool call of the open tool-call region, as its value events describe it."""
+
+    __slots__ = ("args", "done", "ended", "header", "id", "id_done", "name", "name_done", "pending")
+
+    def __init__(self) -> None:
+        self.name: list[str] = []
+        self.name_done = False
+        self.id: list[str] = []
+        self.id_done = False
+        self.args = ArgumentWriter()
+        self.pending: list[str] = []  # argument fragments written before the call could start
+        self.header: int | None = None  # the call's index once it started
+        self.ended = False  # the engine said the call's value is complete
+        self.done = False
+
+
+class StepWriter:
+    """Turns one parser's events into steps (see the module docstring).
+
+    Args:
+        template: the parser's compiled response template.
+        ids: ``(function name, call index) -> id`` for calls without the model's own id.
+
+    Attributes:
+        calls: how many calls started; ``completed``: how many ended ``"completed"``.
+    """
+
+    def __init__(self, template: Any, ids: IdFactory) -> None:
+        self._texts = text_fields(template)
+        self._ids = ids
+        self._region: list[_Call] | None = None  # the calls of the open tool-call region
+        self.calls = 0
+        self.completed = 0
+
+    def events(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        """The steps a list of events gives."""
+        out: list[tuple[Any, ...]] = []
+        texts = self._texts
+        for event in events:
+            kind = event["type"]
+            field = event["field"]
+            if kind == "region_chunk":
+                text_field = texts.get(field)
+                if text_field is not None:
+                    self._text(out, text_field.kind, text_field.feed(event["text"]))
+            elif kind == "region_value":
+                if field == TOOL_CALLS and self._region is not None:
+                    self._value(out, self._region, event)
+            elif kind == "region_open":
+                if field in texts:
+                    texts[field].open()
+                elif field == TOOL_CALLS:
+                    self._region = []
+            elif field in texts:
+                text_field = texts[field]
+                self._text(out, text_field.kind, text_field.close())
+            elif field == TOOL_CALLS and self._region is not None:
+                self._close_calls(out, self._region, event)
+                self._region = None
+        return out
+
+    def finish(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        """The steps of the events the end of generation gave; trailing whitespace held back is dropped."""
+        out = self.events(events)
+        for text_field in self._texts.values():
+            text_field.pending = []
+        return out
+
+    # -- text ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _text(out: list[tuple[Any, ...]], kind: str, text: str) -> None:
+        if not text:
+            return
+        if out and out[-1][0] == TEXT and out[-1][1] == kind:
+            out[-1] = (TEXT, kind, out[-1][2] + text)
+        else:
+            out.append((TEXT, kind, text))
+
+    # -- calls from value events --------------------------------------------------------------
+
+    def _value(self, out: list[tuple[Any, ...]], region: list[_Call], event: dict[str, Any]) -> None:
+        path = event["path"]
+        if not path:
+            return  # the region's value itself (a list of calls, or one call) begins or ends
+        key, rest = (path[0], path[1:]) if isinstance(path[0], int) else (0, path)
+        while len(region) <= key:
+            region.append(_Call())
+        call = region[key]
+        if len(region) > key + 1 or call.done:
+            return  # an event for a call the engine already moved past breaks the contract
+        op = event["op"]
+        if not rest:
+            if op == "end":
+                call.ended = True
+            elif op == "set":
+                name, arguments, own = call_parts(event["value"], "tool call")
+                call.name, call.name_done = [name], True
+                call.id, call.id_done = ([own] if own else []), True
+                self._arguments(call, call.args.set([], arguments))
+        elif rest == ["id"]:
+            call.id_done = _scalar(call.id, op, event) or call.id_done
+        else:
+            if rest[0] == "function":
+                rest = rest[1:]
+                if not rest:
+                    if op == "set":
+                        name, arguments, _ = call_parts(event["value"], "tool call")
+                        call.name, call.name_done = [name], True
+                        self._arguments(call, call.args.set([], arguments))
+                    return self._advance(out, region)
+            if rest == ["name"]:
+                call.name_done = _scalar(call.name, op, event) or call.name_done
+            elif rest[0] == "arguments":
+                self._arguments(call, _write(call.args, op, rest[1:], event))
+        self._advance(out, region)
+
+    @staticmethod
+    def _arguments(call: _Call, fragment: str) -> None:
+        if fragment:
+            call.pending.append(fragment)
+
+    def _advance(self, out: list[tuple[Any, ...]], region: list[_Call]) -> None:
+        """Start, write and end the calls of ``region`` as far as they are known, in order."""
+        for position, call in enumerate(region):
+            if call.done:
+                continue
+            if call.header is None:
+                later = position + 1 < len(region)
+                if not call.name_done or not (call.id_done or call.args.started or call.ended or later):
+                    return
+                self._start(out, call, "".join(call.name), "".join(call.id) or None)
+            if call.pending:
+                self._fragment(out, call.header, "".join(call.pending))  # type: ignore[arg-type]
+                call.pending = []
+            if not call.args.complete or call.args.broken:
+                return
+            self._done(out, call, call.args.text, "completed")
+
+    def _start(self, out: list[tuple[Any, ...]], call: _Call, name: str, own: str | None) -> None:
+        index = self.calls
+        self.calls += 1
+        call.header = index
+        out.append((CALL, index, own or self._ids(name, index), name))
+
+    @staticmethod
+    def _fragment(out: list[tuple[Any, ...]], index: int, fragment: str) -> None:
+        if out and out[-1][0] == ARGUMENTS and out[-1][1] == index:
+            out[-1] = (ARGUMENTS, index, out[-1][2] + fragment)
+        else:
+            out.append((ARGUMENTS, index, fragment))
+
+    def _done(self, out: list[tuple[Any, ...]], call: _Call, arguments: str, status: str) -> None:
+        call.done = True
+        if status == "completed":
+            self.completed += 1
+        out.append((CALL_DONE, call.header, arguments, status))
+
+    # -- the region's close: settle every call from its final value ---------------------------
+
+    def _close_calls(self, out: list[tuple[Any, ...]], region: list[_Call], event: dict[str, Any]) -> None:
+        if "error" in event:  # errors="keep": what began ends as it is; the text comes back as content
+            for call in region:
+                if call.header is not None and not call.done:
+                    self._flush(out, call)
+                    self._done(out, call, call.args.text, "incomplete")
+            return
+        value = event["value"]
+        calls = value if isinstance(value, list) else [value] if isinstance(value, dict) else []
+        for position, parsed in enumerate(calls):
+            name, arguments, own = call_parts(parsed, f"tool_calls[{self.calls}]")
+            whole = arguments_text(arguments)
+            call = region[position] if position < len(region) else _Call()
+            if call.header is None:
+                self._start(out, call, name, own)
+                self._fragment(out, call.header, whole)  # type: ignore[arg-type]
+                self._done(out, call, whole, "completed")
+                continue
+            self._flush(out, call)
+            written = call.args.text
+            if call.done:
+                if written != whole:
+                    _contract_warning(name, written, whole)
+            elif whole.startswith(written):
+                self._fragment(out, call.header, whole[len(written) :])
+                self._done(out, call, whole, "completed")
+            else:
+                _contract_warning(name, written, whole)
+                self._done(out, call, written, "incomplete")
+        for call in region[len(calls) :]:
+            if call.header is not None and not call.done:
+                self._flush(out, call)
+                self._done(out, call, call.args.text, "incomplete")
+
+    def _flush(self, out: list[tuple[Any, ...]], call: _Call) -> None:
+        if call.pending:
+            self._fragment(out, call.header, "".join(call.pending))  # type: ignore[arg-type]
+            call.pending = []
+
+
+def _scalar(parts: list[str], op: str, event: dict[str, Any]) -> bool:
+    """Collect a streamed string (a call's name or id); returns whether it is complete."""
+    if op == "set":
+        value = event.get("value")
+        parts[:] = [value] if isinstance(value, str) and value else []
+        return True
+    if op == "begin":
+        parts.clear()
+    elif op == "text":
+        parts.append(event["text"])
+    return op == "end"
+
+
+def _write(writer: ArgumentWriter, op: str, path: list[Any], event: dict[str, Any]) -> str:
+    if op == "text":
+        return writer.add_text(path, event["text"])
+    if op == "begin":
+        return writer.begin(path, event["kind"])
+    if op == "set":
+        return writer.set(path, event["value"])
+    if op == "end":
+        return writer.end(path)
+    return ""
+
+
+def _contract_warning(name: str, written: str, whole: str) -> None:
+    warnings.warn(
+        f"tool call {name!r}: the arguments streamed ({written[:60]!r}...) are not the start of the "
+        f"final arguments ({whole[:60]!r}...): the engine's value events broke their contract "
+        "(docs/streaming_values.md); the call ends as it went out",
+        RuntimeWarning, stacklevel=4)

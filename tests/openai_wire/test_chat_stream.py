@@ -1,0 +1,211 @@
+"""``ChatCompletionStream``: the exact chunks, the finish reasons, failures, and token ids."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import chatcodec
+from chatcodec import ResponseParser, profiles
+from chatcodec.errors import ParserStateError, ResponseParseError
+from chatcodec.model.codec import ChatCodec
+from chatcodec.openai import ChatCompletionStream, ToolCallIds, to_chat_message
+from tests.helpers import QWEN_RESPONSE_TEMPLATE
+from tests.model.helpers import chatml_tokenizer, make_model_dir
+from tests.openai_wire.helpers import check_chunks, run_chat
+
+HERMES = profiles.load("hermes")
+CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+
+
+def hermes(errors: str = "strict") -> ResponseParser:
+    return ResponseParser(HERMES.response_template, prefix="", errors=errors)
+
+
+def index_ids(name: str, index: int) -> str:
+    return f"call_{index}"
+
+
+def deltas(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [chunk["choices"][0]["delta"] for chunk in chunks]
+
+
+def test_the_canonical_sequence() -> None:
+    stream = ChatCompletionStream(hermes(), model="hermes-3", id="chatcmpl-7", created=1700000000,
+                                  ids=index_ids)
+    first = stream.feed("Let me check. ")
+    assert first == [{
+        "id": "chatcmpl-7", "object": "chat.completion.chunk", "created": 1700000000, "model": "hermes-3",
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me check."},
+                     "logprobs": None, "finish_reason": None}],
+    }]
+    chunks = first + stream.feed(CALL) + stream.feed(CALL.replace("Paris", "Tokyo"))
+    last = stream.finish()
+    assert deltas(chunks[1:]) == [
+        {"tool_calls": [{"index": 0, "id": "call_0", "type": "function",
+                         "function": {"name": "get_weather", "arguments": ""}}]},
+        {"tool_calls": [{"index": 0, "function": {"arguments": '{"city": "Paris"}'}}]},
+        {"tool_calls": [{"index": 1, "id": "call_1", "type": "function",
+                         "function": {"name": "get_weather", "arguments": ""}}]},
+        {"tool_calls": [{"index": 1, "function": {"arguments": '{"city": "Tokyo"}'}}]},
+    ]
+    assert [(chunk["choices"][0]["delta"], chunk["choices"][0]["finish_reason"]) for chunk in last] == [
+        ({}, "tool_calls")]
+    assert check_chunks(chunks + last) == to_chat_message(stream.message, ids=index_ids)
+
+
+def test_the_first_feed_always_gives_the_role() -> None:
+    stream = ChatCompletionStream(hermes(), ids=index_ids)
+    assert deltas(stream.feed("<tool_")) == [{"role": "assistant"}]
+    assert stream.feed("") == []
+
+
+def test_an_empty_generation_is_role_then_stop() -> None:
+    stream = ChatCompletionStream(hermes())
+    chunks = stream.finish()
+    assert [(chunk["choices"][0]["delta"], chunk["choices"][0]["finish_reason"]) for chunk in chunks] == [
+        ({"role": "assistant"}, None), ({}, "stop")]
+
+
+def test_whitespace_the_message_strips_is_held_back_not_sent() -> None:
+    """hermes strips content: leading whitespace waits for text, trailing whitespace for more text."""
+    chunks, stream = run_chat(hermes, ["  \n", " Hi", "  ", "\n", "there  ", " \n"])
+    assert [delta.get("content") for delta in deltas(chunks)] == [None, "Hi", "  \nthere", None]
+    assert stream.message == {"role": "assistant", "content": "Hi  \nthere"}
+
+
+def test_text_around_calls_is_one_content() -> None:
+    chunks, stream = run_chat(hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
+    assert [delta.get("content") for delta in deltas(chunks)] == [
+        "Let me check.", None, None, "  Done.", None]
+    assert stream.message is not None and stream.message["content"] == "Let me check.  Done."
+
+
+def test_a_join_field_writes_its_separator_between_regions() -> None:
+    gpt_oss = profiles.load("gpt_oss")
+
+    def parser() -> ResponseParser:
+        return ResponseParser(gpt_oss.response_template, prefix="")
+
+    output = ("<|channel|>analysis<|message|> First. <|end|><|start|>assistant<|channel|>analysis<|message|>"
+              "<|end|><|start|>assistant<|channel|>analysis<|message|>Third.<|end|>"
+              "<|start|>assistant<|channel|>final<|message|>Hi<|return|>")
+    chunks, stream = run_chat(parser, list(output))
+    assert "".join(delta.get("reasoning_content", "") for delta in deltas(chunks)) == "First.\n\nThird."
+    assert stream.message == {"role": "assistant", "reasoning_content": "First.\n\nThird.", "content": "Hi"}
+    assert check_chunks(chunks) == to_chat_message(stream.message)
+
+
+def test_keys_openai_has_no_field_for_go_in_the_last_chunk() -> None:
+    gpt_oss = profiles.load("gpt_oss")
+    output = ('<|channel|>analysis to=browser.search<|message|>{"query": "weather"}<|call|>')
+    chunks, stream = run_chat(lambda: ResponseParser(gpt_oss.response_template, prefix=""), [output])
+    assert deltas(chunks)[-1] == {"builtin_tool_calls": [{"recipient": "browser.search",
+                                                           "content": '{"query": "weather"}'}]}
+    assert check_chunks(chunks, extra=["builtin_tool_calls"]) == to_chat_message(stream.message)
+
+
+@pytest.mark.parametrize("key", ["reasoning", None])
+def test_the_reasoning_key(key: str | None) -> None:
+    qwen3 = profiles.load("qwen3")
+    prompt = qwen3.generation_prompt_ending("<think>\n")
+
+    def parser() -> ResponseParser:
+        return ResponseParser(qwen3.response_template, prefix=prompt)
+
+    chunks, stream = run_chat(parser, ["Hm.</think>Hi"], reasoning_key=key)
+    expected = [{"role": "assistant", "reasoning": "\nHm."}, {"content": "Hi"}, {}] if key else \
+        [{"role": "assistant", "content": "Hi"}, {}]
+    assert deltas(chunks) == expected
+    assert check_chunks(chunks, reasoning_key=key) == to_chat_message(stream.message, reasoning_key=key)
+
+
+def test_text_the_prompt_opened_goes_out_with_the_first_feed() -> None:
+    """qwen3's generation prompt can pre-open ``<think>\\n``: the reasoning region starts in the prompt."""
+    qwen3 = profiles.load("qwen3")
+    parser = ResponseParser(qwen3.response_template, prefix=qwen3.generation_prompt_ending("<think>\n"))
+    assert parser.initial_events  # the prompt opened the reasoning region and wrote "\n" in it
+    stream = ChatCompletionStream(parser)
+    assert deltas(stream.feed("A")) == [{"role": "assistant", "reasoning_content": "\nA"}]
+
+
+@pytest.mark.parametrize(
+    ("requested", "reported"),
+    [(None, "tool_calls"), ("stop", "tool_calls"), ("length", "length"),
+     ("content_filter", "content_filter")],
+)
+def test_finish_reasons_with_calls(requested: str | None, reported: str) -> None:
+    chunks, _ = run_chat(hermes, [CALL], requested)
+    assert chunks[-1]["choices"][0]["finish_reason"] == reported
+
+
+def test_finish_reason_stop_without_calls_and_bad_reasons() -> None:
+    chunks, _ = run_chat(hermes, ["Hi"], "tool_calls")
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    stream = ChatCompletionStream(hermes())
+    with pytest.raises(ValueError, match="finish_reason: expected one of"):
+        stream.finish("eos")
+    assert stream.message is None  # nothing ended: the right reason can still be given
+    assert stream.finish()[-1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_a_malformed_call_is_content_with_errors_keep() -> None:
+    broken = '<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>'
+    chunks, stream = run_chat(lambda: hermes("keep"), ["Hi ", broken])
+    assert [delta.get("content") for delta in deltas(chunks)] == ["Hi", " " + broken, None]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert check_chunks(chunks) == to_chat_message(stream.message) == {"role": "assistant",
+                                                                       "content": "Hi " + broken}
+
+
+def test_strict_errors_raise_from_the_stream() -> None:
+    stream = ChatCompletionStream(hermes())
+    with pytest.raises(ResponseParseError):
+        stream.feed('<tool_call>{"name": </tool_call>')
+
+
+def test_a_finished_stream_refuses_more() -> None:
+    stream = ChatCompletionStream(hermes())
+    stream.finish()
+    with pytest.raises(ParserStateError, match="already finalized"):
+        stream.feed("x")
+    with pytest.raises(ParserStateError, match="already finalized"):
+        stream.finish()
+
+
+def test_what_is_not_a_parser_or_not_text_is_refused() -> None:
+    with pytest.raises(TypeError, match="expected a ResponseParser"):
+        ChatCompletionStream(object())
+    template = {"start_anchor": "x", "fields": {"content": {"content": "int"}}}
+    with pytest.raises(ValueError, match="field 'content' \\(content parser 'int'\\): the OpenAI streams"):
+        ChatCompletionStream(ResponseParser(template, prefix=""))
+
+
+def test_token_ids_through_chatcodecs_parser(tmp_path: Any) -> None:
+    directory = make_model_dir(tmp_path, chat_template="{{ messages }}",
+                               response_template=QWEN_RESPONSE_TEMPLATE,
+                               special_tokens={"eos_token": "<|im_end|>"}, tokenizer=chatml_tokenizer())
+    codec = ChatCodec.from_pretrained(directory)
+    output = 'Hi <tool_call>{"name": "f", "arguments": {"a": "é"}}</tool_call>'
+    ids = [*codec.encode(output, add_special_tokens=False), 2]  # then <|im_end|>
+    stream = ChatCompletionStream(codec.get_response_parser(prefix=""), ids=index_ids)
+    chunks = [chunk for token_id in ids for chunk in stream.feed(token_id)] + stream.finish()
+    assert check_chunks(chunks) == {
+        "role": "assistant", "content": "Hi",
+        "tool_calls": [{"id": "call_0", "type": "function",
+                        "function": {"name": "f", "arguments": '{"a": "é"}'}}],
+    }
+
+
+def test_chunks_are_json_ready() -> None:
+    chunks, _ = run_chat(hermes, ["Hi ", CALL])
+    assert [json.loads(json.dumps(chunk)) for chunk in chunks] == chunks
+
+
+def test_parse_response_and_the_stream_agree_on_seeded_ids() -> None:
+    output = "Hi " + CALL
+    parsed = chatcodec.parse_response(output, HERMES.response_template, prefix="")
+    chunks, _ = run_chat(hermes, list(output), ids=ToolCallIds(seed=3))
+    assert check_chunks(chunks) == to_chat_message(parsed, ids=ToolCallIds(seed=3))

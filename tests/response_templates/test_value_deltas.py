@@ -1,0 +1,90 @@
+"""``value_deltas=True``: every corpus vector and every profile peer vector, replayed three ways.
+
+For each output, ``check_values`` (``value_helpers.py``) asserts that the replayed ``region_value``
+events of every region that closes without an error equal its ``region_close`` value, that the
+merged events do not depend on the chunking, and that nothing else changes. The profile vectors
+also say which profiles stream their tool calls' arguments (``STREAMING`` below).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatcodec import ResponseParser, load_response_template, profiles
+from chatcodec.response_templates.scanners import has_scanner
+from tests.conftest import load_json
+from tests.response_templates.helpers import IGNORE_NO_ANCHOR
+from tests.response_templates.value_helpers import check_values
+
+pytestmark = IGNORE_NO_ANCHOR
+
+RESPONSE_VECTORS = [v for v in load_json("response_vectors.json")["vectors"]
+                    if v["kind"] in ("parse", "stream", "parse_error") and v.get("output") is not None]
+PEER_VECTORS = [v for v in load_json("peer_vectors.json")["vectors"] if v["family"] in profiles.names()]
+
+
+def _loads(template: Any) -> bool:
+    try:
+        load_response_template(template)
+    except ValueError:
+        return False
+    return True
+
+
+#: json.loads keeps the last of a repeated key (at the first one's place), which no stream can know
+#: before the object ends; the ``bounds`` branch makes a repeated key an error (then this case
+#: streams like any other failing region).
+REPEATED_KEYS = {"x-json-duplicate-keys"}
+
+
+@pytest.mark.parametrize("vector", [pytest.param(v, id=v["id"]) for v in RESPONSE_VECTORS
+                                    if _loads(v["template"]) and v["id"] not in REPEATED_KEYS])
+def test_corpus_vector_values(vector: dict[str, Any]) -> None:
+    for errors in ("strict", "keep"):
+        check_values(vector["template"], vector["output"], prefix=vector.get("prefix") or "",
+                     tools=vector.get("tools"), errors=errors, splits=4)
+
+
+@pytest.mark.parametrize("vector", [pytest.param(v, id=v["id"]) for v in PEER_VECTORS])
+def test_peer_vector_values(vector: dict[str, Any]) -> None:
+    profile = profiles.load(vector["family"])
+    prefix = profile.generation_prompt_ending(vector["prompt_suffix"])
+    for errors in ("strict", "keep"):
+        check_values(profile.response_template, vector["output"], prefix=prefix, tools=vector["tools"],
+                     errors=errors, splits=6)
+
+
+def _streams_arguments(name: str) -> bool:
+    field = profiles.load(name).response_template["fields"].get("tool_calls")
+    return field is not None and has_scanner(field.get("content", "text"), field.get("content_args", {}))
+
+
+def test_profiles_that_stream_arguments() -> None:
+    streaming = sorted(name for name in profiles.names() if _streams_arguments(name))
+    assert streaming == sorted(STREAMING)
+
+
+#: The bundled profiles whose tool calls' arguments stream as they are written.
+STREAMING = ["functionary_v3_1", "functionary_v3_2", "gpt_oss", "qwen3"]
+
+
+def test_a_long_string_argument_streams_as_it_is_written() -> None:
+    template = profiles.load("qwen3").response_template
+    head = '<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt", "content": "'
+    body = "".join(f"line {n} of the file\\n" for n in range(100))
+    output = head + body + '"}}\n</tool_call>'
+    parser = ResponseParser(template, prefix="", value_deltas=True)
+    pieces: list[str] = []
+    for start in range(0, len(output), 7):
+        chunk = output[start : start + 7]
+        texts = [e["text"] for e in parser.feed(chunk) if e["type"] == "region_value"
+                 and e["path"] == ["function", "arguments", "content"] and e["op"] == "text"]
+        if start + 7 > len(head) and not pieces:
+            assert texts, "the first characters of the argument arrive in the feed that delivers them"
+            assert texts[0] == output[len(head) : start + 7]
+        pieces += texts
+    parser.finalize()
+    assert len(pieces) >= 250
+    assert "".join(pieces) == "".join(f"line {n} of the file\n" for n in range(100))
