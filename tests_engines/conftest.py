@@ -8,7 +8,6 @@ are loaded the way the engines load them: through the installed entry points.
 from __future__ import annotations
 
 import pytest
-
 from tests.conftest import corpus_path  # noqa: F401  (the Hypothesis profiles and the corpus location)
 
 

@@ -36,26 +36,41 @@ from tests_engines.harness import deltas, normal, prefix, tokenizer, tools
 
 
 def vllm_parser_cls(family: str, *, tool: bool = True, reasoning: bool = True) -> Any:
-    return ParserManager.get_parser(tool_parser_name="chatcodec" if tool else None,
-                                    reasoning_parser_name="chatcodec" if reasoning else None,
-                                    enable_auto_tools=tool, model_name=family, tokenizer=tokenizer(family))
+    return ParserManager.get_parser(
+        tool_parser_name="chatcodec" if tool else None,
+        reasoning_parser_name="chatcodec" if reasoning else None,
+        enable_auto_tools=tool,
+        model_name=family,
+        tokenizer=tokenizer(family),
+    )
 
 
 def chat_request(vector: dict[str, Any], **options: Any) -> ChatCompletionRequest:
-    return ChatCompletionRequest(model="m", messages=[{"role": "user", "content": "hi"}], tools=tools(vector),
-                                 **{"tool_choice": "auto", **options})
+    return ChatCompletionRequest(
+        model="m",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=tools(vector),
+        **{"tool_choice": "auto", **options},
+    )
 
 
-def vllm_stream(vector: dict[str, Any], size: int, *, parser_cls: Any = None, request: Any = None,
-                output: str | None = None) -> tuple[dict[str, Any], list[Any], str]:
+def vllm_stream(
+    vector: dict[str, Any],
+    size: int,
+    *,
+    parser_cls: Any = None,
+    request: Any = None,
+    output: str | None = None,
+) -> tuple[dict[str, Any], list[Any], str]:
     """Stream through ``ChatStreamProcessor``; returns (message, deltas sent, finish_reason)."""
     family = vector["family"]
     tok = tokenizer(family)
     parser_cls = parser_cls or vllm_parser_cls(family)
     request = request or chat_request(vector)
     parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
-    processor = ChatStreamProcessor(request, parser, enable_auto_tools=parser_cls.tool_parser_cls is not None,
-                                    parser_cls=parser_cls)
+    processor = ChatStreamProcessor(
+        request, parser, enable_auto_tools=parser_cls.tool_parser_cls is not None, parser_cls=parser_cls
+    )
     prompt_ids = tok.encode(prefix(vector), add_special_tokens=False)
     pieces = deltas(tok, vector["output"] if output is None else output, size)
     sent, finish = [], ""
@@ -81,8 +96,9 @@ def assemble_vllm(sent: list[Any]) -> dict[str, Any]:
     return normal(reasoning, content, [(name, args) for name, args in (calls[i] for i in sorted(calls))])
 
 
-def vllm_parse(vector: dict[str, Any], *, parser_cls: Any = None, request: Any = None,
-               output: str | None = None) -> dict[str, Any]:
+def vllm_parse(
+    vector: dict[str, Any], *, parser_cls: Any = None, request: Any = None, output: str | None = None
+) -> dict[str, Any]:
     """The non-streaming path: ``Parser.parse`` after the prompt ids, as the chat server calls it."""
     family = vector["family"]
     tok = tokenizer(family)
@@ -90,14 +106,23 @@ def vllm_parse(vector: dict[str, Any], *, parser_cls: Any = None, request: Any =
     request = request or chat_request(vector)
     parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
     parser.set_prompt_token_ids(tok.encode(prefix(vector), add_special_tokens=False))
-    reasoning, content, calls = parser.parse(vector["output"] if output is None else output, request,
-                                             enable_auto_tools=parser_cls.tool_parser_cls is not None)
+    reasoning, content, calls = parser.parse(
+        vector["output"] if output is None else output,
+        request,
+        enable_auto_tools=parser_cls.tool_parser_cls is not None,
+    )
     return normal(reasoning, content, [(call.name, call.arguments) for call in calls or []])
 
 
 def responses_request(vector: dict[str, Any]) -> ResponsesRequest:
-    flat = [{"type": "function", "name": tool["function"]["name"],
-             "parameters": tool["function"].get("parameters", {"type": "object"})} for tool in tools(vector)]
+    flat = [
+        {
+            "type": "function",
+            "name": tool["function"]["name"],
+            "parameters": tool["function"].get("parameters", {"type": "object"}),
+        }
+        for tool in tools(vector)
+    ]
     return ResponsesRequest(model="m", input="hi", tools=flat)
 
 
@@ -113,8 +138,13 @@ def vllm_responses(vector: dict[str, Any], size: int) -> tuple[dict[str, Any], l
     prompt_ids = tok.encode(prefix(vector), add_special_tokens=False)
     pieces = deltas(tok, vector["output"], size)
     for number, (text, ids) in enumerate(pieces):
-        message = parser.parse_delta(text, ids, request, prompt_token_ids=prompt_ids if number == 0 else None,
-                                     finished=number == len(pieces) - 1)
+        message = parser.parse_delta(
+            text,
+            ids,
+            request,
+            prompt_token_ids=prompt_ids if number == 0 else None,
+            finished=number == len(pieces) - 1,
+        )
         for part in split_delta(message) if message else []:
             target, call = processor.resolve_target_state(part)
             if target == _StateType.NONE:
@@ -148,8 +178,9 @@ def prompt_opens_reasoning(vector: dict[str, Any]) -> bool:
 def sglang_stream(vector: dict[str, Any], size: int) -> tuple[dict[str, Any], list[Any]]:
     """Reasoning parser, then tool-call parser, per delta; the end flush; the unstreamed-args check."""
     tok = tokenizer(vector["family"])
-    reasoning_parser = ReasoningParser("chatcodec", stream_reasoning=True,
-                                       force_reasoning=prompt_opens_reasoning(vector), tokenizer=tok)
+    reasoning_parser = ReasoningParser(
+        "chatcodec", stream_reasoning=True, force_reasoning=prompt_opens_reasoning(vector), tokenizer=tok
+    )
     tool_parser = FunctionCallParser(sglang_tools(vector), "chatcodec", tokenizer=tok)
     reasoning, content, items = "", "", []
 
@@ -190,7 +221,9 @@ def sglang_stream(vector: dict[str, Any], size: int) -> tuple[dict[str, Any], li
 def sglang_parse(vector: dict[str, Any]) -> dict[str, Any]:
     """The non-streaming path: ``parse_non_stream`` of both parsers, as ``serving_chat`` chains them."""
     tok = tokenizer(vector["family"])
-    reasoning_parser = ReasoningParser("chatcodec", force_reasoning=prompt_opens_reasoning(vector), tokenizer=tok)
+    reasoning_parser = ReasoningParser(
+        "chatcodec", force_reasoning=prompt_opens_reasoning(vector), tokenizer=tok
+    )
     reasoning, text = reasoning_parser.parse_non_stream(vector["output"])
     tool_parser = FunctionCallParser(sglang_tools(vector), "chatcodec", tokenizer=tok)
     content, calls = tool_parser.parse_non_stream(text or "")

@@ -46,11 +46,14 @@ class ServingTemplate:
         source: where it came from: ``"CHATCODEC_RESPONSE_TEMPLATE=<value>"``,
             ``"tokenizer_config.json"`` or ``"profile:<name>"``.
         model: the model's name or path as the tokenizer knows it (for messages).
+        profile: the bundled profile's name when the template is one (tool-call ids then take the
+            form the family's chat template accepts).
     """
 
     template: ResponseTemplate
     source: str
     model: str
+    profile: str | None = None
 
 
 _cache: weakref.WeakKeyDictionary[Any, ServingTemplate] = weakref.WeakKeyDictionary()
@@ -99,7 +102,8 @@ def _model_name(tokenizer: Any) -> str:
 def _find(tokenizer: Any, setting: str) -> ServingTemplate:
     model = _model_name(tokenizer)
     if setting:
-        return ServingTemplate(template_from_setting(setting), f"{ENV_VAR}={setting}", model)
+        profile = _profile_named(setting)
+        return ServingTemplate(template_from_setting(setting), f"{ENV_VAR}={setting}", model, profile)
     own = _tokenizer_template(tokenizer)
     if own is not None:
         return ServingTemplate(_load(own, f"{model}: tokenizer_config.json"), "tokenizer_config.json", model)
@@ -123,6 +127,19 @@ def _find(tokenizer: Any, setting: str) -> ServingTemplate:
         "response-template JSON file, a tokenizer_config.json or a model directory, e.g. "
         f"{ENV_VAR}=/path/to/response_template.json"
     )
+
+
+def _profile_named(setting: str) -> str | None:
+    """The profile a setting names, when it is a profile name and not a path."""
+    from chatcodec import profiles
+    from chatcodec.errors import UnknownProfileError
+
+    if Path(setting).expanduser().exists():
+        return None
+    try:
+        return profiles.load(setting).name
+    except UnknownProfileError:
+        return None
 
 
 def _tokenizer_template(tokenizer: Any) -> dict[str, Any] | None:

@@ -170,12 +170,14 @@ class Session:
         keep_raw: bool = True,
         track_outside: bool = False,
     ) -> None:
-        from chatcodec.openai import ChatCompletionStream
+        from chatcodec.openai import ChatCompletionStream, ToolCallIds
 
         self.serving = serving
         self._reasoning = reasoning_field(serving.template)
         self._recorder = _Recorder(new_parser(serving, prefix, tools))
-        self._stream = ChatCompletionStream(self._recorder, reasoning_key=_REASONING_KEY)
+        ids = ToolCallIds.for_profile(serving.profile) if serving.profile else ToolCallIds()
+        self._stream = ChatCompletionStream(self._recorder, reasoning_key=_REASONING_KEY, ids=ids,
+                                            model=serving.model)
         self.raw = RawText()
         self.keep_raw = keep_raw or track_outside
         self._track_outside = track_outside
