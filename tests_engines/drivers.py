@@ -32,6 +32,7 @@ from vllm.parser.parser_manager import ParserManager
 
 from chatcodec.integrations.discovery import serving_template
 from chatcodec.integrations.session import Session
+from chatcodec.integrations.sglang_detectors import inferred_prefix
 from tests_engines.harness import deltas, normal, prefix, tokenizer, tools
 
 
@@ -173,6 +174,14 @@ def sglang_tools(vector: dict[str, Any]) -> list[Any]:
 def prompt_opens_reasoning(vector: dict[str, Any]) -> bool:
     """What SGLang's ``force_reasoning`` says for this prompt (its template manager decides it)."""
     return Session(serving_template(tokenizer(vector["family"])), prefix(vector), None).in_reasoning
+
+
+def sglang_prompt(vector: dict[str, Any]) -> str:
+    """The prompt the SGLang plugin parses with: SGLang shows a reasoning parser only whether the
+    prompt opened reasoning, so text the prompt wrote inside it (the newline after Qwen's
+    ``<think>``) is not part of what the plugin sees."""
+    serving = serving_template(tokenizer(vector["family"]))
+    return inferred_prefix(serving, prompt_opens_reasoning(vector))
 
 
 def sglang_stream(vector: dict[str, Any], size: int) -> tuple[dict[str, Any], list[Any]]:

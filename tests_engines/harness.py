@@ -22,6 +22,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from chatcodec import parse_response, profiles
+from chatcodec.openai import to_chat_message
 
 VECTORS: list[dict[str, Any]] = load_json("peer_vectors.json")["vectors"]
 #: Token-like delimiters become special tokens; prose delimiters ("Here is my response:") do not.
@@ -125,29 +126,28 @@ def tools(vector: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def reference(vector: dict[str, Any]) -> dict[str, Any]:
-    """chatcodec's own parse of the vector (errors kept as content), in a comparable form."""
+def reference(vector: dict[str, Any], prompt: str | None = None) -> dict[str, Any]:
+    """chatcodec's own parse of the vector (errors kept as content) as an OpenAI message
+    (:func:`chatcodec.openai.to_chat_message`), in the form :func:`normal` gives.
+
+    Args:
+        prompt: the prompt the output continues (default: the vector's generation prompt).
+    """
     template = profiles.load(vector["family"]).response_template
-    message = parse_response(
-        vector["output"], template, prefix=prefix(vector), tools=tools(vector), errors="keep"
-    )
-    return normal(
-        message.get("reasoning_content"),
-        message.get("content"),
-        [(call["function"]["name"], call["function"]["arguments"]) for call in message.get("tool_calls", [])],
-    )
+    prompt = prefix(vector) if prompt is None else prompt
+    parsed = parse_response(vector["output"], template, prefix=prompt, tools=tools(vector), errors="keep")
+    message = to_chat_message(parsed)
+    calls = [
+        (call["function"]["name"], call["function"]["arguments"]) for call in message.get("tool_calls") or []
+    ]
+    return normal(message.get("reasoning_content"), message.get("content"), calls)
 
 
 def normal(reasoning: Any, content: Any, calls: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A message to compare: text without surrounding whitespace, arguments as JSON values."""
-
-    def text(value: Any) -> str:
-        if isinstance(value, list):
-            value = "".join(value)
-        return (value or "").strip()
-
+    """A message to compare: text exactly as sent (``None`` and ``""`` alike, as the engines drop
+    empty fields), arguments as JSON values (ids are random, formatting is the JSON's)."""
     return {
-        "reasoning": text(reasoning),
-        "content": text(content),
+        "reasoning": reasoning or "",
+        "content": content or "",
         "tool_calls": [(name, json.loads(args) if isinstance(args, str) else args) for name, args in calls],
     }

@@ -4,9 +4,11 @@ For every family with a bundled profile, a corpus chat template and peer vectors
 outputs), each output is streamed at 1, 3 and all tokens per delta through vLLM's chat stream
 processor, vLLM's Responses event processor and SGLang's parser chain, and parsed whole through both
 engines' non-streaming paths. Every way must reassemble to chatcodec's own parse of the output
-(``harness.reference``). The tool deltas must have the shape clients rely on: id, type and name in
-each call's first delta only, indexes counting calls from 0 in output order, and nothing sent twice
-by the engines' end-of-stream flushes.
+(``harness.reference``: ``to_chat_message`` of ``parse_response``, text compared exactly; for
+SGLang, which shows a reasoning parser nothing of the prompt but whether it opened reasoning, the
+parse of the output after the prompt the plugin infers). The tool deltas must have the shape
+clients rely on: id, type and name in each call's first delta only, indexes counting calls from 0 in
+output order, and nothing sent twice by the engines' end-of-stream flushes.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def test_vllm_responses_stream(vector: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("vector", CASES, ids=lambda vector: vector["id"])
 def test_sglang_stream(vector: dict[str, Any]) -> None:
-    expected = reference(vector)
+    expected = reference(vector, drivers.sglang_prompt(vector))
     for size in SIZES:
         got, items = drivers.sglang_stream(vector, size)
         assert got == expected, f"{size} tokens per delta"
@@ -82,7 +84,7 @@ def test_sglang_stream(vector: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("vector", CASES, ids=lambda vector: vector["id"])
 def test_sglang_non_streaming(vector: dict[str, Any]) -> None:
-    assert drivers.sglang_parse(vector) == reference(vector)
+    assert drivers.sglang_parse(vector) == reference(vector, drivers.sglang_prompt(vector))
 
 
 _WITH_CALLS = [vector for vector in CASES if vector["expected"]["tool_calls"]]
@@ -95,4 +97,5 @@ def test_any_grouping_of_tokens_gives_the_same_message(vector: dict[str, Any], s
     got, sent, _ = drivers.vllm_stream(vector, sizes)  # type: ignore[arg-type]
     assert got == expected
     check_tool_deltas(sent)
-    assert drivers.sglang_stream(vector, sizes)[0] == expected  # type: ignore[arg-type]
+    sglang_expected = reference(vector, drivers.sglang_prompt(vector))
+    assert drivers.sglang_stream(vector, sizes)[0] == sglang_expected  # type: ignore[arg-type]

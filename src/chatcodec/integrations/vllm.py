@@ -65,8 +65,10 @@ def register() -> list[str]:
     ):
         mine = (_MODULE, cls)
         taken = eager.get(NAME)
-        if (taken is not None and taken.__module__ != _MODULE) or lazy.get(NAME, mine) != mine:
-            where = taken.__module__ if taken is not None else lazy[NAME][0]
+        where = taken.__module__ if taken is not None and taken.__module__ != _MODULE else None
+        if lazy.get(NAME, mine) != mine:
+            where = lazy[NAME][0]
+        if where is not None:
             logger.warning(
                 "chatcodec: a %s parser named %r is already registered (%s); not replacing it",
                 kind,
