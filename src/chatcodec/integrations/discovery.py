@@ -117,9 +117,8 @@ def _find(tokenizer: Any, setting: str) -> ServingTemplate:
             model,
             profile,
         )
-        return ServingTemplate(
-            load_response_template(profiles.load(profile).response_template), f"profile:{profile}", model
-        )
+        template = load_response_template(profiles.load(profile).response_template)
+        return ServingTemplate(template, f"profile:{profile}", model, profile)
     raise ResponseTemplateNotFoundError(
         f"chatcodec: no response template for {model!r}: its tokenizer_config.json has no "
         f"response_template and its chat template matches no bundled profile. Name one with the "
