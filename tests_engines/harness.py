@@ -32,6 +32,9 @@ _TOKEN_LIKE = regex.compile(
 )
 
 
+_MARKERS = regex.compile(r"<｜[^｜<>]{1,40}｜>|<\|[^|<>\s]{1,40}\|>|\[[A-Z][A-Z_]{1,30}\]")
+
+
 def families() -> list[str]:
     """Profiled families that have peer vectors and a corpus chat template, sorted."""
     named = {vector["family"] for vector in VECTORS}
@@ -63,11 +66,12 @@ def _delimiter_literals(template: dict[str, Any]) -> list[str]:
 def tokenizer(family: str) -> Any:
     """A transformers tokenizer for ``family`` (see the module docstring)."""
     profile = profiles.load(family)
-    specials = {
-        text for text in _delimiter_literals(profile.response_template) if _TOKEN_LIKE.fullmatch(text)
-    }
-    specials |= {text for text in profile.special_tokens.values() if text}
-    specials = sorted(specials)
+    found = {text for text in _delimiter_literals(profile.response_template) if _TOKEN_LIKE.fullmatch(text)}
+    # marker tokens written inside content parsers' patterns (DeepSeek's <｜tool▁call▁begin｜>, Kimi's
+    # <|tool_call_begin|>) are special tokens of those vocabularies too
+    spec_text = regex.sub(r"\\(.)", r"\1", json.dumps(profile.response_template, ensure_ascii=False))
+    found |= set(_MARKERS.findall(spec_text))
+    specials = sorted(found | {text for text in profile.special_tokens.values() if text})
     texts = [vector["output"] for vector in vectors(family)] + list(profile.generation_prompts)
     model = Tokenizer(models.BPE())
     model.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -80,9 +84,12 @@ def tokenizer(family: str) -> Any:
     )
     model.train_from_iterator(texts, trainer=trainer)
     source = profile.chat_template_source or {}
+    chat_template = (
+        corpus_template(source["corpus_file"]) if source.get("corpus_file") else profile.chat_template
+    )
     wrapped = PreTrainedTokenizerFast(
         tokenizer_object=model,
-        chat_template=corpus_template(source["corpus_file"]),
+        chat_template=chat_template or "{{ messages }}",
         **{key: value for key, value in profile.special_tokens.items() if value},
     )
     wrapped.name_or_path = str(source.get("model", family))
@@ -103,7 +110,8 @@ def deltas(tok: Any, output: str, size: int | list[int]) -> list[tuple[str, list
     ids = tok.encode(output, add_special_tokens=False)
     assert tok.decode(ids, skip_special_tokens=False) == output, "the test tokenizer must round-trip"
     sizes = size if isinstance(size, list) else [size or max(len(ids), 1)]
-    result, sent, start, turn = [], "", 0, 0
+    result: list[tuple[str, list[int]]] = []
+    sent, start, turn = "", 0, 0
     while start < len(ids) or not result:
         end = min(len(ids), start + max(sizes[turn % len(sizes)], 1))
         turn += 1
@@ -119,7 +127,7 @@ def tools(vector: dict[str, Any]) -> list[dict[str, Any]]:
     """The vector's tools, or schema-less functions named after the calls it expects (the engines
     only parse tool calls for requests with tools)."""
     if vector["tools"]:
-        return vector["tools"]
+        return list(vector["tools"])
     names = dict.fromkeys(call["name"] for call in vector["expected"]["tool_calls"]) or {"noop": None}
     return [
         {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}} for name in names

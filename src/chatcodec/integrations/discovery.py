@@ -58,6 +58,7 @@ class ServingTemplate:
 
 _cache: weakref.WeakKeyDictionary[Any, ServingTemplate] = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
+_settings: dict[str, tuple[ResponseTemplate, str | None]] = {}
 
 
 def serving_template(tokenizer: Any) -> ServingTemplate:
@@ -102,8 +103,10 @@ def _model_name(tokenizer: Any) -> str:
 def _find(tokenizer: Any, setting: str) -> ServingTemplate:
     model = _model_name(tokenizer)
     if setting:
-        profile = _profile_named(setting)
-        return ServingTemplate(template_from_setting(setting), f"{ENV_VAR}={setting}", model, profile)
+        found = _settings.get(setting)
+        if found is None:  # read once per process: the engines build a parser per request
+            found = _settings[setting] = (template_from_setting(setting), _profile_named(setting))
+        return ServingTemplate(found[0], f"{ENV_VAR}={setting}", model, found[1])
     own = _tokenizer_template(tokenizer)
     if own is not None:
         return ServingTemplate(_load(own, f"{model}: tokenizer_config.json"), "tokenizer_config.json", model)

@@ -81,8 +81,9 @@ class RawText:
     """
 
     def __init__(self) -> None:
-        self._pieces: list[str] = []
-        self._start = 0  # offset of the first kept piece
+        self._text = ""  # the kept text, from offset _start
+        self._pieces: list[str] = []  # appended since _text was last joined
+        self._start = 0
         self.length = 0
 
     def append(self, text: str) -> None:
@@ -91,21 +92,24 @@ class RawText:
             self._pieces.append(text)
             self.length += len(text)
 
+    def _joined(self) -> str:
+        if self._pieces:
+            self._text = self._text + "".join(self._pieces)
+            self._pieces = []
+        return self._text
+
     def slice(self, start: int, end: int | None = None) -> str:
         """``text[start:end]`` of the generated text (``start`` clamped to what is kept)."""
-        joined = "".join(self._pieces)
-        self._pieces = [joined] if joined else []
+        text = self._joined()
         begin = max(start, self._start) - self._start
-        return joined[begin:] if end is None else joined[begin : max(end - self._start, begin)]
+        return text[begin:] if end is None else text[begin : max(end - self._start, begin)]
 
     def drop_before(self, offset: int) -> None:
         """Forget the text before ``offset`` (it will never be read again)."""
-        joined = "".join(self._pieces)
-        cut = max(0, min(offset, self.length) - self._start)
-        if cut:
-            joined = joined[cut:]
+        cut = min(offset, self.length) - self._start
+        if cut > 0:
+            self._text = self._joined()[cut:]
             self._start += cut
-        self._pieces = [joined] if joined else []
 
 
 class _Recorder:
@@ -133,7 +137,26 @@ class _Recorder:
         return getattr(self.parser, name)
 
 
-def new_parser(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]] | None) -> ResponseParser:
+#: whether this chatcodec's parser can stream values (``value_deltas``), looked up once
+_STREAMS_VALUES = "value_deltas" in inspect.signature(ResponseParser).parameters
+#: profile name -> its tool-call id form (reading a profile costs more than a whole short stream)
+_ID_FORMS: dict[str, str] = {}
+
+
+def _ids(profile: str | None) -> Any:
+    """A fresh id factory in the form the profile's chat template accepts."""
+    from chatcodec.openai import ToolCallIds
+
+    if profile is None:
+        return ToolCallIds()
+    form = _ID_FORMS.get(profile)
+    if form is None:
+        form = _ID_FORMS[profile] = ToolCallIds.for_profile(profile).form
+    return ToolCallIds(form)
+
+
+def new_parser(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]] | None,
+               *, stream_values: bool = True) -> ResponseParser:
     """The response parser a session (or a one-shot parse) uses: nothing raises on model output.
 
     A prompt without the template's start anchor is parsed whole, as everywhere in chatcodec; the
@@ -141,7 +164,7 @@ def new_parser(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]
     themselves, so it says nothing the user can act on per request).
     """
     options: dict[str, Any] = {"tools": tools or None, "errors": "keep", "offsets": True}
-    if "value_deltas" in inspect.signature(ResponseParser).parameters:
+    if stream_values and _STREAMS_VALUES:
         options["value_deltas"] = True  # arguments streamed as they are written, where supported
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -159,6 +182,8 @@ class Session:
         keep_raw: keep the generated text in :attr:`raw` (off once nobody needs it).
         track_outside: fill :attr:`Step.outside` (the text outside reasoning, raw), forgetting the
             raw text as it is handed out.
+        stream_values: stream tool-call arguments as they are written (off for a stage that never
+            sends calls: it saves the value scanners' work).
     """
 
     def __init__(
@@ -169,15 +194,15 @@ class Session:
         *,
         keep_raw: bool = True,
         track_outside: bool = False,
+        stream_values: bool = True,
     ) -> None:
-        from chatcodec.openai import ChatCompletionStream, ToolCallIds
+        from chatcodec.openai import ChatCompletionStream
 
         self.serving = serving
         self._reasoning = reasoning_field(serving.template)
-        self._recorder = _Recorder(new_parser(serving, prefix, tools))
-        ids = ToolCallIds.for_profile(serving.profile) if serving.profile else ToolCallIds()
-        self._stream = ChatCompletionStream(self._recorder, reasoning_key=_REASONING_KEY, ids=ids,
-                                            model=serving.model)
+        self._recorder = _Recorder(new_parser(serving, prefix, tools, stream_values=stream_values))
+        self._stream = ChatCompletionStream(self._recorder, reasoning_key=_REASONING_KEY,
+                                            ids=_ids(serving.profile), model=serving.model)
         self.raw = RawText()
         self.keep_raw = keep_raw or track_outside
         self._track_outside = track_outside
@@ -208,30 +233,37 @@ class Session:
 
     def _step(self, chunks: list[dict[str, Any]]) -> Step:
         step = Step()
-        reasoning, content = [], []
-        for chunk in chunks:
-            for choice in chunk.get("choices", ()):
-                delta = choice.get("delta") or {}
-                reasoning.append(delta.get(_REASONING_KEY) or "")
-                content.append(delta.get("content") or "")
-                step.tool_calls += delta.get("tool_calls") or ()
-                if choice.get("finish_reason"):
-                    step.finish_reason = choice["finish_reason"]
-        step.reasoning, step.content = "".join(reasoning), "".join(content)
-        events, self._recorder.events = self._recorder.events, []
+        if chunks:
+            reasoning, content = [], []
+            for chunk in chunks:
+                for choice in chunk["choices"]:
+                    delta = choice["delta"]
+                    if _REASONING_KEY in delta:
+                        reasoning.append(delta[_REASONING_KEY])
+                    if delta.get("content"):
+                        content.append(delta["content"])
+                    if "tool_calls" in delta:
+                        step.tool_calls += delta["tool_calls"]
+                    if choice.get("finish_reason"):
+                        step.finish_reason = choice["finish_reason"]
+            step.reasoning, step.content = "".join(reasoning), "".join(content)
+        events = self._recorder.events
         outside: list[str] = []
-        for event in events:
-            is_reasoning = event["field"] == self._reasoning
-            if event["type"] == "region_open":
-                if is_reasoning:
-                    self.in_reasoning = True
-                    self._hand_out(outside, event["start"])
-                elif step.other_start is None:
-                    step.other_start = event["start"]
-            elif event["type"] == "region_close" and is_reasoning:
-                self.in_reasoning = False
-                step.reasoning_end = event["end"]
-                self._cursor = max(self._cursor, event["end"])
+        if events:
+            self._recorder.events = []
+            field = self._reasoning
+            for event in events:
+                kind = event["type"]
+                if kind == "region_open":
+                    if event["field"] == field:
+                        self.in_reasoning = True
+                        self._hand_out(outside, event["start"])
+                    elif step.other_start is None:
+                        step.other_start = event["start"]
+                elif kind == "region_close" and event["field"] == field:
+                    self.in_reasoning = False
+                    step.reasoning_end = event["end"]
+                    self._cursor = max(self._cursor, event["end"])
         if self._track_outside:
             if self.in_reasoning:  # nothing decided inside reasoning goes out
                 self._cursor = max(self._cursor, self.resolved)

@@ -115,7 +115,9 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
 
     def _stream(self) -> Session:
         if self._session is None:
-            self._session = Session(self._serving, self._prefix, None, track_outside=True)
+            self._session = Session(
+                self._serving, self._prefix, None, track_outside=True, stream_values=False
+            )
         return self._session
 
     def _result(self, step: Step, session: Session) -> ReasoningResult:
@@ -136,7 +138,7 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
         return self._result(session.finish(), session)
 
     def detect_and_parse(self, text: str) -> ReasoningResult:
-        session = Session(self._serving, self._prefix, None, track_outside=True)
+        session = Session(self._serving, self._prefix, None, track_outside=True, stream_values=False)
         steps = [session.feed(text), session.finish()]
         return ReasoningResult(
             normal_text="".join(step.outside for step in steps),

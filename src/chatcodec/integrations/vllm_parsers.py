@@ -234,15 +234,8 @@ class ChatcodecReasoningParser(ReasoningParser):
 
     def _literal_end_ids(self) -> list[list[int]] | None:
         if self._end_ids is None and self._close_literals:
-            vocab = self.vocab
-            ids = [
-                [vocab[text]]
-                if text in vocab
-                else list(self.model_tokenizer.encode(text, add_special_tokens=False))
-                for text in self._close_literals
-            ]
-            self._end_ids = ids if all(ids) else None
-        return self._end_ids
+            self._end_ids = _token_ids(self.model_tokenizer, self._close_literals)
+        return self._end_ids or None
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
         end_ids = self._literal_end_ids() or []
@@ -413,6 +406,22 @@ class ChatcodecToolParser(ToolParser):
         step = state.session.finish()
         state.record(step)
         return _delta(step)
+
+
+_END_IDS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[list[int]]]] = weakref.WeakKeyDictionary()
+
+
+def _token_ids(tokenizer: Any, literals: tuple[str, ...]) -> list[list[int]]:
+    """The token ids of each literal (cached per tokenizer); ``[]`` when one has none."""
+    try:
+        cache = _END_IDS.setdefault(tokenizer, {})
+    except TypeError:
+        cache = {}
+    ids = cache.get(literals)
+    if ids is None:
+        ids = [list(tokenizer.encode(text, add_special_tokens=False)) for text in literals]
+        ids = cache[literals] = ids if all(ids) else []
+    return ids
 
 
 def _ends_within(token_ids: list[int], end_ids: list[int], new: int) -> bool:
