@@ -5,8 +5,8 @@
    chunks through the bare ``ResponseParser.feed``, ``ChatCompletionStream.feed`` and
    ``ResponsesStream.feed`` over a parser of the same template, in the same process; the ratio is
    the stream's cost per chunk over the bare parser's (target: at most 1.5x for Chat Completions).
-   Two templates: JSON calls (``qwen3``: ``<tool_call>{...}</tool_call>``) and XML parameters
-   (``qwen3_coder``: ``<parameter=k>v</parameter>``).
+   Two templates: JSON calls read by the ``json`` parser (ChatML, ``<tool_call>{...}</tool_call>``)
+   and XML parameters (the ``qwen3_coder`` profile: ``<parameter=k>v</parameter>``).
 2. **Time to the first argument fragment.** One ``write_file`` call whose ``content`` argument is
    17,500 characters (the size of the vLLM report where a client waited 32 s for one delta),
    streamed 4 characters per feed: the feed that delivers the argument's first character against
@@ -61,22 +61,41 @@ def xml_call(name: str, arguments: dict[str, Any]) -> str:
     return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>\n"
 
 
-CASES = {"qwen3": json_call, "qwen3_coder": xml_call}
+#: ChatML with ``<think>`` reasoning and JSON tool calls read by the standard ``json`` parser.
+JSON_TEMPLATE: dict[str, Any] = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+#: name -> (the response template: a dict, or a bundled profile's name; how it writes one call)
+CASES: dict[str, tuple[Any, Any]] = {
+    "json": (JSON_TEMPLATE, json_call),
+    "qwen3_coder": ("qwen3_coder", xml_call),
+}
 
 
 def tool_heavy_output(profile: str, size: int) -> str:
     """About ``size`` characters: reasoning, a sentence, then rounds of three calls."""
-    call = CASES[profile]
+    call = CASES[profile][1]
     calls = "".join(call(name, arguments) for name, arguments in zip(_NAMES, _ARGUMENTS, strict=True))
     rounds = max(1, (size - len(_REASONING) * 4) // len(calls))
     return f"<think>\n{_REASONING * 4}\n</think>\n\n{_TEXT}\n" + calls * rounds
 
 
-def new_parser(profile: str) -> Any:
+def new_parser(case: str) -> Any:
     from chatcodec import ResponseParser, profiles
 
+    template = CASES[case][0]
+    if isinstance(template, str):
+        template = profiles.load(template).response_template
     options = {"value_deltas": True} if value_deltas() else {}
-    return ResponseParser(profiles.load(profile).response_template, prefix="", errors="keep", **options)
+    return ResponseParser(template, prefix="", errors="keep", **options)
 
 
 def value_deltas() -> bool:
@@ -130,25 +149,25 @@ def first_fragment(length: int = 17_500, chunk: int = 4) -> dict[str, Any]:
     from chatcodec.openai import ChatCompletionStream
 
     content = ("Lorem ipsum dolor sit amet, \"quoted\" and\nnew lines. " * (length // 50 + 1))[:length]
-    text = json_call("write_file", {"path": "notes.md", "content": content})
+    arguments = {"path": "notes.md", "content": content}
+    text = json_call("write_file", arguments)
     first_char = text.index('"content": "') + len('"content": "')
-    stream = ChatCompletionStream(new_parser("qwen3"))
+    whole = json.dumps(arguments, ensure_ascii=False)
+    in_arguments = whole.index('"content": "') + len('"content": "')  # where it starts in the arguments
+    stream = ChatCompletionStream(new_parser("json"))
     arrived = None
     deltas = 0
+    sent = 0
     pieces = [text[start : start + chunk] for start in range(0, len(text), chunk)]
-    for number, piece in enumerate(pieces):
-        for out in stream.feed(piece):
+    outputs = [stream.feed(piece) for piece in pieces]
+    for number, chunks in enumerate([*outputs, stream.finish()]):
+        for out in chunks:
             for call in out["choices"][0]["delta"].get("tool_calls", []):
                 fragment = call.get("function", {}).get("arguments", "")
-                if fragment:
-                    deltas += 1
-                    if arrived is None and "Lorem" in fragment:
-                        arrived = number
-    for out in stream.finish():
-        for call in out["choices"][0]["delta"].get("tool_calls", []):
-            if call.get("function", {}).get("arguments"):
-                deltas += 1
-                arrived = len(pieces) if arrived is None else arrived
+                deltas += bool(fragment)
+                sent += len(fragment)
+        if arrived is None and sent > in_arguments:
+            arrived = number
     return {"length": length, "chunk": chunk, "delivered": first_char // chunk, "arrived": arrived,
             "feeds": len(pieces), "deltas": deltas}
 

@@ -30,17 +30,23 @@ _ANSWER = "Let me look that up for you; one moment while I call the tools. "
 _LONG = "".join(f"Line {n}: the quick brown fox jumps over the lazy dog. " for n in range(40))
 
 #: profile -> how it writes one call (name, arguments as a JSON object) and the region around calls.
-_CALLS: dict[str, Any] = {
-    "qwen3": lambda name, args: f'<tool_call>\n{json.dumps({"name": name, "arguments": args})}\n</tool_call>\n',
-    "hermes": lambda name, args: f'<tool_call>\n{json.dumps({"name": name, "arguments": args})}\n</tool_call>\n',
-    "qwen3_coder": lambda name, args: "<tool_call>\n<function=" + name + ">\n" + "".join(
+def _json_call(name: str, args: dict[str, Any]) -> str:
+    return f'<tool_call>\n{json.dumps({"name": name, "arguments": args})}\n</tool_call>\n'
+
+
+def _xml_call(name: str, args: dict[str, Any]) -> str:
+    parameters = "".join(
         f"<parameter={key}>\n{value if isinstance(value, str) else json.dumps(value)}\n</parameter>\n"
-        for key, value in args.items()) + "</function>\n</tool_call>\n",
-}
+        for key, value in args.items())
+    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>\n"
+
+
+_CALLS: dict[str, Any] = {"qwen3": _json_call, "hermes": _json_call, "qwen3_coder": _xml_call}
 
 
 def _arguments(n: int) -> dict[str, Any]:
-    return {"path": f"notes/{n}.txt", "content": _LONG, "line": n, "tags": ["a", "b"], "mode": {"append": True}}
+    return {"path": f"notes/{n}.txt", "content": _LONG, "line": n, "tags": ["a", "b"],
+            "mode": {"append": True}}
 
 
 def make_output(profile: str, calls: int) -> str:
@@ -103,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         for name in _CALLS:
             template = profiles.load(name).response_template
             lag = first_fragment_lag(template, make_output(name, 1), 4)
-            print(f"\n{name}: first text delta of a 2,000-character argument {lag} characters after its start")
+            print(f"\n{name}: first text delta of a 2,000-character argument {lag} characters after "
+                  "its start")
     return 0
 
 

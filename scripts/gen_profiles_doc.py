@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "src"))
 
 from tests.conftest import load_json  # noqa: E402
-from tests.profiles import test_peer_vectors, test_round_trip  # noqa: E402
+from tests.profiles import test_peer_vectors, test_round_trip, test_variants  # noqa: E402
 from tests.profiles.helpers import matches, peer_view, whitespace_is_exact  # noqa: E402
 
 import chatcodec  # noqa: E402
@@ -154,6 +154,23 @@ def profile_notes() -> list[str]:
     return lines
 
 
+def variants() -> list[str]:
+    """Per family, each format variant its profile accepts, where it is documented, and its vector."""
+    lines = []
+    for name in profiles.names():
+        vectors = test_variants.family_variants(name)
+        if not vectors:
+            continue
+        lines += [f"### `{name}`", "", "| variant | source | vector |", "|---|---|---|"]
+        for vector in vectors:
+            lines.append(f"| {_md(vector['variant'])} | {_md(vector['source'])} | `{vector['id']}` |")
+        lines.append("")
+    pending = sorted(test_variants.PENDING)
+    if pending:
+        lines.append(f"Not yet written down: {', '.join(f'`{name}`' for name in pending)}.")
+    return lines
+
+
 def extension_docs() -> list[str]:
     sections = []
     for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree, ext_bare_object):
@@ -209,10 +226,43 @@ the tool call's `type` (always `function` in the peers' outputs). No profile cap
 that its transform does not use (`tests/profiles/test_profiles_load.py`).
 """
 
+RULES = """\
+Every profile keeps the same three rules, so no family behaves differently from the others on
+the same kind of output.
+
+**Whitespace.** `content` and `reasoning_content` are the text exactly as the model wrote it
+(`"strip": "blank"`): the newlines inside and around a think block and the space before a call
+stay. A region holding only whitespace is layout, not content: the `"\\n\\n"` between `</think>`
+and a call, the newline between two calls and the blank lines after an empty think block give no
+`content`, so re-rendering the message never adds text the model did not write. Whitespace that
+the prompt wrote where a region starts (the newline after a pre-opened `<think>\\n`, the blank
+lines after the empty think block of a thinking-off prompt) is the template's, not the model's,
+and is not part of the value either.
+
+**Cut-off calls.** When generation stops (a length limit) inside a tool call, the call is a call
+only if its text is complete: a JSON call whose value is closed (`{"name": ..., "arguments":
+{...}}` with its last brace, even without the end marker), an XML-style call whose own end tag
+(`</function>`, `</invoke>`) was written. Anything cut off earlier (inside a value, a name or a
+tag) is a parse problem, never a call with what was there: `errors="strict"` raises
+`ResponseParseError`, `errors="keep"` lists it under `parse_errors` and keeps its text in
+`content`. Each family has one vector of each kind (`rule: cutoff-complete` / `cutoff-incomplete`
+in `tests/profiles/variants/`). Text cut off inside a call marker itself (`<tool_ca`) is content.
+
+**Calls outside `tools=`.** A call to a function that is not among the tools passed is kept as
+written and listed under the message's `parse_warnings` (`kind: "unknown_tool"`), never dropped.
+"""
+
 ROUND_TRIP_INTRO = """\
 Each corpus chat template of a profiled family renders four assistant messages (content; reasoning;
 one tool call; two calls with unicode, number and nested arguments), which are parsed back. What a
 template does not render cannot come back:
+"""
+
+VARIANTS_INTRO = """\
+What each family really emits, read from its chat template, its generation prompts and the peers'
+parsers and tests, as one vector per variant in `tests/profiles/variants/<family>.json` (written
+for this project from the format, not copied; each is parsed whole, one character at a time and
+at random splits):
 """
 
 EXTENSIONS_INTRO = """\
@@ -226,10 +276,12 @@ def render(counts: dict[str, dict[str, int]]) -> str:
         ("", [INTRO]),
         ("## Summary", summary(counts)),
         ("## Families", family_table(counts)),
+        ("## Rules every profile keeps", [RULES]),
         ("## Malformed tool calls", [MALFORMED]),
         ("## Known differences from the peers", known_differences()),
         ("## Round trips with the real chat templates", [ROUND_TRIP_INTRO, *round_trips()]),
         ("## Profiles", profile_notes()),
+        ("## Format variants", [VARIANTS_INTRO, *variants()]),
         ("## Content-parser extensions", [EXTENSIONS_INTRO, *extension_docs()]),
     ]
     text = "\n\n".join(

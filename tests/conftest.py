@@ -15,6 +15,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+# The suite never reaches the network: a Hub id is read from a Hub cache built on disk
+# (tests/model/test_hub.py), and huggingface_hub must never fall back to a download.
+os.environ["HF_HUB_OFFLINE"] = "1"
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(os.environ.get("CHATCODEC_CORPUS", ROOT.parent / "shared" / "corpus"))
 

@@ -28,6 +28,7 @@ _LAZY: dict[str, str] = {
     "parse_response": "chatcodec.response_templates.api",
     "parse_response_batch": "chatcodec.response_templates.api",
     # encoding
+    "render_chat_request": "chatcodec.chat_templates.requests",
     "render_chat_template": "chatcodec.chat_templates.render",
     "render_chat_template_with_spans": "chatcodec.chat_templates.render",
     "RenderedChat": "chatcodec.chat_templates.render",
@@ -42,6 +43,7 @@ _LAZY: dict[str, str] = {
     "ChatTemplateNotFoundError": "chatcodec.errors",
     "ControlTokenError": "chatcodec.errors",
     "DocstringParsingException": "chatcodec.errors",
+    "HubError": "chatcodec.errors",
     "MissingFieldError": "chatcodec.errors",
     "ModelStorageError": "chatcodec.errors",
     "ParserStateError": "chatcodec.errors",
@@ -68,11 +70,13 @@ if TYPE_CHECKING:  # the names mypy and IDEs see; at run time __getattr__ import
     from chatcodec.chat_templates.render import (
         render_chat_template_with_spans as render_chat_template_with_spans,
     )
+    from chatcodec.chat_templates.requests import render_chat_request as render_chat_request
     from chatcodec.chat_templates.selection import select_chat_template as select_chat_template
     from chatcodec.errors import ChatCodecError as ChatCodecError
     from chatcodec.errors import ChatTemplateNotFoundError as ChatTemplateNotFoundError
     from chatcodec.errors import ControlTokenError as ControlTokenError
     from chatcodec.errors import DocstringParsingException as DocstringParsingException
+    from chatcodec.errors import HubError as HubError
     from chatcodec.errors import MissingFieldError as MissingFieldError
     from chatcodec.errors import ModelStorageError as ModelStorageError
     from chatcodec.errors import ParserStateError as ParserStateError

@@ -20,6 +20,8 @@ The hierarchy::
     │                                        no bundled profile has the requested name or alias
     ├── TokenizerUnavailableError (ImportError)
     │                                        token ids were asked for and no tokenizer can give them
+    ├── HubError (OSError)                   a Hub model that cannot be had: no ``chatcodec[hub]``,
+    │                                        no such repository or revision, not cached while offline
     └── ControlTokenError (ValueError)       ``sanitize_control_tokens``: a control token in user input
                                              that the tokenizer cannot encode as plain text
 
@@ -50,6 +52,7 @@ __all__ = [
     "ChatTemplateNotFoundError",
     "ControlTokenError",
     "DocstringParsingException",
+    "HubError",
     "MissingFieldError",
     "ModelStorageError",
     "ParserStateError",
@@ -244,6 +247,23 @@ class TokenizerUnavailableError(ChatCodecError, ImportError):
 
     The message names the fix: install ``chatcodec[tokenizers]`` or add ``tokenizer.json``.
     """
+
+
+class HubError(ChatCodecError, OSError):
+    """A model id that names a Hugging Face Hub repository could not be loaded or pushed.
+
+    ``huggingface_hub`` is missing (the message names ``pip install 'chatcodec[hub]'``), the
+    repository or revision does not exist or needs a token, or it is not in the Hub cache while
+    offline (``HF_HUB_OFFLINE=1`` / ``local_files_only=True``). transformers raises ``OSError`` in
+    these cases.
+
+    Attributes:
+        repo_id: the repository (``"org/name"``).
+    """
+
+    def __init__(self, message: str, *, repo_id: str) -> None:
+        super().__init__(message)
+        self.repo_id = repo_id
 
 
 class ControlTokenError(ChatCodecError, ValueError):

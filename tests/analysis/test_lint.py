@@ -30,17 +30,45 @@ class TestChatTemplates:
             ("x.lower()", "use |lower"),
             ("x.strip()", "use |trim"),
             ("d.items()", "use |items (or |dictitems)"),
-            ("x.startswith('a')", "no filter does exactly this; other engines may lack it"),
+            ("x.startswith('a')", "no filter does exactly this"),
             ("d.get('k')", "use x[key] with is defined"),
         ],
     )
-    def test_python_methods(self, call: str, hint: str) -> None:
+    def test_python_methods_both_engines_implement_are_info(self, call: str, hint: str) -> None:
         findings = lint_chat_template(f"\n{{{{ {call} }}}}")
-        assert findings == [
-            LintFinding(
-                "CT001", f"Python method .{call.split('.')[1].split('(')[0]}() is not portable; {hint}", 2
-            )
-        ]
+        method = call.split('.')[1].split('(')[0]
+        assert findings == [LintFinding(
+            "CT001", f"Python method .{method}() (MiniJinja and @huggingface/jinja implement it too); {hint} "
+            "for other engines", 2, severity="info")]
+
+    @pytest.mark.parametrize(
+        ("call", "engines", "hint"),
+        [
+            ("'{}'.format(x)", "@huggingface/jinja", "use |format(...)"),
+            ("', '.join(x)", "@huggingface/jinja", "use |join(sep)"),
+            ("x.splitlines()", "@huggingface/jinja", "no filter does exactly this"),
+            ("x.zfill(3)", "MiniJinja or @huggingface/jinja", "no filter does exactly this"),
+        ],
+    )
+    def test_python_methods_an_engine_lacks_are_warnings(self, call: str, engines: str, hint: str) -> None:
+        method = call.split('.')[1].split('(')[0]
+        assert lint_chat_template(f"{{{{ {call} }}}}") == [LintFinding(
+            "CT001", f"Python method .{method}() is not implemented by {engines}; {hint}", 1,
+            severity="warning")]
+
+    def test_deterministic_engine_hazards(self) -> None:
+        source = ("{% set sizes = {0: 0, 512: 128} %}\r\n"
+                  "{% for field, name in [('a', 'A'), ('b', 'B')] %}{{ name }}{% endfor %}\n"
+                  "{%- generation -%}x{% endgeneration %}")
+        found = [(finding.line, finding.code, finding.severity) for finding in lint_chat_template(source)]
+        assert found == [(1, "CT005", "warning"), (1, "CT006", "warning"), (2, "CT007", "warning"),
+                         (3, "CT004", "warning")]
+
+    def test_severity_defaults_to_the_code_table_and_is_checked(self) -> None:
+        assert LintFinding("RT011", "m").severity == "error"
+        assert LintFinding("RT099", "m").severity == "warning"  # a code added later without an entry
+        with pytest.raises(ValueError, match="severity must be one of"):
+            LintFinding("CT001", "m", severity="fatal")
 
     def test_jinja_objects_methods_are_not_python_methods(self) -> None:
         source = "{% set c = cycler('a') %}{{ c.next() }}"
@@ -50,7 +78,9 @@ class TestChatTemplates:
     def test_python_literals(self) -> None:
         source = "{% if x == True %}\n{% set y = None %}{{ False }}{% endif %}\n{{ 'True' }}{{ true }}"
         assert codes(source) == [(1, "CT002"), (2, "CT002"), (2, "CT002")]
-        assert str(lint_chat_template("{{ None }}")[0]) == "line 1: CT002 None is Python spelling; write none"
+        assert str(lint_chat_template("{{ None }}")[0]) == (
+            "line 1: info CT002 None is Python spelling (MiniJinja and @huggingface/jinja accept it too); "
+            "write none for other engines")
 
     @pytest.mark.parametrize(
         "expression",
@@ -174,7 +204,8 @@ class TestPatterns:
             ("fields.tool_calls.close_pattern", "RT001"),
             ("fields.tool_calls.content_args.tag_pattern", "RT002"),
         ]
-        assert str(findings[0]) == "start_anchor_pattern: RT001 look-behind (?<=...) in '(?<=assistant)'"
+        assert str(findings[0]) == (
+            "start_anchor_pattern: warning RT001 look-behind (?<=...) in '(?<=assistant)'")
 
     def test_literal_templates_have_no_patterns(self) -> None:
         template = {"start_anchor": "<a>", "fields": {"content": {}, "r": {"open": "x"}}}
@@ -189,13 +220,37 @@ class TestPatterns:
                                          "args": ["{content.a}", "{argz.b}"]}},
             "content": {}}}
         assert [str(finding) for finding in lint_response_template(template)] == [
-            "fields.tool_calls.transform.name: RT011 placeholder '{nmae}' names no variable of this field "
-            "(available: content, name, tag); parsing raises when such a region closes",
-            "fields.tool_calls.transform.id: RT011 placeholder '{idd?}' names no variable of this field "
-            "(available: content, name, tag); so its key is always left out",
-            "fields.tool_calls.transform.args[1]: RT011 placeholder '{argz.b}' names no variable of this "
+            "fields.tool_calls.transform.name: error RT011 placeholder '{nmae}' names no variable of this "
             "field (available: content, name, tag); parsing raises when such a region closes",
+            "fields.tool_calls.transform.id: error RT011 placeholder '{idd?}' names no variable of this "
+            "field (available: content, name, tag); so its key is always left out",
+            "fields.tool_calls.transform.args[1]: error RT011 placeholder '{argz.b}' names no variable of "
+            "this field (available: content, name, tag); parsing raises when such a region closes",
+            "fields.tool_calls.transform.id: warning RT012 optional placeholder '{idd?}' is a chatcodec "
+            "extension, so this response template needs chatcodec: transformers writes the literal text "
+            "instead of the value or leaving the key out",
         ]
+
+    def test_chatcodec_extensions_are_reported_as_needing_chatcodec(self) -> None:
+        template = {"start_anchor": "S", "fields": {
+            "reasoning_content": {"open": "<think>", "close": "</think>", "content_args": {"strip": "blank"}},
+            "tool_calls": {"open": "<c>", "close": "</c>", "repeats": True, "flatten": True,
+                           "content": "x-json-calls", "transform": {"id": "{id?}", "name": "{name}"},
+                           "transform_each": True},
+            "args": {"open": "<a>", "close": "</a>", "content": "xml-inline", "content_args": {
+                "tag_pattern": "<(?P<key>k)>(?P<value>v)", "value_parser": {"name": "x-bare-object"}}},
+            "content": {"content_args": {"strip": True}}}}
+        assert [(finding.code, finding.where) for finding in lint_response_template(template)] == [
+            ("RT012", "fields.reasoning_content.content_args.strip"),
+            ("RT012", "fields.tool_calls.content"),
+            ("RT012", "fields.tool_calls.flatten"),
+            ("RT012", "fields.tool_calls.transform.id"),
+            ("RT012", "fields.args.content_args.value_parser.name"),
+        ]
+        messages = [finding.message for finding in lint_response_template(template)]
+        assert messages[1] == ("content parser 'x-json-calls' is a chatcodec extension, so this response "
+                               "template needs chatcodec: transformers refuses to load the template")
+        assert messages[4].endswith("transformers fails when such a region closes")
 
     def test_transform_each_variables_are_element_keys_so_they_are_not_checked(self) -> None:
         template = {"start_anchor": "S", "fields": {
@@ -209,6 +264,6 @@ class TestPatterns:
         findings = lint_response_template({"start_anchor": "<|im_start|>assistant\n",
                                            "fields": {"content": {"open": "<c>", "close": "</c>"}}})
         assert [str(finding) for finding in findings] == [
-            "fields: RT010 no implicit field (a field without open/open_pattern), so text outside every "
-            'region is discarded; add one (e.g. "content": {}) to keep that text'
+            "fields: warning RT010 no implicit field (a field without open/open_pattern), so text outside "
+            'every region is discarded; add one (e.g. "content": {}) to keep that text'
         ]

@@ -35,7 +35,7 @@ def test_default_demo_streams_reasoning_content_and_a_tool_call(capsys: pytest.C
     assert _final_message(out) == {
         "role": "assistant",
         "reasoning_content": "I want to get the weather.",
-        "content": "I will help you get the weather.",
+        "content": "\n\nI will help you get the weather.\n",  # as written (docs/profiles.md, whitespace)
         "tool_calls": [
             {
                 "type": "function",

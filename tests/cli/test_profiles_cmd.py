@@ -43,7 +43,7 @@ def test_json_list_and_detail(capsys: pytest.CaptureFixture[str]) -> None:
     assert [entry["name"] for entry in listed] == profiles.names()
     gpt_oss = next(entry for entry in listed if entry["name"] == "gpt_oss")
     assert gpt_oss["peer_vectors"] == {"passed": 9, "total": 9}
-    assert gpt_oss["needs_chatcodec"] is False and gpt_oss["demo"] is True
+    assert gpt_oss["needs_chatcodec"] is True and gpt_oss["demo"] is True  # strip "blank"
     assert main(["profiles", "deepseek_v31", "--json"]) == 0
     detail = json.loads(capsys.readouterr().out)
     assert detail["generation_prompt"] == "<｜Assistant｜></think>" and detail["license"] == "MIT"

@@ -172,11 +172,10 @@ class TestLoading:
 
     def test_neither_a_directory_nor_a_profile(self) -> None:
         with pytest.raises(UnknownProfileError) as caught:
-            ChatCodec.from_pretrained("Qwen/Qwen3-0.6B")
+            ChatCodec.from_pretrained("Qwen3-0.6B")
         assert str(caught.value) == (
-            "from_pretrained: 'Qwen/Qwen3-0.6B' is neither a model directory nor a bundled profile "
-            "(chatcodec never downloads: pass the folder of a downloaded model; `chatcodec profiles` lists "
-            "the bundled profiles). Did you mean 'qwen3'?")
+            "from_pretrained: 'Qwen3-0.6B' is neither a model directory nor a bundled profile, nor a Hub "
+            "model id ('org/name'; `chatcodec profiles` lists the bundled profiles). Did you mean 'qwen3'?")
         assert "qwen3" in caught.value.available
 
     def test_conflicting_processor_files(self, tmp_path: Path) -> None:

@@ -55,8 +55,7 @@ def test_neither_a_directory_nor_a_profile_is_a_short_message(tmp_path: Path) ->
         ChatCodec.from_pretrained(tmp_path / "nonexistent")
     assert str(caught.value) == (
         f"from_pretrained: {str(tmp_path / 'nonexistent')!r} is neither a model directory nor a bundled "
-        "profile (chatcodec never downloads: pass the folder of a downloaded model; `chatcodec profiles` "
-        "lists the bundled profiles)")
+        "profile, nor a Hub model id ('org/name'; `chatcodec profiles` lists the bundled profiles)")
     assert "qwen3" in caught.value.available
 
 

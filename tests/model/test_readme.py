@@ -22,6 +22,6 @@ def test_the_runnable_example() -> None:
     assert lines[0] == "{'type': 'region_open', 'field': 'reasoning_content'}"
     assert lines[-1] == (
         "{'role': 'assistant', 'reasoning_content': '\\nThe user wants the weather in Paris.\\n', "
-        "'content': '\\n\\n', 'tool_calls': [{'type': 'function', 'function': {'name': 'get_weather', "
+        "'tool_calls': [{'type': 'function', 'function': {'name': 'get_weather', "
         "'arguments': {'city': 'Paris'}}}]}"
     )

@@ -108,3 +108,22 @@ def test_an_unreadable_destination_config_is_not_overwritten(tmp_path: Path) -> 
         ChatCodec("x").save_pretrained(tmp_path)
     assert (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8") == "{broken"
     assert not (tmp_path / "chat_template.jinja").exists()
+
+
+def test_saving_a_response_template_that_needs_chatcodec_says_so(tmp_path: Path) -> None:
+    template = {"start_anchor": "A", "fields": {
+        "tool_calls": {"open": "<c>", "close": "</c>", "content": "x-json-calls"}, "content": {}}}
+    codec = ChatCodec("x", response_template=template)
+    with pytest.warns(UserWarning, match=r"tokenizer_config.json: the response_template written uses "
+                      r"chatcodec extensions.*fields\.tool_calls\.content: content parser 'x-json-calls'"):
+        codec.save_pretrained(tmp_path)
+    assert config_of(tmp_path)["response_template"] == template
+
+
+def test_saving_a_standard_response_template_does_not_warn(tmp_path: Path) -> None:
+    import warnings
+
+    codec = ChatCodec("x", response_template=QWEN_RESPONSE_TEMPLATE)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        codec.save_pretrained(tmp_path)

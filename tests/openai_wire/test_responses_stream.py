@@ -11,15 +11,16 @@ from pydantic import TypeAdapter
 from chatcodec import ResponseParser, profiles
 from chatcodec.openai import ResponsesStream, to_chat_message
 from tests.openai_wire.helpers import EVENT_TYPES, check_events, run_responses
+from tests.openai_wire.test_chat_stream import chatml
 
-QWEN3 = profiles.load("qwen3")
 EVENTS = TypeAdapter(ResponseStreamEvent)
 
 
 def qwen3(errors: str = "strict", thinking: bool = True) -> ResponseParser:
-    """qwen3's parser after a generation prompt that pre-opens ``<think>\n`` (or does not)."""
-    prompt = QWEN3.generation_prompt_ending("<think>\n" if thinking else None)
-    return ResponseParser(QWEN3.response_template, prefix=prompt, errors=errors)
+    """A Qwen3 parser (text as written) after a generation prompt that pre-opens ``<think>\n``
+    (or does not)."""
+    prompt = "<|im_start|>assistant\n" + ("<think>\n" if thinking else "")
+    return ResponseParser(chatml(False), prefix=prompt, errors=errors)
 
 
 def index_ids(name: str, index: int) -> str:

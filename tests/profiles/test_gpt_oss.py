@@ -72,7 +72,8 @@ def test_a_broken_call_goes_back_into_content_with_keep() -> None:
 
 def test_lint_finds_no_missing_implicit_field() -> None:
     codes = [finding.code for finding in lint_response_template(PROFILE.response_template)]
-    assert codes == ["RT001", "RT001"]  # the negative look-aheads of builtin_tool_calls; no RT010
+    # the negative look-aheads of builtin_tool_calls, and strip "blank" of content and reasoning; no RT010
+    assert codes == ["RT001", "RT001", "RT012", "RT012"]
 
 
 WEATHER_CALL = {

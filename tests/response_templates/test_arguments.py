@@ -208,3 +208,42 @@ def test_a_bad_parameter_schema_is_refused_when_the_parser_is_built(schema: Any,
 @pytest.mark.parametrize("schema", [{"anyOf": 5}, {"type": 5}, {"oneOf": [3]}, {"anyOf": "string"}, 7, None])
 def test_schema_types_never_raises(schema: Any) -> None:
     assert schema_types(schema) == ()
+
+
+_HERMES = {
+    "start_anchor": "A",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {},
+    },
+}
+_WEATHER = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"days": {"type": "integer"}}}}}]
+
+
+@pytest.mark.parametrize("errors", ["strict", "keep"])
+def test_a_call_to_a_function_not_in_tools_is_kept_and_flagged(errors: str) -> None:
+    from chatcodec import ResponseParser
+
+    output = ('<tool_call>{"name": "get_time", "arguments": {"days": "2"}}</tool_call>'
+              '<tool_call>{"name": "get_weather", "arguments": {"days": "2"}}</tool_call>')
+    parser = ResponseParser(_HERMES, prefix="", tools=_WEATHER, errors=errors)
+    parser.feed(output)
+    message, _ = parser.finalize()
+    assert_same(message["tool_calls"], [
+        {"type": "function", "function": {"name": "get_time", "arguments": {"days": "2"}}},
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"days": 2}}},
+    ])
+    record = {"field": "tool_calls", "kind": "unknown_tool", "name": "get_time", "offset": 11,
+              "message": "field 'tool_calls': a call to 'get_time', which is not one of the tools given "
+                         "(get_weather); the call is kept as written"}
+    assert message["parse_warnings"] == [record]
+    assert parser.parse_warnings == [record]
+    assert "parse_errors" not in message
+
+
+def test_without_tools_no_call_is_flagged() -> None:
+    output = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
+    assert "parse_warnings" not in parse_response(output, _HERMES, prefix="")
+    assert "parse_warnings" not in parse_response(output, _HERMES, prefix="", tools=[])

@@ -1,4 +1,4 @@
-"""The seven content parsers and the JSON dialect, called as the engine calls them."""
+"""The standard content parsers and the JSON dialect, called as the engine calls them."""
 
 from __future__ import annotations
 
@@ -16,14 +16,17 @@ def parse(name: str, text: str, **args: Any) -> Any:
     return get_parser(name).parse(text, args)
 
 
-def test_the_registry_has_the_seven_standard_parsers_in_spec_order() -> None:
-    assert list(STANDARD_PARSERS) == ["text", "int", "float", "bool", "json", "xml-inline", "kv-lines"]
-    assert known_parser_names()[:7] == list(STANDARD_PARSERS)
+def test_the_registry_has_the_eight_standard_parsers_in_spec_order() -> None:
+    assert list(STANDARD_PARSERS) == [
+        "text", "int", "float", "bool", "json", "xml-inline", "kv-lines", "python-call-list",
+    ]
+    assert known_parser_names()[:8] == list(STANDARD_PARSERS)
     assert [p.streams_verbatim for p in STANDARD_PARSERS.values()] == [
         True,
         True,
         True,
         True,
+        False,
         False,
         False,
         False,
@@ -36,6 +39,8 @@ def test_the_registry_has_the_seven_standard_parsers_in_spec_order() -> None:
     [
         ("text", "  hi \n", {}, "hi"),
         ("text", "  hi \n", {"strip": False}, "  hi \n"),
+        ("text", "  hi \n", {"strip": "blank"}, "  hi \n"),
+        ("text", " \n\t ", {"strip": "blank"}, ""),
         ("text", "\u3000hi\u00a0", {}, "hi"),
         ("int", " 42\n", {}, 42),
         ("int", "-007", {}, -7),

@@ -144,6 +144,30 @@ LOAD_ERRORS = [
         "must be a string",
     ),
     (
+        "flatten-without-repeats",
+        with_field("x", {"open": "<x>", "flatten": True}),
+        "fields.x.flatten",
+        "x",
+        "flatten",
+        "'flatten' requires 'repeats': true",
+    ),
+    (
+        "flatten-with-join",
+        with_field("x", {"open": "<x>", "repeats": True, "flatten": True, "join": ","}),
+        "fields.x.flatten",
+        "x",
+        "flatten",
+        "'flatten' and 'join' exclude each other",
+    ),
+    (
+        "flatten-not-bool",
+        with_field("x", {"open": "<x>", "repeats": True, "flatten": "yes"}),
+        "fields.x.flatten",
+        "x",
+        "flatten",
+        "'flatten' must be true or false",
+    ),
+    (
         "join-without-repeats",
         with_field("x", {"open": "<x>", "join": ","}),
         "fields.x.join",
@@ -328,7 +352,7 @@ LOAD_ERRORS = [
         "x",
         "content",
         "unknown content parser 'yaml'. Available: "
-        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines'",  # then the x- extensions
+        "['text', 'int', 'float', 'bool', 'json', 'xml-inline', 'kv-lines', 'python-call-list'",  # then x-
     ),
     (
         "unregistered-extension",
@@ -357,6 +381,14 @@ LOAD_ERRORS = [
     (
         "strip-not-bool",
         with_field("x", {"open": "<x>", "content_args": {"strip": "no"}}),
+        "fields.x.content_args.strip",
+        "x",
+        "content_args",
+        'must be true, false or "blank"',
+    ),
+    (
+        "strip-blank-is-for-text-only",
+        with_field("x", {"open": "<x>", "content": "int", "content_args": {"strip": "blank"}}),
         "fields.x.content_args.strip",
         "x",
         "content_args",

@@ -36,7 +36,7 @@ def _loads(template: Any) -> bool:
 #: json.loads keeps the last of a repeated key (at the first one's place), which no stream can know
 #: before the object ends; the ``bounds`` branch makes a repeated key an error (then this case
 #: streams like any other failing region).
-REPEATED_KEYS = {"x-json-duplicate-keys"}
+REPEATED_KEYS = {"x-json-duplicate-keys", "x-merge-duplicates-off-last-wins"}
 
 
 @pytest.mark.parametrize("vector", [pytest.param(v, id=v["id"]) for v in RESPONSE_VECTORS
@@ -67,11 +67,74 @@ def test_profiles_that_stream_arguments() -> None:
 
 
 #: The bundled profiles whose tool calls' arguments stream as they are written.
-STREAMING = ["functionary_v3_1", "functionary_v3_2", "gpt_oss", "qwen3"]
+STREAMING = [
+    "apertus",
+    "apriel",
+    "cohere2",
+    "command_r7b",
+    "command_r_plus",
+    "deepseek_r1",
+    "deepseek_v3",
+    "deepseek_v31",
+    "deepseek_v32",
+    "firefunction_v2",
+    "functionary_v3_1",
+    "functionary_v3_2",
+    "gemma4",
+    "gigachat3",
+    "glm45",
+    "glm47",
+    "gpt_oss",
+    "granite",
+    "granite33_think",
+    "granite4",
+    "granite_20b_fc",
+    "granite_reasoning",
+    "hermes",
+    "hunyuan_a13b",
+    "internlm2",
+    "jamba",
+    "kimi_k2",
+    "lfm2",
+    "ling3",
+    "llama3_json",
+    "llama4_pythonic",
+    "longcat",
+    "minicpm5",
+    "minimax_m1",
+    "minimax_m2",
+    "minimax_m3",
+    "mistral",
+    "mistral_args",
+    "mistral_reasoning",
+    "mistral_v11",
+    "nemotron3",
+    "nemotron_v2",
+    "phi4_mini_json",
+    "pythonic",
+    "qwen3",
+    "qwen3_coder",
+    "qwq",
+    "seed_oss",
+    "step3",
+    "step3p5",
+    "xlam",
+]
+
+
+#: Qwen 2.5 / Hermes JSON calls, one per <tool_call> region.
+JSON_CALLS = {
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close": "<|im_end|>"},
+    },
+}
 
 
 def test_a_long_string_argument_streams_as_it_is_written() -> None:
-    template = profiles.load("qwen3").response_template
+    template = JSON_CALLS
     head = '<tool_call>\n{"name": "write_file", "arguments": {"path": "a.txt", "content": "'
     body = "".join(f"line {n} of the file\\n" for n in range(100))
     output = head + body + '"}}\n</tool_call>'

@@ -1,30 +1,49 @@
-"""Portability lint for chat templates and response templates (SPEC §2.6).
+"""Portability lint for chat templates and response templates (SPEC §2.6), with severities.
 
-Chat templates are also rendered by Jinja engines that are not Python (minijinja, llama.cpp's,
-huggingface.js). The seed guide's advice, checked here:
+Every finding has a **severity**: ``error`` means the template is wrong (it cannot be used, or
+parsing with it raises); ``warning`` means it is not portable (another engine renders or parses
+it differently, measured in ``../shared/research/portability.md``); ``info`` is the seed guide's
+advice where today's engines agree anyway. ``chatcodec lint`` fails (exit 1) only on errors.
 
-* ``CT001`` a Python method called on a value (``x.lower()``, ``d.items()``, ``s.strip()``): use a
-  filter (``x|lower``, ``d|items``, ``s|trim``);
-* ``CT002`` ``True`` / ``False`` / ``None``: write ``true`` / ``false`` / ``none``;
-* ``CT003`` a dict or list printed directly (``{{ tools }}``): Python's ``repr`` differs from other
-  engines; print it with ``|tojson``.
+Chat templates are also rendered by Jinja engines that are not Python (MiniJinja, llama.cpp's,
+@huggingface/jinja). Checked here (engine versions: MiniJinja 3.1.0 with ``pycompat``,
+@huggingface/jinja 0.5.11):
+
+* ``CT001`` a Python method called on a value (``x.lower()``, ``d.items()``, ``s.strip()``): a
+  warning when MiniJinja or @huggingface/jinja lacks it (``.format()``, ``.join()``, ...), info
+  when both implement it (the guide's filter spelling still reads better);
+* ``CT002`` ``True`` / ``False`` / ``None``: info, both engines accept the Python spelling;
+* ``CT003`` a dict or list printed directly (``{{ tools }}``): a warning, @huggingface/jinja prints
+  JSON-like text where Jinja2 prints Python's ``repr``; print it with ``|tojson``;
+* ``CT004`` ``{% generation %}``: a warning, MiniJinja has no such tag (the template does not parse);
+* ``CT005`` CRLF line ends: a warning, Jinja2 reads them as ``\n``, the other engines keep ``\r``;
+* ``CT006`` a dict literal with non-string keys: a warning, @huggingface/jinja refuses it;
+* ``CT007`` ``{% for a, b in [(x, y), ...] %}`` over tuple literals: a warning,
+  @huggingface/jinja cannot unpack them.
 
 Response-template regexes are checked for features other regex engines lack (RE2, JavaScript
 without flags, Rust's ``regex``):
 
 * ``RT001`` look-arounds, ``RT002`` back-references, ``RT003`` atomic groups, ``RT004`` possessive
-  quantifiers, ``RT005`` recursion.
+  quantifiers, ``RT005`` recursion: warnings.
 
 And for what a response template does with text:
 
 * ``RT010`` no implicit field: text outside every region is discarded (SPEC §1.5), which is
-  rarely what the author wants;
+  rarely what the author wants (a warning);
 * ``RT011`` a transform placeholder whose root is not a variable of its field (``content`` or a
   named group of the field's open/close pattern): a typo such as ``"{nmae}"``. The reference
   raises only when such a region first closes (``KeyError``), and chatcodec keeps that timing
   (the corpus vectors pin it), so the linter is where authors learn it early; an optional
-  placeholder (``"{nmae?}"``) would silently leave its key out every time. Fields with
-  ``transform_each`` are skipped: their variables are the keys of each list element.
+  placeholder (``"{nmae?}"``) would silently leave its key out every time. An error. Fields with
+  ``transform_each`` are skipped: their variables are the keys of each list element;
+* ``RT012`` a chatcodec extension (an ``x-`` content parser, ``flatten``, ``require_close``, an
+  optional placeholder ``"{name?}"``, ``"strip": "blank"``): the template needs chatcodec, since
+  transformers refuses it or parses differently (:mod:`chatcodec.response_templates.chatcodec_only` says how).
+  A warning: the template is right, but not portable.
+
+``CT000`` / ``RT000`` (a template that does not compile / load, reported by ``chatcodec lint`` and
+``chatcodec doctor``) are errors. A code missing from :data:`SEVERITIES` is a warning.
 
 The linter never renders and never changes a template; it only reports.
 """
@@ -37,9 +56,45 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
 from chatcodec.response_templates.transform import PLACEHOLDER
 
-__all__ = ["LintFinding", "lint_chat_template", "lint_pattern", "lint_response_template"]
+__all__ = [
+    "SEVERITIES",
+    "SEVERITY_ORDER",
+    "LintFinding",
+    "chat_template_findings",
+    "lint_chat_template",
+    "lint_pattern",
+    "lint_response_template",
+    "response_template_findings",
+]
+
+#: The severity of each code (``CT001`` depends on the method, see :data:`ENGINE_METHODS`).
+SEVERITIES: dict[str, str] = {
+    "CT000": "error", "CT001": "warning", "CT002": "info", "CT003": "warning", "CT004": "warning",
+    "CT005": "warning", "CT006": "warning", "CT007": "warning",
+    "RT000": "error", "RT001": "warning", "RT002": "warning", "RT003": "warning", "RT004": "warning",
+    "RT005": "warning", "RT010": "warning", "RT011": "error", "RT012": "warning",
+}
+
+#: Severities from the most to the least serious.
+SEVERITY_ORDER = ("error", "warning", "info")
+
+#: The Python methods each engine implements, measured by calling each on a string, a dict and a
+#: list (MiniJinja 3.1.0 with ``pycompat``; @huggingface/jinja 0.5.11). A method missing from one
+#: fails there whatever the value; one both implement renders the same as in Jinja2.
+ENGINE_METHODS: dict[str, frozenset[str]] = {
+    "MiniJinja": frozenset({
+        "lower", "upper", "title", "capitalize", "strip", "lstrip", "rstrip", "split", "splitlines",
+        "startswith", "endswith", "replace", "format", "join", "find", "rfind", "count", "isdigit",
+        "isalpha", "isspace", "islower", "isupper", "isalnum", "isnumeric", "items", "keys", "values", "get",
+    }),
+    "@huggingface/jinja": frozenset({
+        "lower", "upper", "title", "capitalize", "strip", "lstrip", "rstrip", "split", "startswith",
+        "endswith", "replace", "items", "keys", "values", "get",
+    }),
+}
 
 #: Python methods and the Jinja filter to use instead (``None``: no direct equivalent).
 PYTHON_METHODS: dict[str, str | None] = {
@@ -71,20 +126,30 @@ class LintFinding:
     """One portability problem.
 
     Attributes:
-        code: ``CT00x`` (chat template) or ``RT00x`` (response-template regex).
+        code: ``CT00x`` (chat template) or ``RT0xx`` (response template).
         message: what is wrong and what to write instead.
         line: the template line (chat templates), or ``None``.
         where: the JSON path of the pattern (response templates), or ``None``.
+        severity: ``"error"`` (the template is wrong), ``"warning"`` (not portable) or ``"info"``;
+            left empty, it is the code's entry in :data:`SEVERITIES` (``"warning"`` for a code not
+            listed there).
     """
 
     code: str
     message: str
     line: int | None = None
     where: str | None = None
+    severity: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.severity:
+            object.__setattr__(self, "severity", SEVERITIES.get(self.code, "warning"))
+        if self.severity not in SEVERITY_ORDER:
+            raise ValueError(f"LintFinding: severity must be one of {SEVERITY_ORDER}, got {self.severity!r}")
 
     def __str__(self) -> str:
         location = f"line {self.line}" if self.line is not None else (self.where or "")
-        return f"{location}: {self.code} {self.message}"
+        return f"{location}: {self.severity} {self.code} {self.message}"
 
 
 def lint_chat_template(source: str) -> list[LintFinding]:
@@ -106,8 +171,29 @@ def lint_chat_template(source: str) -> list[LintFinding]:
     compile_chat_template(source)  # every error a render would hit before running, named as a render names it
     ast = ENVIRONMENT.parse(source)
     tokens = list(ENVIRONMENT.lex(source))
-    findings = [*_method_calls(ast), *_python_literals(tokens), *_printed_structures(ast)]
+    findings = [*_method_calls(ast), *_python_literals(tokens), *_printed_structures(ast),
+                *_engine_hazards(source, ast, tokens)]
     return sorted(findings, key=lambda finding: (finding.line or 0, finding.code))
+
+
+def chat_template_findings(source: str) -> list[LintFinding]:
+    """Every finding of a chat template, including ``CT000`` when it cannot be used at all.
+
+    Args:
+        source: the chat template text.
+
+    Returns:
+        ``[CT000]`` (an error) for an empty template (only whitespace) or one that does not compile
+        (with its line when known), else :func:`lint_chat_template`'s findings.
+    """
+    from chatcodec.chat_templates.errors import ChatTemplateError
+
+    if not source.strip():
+        return [LintFinding("CT000", "empty template: every prompt it renders is empty (or only whitespace)")]
+    try:
+        return lint_chat_template(source)
+    except ChatTemplateError as error:
+        return [LintFinding("CT000", f"cannot compile: {error.message}", error.lineno)]
 
 
 def _method_calls(ast: Any) -> Iterator[LintFinding]:
@@ -118,16 +204,28 @@ def _method_calls(ast: Any) -> Iterator[LintFinding]:
         if isinstance(target, nodes.Getattr) and target.attr in PYTHON_METHODS:
             if isinstance(target.node, nodes.Name) and target.node.name in ("loop", "cycler", "joiner"):
                 continue
-            instead = PYTHON_METHODS[target.attr]
-            hint = f"use {instead}" if instead else "no filter does exactly this; other engines may lack it"
-            yield LintFinding("CT001", f"Python method .{target.attr}() is not portable; {hint}", call.lineno)
+            yield _method_finding(target.attr, call.lineno)
+
+
+def _method_finding(method: str, line: int) -> LintFinding:
+    """``CT001`` for ``.method()``: a warning naming the engines that lack it, else info."""
+    instead = PYTHON_METHODS[method]
+    hint = f"use {instead}" if instead else "no filter does exactly this"
+    lacking = [engine for engine, methods in ENGINE_METHODS.items() if method not in methods]
+    if lacking:
+        engines = " or ".join(lacking)
+        message = f"Python method .{method}() is not implemented by {engines}; {hint}"
+        return LintFinding("CT001", message, line, severity="warning")
+    return LintFinding("CT001", f"Python method .{method}() (MiniJinja and @huggingface/jinja implement it "
+                                f"too); {hint} for other engines", line, severity="info")
 
 
 def _python_literals(tokens: list[tuple[int, str, str]]) -> Iterator[LintFinding]:
     spelling = {"True": "true", "False": "false", "None": "none"}
     for lineno, kind, value in tokens:
         if kind == "name" and value in spelling:
-            yield LintFinding("CT002", f"{value} is Python spelling; write {spelling[value]}", lineno)
+            yield LintFinding("CT002", f"{value} is Python spelling (MiniJinja and @huggingface/jinja accept "
+                                      f"it too); write {spelling[value]} for other engines", lineno)
 
 
 def _printed_structures(ast: Any) -> Iterator[LintFinding]:
@@ -148,8 +246,9 @@ def _printed_structures(ast: Any) -> Iterator[LintFinding]:
                 skip = isinstance(expr, nodes.TemplateData) or repr(expr) in strings
                 name = None if skip else _structured(expr)
                 if name is not None:
-                    yield LintFinding("CT003", f"{name} may be a dict or list printed with Python's repr; "
-                                               f"print it with |tojson", expr.lineno)
+                    yield LintFinding("CT003", f"{name} may be a dict or list printed with Python's repr "
+                                               "(@huggingface/jinja prints JSON-like text instead); print it "
+                                               "with |tojson", expr.lineno)
         stack += [(child, strings) for child in node.iter_child_nodes()]
 
 
@@ -182,6 +281,32 @@ def _structured(expr: Any) -> str | None:
     return None
 
 
+def _engine_hazards(source: str, ast: Any, tokens: list[tuple[int, str, str]]) -> Iterator[LintFinding]:
+    """``CT004``-``CT007``: constructs that diverge on another engine whenever they run."""
+    from jinja2 import nodes
+
+    significant = [token for token in tokens if token[1] != "whitespace"]
+    for index, (lineno, kind, _) in enumerate(significant[:-1]):
+        if kind == "block_begin" and significant[index + 1][1:] == ("name", "generation"):
+            yield LintFinding("CT004", "{% generation %} is a transformers tag: MiniJinja cannot parse the "
+                                       "template; keep it only if assistant masks are needed", lineno)
+    if "\r\n" in source:
+        line = source[:source.index("\r\n")].count("\n") + 1
+        yield LintFinding("CT005", "CRLF line ends: Jinja2 reads them as \\n, MiniJinja and "
+                                   "@huggingface/jinja keep the \\r in the output; save the file with LF "
+                                   "line ends", line)
+    for literal in ast.find_all(nodes.Dict):
+        keys = [pair.key for pair in literal.items]
+        if any(isinstance(key, nodes.Const) and not isinstance(key.value, str) for key in keys):
+            yield LintFinding("CT006", "a dict literal with non-string keys: @huggingface/jinja refuses it "
+                                       "(\"Object keys must be strings\"); use string keys", literal.lineno)
+    for loop in ast.find_all(nodes.For):
+        if isinstance(loop.target, nodes.Tuple) and isinstance(loop.iter, (nodes.List, nodes.Tuple)) \
+                and any(isinstance(item, nodes.Tuple) for item in loop.iter.items):
+            yield LintFinding("CT007", "unpacking tuple literals in a for loop: @huggingface/jinja cannot; "
+                                       "loop over a list of lists or dicts", loop.lineno)
+
+
 # --- response-template regexes -----------------------------------------------------------------
 
 _PATTERN_KEYS = ("open_pattern", "close_pattern")
@@ -195,9 +320,9 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
 
     Returns:
         The findings of ``start_anchor_pattern``, then of each field's patterns and
-        ``tag_pattern`` and the ``RT011`` of its transform, in template order, then ``RT010`` when
-        no field is implicit; each names
-        its JSON path in ``where``.
+        ``tag_pattern`` and the ``RT011`` of its transform, in template order, then the ``RT012``
+        chatcodec extensions, then ``RT010`` when no field is implicit; each names its JSON path
+        in ``where``.
     """
     findings: list[LintFinding] = []
     if isinstance(template.get("start_anchor_pattern"), str):
@@ -213,11 +338,40 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
         if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
             findings += lint_pattern(args["tag_pattern"], f"fields.{name}.content_args.tag_pattern")
         findings += _unknown_placeholders(name, spec)
+    findings += [
+        LintFinding("RT012", f"{feature.feature} is a chatcodec extension, so this response template "
+                    f"needs chatcodec: {feature.effect}", where=feature.where)
+        for feature in chatcodec_only_features(template)
+    ]
     if specs and all("open" in spec or "open_pattern" in spec for _, spec in specs):
         findings.append(LintFinding(
             "RT010", "no implicit field (a field without open/open_pattern), so text outside every region "
             'is discarded; add one (e.g. "content": {}) to keep that text', where="fields"))
     return findings
+
+
+def response_template_findings(template: Any) -> list[LintFinding]:
+    """Every finding of a response template, including ``RT000`` when it does not load.
+
+    Args:
+        template: the response template as a JSON value.
+
+    Returns:
+        ``RT000`` (an error, with the loader's message) when the template does not load, then
+        :func:`lint_response_template`'s findings.
+    """
+    from chatcodec.errors import ResponseTemplateError
+    from chatcodec.response_templates.template import load_response_template
+
+    findings = []
+    try:
+        load_response_template(template)
+    except ResponseTemplateError as error:
+        message = str(error)
+        if error.path and not message.startswith(f"{error.path}:"):
+            message = f"{error.path}: {message}"
+        findings.append(LintFinding("RT000", message))
+    return findings + (lint_response_template(template) if isinstance(template, Mapping) else [])
 
 
 def _unknown_placeholders(name: str, spec: Mapping[str, Any]) -> list[LintFinding]:

@@ -35,6 +35,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "migrate": ("chatcodec.cli.migrate", "rewrite a legacy model directory in the modern template format"),
     "profiles": ("chatcodec.cli.profiles", "list the bundled model-family profiles and their coverage"),
     "lint": ("chatcodec.cli.lint", "report portability problems in a chat or response template"),
+    "doctor": ("chatcodec.cli.doctor", "check a model's chat and response templates: round trip, prefix "
+               "stability, tool-call forms, other engines, lint"),
 }
 
 

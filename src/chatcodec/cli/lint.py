@@ -1,10 +1,12 @@
 """``chatcodec lint``: report portability problems in chat templates and response templates.
 
-Each finding is one line on stdout, ``PATH[:NAME]:LINE: CODE message`` (chat templates) or
-``PATH: CODE message`` with the pattern's JSON path (response templates). A template that cannot
-be used at all is a finding too: ``CT000`` for a chat template that does not compile (its line
-when known) or is empty (only whitespace), ``RT000`` for a response template that does not load.
-Exit status: 0 when nothing was found, 1 when something was (or an input could not be read).
+Each finding is one line on stdout, ``PATH[NAME]:LINE: SEVERITY CODE message`` (chat templates)
+or ``PATH: SEVERITY CODE WHERE: message`` with the pattern's JSON path (response templates);
+severities are ``error`` (the template is wrong), ``warning`` (not portable) and ``info``
+(:mod:`chatcodec.analysis.lint`). A template that cannot be used at all is an error: ``CT000`` for
+a chat template that does not compile (its line when known) or is empty (only whitespace),
+``RT000`` for a response template that does not load. Exit status: 1 when an error was found (with
+``--strict``, also a warning) or an input could not be read, else 0.
 """
 
 from __future__ import annotations
@@ -26,62 +28,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a chat template file, a response template (.json), a tokenizer_config.json "
                              "or chat_template.json (its chat templates and response_template), or a model "
                              "directory (the same, from all its files)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 on warnings (portability) too, not only on errors")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Lint every path and print the findings; returns the exit code: 0 when nothing was found, 1
-    when something was.
+    """Lint every path and print the findings; returns the exit code: 1 when an error (with
+    ``--strict``, a warning) was found, else 0.
 
     Raises:
         OSError, ValueError: a path cannot be read.
     """
-    lines: list[str] = []
+    findings: list[tuple[str, str]] = []
     for path in args.paths:
         for label, kind, content in _inputs(path):
-            lines += _chat_findings(label, content) if kind == "chat" else _response_findings(label, content)
-    for line in lines:
+            found = _chat_findings(label, content) if kind == "chat" else _response_findings(label, content)
+            findings += found
+    for _, line in findings:
         print(line)
-    return 1 if lines else 0
+    failing = {"error", "warning"} if args.strict else {"error"}
+    return 1 if any(severity in failing for severity, _ in findings) else 0
 
 
-def _chat_findings(label: str, source: str) -> list[str]:
-    from chatcodec.analysis.lint import lint_chat_template
-    from chatcodec.chat_templates.errors import ChatTemplateError
+def _chat_findings(label: str, source: str) -> list[tuple[str, str]]:
+    """``(severity, line)`` for each finding of a chat template."""
+    from chatcodec.analysis.lint import chat_template_findings
 
-    if not source.strip():
-        return [f"{label}: CT000 empty template: every prompt it renders is empty (or only whitespace)"]
-    try:
-        findings = lint_chat_template(source)
-    except ChatTemplateError as error:
-        where = label if error.lineno is None else f"{label}:{error.lineno}"
-        return [f"{where}: CT000 cannot compile: {error.message}"]
-    return [f"{label}:{finding.line}: {finding.code} {finding.message}" for finding in findings]
+    return [(finding.severity, f"{label}" + ("" if finding.line is None else f":{finding.line}")
+             + f": {finding.severity} {finding.code} {finding.message}")
+            for finding in chat_template_findings(source)]
 
 
-def _response_findings(label: str, template: Any) -> list[str]:
-    from chatcodec.analysis.lint import lint_response_template
-    from chatcodec.errors import ResponseTemplateError
-    from chatcodec.response_templates.template import load_response_template
+def _response_findings(label: str, template: Any) -> list[tuple[str, str]]:
+    """``(severity, line)`` for each finding of a response template."""
+    from chatcodec.analysis.lint import response_template_findings
 
-    lines = []
-    try:
-        load_response_template(template)
-    except ResponseTemplateError as error:
-        message = str(error)
-        if error.path and not message.startswith(f"{error.path}:"):
-            message = f"{error.path}: {message}"
-        lines.append(f"{label}: RT000 {message}")
-    lines += [f"{label}: {finding.code} {finding.where}: {finding.message}"
-              for finding in lint_response_template(template)]
-    return lines
+    return [(finding.severity, f"{label}: {finding.severity} {finding.code} "
+             + ("" if finding.where is None else f"{finding.where}: ") + finding.message)
+            for finding in response_template_findings(template)]
 
 
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
     from chatcodec.cli.io import read_text
-    from chatcodec.cli.sources import read_template_json, template_json_text
+    from chatcodec.cli.sources import model_path, read_template_json, template_json_text
 
-    directory = Path(path)
+    directory = Path(model_path(path))
     if directory.is_dir():
         from chatcodec.model.storage import load_chat_templates
 
@@ -94,7 +86,7 @@ def _inputs(path: str) -> list[tuple[str, str, Any]]:
 
         response = read_tokenizer_config(directory).response_template
         if response is not None:
-            found.append((f"{directory / TOKENIZER_CONFIG_FILE}[response_template]", "response", response))
+            found.append((f"{Path(path) / TOKENIZER_CONFIG_FILE}[response_template]", "response", response))
         return found
     if path.endswith(".json"):
         return _json_inputs(read_template_json(path), path)

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
-from chatcodec.cli.sources import read_response_template, resolve_source
+from chatcodec.cli.sources import model_path, read_response_template, resolve_source
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.template import ResponseTemplate
@@ -54,8 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("template", metavar="TEMPLATE",
                         help="the response template: a JSON file, a model directory whose "
                              "tokenizer_config.json has a response_template (or that file: "
-                             "generation ends at its eos token either way), or a bundled profile "
-                             "name (see `chatcodec profiles`)")
+                             "generation ends at its eos token either way), a Hub model id (org/name, "
+                             "with chatcodec[hub]), or a bundled profile name (see `chatcodec profiles`)")
     parser.add_argument("output", metavar="OUTPUT", help="the generated text: a UTF-8 file, or - for stdin")
     prefix = parser.add_mutually_exclusive_group(required=True)
     prefix.add_argument("--prefix", metavar="FILE",
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
     try:  # the prefix is parsed here: a region it closes can fail
-        parser = _new_parser(args.template, template, prefix, tools, args.errors)
+        parser = _new_parser(args.template, template, prefix, tools, args.errors, bool(args.openai))
     except ResponseParseError as error:
         return _report(error, args)
     if args.openai:
@@ -166,19 +166,21 @@ def _load_template(source: str) -> ResponseTemplate:
 
 
 def _new_parser(source: str, template: ResponseTemplate, prefix: str, tools: list[Any] | None,
-                errors: str) -> Any:
+                errors: str, value_deltas: bool = False) -> Any:
     """The parser for ``source``: the model's (ending at its end-of-sequence tokens) for a profile
     name, a model directory or a ``tokenizer_config.json`` file (read as its directory), the bare
-    engine for a response template file."""
+    engine for a response template file; ``value_deltas`` for ``--openai`` (arguments streamed as
+    they are written)."""
     from chatcodec.response_templates.engine import ResponseParser
 
     model = _model_source(source)
     if model is None:
-        return ResponseParser(template, prefix=prefix, tools=tools, errors=errors)
+        return ResponseParser(template, prefix=prefix, tools=tools, errors=errors, value_deltas=value_deltas)
     from chatcodec.model.codec import ChatCodec
 
     codec = ChatCodec.from_pretrained(model)
-    return codec.get_response_parser(template.spec, prefix=prefix, tools=tools, errors=errors)
+    return codec.get_response_parser(template.spec, prefix=prefix, tools=tools, errors=errors,
+                                     value_deltas=value_deltas)
 
 
 def _model_source(source: str) -> str | None:
@@ -188,6 +190,8 @@ def _model_source(source: str) -> str | None:
     kind = resolve_source(source)
     if kind in ("directory", "profile"):
         return source
+    if kind == "hub":
+        return model_path(source)
     path = Path(source)
     if kind == "file" and path.name == "tokenizer_config.json":
         return str(path.parent)

@@ -140,7 +140,7 @@ def format_profile(profile: profiles.Profile) -> str:
         f"  special tokens:     {', '.join(f'{k}={v!r}' for k, v in profile.special_tokens.items()) or '-'}",
         f"  chat template:      {source.get('model', 'not bundled')} ({profile.license}"
         f"{', redistributable' if profile.redistributable else ''})",
-        f"  x- parsers:         {'yes, needs chatcodec' if profile.needs_chatcodec else 'no'}",
+        f"  needs chatcodec:    {'yes (chatcodec extensions)' if profile.needs_chatcodec else 'no'}",
         f"  demo:               {'chatcodec demo --profile ' + profile.name if profile.demo else '-'}",
         f"  sources:            {'; '.join(profile.sources)}",
     ]

@@ -21,8 +21,9 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``chatcodec render``."""
     parser.add_argument("source", metavar="MODEL_DIR_OR_TEMPLATE",
-                        help="a model directory (any chat-template storage format), a bundled profile name "
-                             "(see `chatcodec profiles`), a template file, or a tokenizer_config.json / "
+                        help="a model directory (any chat-template storage format), a Hub model id "
+                             "(org/name, with chatcodec[hub]), a bundled profile name (see `chatcodec "
+                             "profiles`), a template file, or a tokenizer_config.json / "
                              "chat_template.json (its chat_template and special tokens)")
     parser.add_argument("conversation", metavar="CONVERSATION.json",
                         help="a list of messages, or an object with messages, tools, documents "

@@ -1,6 +1,8 @@
 """Where a command's template comes from: what a TEMPLATE / MODEL argument names (a model
-directory, a bundled profile, a file), and how a file holds its templates (a chat template, a
-response template, or a JSON configuration with ``chat_template`` / ``response_template`` keys).
+directory, a bundled profile, a Hugging Face Hub model id, a file), and how a file holds its
+templates (a chat template, a response template, or a JSON configuration with ``chat_template`` /
+``response_template`` keys). A Hub id is read as the directory of its snapshot in the Hub cache
+(:func:`model_path`, the one resolver every command calls).
 
 Reading the bytes (size limits, UTF-8, JSON positions) is :mod:`chatcodec.cli.io`'s job.
 """
@@ -23,6 +25,7 @@ __all__ = [
     "ChatTemplateSource",
     "TemplateFile",
     "bundled_response_template",
+    "model_path",
     "read_chat_template_source",
     "read_response_template",
     "read_template_json",
@@ -36,20 +39,49 @@ __all__ = [
 def resolve_source(source: str) -> str:
     """How a command resolves its template or model argument, as ``ChatCodec.from_pretrained`` does.
 
-    A directory first, else the name (or alias) of a bundled profile, else a file: a plain file
-    named like a profile does not hide it (``./qwen3`` reaches the file).
+    A directory first, else the name (or alias) of a bundled profile, else a Hub model id
+    (``org/name`` when no such file exists), else a file: a plain file named like a profile does not
+    hide it (``./qwen3`` reaches the file).
 
     Args:
         source: the argument.
 
     Returns:
-        ``"stdin"`` (``"-"``), ``"directory"``, ``"profile"`` or ``"file"`` (which may not exist).
+        ``"stdin"`` (``"-"``), ``"directory"``, ``"profile"``, ``"hub"`` or ``"file"`` (which may
+        not exist).
     """
+    from chatcodec.model.hub import looks_like_hub_id
+
     if source == "-":
         return "stdin"
-    if Path(source).is_dir():
+    path = Path(source)
+    if path.is_dir():
         return "directory"
-    return "profile" if _bundled_profile(source) is not None else "file"
+    if _bundled_profile(source) is not None:
+        return "profile"
+    return "hub" if looks_like_hub_id(source) and not path.exists() else "file"
+
+
+def model_path(source: str, *, tokenizer: bool = False) -> str:
+    """A command's MODEL argument as a local name: a Hub id becomes the folder of its snapshot in the
+    Hub cache (the files chatcodec reads are fetched first when the Hub may be reached; with
+    ``HF_HUB_OFFLINE=1`` the cache alone is read); anything else is returned unchanged.
+
+    Args:
+        source: the argument (resolved as :func:`resolve_source` says).
+        tokenizer: fetch ``tokenizer.json`` too (for commands that need token ids).
+
+    Returns:
+        ``source``, or the snapshot folder of a Hub id.
+
+    Raises:
+        HubError: a Hub id without ``chatcodec[hub]``, unknown on the Hub, or not cached offline.
+    """
+    if resolve_source(source) != "hub":
+        return source
+    from chatcodec.model.hub import download_model
+
+    return str(download_model(source, tokenizer=tokenizer))
 
 
 # --- chat-template inputs (chatcodec render / lint) ---------------------------------------------
@@ -71,8 +103,8 @@ class ChatTemplateSource:
 
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
-    """Read a chat template from a model directory (any storage format), a bundled profile, or a
-    template file, resolved as :func:`resolve_source` says (``chatcodec render qwen3 ...``). A
+    """Read a chat template from a model directory (any storage format), a Hub model id, a bundled
+    profile, or a template file, resolved as :func:`resolve_source` says (``chatcodec render qwen3 ...``). A
     ``.json`` file is a ``tokenizer_config.json`` or legacy ``chat_template.json``
     (:func:`read_template_json`).
 
@@ -87,7 +119,7 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
             ``.json`` file holds none;
             ``ChatTemplateNotFoundError`` / ``ModelStorageError`` for a directory without a usable template.
     """
-    path = Path(source)
+    path = Path(model_path(source)) if source != "-" else Path(source)
     if source != "-" and path.is_dir():
         from chatcodec.model.config import read_tokenizer_config
         from chatcodec.model.storage import load_chat_templates
@@ -236,9 +268,10 @@ def read_response_template(source: str) -> dict[str, Any]:
 
     Args:
         source: a JSON file holding a response template (or a whole ``tokenizer_config.json`` with a
-            ``response_template`` key), a model directory (its stored response template, or the
-            bundled profile detected from its chat template, as ``ChatCodec.from_pretrained``), or
-            the name of a bundled profile (see :func:`bundled_response_template`).
+            ``response_template`` key), a model directory or Hub id (its stored response template,
+            or the bundled profile detected from its chat template, as
+            ``ChatCodec.from_pretrained``), or the name of a bundled profile (see
+            :func:`bundled_response_template`).
 
     Returns:
         The template as a JSON object (not yet validated: ``load_response_template`` does that).
@@ -249,7 +282,7 @@ def read_response_template(source: str) -> dict[str, Any]:
             template, or the model directory has no response template.
         ModelStorageError: the model directory's configuration files are malformed.
     """
-    path = Path(source)
+    path = Path(model_path(source))
     if path.is_dir():
         return _directory_response_template(path)
     bundled = bundled_response_template(source)

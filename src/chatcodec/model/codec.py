@@ -18,15 +18,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chatcodec.errors import ResponseTemplateNotFoundError, TokenizerUnavailableError
+from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import TokenizerConfig, check_side
 from chatcodec.model.incremental import IncrementalDecoder
-from chatcodec.model.responses import ModelResponseParser, end_of_sequence
+from chatcodec.model.responses import ModelResponseParser, ResponseDecoding
 from chatcodec.model.sequences import to_python, token_id, token_id_sequences
 from chatcodec.model.special_tokens import SpecialTokenAttributes
-from chatcodec.model.tokenizer import NO_TOKENIZER_GIVEN, Tokenizer, tokenizer_unavailable
+from chatcodec.model.tokenizer import NO_TOKENIZER_GIVEN, Tokenizer, TokenizerHandle, tokenizer_unavailable
 
 if TYPE_CHECKING:
+    from chatcodec.model.prompts import PromptModel
     from chatcodec.response_templates.template import ResponseTemplate
 
 __all__ = ["ChatCodec"]
@@ -58,6 +59,8 @@ class ChatCodec(SpecialTokenAttributes):
             or detected from the chat template), ``"argument"`` (the constructor's),
             ``"assigned"`` (set on the attribute later), or ``None`` when there is none.
         profile: the bundled profile loaded or detected, or ``None``.
+        hub_snapshot: for a model loaded from the Hugging Face Hub, the snapshot folder in the Hub
+            cache its files were read from (``name_or_path`` is then the Hub id), else ``None``.
     """
 
     def __init__(self, chat_template: str | dict[str, str] | None = None,
@@ -75,6 +78,7 @@ class ChatCodec(SpecialTokenAttributes):
             special_tokens if special_tokens is not None else self.config.special_tokens)
         self.tokenizer = tokenizer
         self.name_or_path = name_or_path
+        self.hub_snapshot: Path | None = None
         self.padding_side = self.config.padding_side
         self.truncation_side = self.config.truncation_side
         #: Template variables every render gets (a bundled profile's ``template_kwargs``); special
@@ -85,8 +89,10 @@ class ChatCodec(SpecialTokenAttributes):
         self._compiled: tuple[str, ResponseTemplate] | None = None  # see _response_template
 
     @classmethod
-    def from_pretrained(cls, path_or_profile: str | os.PathLike[str]) -> ChatCodec:
-        """Load a model directory, or a bundled profile by name.
+    def from_pretrained(cls, path_or_profile: str | os.PathLike[str], *, revision: str | None = None,
+                        token: str | bool | None = None, cache_dir: str | os.PathLike[str] | None = None,
+                        local_files_only: bool = False, load_tokenizer: bool | None = None) -> ChatCodec:
+        """Load a model directory, a bundled profile by name, or a model from the Hugging Face Hub.
 
         A directory is read in every storage format (``chat_template.jinja``,
         ``additional_chat_templates/``, ``tokenizer_config.json``, ``chat_template.json``), with
@@ -95,23 +101,48 @@ class ChatCodec(SpecialTokenAttributes):
         chat template matches a bundled profile, that profile's response template is attached
         (:attr:`response_template_source` says ``"profile:<name>"``). A name that is not an
         existing directory is looked up among the bundled profiles (``chatcodec.profiles``); only a
-        directory shadows a profile name, a plain file of that name does not.
+        directory shadows a profile name, a plain file of that name does not. A name written
+        ``org/name`` that is neither is a Hub model id (as in transformers; needs
+        ``pip install 'chatcodec[hub]'``): only the files chatcodec reads are fetched, through
+        ``huggingface_hub``'s cache, so a model already cached loads offline (``HF_HUB_OFFLINE=1``).
 
         Args:
-            path_or_profile: a model directory, or the name or alias of a bundled profile.
+            path_or_profile: a model directory, the name or alias of a bundled profile, or a Hub id.
+            revision: for a Hub id, a branch, tag or commit hash (default: the default branch).
+            token: for a Hub id, a Hub token (``None``: ``huggingface_hub``'s own, ``HF_TOKEN`` or
+                the login).
+            cache_dir: for a Hub id, the Hub cache folder (default: ``huggingface_hub``'s).
+            local_files_only: for a Hub id, use the Hub cache only, never the network.
+            load_tokenizer: read ``tokenizer.json`` for token ids (``None``: when the
+                ``tokenizers`` package is installed; a Hub model fetches it only then).
 
         Returns:
-            The codec.
+            The codec (for a Hub model, :attr:`name_or_path` is the id and :attr:`hub_snapshot`
+            the cache folder it was read from).
 
         Raises:
             ModelStorageError: a file is malformed or the files contradict each other.
             ResponseTemplateError: the stored response template is invalid.
-            UnknownProfileError: an empty name, or neither a directory nor a bundled profile of that
-                name (the message suggests a close profile name; chatcodec never downloads).
+            UnknownProfileError: an empty name, or neither a directory, a bundled profile nor a Hub
+                id (the message suggests a close profile name).
+            HubError: a Hub id without ``huggingface_hub`` installed, an unknown repository or
+                revision, a gated or private one without a token, or one not cached while offline.
         """
-        from chatcodec.model.loading import load_codec
+        from chatcodec.model.loading import load_model
 
-        return load_codec(cls, path_or_profile)
+        loaded = load_model(path_or_profile, revision=revision, token=token, cache_dir=cache_dir,
+                            local_files_only=local_files_only, load_tokenizer=load_tokenizer)
+        codec = cls(loaded.chat_template, special_tokens=loaded.special_tokens, tokenizer=loaded.tokenizer,
+                    config=loaded.config, name_or_path=loaded.name_or_path)
+        if loaded.tokenizer is None and loaded.tokenizer_missing is not None:
+            codec._tokenizer_missing = loaded.tokenizer_missing
+        if loaded.response_template is not None:
+            codec.response_template = loaded.response_template
+            codec.response_template_source = loaded.response_template_source
+        codec.profile = loaded.profile
+        codec.template_variables = dict(loaded.template_variables)
+        codec.hub_snapshot = loaded.hub_snapshot
+        return codec
 
     @property
     def chat_template(self) -> str | dict[str, str] | None:
@@ -167,11 +198,43 @@ class ChatCodec(SpecialTokenAttributes):
 
     # -- special tokens: codec.eos_token, codec.pad_token_id = ..., eos_token_ids (model.special_tokens)
 
+    def _tokenizer_handle(self) -> TokenizerHandle:
+        """The tokenizer, or why there is none, as the model's helpers take it."""
+        return TokenizerHandle(self.tokenizer, self._tokenizer_missing or str(tokenizer_unavailable(
+            "the tokenizer was removed", "Set codec.tokenizer")))
+
     def _require_tokenizer(self) -> Tokenizer:
-        if self.tokenizer is None:
-            raise TokenizerUnavailableError(self._tokenizer_missing or str(tokenizer_unavailable(
-                "the tokenizer was removed", "Set codec.tokenizer")))
-        return self.tokenizer
+        return self._tokenizer_handle().require()
+
+    def _pad_ids(self) -> frozenset[int]:
+        """The pad ids: ``generation_config.json``'s ``pad_token_id`` and the ``pad_token``'s id."""
+        ids = {self.config.pad_token_id, self._token_id(self.special_tokens_map.get("pad_token"))}
+        return frozenset(index for index in ids if index is not None)
+
+    def _prompt_model(self, sanitize_control_tokens: bool) -> PromptModel:
+        """What ``apply_chat_template`` needs of the model, from its current state."""
+        from chatcodec.model.prompts import PromptModel, control_tokens_of
+
+        pad = self.special_tokens_map.get("pad_token")
+        pad_id = self._token_id(pad)
+        return PromptModel(
+            tokenizer=self._tokenizer_handle(),
+            variables={**self.special_tokens_map, **self.template_variables},
+            control_tokens=control_tokens_of(self.tokenizer, self.config, self.special_tokens_map)
+            if sanitize_control_tokens else None,
+            pad_token_id=pad_id if pad_id is not None else self.config.pad_token_id,
+            padding_side=self.padding_side, truncation_side=self.truncation_side,
+            model_max_length=self.config.model_max_length,
+        )
+
+    def _response_decoding(self) -> ResponseDecoding:
+        """What parsing the model's output needs of the model, from its current state."""
+        texts = [self.special_tokens_map.get("eos_token") or ""]
+        if self.tokenizer is not None:
+            texts += [self.tokenizer.decode([index]) for index in self.config.eos_token_ids]
+        return ResponseDecoding(tokenizer=self._tokenizer_handle(),
+                                eos_token_ids=frozenset(self.eos_token_ids), eos_texts=tuple(texts),
+                                pad_ids=self._pad_ids())
 
     # -- encoding --------------------------------------------------------------------------------
 
@@ -269,17 +332,72 @@ class ChatCodec(SpecialTokenAttributes):
             TokenizerUnavailableError: token ids were asked for and there is no tokenizer.
             ControlTokenError: a control token in the inputs cannot be encoded as text.
         """
+        from chatcodec.chat_templates.openai_inputs import TemplateReads, template_tools
         from chatcodec.model.prompts import ChatRequest, apply_chat_template
 
-        request = ChatRequest(
-            conversation=conversation, tools=tools, documents=documents,
+        template = self.get_chat_template(chat_template, template_tools(tools))
+        request = ChatRequest.build(
+            conversation, TemplateReads.of(template), tools=tools, documents=documents,
             add_generation_prompt=add_generation_prompt, continue_final_message=continue_final_message,
             tokenize=tokenize, sanitize_control_tokens=sanitize_control_tokens, padding=padding,
             truncation=truncation, max_length=max_length, return_tensors=return_tensors,
             return_dict=return_dict, return_assistant_tokens_mask=return_assistant_tokens_mask,
             tokenizer_kwargs=tokenizer_kwargs, variables=kwargs,
         )
-        return apply_chat_template(self, self.get_chat_template(chat_template, tools), request)
+        return apply_chat_template(template, request, self._prompt_model(sanitize_control_tokens))
+
+    def apply_chat_request(
+        self,
+        request: Any,
+        *,
+        chat_template: str | None = None,
+        tokenize: bool = True,
+        return_dict: bool = True,
+        sanitize_control_tokens: bool = False,
+        return_tensors: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Turn an OpenAI Chat Completions request into this model's prompt (text or ids).
+
+        The request is read by :func:`chatcodec.chat_templates.requests.read_chat_request`:
+        ``messages`` and ``tools`` as a client or the ``openai`` SDK sends them, ``reasoning_effort``
+        and ``chat_template_kwargs`` as template variables the way the model's template reads them
+        (``enable_thinking`` for Qwen3, ...), ``tool_choice`` / ``parallel_tool_calls`` /
+        ``response_format`` checked and passed on, and the generation prompt added unless the
+        request sets ``continue_final_message``. With named templates, ``tool_use`` is chosen when
+        the request has tools (``tools: []`` is none). Sampling fields (``model``, ``temperature``,
+        ...) are not the prompt's business and are ignored.
+
+        Args:
+            request: the request dict (or a pydantic / dataclass request object).
+            chat_template: a template text or name, as for :meth:`apply_chat_template`.
+            tokenize, return_dict, sanitize_control_tokens, return_tensors: as for
+                :meth:`apply_chat_template` (the default result is ``{"input_ids", "attention_mask"}``;
+                ``tokenize=False`` gives the prompt text).
+            **kwargs: template variables of the server (the request's own win over them).
+
+        Returns:
+            What :meth:`apply_chat_template` returns for the request's conversation.
+
+        Raises:
+            ConversationError: the request is unusable (no messages, a refused or malformed field, a
+                part the template cannot show, tool-call arguments that are not a JSON object).
+            ChatTemplateNotFoundError, ChatTemplateError, TokenizerUnavailableError: as for
+                :meth:`apply_chat_template`.
+        """
+        from chatcodec.chat_templates.openai_inputs import TemplateReads
+        from chatcodec.chat_templates.requests import read_chat_request, request_tools
+        from chatcodec.model.prompts import ChatRequest, apply_chat_template
+
+        template = self.get_chat_template(chat_template, request_tools(request))
+        inputs = read_chat_request(request, template)
+        prompt = ChatRequest.build(
+            inputs.messages, TemplateReads.of(template), tools=inputs.tools, documents=inputs.documents,
+            add_generation_prompt=inputs.add_generation_prompt,
+            continue_final_message=inputs.continue_final_message, tokenize=tokenize,
+            sanitize_control_tokens=sanitize_control_tokens, return_tensors=return_tensors,
+            return_dict=return_dict, variables={**kwargs, **inputs.variables})
+        return apply_chat_template(template, prompt, self._prompt_model(sanitize_control_tokens))
 
     def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """Token ids of ``text``; special and added tokens written in it become their ids.
@@ -386,7 +504,8 @@ class ChatCodec(SpecialTokenAttributes):
         from chatcodec.model.responses import parse_sequences
 
         template = self._response_template(schema, "parse_response")
-        return parse_sequences(self, response, template, prefix=prefix, tools=tools, errors=errors)
+        return parse_sequences(response, template, self._response_decoding(), prefix=prefix, tools=tools,
+                               errors=errors)
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
@@ -417,14 +536,16 @@ class ChatCodec(SpecialTokenAttributes):
         from chatcodec.response_templates.engine import ResponseParser
 
         template = self._response_template(response_template, "get_response_parser")
-        prompt = parser_prompt_text(self, prefix)
+        decoding = self._response_decoding()
+        prompt = parser_prompt_text(prefix, decoding.tokenizer, decoding.pad_ids)
         parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors,
                                 value_deltas=value_deltas)
+        handle = decoding.tokenizer
 
         def new_decoder() -> IncrementalDecoder:
-            return self._require_tokenizer().incremental_decoder()
+            return handle.require().incremental_decoder()
 
-        return ModelResponseParser(parser, end_of_sequence(self), new_decoder)
+        return ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)
 
     # -- saving ----------------------------------------------------------------------------------
 
@@ -449,10 +570,55 @@ class ChatCodec(SpecialTokenAttributes):
         Raises:
             ModelStorageError: a template name would escape its folder, or a configuration file
                 of the target cannot be read; nothing is written (or created) then.
-        """
-        from chatcodec.model.saving import save_codec
 
-        return save_codec(self, Path(save_directory))
+        Warns:
+            UserWarning: the response template written uses chatcodec extensions (``x-`` parsers,
+                ``flatten``, ...): transformers cannot read it as chatcodec does.
+        """
+        from chatcodec.model.saving import CodecState, save_codec
+
+        state = CodecState(
+            chat_template=self.chat_template, special_tokens_map=dict(self.special_tokens_map),
+            config=self.config, padding_side=self.padding_side, truncation_side=self.truncation_side,
+            response_template=self.response_template, tokenizer=self.tokenizer,
+            name_or_path=self.name_or_path, source_directory=self.hub_snapshot)
+        return save_codec(state, Path(save_directory))
+
+    def push_to_hub(self, repo_id: str, *, commit_message: str | None = None,
+                    commit_description: str | None = None, private: bool | None = None,
+                    token: str | bool | None = None, revision: str | None = None,
+                    create_pr: bool = False) -> Any:
+        """Upload what :meth:`save_pretrained` writes to a Hub repository, in one commit.
+
+        As transformers' ``push_to_hub``: the repository is created when missing (``exist_ok``).
+        Pushing back to the repository the codec was loaded from commits only the files whose
+        bytes change, and deletes those :meth:`save_pretrained` would delete there (a legacy
+        ``chat_template.json``, a named template no longer present); see
+        :func:`chatcodec.model.hub.push_codec`. Needs ``pip install 'chatcodec[hub]'``.
+
+        Args:
+            repo_id: ``"org/name"``.
+            commit_message: the commit title (default ``"Upload chat templates with chatcodec"``).
+            commit_description: the commit or pull-request description.
+            private: for a new repository, whether it is private.
+            token: a Hub token (``None``: ``huggingface_hub``'s own).
+            revision: the branch to commit to.
+            create_pr: open a pull request instead of committing to the branch.
+
+        Returns:
+            ``huggingface_hub``'s ``CommitInfo``.
+
+        Raises:
+            HubError: ``huggingface_hub`` is missing, or the Hub refused the commit or could not be
+                reached.
+            ModelStorageError: as :meth:`save_pretrained`; nothing is sent then.
+        """
+        from chatcodec.model.hub import push_codec
+
+        base = self.hub_snapshot if self.name_or_path == repo_id else None
+        return push_codec(self.save_pretrained, repo_id, base=base, commit_message=commit_message,
+                          commit_description=commit_description, private=private, token=token,
+                          revision=revision, create_pr=create_pr)
 
     def __repr__(self) -> str:
         names = sorted(self.chat_template) if isinstance(self.chat_template, dict) else None

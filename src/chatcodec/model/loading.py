@@ -1,34 +1,65 @@
-"""``ChatCodec.from_pretrained``: a model directory or a bundled profile.
+"""``ChatCodec.from_pretrained``: a model directory, a bundled profile or a Hub model.
 
-What lives here: deciding between a directory and a profile name, reading a directory (chat
-templates through :mod:`chatcodec.model.storage`, configuration through
+What lives here: deciding between a directory, a profile name and a Hub id, reading a directory
+(chat templates through :mod:`chatcodec.model.storage`, configuration through
 :mod:`chatcodec.model.config`, ``tokenizer.json`` through :mod:`chatcodec.model.tokenizer`), and
-attaching a detected profile's response template. Saving is :mod:`chatcodec.model.saving`'s.
+attaching a detected profile's response template. A Hub model is a directory too: the snapshot
+:mod:`chatcodec.model.hub` fetches into the Hub cache. Saving is :mod:`chatcodec.model.saving`'s.
 
 Rules kept: the stored response template is validated at load time (its errors name the file);
 a response template that did not come from the directory says where it came from
-(``codec.response_template_source``); only a directory shadows a profile name.
+(``codec.response_template_source``); a directory shadows a profile name, and both shadow a Hub id
+(``org/name`` is looked up on the Hub only when no such directory exists).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from chatcodec.errors import ResponseTemplateError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, TokenizerConfig, read_tokenizer_config
-from chatcodec.model.tokenizer import load_tokenizer, tokenizer_unavailable
+from chatcodec.model.tokenizer import Tokenizer, load_tokenizer, tokenizer_unavailable
 
-if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
-
-__all__ = ["find_response_template", "load_codec"]
+__all__ = ["LoadedModel", "find_response_template", "load_model"]
 
 logger = logging.getLogger("chatcodec")
 
-Codec = TypeVar("Codec", bound="ChatCodec")
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """What ``from_pretrained`` read: the values a ``ChatCodec`` is built from.
+
+    Attributes:
+        chat_template: the template text, ``{name: text}``, or ``None``.
+        special_tokens: the named special tokens.
+        tokenizer: the tokenizer, or ``None``.
+        tokenizer_missing: why there is no tokenizer (the message raised when ids are asked for), or
+            ``None`` when there is one.
+        config: the configuration files (an empty one for a profile).
+        name_or_path: the directory, or the profile name as given.
+        response_template: the response template, or ``None``.
+        response_template_source: ``"tokenizer_config.json"``, ``"profile:<name>"`` or ``None``.
+        profile: the bundled profile loaded or detected, or ``None``.
+        template_variables: variables every render gets (a profile's ``template_kwargs``).
+        hub_snapshot: for a Hub model, the Hub cache folder it was read from (``name_or_path`` is
+            then the Hub id).
+    """
+
+    chat_template: str | dict[str, str] | None
+    special_tokens: dict[str, str]
+    name_or_path: str
+    tokenizer: Tokenizer | None = None
+    tokenizer_missing: str | None = None
+    config: TokenizerConfig = field(default_factory=TokenizerConfig)
+    response_template: dict[str, Any] | None = None
+    response_template_source: str | None = None
+    profile: str | None = None
+    template_variables: dict[str, Any] = field(default_factory=dict)
+    hub_snapshot: Path | None = None
 
 
 def _validated(template: dict[str, Any], where: str) -> dict[str, Any]:
@@ -102,53 +133,60 @@ def find_response_template(directory: str | os.PathLike[str]) -> tuple[dict[str,
     return _response_template_of(path, read_tokenizer_config(path), _chat_templates(path))
 
 
-def _load_directory(cls: type[Codec], path: Path) -> Codec:
+def _load_directory(path: Path, tokenizer_wanted: bool | None = None) -> LoadedModel:
     config = read_tokenizer_config(path)
     templates = _chat_templates(path)
-    tokenizer, missing = load_tokenizer(path)
-    codec = cls(templates, special_tokens=config.special_tokens, tokenizer=tokenizer,
-                config=config, name_or_path=str(path))
-    codec._tokenizer_missing = missing
+    tokenizer: Tokenizer | None = None
+    missing: str | None = str(tokenizer_unavailable(
+        "from_pretrained(..., load_tokenizer=False) did not load one",
+        "Load the model with load_tokenizer=True"))
+    if tokenizer_wanted is not False:
+        tokenizer, missing = load_tokenizer(path)
     template, source = _response_template_of(path, config, templates)
-    if template is not None:
-        codec.response_template = template
-        codec.response_template_source = source
-        if source is not None and source.startswith("profile:"):
-            codec.profile = source.removeprefix("profile:")
-    return codec
+    detected = source is not None and source.startswith("profile:")
+    profile = source.removeprefix("profile:") if source is not None and detected else None
+    return LoadedModel(
+        chat_template=templates, special_tokens=dict(config.special_tokens), name_or_path=str(path),
+        tokenizer=tokenizer, tokenizer_missing=missing, config=config,
+        response_template=template, response_template_source=source if template is not None else None,
+        profile=profile)
 
 
-def _load_profile(cls: type[Codec], name: str) -> Codec:
+def _load_profile(name: str) -> LoadedModel:
     from chatcodec import profiles
 
     profile = profiles.load(name)
-    codec = cls(profile.chat_template, special_tokens=dict(profile.special_tokens or {}),
-                name_or_path=name)
-    codec.response_template = profile.response_template
-    codec.response_template_source = f"profile:{profile.name}"
-    codec.profile = profile.name
-    codec.template_variables = dict(profile.template_kwargs or {})
-    codec._tokenizer_missing = str(tokenizer_unavailable(
-        f"the bundled profile {profile.name!r} has no tokenizer",
-        "Load a model directory that has a tokenizer.json"))
-    return codec
+    return LoadedModel(
+        chat_template=profile.chat_template, special_tokens=dict(profile.special_tokens or {}),
+        name_or_path=name,
+        tokenizer_missing=str(tokenizer_unavailable(
+            f"the bundled profile {profile.name!r} has no tokenizer",
+            "Load a model directory that has a tokenizer.json")),
+        response_template=profile.response_template, response_template_source=f"profile:{profile.name}",
+        profile=profile.name, template_variables=dict(profile.template_kwargs or {}))
 
 
-def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Codec:
-    """Load a model directory, or a bundled profile when no such directory exists.
+def load_model(path_or_profile: str | os.PathLike[str], *, revision: str | None = None,
+               token: str | bool | None = None, cache_dir: str | os.PathLike[str] | None = None,
+               local_files_only: bool = False, load_tokenizer: bool | None = None) -> LoadedModel:
+    """Read a model directory, else a bundled profile, else a Hugging Face Hub model.
 
     Only a directory shadows a profile name: a plain file called ``mistral`` in the current
-    directory does not stop ``from_pretrained("mistral")`` from loading the profile.
+    directory does not stop ``from_pretrained("mistral")`` from loading the profile. A name written
+    ``org/name`` that is neither is fetched from the Hub (:func:`chatcodec.model.hub.download_model`).
 
     Args:
-        cls: the class to build (``ChatCodec`` or a subclass).
-        path_or_profile: a model directory, or a bundled profile's name or alias.
+        path_or_profile: a model directory, a bundled profile's name or alias, or a Hub id.
+        revision, token, cache_dir, local_files_only: for a Hub id (see
+            :meth:`chatcodec.ChatCodec.from_pretrained`); a directory or a profile ignores them.
+        load_tokenizer: read ``tokenizer.json`` (``None``: when the ``tokenizers`` package is
+            installed, so a Hub model fetches it only when it can be used).
 
     Returns:
-        The codec.
+        What was read; ``ChatCodec.from_pretrained`` builds the codec from it.
 
     Raises:
-        ModelStorageError, ResponseTemplateError, UnknownProfileError: see
+        ModelStorageError, ResponseTemplateError, UnknownProfileError, HubError: see
             :meth:`chatcodec.ChatCodec.from_pretrained`.
     """
     from chatcodec.errors import ModelStorageError, UnknownProfileError
@@ -160,10 +198,15 @@ def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Cod
             "of a bundled profile (`chatcodec profiles` lists them)", name=name, available=[])
     path = Path(name)
     if path.is_dir():
-        return _load_directory(cls, path)
+        return _load_directory(path, load_tokenizer)
     try:
-        return _load_profile(cls, name)
+        return _load_profile(name)
     except UnknownProfileError as error:
+        from chatcodec.model.hub import looks_like_hub_id
+
+        if looks_like_hub_id(name) and not path.exists():
+            return _load_hub(name, revision=revision, token=token, cache_dir=cache_dir,
+                             local_files_only=local_files_only, load_tokenizer=load_tokenizer)
         if path.exists():
             raise ModelStorageError(f"{path}: not a directory; from_pretrained takes a model directory "
                                     "or the name of a bundled profile", path=str(path)) from None
@@ -171,14 +214,34 @@ def load_codec(cls: type[Codec], path_or_profile: str | os.PathLike[str]) -> Cod
                                   available=error.available) from None
 
 
+def _load_hub(repo_id: str, *, revision: str | None, token: str | bool | None,
+              cache_dir: str | os.PathLike[str] | None, local_files_only: bool,
+              load_tokenizer: bool | None) -> LoadedModel:
+    """A Hub model: its snapshot in the Hub cache, read as a directory; ``name_or_path`` is the id."""
+    from dataclasses import replace
+
+    from chatcodec.model.hub import download_model
+
+    wanted = tokenizers_installed() if load_tokenizer is None else load_tokenizer
+    snapshot = download_model(repo_id, revision=revision, token=token, cache_dir=cache_dir,
+                              local_files_only=local_files_only, tokenizer=wanted)
+    return replace(_load_directory(snapshot, wanted), name_or_path=repo_id, hub_snapshot=snapshot)
+
+
+def tokenizers_installed() -> bool:
+    """Whether the ``tokenizers`` package can be imported (without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("tokenizers") is not None
+
+
 def _not_found(name: str, available: list[str]) -> str:
     """The message for a name that is neither a directory nor a profile, with a close profile name
     (for a Hub id such as ``Qwen/Qwen3-0.6B``, close to its last part)."""
     import difflib
 
-    message = (f"from_pretrained: {name!r} is neither a model directory nor a bundled profile (chatcodec "
-               "never downloads: pass the folder of a downloaded model; `chatcodec profiles` lists the "
-               "bundled profiles)")
+    message = (f"from_pretrained: {name!r} is neither a model directory nor a bundled profile, nor a Hub "
+               "model id ('org/name'; `chatcodec profiles` lists the bundled profiles)")
     stem = name.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     close = difflib.get_close_matches(stem.lower().replace("-", "_"), available, n=1)
     return f"{message}. Did you mean {close[0]!r}?" if close else message

@@ -17,14 +17,12 @@ Rules kept:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatcodec.model.sequences import split_sequences, to_python, token_id_sequences
-
-if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
+from chatcodec.model.tokenizer import TokenizerHandle
 
 __all__ = ["Prompt", "parser_prompt_text", "prompt_text", "prompts_for", "split_prompts"]
 
@@ -118,12 +116,14 @@ def prompts_for(prefix: Any, count: int) -> list[Prompt]:
     return prompts
 
 
-def prompt_text(codec: ChatCodec, prompt: Prompt) -> str:
+def prompt_text(prompt: Prompt, tokenizer: TokenizerHandle, pad_ids: Collection[int]) -> str:
     """A prompt as text: ids decoded with special tokens kept, padding left out.
 
     Args:
-        codec: the model (its tokenizer, ``pad_token`` and ``generation_config.json``'s ``pad_token_id``).
         prompt: the prompt.
+        tokenizer: the model's tokenizer (needed for ids only).
+        pad_ids: the model's pad ids (its ``pad_token``'s and ``generation_config.json``'s
+            ``pad_token_id``), dropped from both ends of ids not already unpadded by a mask.
 
     Returns:
         The text.
@@ -135,25 +135,24 @@ def prompt_text(codec: ChatCodec, prompt: Prompt) -> str:
     ids = prompt.sequence
     if isinstance(ids, str):
         return ids
-    tokenizer = codec._require_tokenizer()
-    tokenizer.check_ids(ids, prompt.what)  # before padding is cut, so the message's index is right
+    decoder = tokenizer.require()
+    decoder.check_ids(ids, prompt.what)  # before padding is cut, so the message's index is right
     start, end = 0, len(ids)
     if not prompt.unpadded:
-        pads = {codec.config.pad_token_id, codec._token_id(codec.special_tokens_map.get("pad_token"))}
-        while start < end and ids[start] in pads:
+        while start < end and ids[start] in pad_ids:
             start += 1
-        while end > start and ids[end - 1] in pads:
+        while end > start and ids[end - 1] in pad_ids:
             end -= 1
-    return tokenizer.decode(ids[start:end], what=prompt.what)
+    return decoder.decode(ids[start:end], what=prompt.what)
 
 
-def parser_prompt_text(codec: ChatCodec, prefix: Any) -> str | None:
+def parser_prompt_text(prefix: Any, tokenizer: TokenizerHandle, pad_ids: Collection[int]) -> str | None:
     """``get_response_parser``'s ``prefix=`` as text (``None`` stays ``None``: the parser refuses it).
 
     Args:
-        codec: the model.
         prefix: text, one sequence of ids (``[]`` opts out, as in the reference), or the
             ``apply_chat_template`` dict of one prompt.
+        tokenizer, pad_ids: as for :func:`prompt_text`.
 
     Returns:
         The prompt text, or ``None``.
@@ -169,4 +168,4 @@ def parser_prompt_text(codec: ChatCodec, prefix: Any) -> str | None:
     prompts, batched = split_prompts(prefix)
     if batched:
         raise ValueError("get_response_parser: prefix= must be a single sequence (text or 1-D ids)")
-    return prompt_text(codec, prompts[0])
+    return prompt_text(prompts[0], tokenizer, pad_ids)

@@ -11,9 +11,9 @@ Rule kept: the result has the reference's shape for every combination of ``token
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatcodec.chat_templates.inputs import (
     ConversationError,
@@ -22,21 +22,28 @@ from chatcodec.chat_templates.inputs import (
     prepare_documents,
     prepare_tools,
 )
-from chatcodec.model.config import check_side
+from chatcodec.chat_templates.openai_inputs import TemplateReads, template_messages, template_tools
+from chatcodec.model.config import TokenizerConfig, check_side
 from chatcodec.model.encoding import PaddingOptions, batch_output, encode_chat
 from chatcodec.model.sequences import token_id
+from chatcodec.model.tokenizer import Tokenizer, TokenizerHandle
 
-if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
-
-__all__ = ["ChatRequest", "apply_chat_template", "control_tokens_of"]
+__all__ = ["ChatRequest", "PromptModel", "apply_chat_template", "control_tokens_of"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class ChatRequest:
-    """The arguments of one ``apply_chat_template`` call."""
+    """The arguments of one ``apply_chat_template`` call, checked once (:meth:`build`), never changed.
 
-    conversation: Any
+    Attributes:
+        conversations: the conversations to render (one, or the batch's).
+        batched: the call was given a batch (the result is a list).
+        Other attributes: the call's arguments; ``return_dict`` is ``False`` without ``tokenize`` (the
+        reference's rule) and ``max_length`` is a plain ``int``.
+    """
+
+    conversations: tuple[Any, ...]
+    batched: bool = False
     tools: Sequence[Any] | None = None
     documents: Sequence[Any] | None = None
     add_generation_prompt: bool = False
@@ -49,32 +56,93 @@ class ChatRequest:
     return_tensors: str | None = None
     return_dict: bool = True
     return_assistant_tokens_mask: bool = False
-    tokenizer_kwargs: dict[str, Any] | None = None
-    variables: dict[str, Any] = field(default_factory=dict)
+    tokenizer_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    variables: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, conversation: Any, reads: TemplateReads, *, tools: Any = None, tokenize: bool = True,
+              return_dict: bool = True, max_length: Any = None,
+              tokenizer_kwargs: Mapping[str, Any] | None = None, **arguments: Any) -> ChatRequest:
+        """Check the arguments of an ``apply_chat_template`` call and make the request.
+
+        Messages and tools are taken as a client or the ``openai`` SDK sends them
+        (:mod:`chatcodec.chat_templates.openai_inputs`): objects become dicts, content parts and
+        string tool-call arguments take the shape the template reads, ``tools=[]`` is no tools.
+
+        Args:
+            conversation: a conversation or a batch of them (the reference's detection).
+            reads: what the chat template that will render them reads.
+            tools, tokenize, return_dict, max_length, tokenizer_kwargs: the call's arguments.
+            **arguments: the call's other arguments, by their attribute names.
+
+        Returns:
+            The request.
+
+        Raises:
+            ValueError, TypeError: the reference's incompatible-option errors (with its wording), an
+                empty conversation, a bad ``max_length`` or ``tokenizer_kwargs``.
+            ConversationError: a message the template cannot take (a part it cannot show, tool-call
+                arguments that are not a JSON object; :func:`~chatcodec.chat_templates.openai_inputs.
+                template_messages`).
+        """
+        return_dict = return_dict and tokenize  # the reference: dicts come only from tokenizing
+        _check_options(tokenize=tokenize, return_dict=return_dict, **arguments)
+        length = _max_length(max_length)
+        _check_tokenizer_kwargs(tokenizer_kwargs or {})
+        conversations, batched = _conversations(conversation)
+        return cls(conversations=tuple(template_messages(chat, reads) for chat in conversations),
+                   batched=batched, tools=template_tools(tools), tokenize=tokenize,
+                   return_dict=return_dict, max_length=length, tokenizer_kwargs=dict(tokenizer_kwargs or {}),
+                   **arguments)
 
 
-def _check_options(request: ChatRequest) -> None:
+def _check_options(*, tokenize: bool, return_dict: bool, return_assistant_tokens_mask: bool = False,
+                   add_generation_prompt: bool = False, continue_final_message: bool | str = False,
+                   sanitize_control_tokens: bool = False, **_: Any) -> None:
     """The reference's incompatible-option errors, with its wording."""
-    if not request.tokenize:
-        request.return_dict = False  # the reference: dicts come only from tokenizing
-    if request.return_assistant_tokens_mask and not (request.return_dict and request.tokenize):
+    if return_assistant_tokens_mask and not (return_dict and tokenize):
         raise ValueError(
             "`return_assistant_tokens_mask=True` requires `return_dict=True` and `tokenize=True`")
-    check_prompt_ending(request.add_generation_prompt, request.continue_final_message)
-    if request.continue_final_message and request.return_assistant_tokens_mask:
+    check_prompt_ending(add_generation_prompt, continue_final_message)
+    if continue_final_message and return_assistant_tokens_mask:
         raise ValueError("continue_final_message is not compatible with return_assistant_tokens_mask.")
-    if request.sanitize_control_tokens and not request.tokenize:
+    if sanitize_control_tokens and not tokenize:
         raise ValueError(
             "`sanitize_control_tokens=True` requires `tokenize=True`: prompt text cannot tell a control "
             "token typed by the user from one written by the template."
         )
-    if request.max_length is not None:
-        length = token_id(request.max_length)  # an int, or an integer scalar; never a bool
-        if length is None or length < 0:
-            raise ConversationError(
-                f"max_length: expected a non-negative integer or None, got {request.max_length!r}")
-        request.max_length = length
-    _check_tokenizer_kwargs(request.tokenizer_kwargs or {})
+
+
+@dataclass(frozen=True)
+class PromptModel:
+    """What a model gives ``apply_chat_template``: built by ``ChatCodec`` from its current state.
+
+    Attributes:
+        tokenizer: the tokenizer (or why there is none), needed for ids.
+        variables: the template variables every render gets (special tokens, then the model's own).
+        control_tokens: the tokens ``sanitize_control_tokens`` encodes as text (:func:`control_tokens_of`),
+            or ``None`` when not sanitising.
+        pad_token_id: the id padding uses, or ``None``.
+        padding_side, truncation_side: the model's sides (``"right"`` or ``"left"``).
+        model_max_length: the model's ``model_max_length``, or ``None``.
+    """
+
+    tokenizer: TokenizerHandle
+    variables: Mapping[str, Any] = field(default_factory=dict)
+    control_tokens: tuple[str, ...] | None = None
+    pad_token_id: int | None = None
+    padding_side: str = "right"
+    truncation_side: str = "right"
+    model_max_length: int | None = None
+
+
+def _max_length(value: Any) -> int | None:
+    if value is None:
+        return None
+    length = token_id(value)  # an int, or an integer scalar; never a bool
+    if length is None or length < 0:
+        raise ConversationError(f"max_length: expected a non-negative integer or None, got {value!r}")
+    return length
 
 
 #: ``tokenizer_kwargs`` keys that repeat what apply_chat_template passes to the tokenizer itself.
@@ -85,7 +153,7 @@ _OWN_TOKENIZER_ARGUMENTS = ("padding", "truncation", "max_length", "return_tenso
 TOKENIZER_KWARGS = ("padding_side", "pad_to_multiple_of")
 
 
-def _check_tokenizer_kwargs(kwargs: dict[str, Any]) -> None:
+def _check_tokenizer_kwargs(kwargs: Mapping[str, Any]) -> None:
     """The reference passes ``tokenizer_kwargs`` to the tokenizer call beside its own arguments:
     repeating one is its TypeError; chatcodec honours :data:`TOKENIZER_KWARGS` and refuses the rest
     (the reference ignores unknown keys, such as ``truncation_side``, silently)."""
@@ -117,67 +185,80 @@ def _conversations(conversation: Any) -> tuple[list[Any], bool]:
     return [conversation], False
 
 
-def control_tokens_of(codec: ChatCodec) -> tuple[str, ...]:
+def control_tokens_of(tokenizer: Tokenizer | None, config: TokenizerConfig,
+                      special_tokens: Mapping[str, str]) -> tuple[str, ...]:
     """Every token that must not come from user input (SPEC §2.3).
 
-    The tokenizer's added tokens (special or not), the named and extra special tokens and the
-    ``chat_control_tokens`` of ``tokenizer_config.json``.
-
     Args:
-        codec: the model.
+        tokenizer: the model's tokenizer, or ``None``: its added tokens (special or not).
+        config: the model's configuration: its added tokens, extra special tokens and
+            ``chat_control_tokens``.
+        special_tokens: the model's named special tokens.
 
     Returns:
-        The tokens, each once, in the order above.
+        The tokens, each once, in the order above (tokenizer, configuration's added tokens, named
+        special tokens, extra special tokens, ``chat_control_tokens``).
     """
     tokens: dict[str, None] = {}
-    if codec.tokenizer is not None:
-        tokens.update(dict.fromkeys(token.content for token in codec.tokenizer.added_tokens_decoder.values()))
-    tokens.update(dict.fromkeys(token.content for token in codec.config.added_tokens.values()))
-    tokens.update(dict.fromkeys(codec.special_tokens_map.values()))
-    tokens.update(dict.fromkeys(codec.config.extra_special_tokens))
-    tokens.update(dict.fromkeys(codec.config.chat_control_tokens or ()))
+    if tokenizer is not None:
+        tokens.update(dict.fromkeys(token.content for token in tokenizer.added_tokens_decoder.values()))
+    tokens.update(dict.fromkeys(token.content for token in config.added_tokens.values()))
+    tokens.update(dict.fromkeys(special_tokens.values()))
+    tokens.update(dict.fromkeys(config.extra_special_tokens))
+    tokens.update(dict.fromkeys(config.chat_control_tokens or ()))
     return tuple(tokens)
 
 
-def _mark_inputs(chats: list[Any], request: ChatRequest, variables: dict[str, Any],
-                 control_tokens: tuple[str, ...]) -> tuple[list[Any], dict[str, Any]]:
+@dataclass(frozen=True)
+class _Inputs:
+    """The call's own inputs: conversations, tools, documents and variables (marked when sanitising)."""
+
+    chats: list[Any]
+    tools: Any
+    documents: Any
+    variables: Mapping[str, Any]
+
+
+def _marked_inputs(request: ChatRequest, control_tokens: tuple[str, ...]) -> _Inputs:
     """Mark control tokens in every string of the inputs (after turning them into plain data)."""
     from chatcodec.model.control_tokens import control_token_pattern, mark_control_tokens
 
     pattern = control_token_pattern(control_tokens)
-    request.tools = mark_control_tokens(prepare_tools(request.tools), pattern)
-    request.documents = mark_control_tokens(prepare_documents(request.documents), pattern)
-    chats = [mark_control_tokens(plain_template_data(chat), pattern) for chat in chats]
-    return chats, mark_control_tokens(variables, pattern)  # strings inside are marked, other values kept
+    return _Inputs(
+        chats=[mark_control_tokens(plain_template_data(chat), pattern) for chat in request.conversations],
+        tools=mark_control_tokens(prepare_tools(request.tools), pattern),
+        documents=mark_control_tokens(prepare_documents(request.documents), pattern),
+        variables=mark_control_tokens(dict(request.variables), pattern),  # strings marked, others kept
+    )
 
 
-def _render(chat_template: str, chats: list[list[dict[str, Any]]], request: ChatRequest,
-            variables: dict[str, Any]) -> list[tuple[str, list[tuple[int, int]] | None]]:
+def _render(chat_template: str, inputs: _Inputs, variables: Mapping[str, Any],
+            request: ChatRequest) -> list[tuple[str, list[tuple[int, int]] | None]]:
     from chatcodec.chat_templates.render import render_chat_template, render_chat_template_with_spans
 
     rendered: list[tuple[str, list[tuple[int, int]] | None]] = []
-    for chat in chats:
+    for chat in inputs.chats:
         if request.return_assistant_tokens_mask:
             result = render_chat_template_with_spans(
-                chat_template, chat, tools=request.tools, documents=request.documents,
+                chat_template, chat, tools=inputs.tools, documents=inputs.documents,
                 add_generation_prompt=request.add_generation_prompt, **variables)
             rendered.append((result.text, list(result.generation_spans)))
         else:
             text = render_chat_template(
-                chat_template, chat, tools=request.tools, documents=request.documents,
+                chat_template, chat, tools=inputs.tools, documents=inputs.documents,
                 add_generation_prompt=request.add_generation_prompt,
                 continue_final_message=request.continue_final_message, **variables)
             rendered.append((text, None))
     return rendered
 
 
-def apply_chat_template(codec: ChatCodec, chat_template: str, request: ChatRequest) -> Any:
-    """Run one ``apply_chat_template`` call for ``codec`` with the selected template text.
+def apply_chat_template(chat_template: str, request: ChatRequest, model: PromptModel) -> Any:
+    """Run one ``apply_chat_template`` call with the selected template text.
 
     Args:
-        codec: the model (special tokens, template variables, tokenizer, configuration).
         chat_template: the template text, already selected.
-        request: the call's other arguments.
+        request: the call's arguments.
+        model: what the model gives the call (tokenizer, variables, control tokens, padding).
 
     Returns:
         What :meth:`chatcodec.ChatCodec.apply_chat_template` returns for these arguments.
@@ -186,31 +267,26 @@ def apply_chat_template(codec: ChatCodec, chat_template: str, request: ChatReque
         ValueError, ChatTemplateError, TokenizerUnavailableError, ControlTokenError: see
             :meth:`chatcodec.ChatCodec.apply_chat_template`.
     """
-    _check_options(request)
-    chats, batched = _conversations(request.conversation)
-    variables = request.variables
-    control_tokens: tuple[str, ...] | None = None
-    if request.sanitize_control_tokens:
-        codec._require_tokenizer()
-        control_tokens = control_tokens_of(codec)
-        chats, variables = _mark_inputs(chats, request, variables, control_tokens)
-    rendered = _render(chat_template, chats, request,
-                       {**codec.special_tokens_map, **codec.template_variables, **variables})
+    control_tokens = model.control_tokens if request.sanitize_control_tokens else None
+    if control_tokens is not None:
+        model.tokenizer.require()
+        inputs = _marked_inputs(request, control_tokens)  # the call's inputs only, never the model's tokens
+    else:
+        inputs = _Inputs(list(request.conversations), request.tools, request.documents, request.variables)
+    rendered = _render(chat_template, inputs, {**model.variables, **inputs.variables}, request)
     if not request.tokenize:
         texts = [text for text, _ in rendered]
-        return texts if batched else texts[0]
-    tokenizer = codec._require_tokenizer()
+        return texts if request.batched else texts[0]
+    tokenizer = model.tokenizer.require()
     encoded = [encode_chat(tokenizer, text, spans, control_tokens) for text, spans in rendered]
-    pad = codec.special_tokens_map.get("pad_token")
-    pad_id = tokenizer.token_to_id(pad) if pad else None
     options = PaddingOptions(
         padding=request.padding, truncation=request.truncation, max_length=request.max_length,
-        pad_token_id=pad_id if pad_id is not None else codec.config.pad_token_id,
-        padding_side=(request.tokenizer_kwargs or {}).get("padding_side", codec.padding_side),
-        truncation_side=codec.truncation_side,
-        pad_to_multiple_of=token_id((request.tokenizer_kwargs or {}).get("pad_to_multiple_of")),
-        model_max_length=codec.config.model_max_length,
+        pad_token_id=model.pad_token_id,
+        padding_side=request.tokenizer_kwargs.get("padding_side", model.padding_side),
+        truncation_side=model.truncation_side,
+        pad_to_multiple_of=token_id(request.tokenizer_kwargs.get("pad_to_multiple_of")),
+        model_max_length=model.model_max_length,
     )
-    output = batch_output(encoded, batched=batched, options=options, return_tensors=request.return_tensors)
+    output = batch_output(encoded, batched=request.batched, options=options,
+                          return_tensors=request.return_tensors)
     return output if request.return_dict else output["input_ids"]
-

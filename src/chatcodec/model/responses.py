@@ -15,19 +15,18 @@ they are for truncated output.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any
 
 from chatcodec.errors import ParserStateError
 from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
-
-if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
+from chatcodec.model.tokenizer import TokenizerHandle
 
 __all__ = [
     "EndOfSequence",
     "ModelResponseParser",
-    "end_of_sequence",
+    "ResponseDecoding",
     "parse_sequences",
     "response_text",
 ]
@@ -103,30 +102,39 @@ class EndOfSequence:
         return longest
 
 
-def end_of_sequence(codec: ChatCodec) -> EndOfSequence:
-    """Where ``codec``'s generations end: its end-of-sequence ids and their texts.
+@dataclass(frozen=True)
+class ResponseDecoding:
+    """What a model gives the parsing of its output: its tokenizer, where generation ends, its padding.
 
-    Args:
-        codec: the model (``eos_token``, ``generation_config.json``'s ids, the tokenizer).
+    Built by ``ChatCodec`` from its current state for each call, so the helpers here never see
+    the model object.
 
-    Returns:
-        A fresh :class:`EndOfSequence` (it holds per-generation state).
+    Attributes:
+        tokenizer: the tokenizer (or why there is none), for ids.
+        eos_token_ids: the ids that end generation (``eos_token``'s and ``generation_config.json``'s).
+        eos_texts: the texts of those tokens, which end generation in text output too.
+        pad_ids: the pad ids dropped from both ends of a prompt given as ids without a mask.
     """
-    texts = [codec.special_tokens_map.get("eos_token") or ""]
-    if codec.tokenizer is not None:
-        texts += [codec.tokenizer.decode([token_id]) for token_id in codec.config.eos_token_ids]
-    return EndOfSequence(codec.eos_token_ids, texts)
+
+    tokenizer: TokenizerHandle
+    eos_token_ids: frozenset[int] = frozenset()
+    eos_texts: tuple[str, ...] = ()
+    pad_ids: frozenset[int] = frozenset()
+
+    def end_of_sequence(self) -> EndOfSequence:
+        """A fresh :class:`EndOfSequence` (it holds per-generation state)."""
+        return EndOfSequence(self.eos_token_ids, self.eos_texts)
 
 
-def response_text(codec: ChatCodec, sequence: str | list[int], what: str = "response") -> str:
+def response_text(sequence: str | list[int], decoding: ResponseDecoding, what: str = "response") -> str:
     """Generated output as text: ids decoded with special tokens kept, up to the end of generation.
 
     Ids are decoded as a stream would decode them (``Tokenizer.decode_generated``), so a one-shot
     parse and a streamed one always agree.
 
     Args:
-        codec: the model.
         sequence: text, or one sequence of ids.
+        decoding: the model's tokenizer and end of generation.
         what: the argument the sequence came from (``"response"``, ``"response[1]"``), for messages.
 
     Returns:
@@ -136,10 +144,10 @@ def response_text(codec: ChatCodec, sequence: str | list[int], what: str = "resp
         TokenizerUnavailableError: ids were given and the model has no tokenizer.
         ValueError: an id outside the vocabulary.
     """
-    end = end_of_sequence(codec)
+    end = decoding.end_of_sequence()
     if not isinstance(sequence, str):
         before, _ = end.cut_ids(sequence)
-        sequence = codec._require_tokenizer().decode_generated(before, what=what)
+        sequence = decoding.tokenizer.require().decode_generated(before, what=what)
     return end.cut_text(sequence, final=True)
 
 
@@ -251,14 +259,14 @@ class ModelResponseParser:
         return message, events + list(final_events)
 
 
-def parse_sequences(codec: ChatCodec, response: Any, template: Any, *, prefix: Any, tools: Any,
+def parse_sequences(response: Any, template: Any, decoding: ResponseDecoding, *, prefix: Any, tools: Any,
                     errors: str) -> dict[str, Any] | list[dict[str, Any]]:
     """The model-level ``parse_response``: one sequence or a batch, text or ids.
 
     Args:
-        codec: the model (tokenizer, end of sequence, padding).
         response: text, ids, a batch of either, or a 1-D/2-D array.
         template: the response template (a dict or a loaded template).
+        decoding: the model's tokenizer, end of generation and padding.
         prefix: the prompt(s) (:func:`chatcodec.model.prefixes.split_prompts`); ``None`` is an error
             (the reference's), ``""`` or ``[]`` opt out.
         tools: passed to :func:`chatcodec.parse_response`.
@@ -275,10 +283,11 @@ def parse_sequences(codec: ChatCodec, response: Any, template: Any, *, prefix: A
     compiled = load_response_template(template)
     require_prefix(prefix)
     responses, batched = split_sequences(response, "response")
-    prompts = [prompt_text(codec, prompt) for prompt in prompts_for(prefix, len(responses))]
+    prompts = [prompt_text(prompt, decoding.tokenizer, decoding.pad_ids)
+               for prompt in prompts_for(prefix, len(responses))]
     parsed = [
-        parse_response(response_text(codec, text, f"response[{index}]" if batched else "response"), compiled,
-                       prefix=prompt, tools=tools, errors=errors)
+        parse_response(response_text(text, decoding, f"response[{index}]" if batched else "response"),
+                       compiled, prefix=prompt, tools=tools, errors=errors)
         for index, (text, prompt) in enumerate(zip(responses, prompts, strict=True))
     ]
     return parsed if batched else parsed[0]

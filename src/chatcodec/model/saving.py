@@ -13,6 +13,10 @@ What gets written (as transformers 5.23 writes a tokenizer's current configurati
 * ``tokenizer.json`` when the codec has a tokenizer (replacing the directory's), and
   ``generation_config.json`` from the source directory when the target has none.
 
+A response template that uses chatcodec extensions is written as it is, with a ``UserWarning``
+naming each extension: transformers refuses or misreads it, so the directory needs chatcodec to
+be parsed as intended.
+
 Rules kept: everything is checked before anything is written, so a save that fails (a template
 name that would escape its folder, an unreadable configuration file) leaves the target as it
 was, and does not create it; each path written is listed once.
@@ -22,8 +26,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chatcodec.errors import ModelStorageError
 from chatcodec.model.config import (
@@ -31,16 +38,42 @@ from chatcodec.model.config import (
     SPECIAL_TOKENS_ATTRIBUTES,
     SPECIAL_TOKENS_MAP_FILE,
     TOKENIZER_CONFIG_FILE,
+    TokenizerConfig,
     json_file_text,
     read_json_file,
     write_tokenizer_config,
 )
-from chatcodec.model.tokenizer import TOKENIZER_FILE
+from chatcodec.model.tokenizer import TOKENIZER_FILE, Tokenizer
 
-if TYPE_CHECKING:
-    from chatcodec.model.codec import ChatCodec
+__all__ = ["CodecState", "save_codec"]
 
-__all__ = ["save_codec"]
+
+@dataclass(frozen=True)
+class CodecState:
+    """A codec's current state, as ``save_pretrained`` writes it (``ChatCodec`` builds it).
+
+    Attributes:
+        chat_template: the template text, ``{name: text}``, or ``None``.
+        special_tokens_map: the current named special tokens.
+        config: the configuration the codec was loaded with (``files`` says which files it read).
+        padding_side, truncation_side: ``"right"`` or ``"left"``.
+        response_template: the response template, or ``None``.
+        tokenizer: the tokenizer, or ``None``.
+        name_or_path: where the codec came from (its ``generation_config.json`` is copied).
+        source_directory: the folder its files were read from when that is not ``name_or_path`` (the
+            Hub cache snapshot of a Hub model), else ``None``.
+    """
+
+    chat_template: str | dict[str, str] | None
+    special_tokens_map: Mapping[str, str]
+    config: TokenizerConfig
+    padding_side: str = "right"
+    truncation_side: str = "right"
+    response_template: dict[str, Any] | None = None
+    tokenizer: Tokenizer | None = None
+    name_or_path: str = ""
+    source_directory: Path | None = None
+
 
 
 def _stored_text(value: Any) -> str | None:
@@ -57,10 +90,10 @@ def _json_object(path: Path) -> dict[str, Any]:
     return dict(data)
 
 
-def _with_special_tokens(codec: ChatCodec, data: dict[str, Any], *, remove: bool) -> dict[str, Any]:
-    """``data`` with the codec's named special tokens; ``remove`` drops the tokens it does not have."""
+def _with_special_tokens(state: CodecState, data: dict[str, Any], *, remove: bool) -> dict[str, Any]:
+    """``data`` with the state's named special tokens; ``remove`` drops the tokens it does not have."""
     for key in SPECIAL_TOKENS_ATTRIBUTES:
-        token = codec.special_tokens_map.get(key)
+        token = state.special_tokens_map.get(key)
         if token is None:
             if remove:
                 data.pop(key, None)
@@ -69,24 +102,24 @@ def _with_special_tokens(codec: ChatCodec, data: dict[str, Any], *, remove: bool
     return data
 
 
-def _config_to_save(codec: ChatCodec, directory: Path) -> dict[str, Any]:
+def _config_to_save(state: CodecState, directory: Path) -> dict[str, Any]:
     """The ``tokenizer_config.json`` to write (see the module docstring)."""
-    own = TOKENIZER_CONFIG_FILE in codec.config.files
+    own = TOKENIZER_CONFIG_FILE in state.config.files
     path = directory / TOKENIZER_CONFIG_FILE
-    data = dict(codec.config.data) if own else (_json_object(path) if path.is_file() else {})
-    data = _with_special_tokens(codec, data, remove=own)
+    data = dict(state.config.data) if own else (_json_object(path) if path.is_file() else {})
+    data = _with_special_tokens(state, data, remove=own)
     data.pop("chat_template", None)
-    for key, side in (("padding_side", codec.padding_side), ("truncation_side", codec.truncation_side)):
+    for key, side in (("padding_side", state.padding_side), ("truncation_side", state.truncation_side)):
         if key in data or side != "right":  # the default stays implicit, so an unchanged file stays so
             data[key] = side
-    if codec.response_template is not None:
-        data["response_template"] = codec.response_template
+    if state.response_template is not None:
+        data["response_template"] = state.response_template
     else:
         data.pop("response_template", None)
     return data
 
 
-def _special_tokens_map_to_save(codec: ChatCodec, directory: Path,
+def _special_tokens_map_to_save(state: CodecState, directory: Path,
                                 config: dict[str, Any]) -> dict[str, Any] | None:
     """The legacy ``special_tokens_map.json`` to write, or ``None`` when it is absent or not read."""
     path = directory / SPECIAL_TOKENS_MAP_FILE
@@ -94,7 +127,7 @@ def _special_tokens_map_to_save(codec: ChatCodec, directory: Path,
         return None
     data = _json_object(path)
     for key in SPECIAL_TOKENS_ATTRIBUTES:
-        token = codec.special_tokens_map.get(key)
+        token = state.special_tokens_map.get(key)
         if key in data and token is None:
             del data[key]
         elif key in data and _stored_text(data[key]) != token:
@@ -106,25 +139,40 @@ def _same_file(source: Path, target: Path) -> bool:
     return target.exists() and os.path.samefile(source, target)
 
 
-def _write_tokenizer(codec: ChatCodec, directory: Path, written: list[str]) -> None:
-    if codec.tokenizer is None:
+def _write_tokenizer(state: CodecState, directory: Path, written: list[str]) -> None:
+    if state.tokenizer is None:
         return
     target = directory / TOKENIZER_FILE
-    source = codec.tokenizer.path
+    source = state.tokenizer.path
     if source is not None and source.is_file():
         if not _same_file(source, target):
             shutil.copyfile(source, target)
             written.append(str(target))
     else:
-        codec.tokenizer.backend.save(str(target))
+        state.tokenizer.backend.save(str(target))
         written.append(str(target))
 
 
-def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
-    """Write ``codec`` to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`.
+def _warn_if_chatcodec_only(template: Any, path: Path) -> None:
+    """Say so when the response template written needs chatcodec (transformers cannot read it as is)."""
+    if not isinstance(template, dict):
+        return
+    from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
+
+    features = chatcodec_only_features(template)
+    if features:
+        listed = "; ".join(str(feature) for feature in features)
+        warnings.warn(
+            f"{path}: the response_template written uses chatcodec extensions, so it needs chatcodec "
+            f"(transformers and the engines that follow it cannot read it as chatcodec does): {listed}",
+            UserWarning, stacklevel=4)
+
+
+def save_codec(state: CodecState, directory: Path) -> tuple[str, ...]:
+    """Write a codec's state to ``directory``; see :meth:`chatcodec.ChatCodec.save_pretrained`.
 
     Args:
-        codec: what to save.
+        state: what to save.
         directory: the target model directory (created when missing).
 
     Returns:
@@ -133,24 +181,30 @@ def save_codec(codec: ChatCodec, directory: Path) -> tuple[str, ...]:
     Raises:
         ModelStorageError: a template name would escape its folder, or a configuration file of
             the target cannot be read; nothing is written then.
+
+    Warns:
+        UserWarning: the response template written uses chatcodec extensions
+            (``x-`` parsers, ``flatten``, ...), which transformers cannot read as chatcodec does.
     """
     from chatcodec.model.storage import plan_chat_template_save, save_chat_templates
 
-    if codec.chat_template is not None:
-        plan_chat_template_save(codec.chat_template, directory)  # refuses bad names before any write
-    config = _config_to_save(codec, directory)
-    legacy = _special_tokens_map_to_save(codec, directory, config)
+    if state.chat_template is not None:
+        plan_chat_template_save(state.chat_template, directory)  # refuses bad names before any write
+    config = _config_to_save(state, directory)
+    legacy = _special_tokens_map_to_save(state, directory, config)
     directory.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
-    if codec.chat_template is not None:
-        changes = save_chat_templates(codec.chat_template, directory)
+    if state.chat_template is not None:
+        changes = save_chat_templates(state.chat_template, directory)
         written.extend(str(directory / change.path) for change in changes if change.action != "delete")
     written.append(str(write_tokenizer_config(directory, config)))
     if legacy is not None:
         (directory / SPECIAL_TOKENS_MAP_FILE).write_text(json_file_text(legacy), encoding="utf-8")
         written.append(str(directory / SPECIAL_TOKENS_MAP_FILE))
-    _write_tokenizer(codec, directory, written)
-    source = Path(codec.name_or_path) / GENERATION_CONFIG_FILE if codec.name_or_path else None
+    _write_tokenizer(state, directory, written)
+    _warn_if_chatcodec_only(config.get("response_template"), directory / TOKENIZER_CONFIG_FILE)
+    origin = state.source_directory or (Path(state.name_or_path) if state.name_or_path else None)
+    source = origin / GENERATION_CONFIG_FILE if origin is not None else None
     target = directory / GENERATION_CONFIG_FILE
     if source is not None and source.is_file() and not target.exists():
         shutil.copyfile(source, target)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "NO_TOKENIZER_GIVEN",
     "TOKENIZER_FILE",
     "Tokenizer",
+    "TokenizerHandle",
     "load_tokenizer",
     "tokenizer_unavailable",
 ]
@@ -64,6 +66,30 @@ def tokenizer_unavailable(reason: str, fix: str = INSTALL_FIX) -> TokenizerUnava
 NO_TOKENIZER_GIVEN = str(tokenizer_unavailable(
     "none was given to ChatCodec", "Pass tokenizer=Tokenizer.from_file('tokenizer.json') (from "
     "chatcodec.model.tokenizer), or load a model directory with ChatCodec.from_pretrained"))
+
+
+@dataclass(frozen=True)
+class TokenizerHandle:
+    """A model's tokenizer, or the reason it has none: what the model's helpers get instead of the model.
+
+    Attributes:
+        tokenizer: the tokenizer, or ``None``.
+        missing: the message of the :class:`~chatcodec.errors.TokenizerUnavailableError` that
+            :meth:`require` raises when ``tokenizer`` is ``None`` (it names the cause and the fix).
+    """
+
+    tokenizer: Tokenizer | None
+    missing: str = NO_TOKENIZER_GIVEN
+
+    def require(self) -> Tokenizer:
+        """The tokenizer.
+
+        Raises:
+            TokenizerUnavailableError: there is none (the message is :attr:`missing`).
+        """
+        if self.tokenizer is None:
+            raise TokenizerUnavailableError(self.missing)
+        return self.tokenizer
 
 
 def _import_tokenizers() -> Any:

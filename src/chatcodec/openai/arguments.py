@@ -22,18 +22,23 @@ call from the region's final value (``docs/openai.md``).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from chatcodec.openai.messages import arguments_text
 
 __all__ = ["ArgumentWriter", "escape"]
 
+#: What ``json.dumps(..., ensure_ascii=False)`` escapes inside a string.
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 _OPENERS = {"object": "{", "array": "[", "string": '"'}
 _CLOSERS = {"object": "}", "array": "]", "string": '"'}
 
 
 def escape(text: str) -> str:
     """``text`` as the inside of a JSON string (``json.dumps(text, ensure_ascii=False)`` unquoted)."""
+    if _ESCAPED.search(text) is None:  # the usual text: nothing to escape
+        return text
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 

@@ -61,12 +61,18 @@ class ChatCompletionStream(StreamBase):
         ValueError: the template's reasoning or content field is not plain text.
 
     Example:
-        >>> from chatcodec import ResponseParser, profiles
-        >>> parser = ResponseParser(profiles.load("hermes").response_template, prefix="")
-        >>> stream = ChatCompletionStream(parser, model="m", id="c", created=0,
-        ...                               ids=lambda name, index: f"call_{index}")
-        >>> [chunk["choices"][0]["delta"] for chunk in stream.feed("Hi <tool_call>")]
-        [{'role': 'assistant', 'content': 'Hi'}]
+        >>> from chatcodec import ResponseParser
+        >>> template = {"start_anchor": "<|im_start|>assistant\\n", "fields": {
+        ...     "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
+        ...                    "content": "json", "transform": {"type": "function", "function": "{content}"}},
+        ...     "content": {"close": "<|im_end|>"}}}
+        >>> parser = ResponseParser(template, prefix="", value_deltas=True)
+        >>> stream = ChatCompletionStream(parser, model="m", ids=lambda name, index: f"call_{index}")
+        >>> for chunk in stream.feed('Hi <tool_call>{"name": "f", "arguments": {"a": "x'):
+        ...     print(chunk["choices"][0]["delta"].get("tool_calls", chunk["choices"][0]["delta"]))
+        {'role': 'assistant', 'content': 'Hi'}
+        [{'index': 0, 'id': 'call_0', 'type': 'function', 'function': {'name': 'f', 'arguments': ''}}]
+        [{'index': 0, 'function': {'arguments': '{"a": "x'}}]
     """
 
     def __init__(self, parser: Any, *, model: str = "", id: str | None = None, created: int | None = None,

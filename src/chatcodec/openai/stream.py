@@ -63,7 +63,8 @@ class StreamBase:
         self._steps = StepWriter(template, ids or ToolCallIds())
         self._feed = parser.feed
         self._events = self._steps.events
-        self._initial: list[dict[str, Any]] = list(parser.initial_events)  # replayed with the first feed
+        #: the prompt's events, replayed with the first feed
+        self._initial: list[dict[str, Any]] = self._steps.prompt(list(parser.initial_events))
         #: The parsed message, once :meth:`finish` ran (``to_chat_message`` turns it into the wire form).
         self.message: dict[str, Any] | None = None
 

@@ -127,33 +127,36 @@ class Profile:
 
     @property
     def needs_chatcodec(self) -> bool:
-        """Whether the response template uses ``x-`` content parsers (the reference cannot load it)."""
-        return any(
-            str(spec.get("content", "")).startswith("x-")
-            for spec in self.response_template.get("fields", {}).values()
-        )
+        """Whether the response template uses chatcodec extensions (``x-`` content parsers,
+        ``flatten``, optional placeholders, ``"strip": "blank"``), which transformers cannot read as
+        chatcodec does (:mod:`chatcodec.response_templates.chatcodec_only`)."""
+        from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
+
+        return bool(chatcodec_only_features(self.response_template))
 
     def generation_prompt_ending(self, suffix: str | None) -> str:
         """The family's generation prompt that ends with ``suffix`` (``None``: the first, nothing pre-opened).
+
+        A server that pre-opens a block the family's templates do not (a ``<think>`` added to the
+        prompt by hand) still gets a prompt: the first generation prompt continued by ``suffix``
+        (sharing any end of the prompt that begins ``suffix``: ``X<think>`` and ``<think>\n`` give
+        ``X<think>\n``).
 
         Args:
             suffix: what the prompt must end with (a pre-opened ``<think>``), or ``None``.
 
         Returns:
-            The first of :attr:`generation_prompts` that qualifies.
-
-        Raises:
-            ValueError: no generation prompt of the family ends with ``suffix``.
+            The first of :attr:`generation_prompts` that ends with ``suffix``, else the first
+            generation prompt continued by ``suffix``.
         """
         if suffix is None:
             return self.generation_prompts[0]
         for prompt in self.generation_prompts:
             if prompt.endswith(suffix):
                 return prompt
-        raise ValueError(
-            f"profile {self.name!r}: no generation prompt ends with {suffix!r}. "
-            f"Known: {list(self.generation_prompts)}"
-        )
+        base = self.generation_prompts[0]
+        shared = next((size for size in range(len(suffix), 0, -1) if base.endswith(suffix[:size])), 0)
+        return base + suffix[shared:]
 
 
 def names() -> list[str]:

@@ -28,6 +28,7 @@ from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 __all__ = [
     "ToolParameters",
     "argument_room",
+    "called_names",
     "cast_tool_calls",
     "coerce_argument",
     "schema_types",
@@ -249,3 +250,22 @@ def cast_tool_calls(value: Any, params: ToolParameters, depth: int = 0) -> Any:
         return value
     room = argument_room(depth)
     return {**value, "function": {**function, "arguments": _cast_arguments(arguments, properties, room)}}
+
+
+def called_names(value: Any) -> list[str]:
+    """The function names of the tool calls in ``value`` (a call, a list of calls, or anything else).
+
+    A tool call is shaped as :func:`cast_tool_calls` reads it: ``{"function": {"name": str, ...}}``.
+
+    Args:
+        value: a region's value.
+
+    Returns:
+        The names, in order (a name called twice is listed twice); ``[]`` for anything else.
+    """
+    names = []
+    for item in value if isinstance(value, list) else [value]:
+        function = item.get("function") if isinstance(item, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            names.append(function["name"])
+    return names

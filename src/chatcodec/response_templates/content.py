@@ -1,6 +1,7 @@
 """Content parsers: the registry that turns a region's raw text into a value.
 
-Seven standard parsers (SPEC §1.3) sit in a table of :class:`ContentParser` records, and
+Eight standard parsers (SPEC §1.3; ``python-call-list`` is in :mod:`.python_call_list`) sit in a
+table of :class:`ContentParser` records, and
 :func:`lookup_parser` finds every ``x-`` extension of
 :data:`chatcodec.response_templates.extensions.EXTENSIONS` the same way. Each record has a pure
 ``parse(text, args)`` and a ``validate(args, where)`` that the template loader calls, so a bad
@@ -35,8 +36,10 @@ import regex
 from chatcodec.errors import ResponseTemplateError
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.lax_json import parse_json_dialect
+from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
 __all__ = [
+    "BLANK",
     "STANDARD_PARSERS",
     "ContentError",
     "ContentParser",
@@ -95,6 +98,10 @@ class ContentParser:
     string_aware: bool = False
 
 
+#: ``content_args.strip`` of a ``text`` field that keeps text as written but reads a region of only
+#: whitespace as empty (a chatcodec extension: layout around tool calls is not content).
+BLANK = "blank"
+
 _INT = regex.compile(r"[+-]?[0-9]+")
 _FLOAT = regex.compile(
     r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:inf|infinity|nan))"
@@ -139,7 +146,10 @@ def parse_float(text: str) -> float:
 
 
 def _strip(text: str, args: Mapping[str, Any]) -> str:
-    return text.strip() if args.get("strip", True) else text
+    mode = args.get("strip", True)
+    if mode == BLANK:
+        return text if text.strip() else ""
+    return text.strip() if mode else text
 
 
 def _parse_text(text: str, args: Mapping[str, Any]) -> str:
@@ -285,6 +295,12 @@ def _validate_scalar(args: Mapping[str, Any], where: str) -> None:
     _check_bool(args, where, "strip")
 
 
+def _validate_text(args: Mapping[str, Any], where: str) -> None:
+    _check_keys(args, where, frozenset({"strip"}))
+    if "strip" in args and args["strip"] != BLANK and not isinstance(args["strip"], bool):
+        _fail(where, "strip", f'must be true, false or "blank", got {args["strip"]!r}')
+
+
 def _validate_json(args: Mapping[str, Any], where: str) -> None:
     _check_keys(args, where, frozenset({"strip", "unquoted_keys", "string_delims", "allow_non_json"}))
     for key in ("strip", "unquoted_keys", "allow_non_json"):
@@ -327,17 +343,19 @@ def _validate_kv_lines(args: Mapping[str, Any], where: str) -> None:
     _check_value_parser(args, where)
 
 
-#: The seven standard content parsers, in SPEC order.
+#: The standard content parsers, in SPEC order (``python-call-list`` came with transformers 5.24).
 STANDARD_PARSERS: dict[str, ContentParser] = {
     parser.name: parser
     for parser in (
-        ContentParser("text", _parse_text, _validate_scalar, streams_verbatim=True),
+        ContentParser("text", _parse_text, _validate_text, streams_verbatim=True),
         ContentParser("int", _parse_int, _validate_scalar, streams_verbatim=True),
         ContentParser("float", _parse_float, _validate_scalar, streams_verbatim=True),
         ContentParser("bool", _parse_bool, _validate_scalar, streams_verbatim=True),
         ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True),
         ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False),
         ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False),
+        ContentParser("python-call-list", parse_python_call_list, validate_python_call_list,
+                      streams_verbatim=False),
     )
 }
 
@@ -375,7 +393,7 @@ def get_parser(name: str) -> ContentParser:
 
 
 def known_parser_names() -> list[str]:
-    """Every usable parser name: the standard seven, then the registered ``x-`` extensions."""
+    """Every usable parser name: the standard eight, then the registered ``x-`` extensions."""
     from chatcodec.response_templates.extensions import EXTENSIONS
 
     return [*STANDARD_PARSERS, *sorted(n for n in EXTENSIONS if n.startswith("x-"))]

@@ -1,6 +1,6 @@
 """The error a content parser raises when it knows where in the region text the problem is.
 
-Content parsers (the seven standard ones in :mod:`content`, the JSON dialects of
+Content parsers (the standard ones in :mod:`content`, the JSON dialects of
 :mod:`lax_json` and the ``x-`` parsers) raise ``ValueError`` for text they cannot turn into a
 value. When they raise :class:`ContentError` instead, the engine reads its ``position`` to report
 the offset in the generated text (``ResponseParseError.offset``) and to point the error message

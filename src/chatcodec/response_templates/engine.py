@@ -46,7 +46,13 @@ from chatcodec.errors import (
     UnknownPlaceholderError,
     caret_excerpt,
 )
-from chatcodec.response_templates.arguments import ToolParameters, cast_tool_calls, tool_parameters
+from chatcodec.response_templates.arguments import (
+    ToolParameters,
+    called_names,
+    cast_tool_calls,
+    tool_parameters,
+)
+from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
@@ -137,7 +143,9 @@ class ResponseParser:
         response_template: a template dict or a loaded :class:`ResponseTemplate`.
         prefix: the prompt that preceded generation (required; ``""`` opts out). It is cut after
             the last start-anchor match and fed first, so regions the prompt opened are continued.
-        tools: tool JSON schemas or Python functions; tool-call arguments are typed with them.
+        tools: tool JSON schemas or Python functions; tool-call arguments are typed with them, and
+            a call to a function that is not among them is kept and recorded under the message's
+            ``"parse_warnings"`` (:attr:`parse_warnings`).
         errors: ``"strict"`` or ``"keep"``.
         offsets: when true, every ``region_open`` event also carries ``"start"`` (where the region's
             raw text begins: its open delimiter, or its first character for the implicit field) and
@@ -196,9 +204,6 @@ class ResponseParser:
         self._region = self._outside()
         self._value_deltas = bool(value_deltas)
         if self._value_deltas:
-            from chatcodec.response_templates.value_stream import region_values
-
-            self._region_values = region_values
             self._route = self._route_values  # type: ignore[method-assign]
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
@@ -235,6 +240,13 @@ class ResponseParser:
     def parse_errors(self) -> list[dict[str, Any]]:
         """The problems recorded so far with ``errors="keep"`` (empty in strict mode)."""
         return list(self._message.errors)
+
+    @property
+    def parse_warnings(self) -> list[dict[str, Any]]:
+        """The warnings recorded so far, in both modes: each tool call to a function not in ``tools=``
+        (``{"field", "kind": "unknown_tool", "name", "offset", "message"}``; also under the
+        message's ``"parse_warnings"`` key). Without ``tools=`` there are none."""
+        return list(self._message.warnings)
 
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Feed the next chunk of generated text.
@@ -321,7 +333,7 @@ class ResponseParser:
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
-                    self._close(events, end=self._origin + pos)
+                    self._close(events, cut_off=True, end=self._origin + pos)
                 elif matcher is not None and pos < len(buf) \
                         and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
@@ -409,12 +421,30 @@ class ResponseParser:
                                         strings=_strings(spec))
         events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
                       if self._offsets else {"type": "region_open", "field": spec.name})
-        if self._value_deltas:
-            region.values = self._region_values(spec, commit.captures, self._tools, True)
-            if region.values is not None:
-                events += region.values.start()
+        if self._value_deltas or spec.close_at_value_end:
+            self._open_values(events, region, commit.captures)
 
     # -- the value_deltas path (docs/streaming_values.md); only parsers made with value_deltas=True --
+
+    def _open_values(self, events: list[dict[str, Any]], region: _Region, captures: dict[str, str]) -> None:
+        """Start a region's ``region_value`` events and, for ``close_at_value_end``, its value end."""
+        from chatcodec.response_templates.value_stream import region_values
+
+        spec = region.spec
+        assert spec is not None
+        values = region_values(spec, captures, self._tools, self._value_deltas)
+        if values is None:
+            return
+        if self._value_deltas:
+            region.values = values
+            events += values.start()
+        if spec.close_at_value_end:
+            from chatcodec.response_templates.value_end import ValueEndMatcher
+
+            if self._value_deltas:
+                values.pending = []
+            region.matcher = ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[assignment]
+                                             values.pending)
 
     def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
@@ -428,13 +458,16 @@ class ResponseParser:
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
-               close_captures: dict[str, str] | None = None, *, end: int = 0) -> None:
+               close_captures: dict[str, str] | None = None, *, cut_off: bool = False,
+               end: int = 0) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE.
 
         ``closing`` is the text of the region's own close delimiter (``""`` when something else
         ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
-        which join the open's as transform variables (SPEC §1.1; a name in both: the close's);
-        ``end`` is the offset just after the region's raw text (for ``offsets=True``).
+        which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
+        ``cut_off``: the end of generation closes it, so a ``require_close`` field's region is a
+        parse problem (what it holds may be incomplete). ``end`` is the offset just after the
+        region's raw text (for ``offsets=True``).
         """
         region = self._region
         self._region = self._outside()
@@ -444,8 +477,13 @@ class ResponseParser:
         raw = "".join(region.parts)
         captures = {**region.captures, **close_captures} if close_captures else region.captures
         try:
-            value = self._value(spec, raw, captures)
-            self._message.add(spec, value, raw)
+            if cut_off and spec.require_close and spec.close is not None:
+                raise ContentError(f"the output ends before this region's close ({spec.name!r} has "
+                                   "require_close: a region cut off may be incomplete)", len(raw))
+            text = _without_prompt_layout(spec, raw, region.offset)
+            value = self._value(spec, text, captures)
+            self._message.add(spec, value, text)
+            self._check_tool_names(spec, region, value)
             closing_values = region.values.close(value) if region.values is not None else None
         except Exception as error:  # whatever fails here is this region's problem, never a half-close
             if not isinstance(error, (ValueError, KeyError)):
@@ -464,6 +502,18 @@ class ResponseParser:
         if self._offsets:
             close["end"] = end
         events.append(close)
+
+    def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
+        """Record (both modes) each tool call to a function that ``tools=`` does not list: the call
+        is kept as written, and the caller who passed tools can see it is not one of them."""
+        if not self._tools:
+            return
+        for name in called_names(value):
+            if name not in self._tools:
+                self._message.warnings.append({
+                    "field": spec.name, "kind": "unknown_tool", "name": name, "offset": region.offset,
+                    "message": f"field {spec.name!r}: a call to {name!r}, which is not one of the tools "
+                               f"given ({', '.join(sorted(self._tools))}); the call is kept as written"})
 
     def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, record: dict[str, Any]) -> None:
         """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
@@ -547,6 +597,19 @@ class ResponseParser:
             f"ResponseParser failed earlier ({type(self._failure).__name__}: "
             f"{str(self._failure).splitlines()[0]}); create a new ResponseParser. The message parsed "
             "up to the failure is on that exception's partial_message")
+
+
+def _without_prompt_layout(spec: FieldSpec, raw: str, offset: int) -> str:
+    """``raw`` without the whitespace the prompt wrote at its start, for a ``"strip": "blank"`` field.
+
+    A region the prompt opened or continued starts with the prompt's text (``offset < 0``); when
+    that text is only whitespace (the newline after a pre-opened ``<think>``, the blank lines after
+    an empty think block) it is the template's layout, not what the model wrote.
+    """
+    if offset >= 0 or spec.content_args.get("strip") != BLANK:
+        return raw
+    written = raw[:-offset]
+    return raw[-offset:] if not written.strip() else raw
 
 
 def _strings(spec: FieldSpec | None) -> StringTracker | None:

@@ -1,4 +1,4 @@
-"""Content-parser extensions (``x-`` names) for formats the seven standard parsers cannot express.
+"""Content-parser extensions (``x-`` names) for formats the standard parsers cannot express.
 
 A template that uses an ``x-`` parser needs chatcodec: the reference (transformers) does not know
 these names. Each entry maps the name to an :class:`Extension` ``(parse, validate, string_aware)``:

@@ -2,10 +2,12 @@
 
 SPEC §1.5 "Values" and "Finalize", with chatcodec's "nothing is lost" rules:
 
-* ``repeats`` appends each value to a list; ``join`` concatenates string values with the separator.
+* ``repeats`` appends each value to a list; ``join`` concatenates string values with the separator;
+  ``flatten`` (a chatcodec extension) appends the items of each value, which must be a list.
 * A non-repeating plain-text field (``content: text``, no transform) keeps **all** its text: its value
   is the parsed concatenation of the raw text of every region it had, so the final message agrees
-  with the streamed chunks (the reference keeps only the last region).
+  with the streamed chunks (the reference keeps only the last region). With ``"strip": "blank"``
+  a region of only whitespace (the layout between two tool calls) adds nothing.
 * Any other non-repeating field that matches a second time is an error (``errors="strict"``) or a
   recorded problem that keeps the first value (``errors="keep"``), never a silent overwrite.
 * A field's first value replaces its default (the reference appended a ``join`` to a string default).
@@ -19,12 +21,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate
 
-__all__ = ["PARSE_ERRORS_KEY", "MessageBuilder", "copy_value"]
+__all__ = ["PARSE_ERRORS_KEY", "PARSE_WARNINGS_KEY", "MessageBuilder", "copy_value"]
 
 #: Message key under which ``errors="keep"`` records the problems it did not raise.
 PARSE_ERRORS_KEY = "parse_errors"
+#: Message key of the records about values that parsed but deserve a look (in both error modes):
+#: a tool call to a function that is not in ``tools=``.
+PARSE_WARNINGS_KEY = "parse_warnings"
 
 
 def copy_value(value: Any) -> Any:
@@ -61,9 +67,11 @@ class MessageBuilder:
     Attributes:
         errors: the problems recorded with ``errors="keep"`` (``{"field", "parser", "offset",
             "error", "text", "raw", "span"}`` each).
+        warnings: values kept that deserve a look (``{"field", "kind", "name", "offset",
+            "message"}`` each; ``kind`` is ``"unknown_tool"``).
     """
 
-    __slots__ = ("_matched", "_template", "_texts", "_values", "errors")
+    __slots__ = ("_matched", "_template", "_texts", "_values", "errors", "warnings")
 
     def __init__(self, template: ResponseTemplate) -> None:
         self._template = template
@@ -71,6 +79,7 @@ class MessageBuilder:
         self._matched: set[str] = set()
         self._texts: dict[str, list[str]] = {}
         self.errors: list[dict[str, Any]] = []
+        self.warnings: list[dict[str, Any]] = []
 
     def add(self, field: FieldSpec, value: Any, raw: str) -> None:
         """Store the value of one closed region of ``field``.
@@ -81,8 +90,8 @@ class MessageBuilder:
             raw: the region's raw text (what a concatenating text field keeps).
 
         Raises:
-            ValueError: ``join`` got a non-string value, or a non-repeating structured field matched
-                again; nothing is stored then.
+            ValueError: ``join`` got a non-string value, ``flatten`` a value that is not a list, or a
+                non-repeating structured field matched again; nothing is stored then.
         """
         name = field.name
         first = name not in self._matched
@@ -92,6 +101,14 @@ class MessageBuilder:
                     f"'join' requires each match to parse to a string, got {type(value).__name__}"
                 )
             self._values[name] = value if first else self._values[name] + field.join + value
+        elif field.flatten:
+            if not isinstance(value, list):
+                raise ValueError(
+                    f"'flatten' requires each match to be a list, got {type(value).__name__}"
+                )
+            if first:
+                self._values[name] = []
+            self._values[name].extend(value)
         elif field.repeats:
             if first:
                 self._values[name] = [value]
@@ -124,6 +141,8 @@ class MessageBuilder:
         fields = self._template.fields
         for name, parts in self._texts.items():
             field = fields[name]
+            if field.content_args.get("strip") == BLANK:  # a region of only whitespace is layout
+                parts = [part for part in parts if part.strip()]
             self._values[name] = field.parser.parse("".join(parts), field.content_args)
         defaults = self._template.defaults
         message = {
@@ -135,6 +154,8 @@ class MessageBuilder:
         }
         if self.errors:
             message[PARSE_ERRORS_KEY] = list(self.errors)
+        if self.warnings:
+            message[PARSE_WARNINGS_KEY] = list(self.warnings)
         return message
 
     def snapshot(self) -> dict[str, Any]:

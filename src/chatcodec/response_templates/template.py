@@ -43,6 +43,7 @@ from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 from chatcodec.response_templates.lookbehind import lookbehind_problem
 from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
+from chatcodec.response_templates.value_end import value_end_problem
 
 __all__ = ["TEMPLATE_CACHE_SIZE", "FieldSpec", "ResponseTemplate", "load_response_template"]
 
@@ -53,6 +54,9 @@ _TEMPLATE_KEYS = frozenset({"version", "defaults", "fields", "start_anchor", "st
 _FIELD_KEYS = frozenset({
     "open", "open_pattern", "close", "close_pattern", "content", "content_args", "repeats", "join",
     "optional", "transform", "transform_each",
+    "flatten",  # chatcodec extension: a repeating field whose every match is a list gives one list
+    "require_close",  # chatcodec extension: a region cut off by the end of generation is a problem
+    "close_at_value_end",  # chatcodec extension: the region closes where its content parser's value ends
 })
 
 
@@ -67,6 +71,13 @@ class FieldSpec:
         content: the content parser's name; ``parser`` is the parser itself.
         content_args: the parser's arguments (validated; a read-only mapping).
         repeats, join, optional, transform, transform_each: as in the JSON spec.
+        flatten: (chatcodec extension, with ``repeats``) every match's value is a list whose items
+            are appended one by one, so several blocks of calls give one flat list.
+        close_at_value_end: (chatcodec extension) the region also closes where its content
+            parser's value ends (``value_end.py``).
+        require_close: (chatcodec extension) a region that the end of generation closes, before
+            its own close delimiter, is a parse problem (a cut-off call whose text cannot show it
+            is incomplete).
         dirty: the ``dirty`` flag of this field's ``region_chunk`` events.
         concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
             all its regions' raw text (SPEC §1.5, "nothing is lost").
@@ -80,6 +91,9 @@ class FieldSpec:
     content_args: Mapping[str, Any]
     parser: ContentParser
     repeats: bool
+    flatten: bool
+    require_close: bool
+    close_at_value_end: bool
     join: str | None
     optional: bool
     transform: Any
@@ -240,6 +254,13 @@ def _check_join_and_transform(spec: Mapping[str, Any], name: str, repeats: bool)
         raise _error(f"'join' must be a string, got {type(join).__name__}", field=name, key="join")
     if join is not None and not repeats:
         raise _error("'join' requires 'repeats': true", field=name, key="join")
+    if _check_bool(spec, name, "flatten", False):
+        if not repeats:
+            raise _error("'flatten' requires 'repeats': true (it appends the items of every match's "
+                         "list to one list)", field=name, key="flatten")
+        if join is not None:
+            raise _error("'flatten' and 'join' exclude each other: one collects the items of lists, "
+                         "the other concatenates strings", field=name, key="flatten")
     transform_each = _check_bool(spec, name, "transform_each", False)
     if transform_each and spec.get("transform") is None:
         raise _error("transform_each is set but no transform was provided", field=name, key="transform_each")
@@ -281,9 +302,22 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
     transform = copy.deepcopy(spec.get("transform"))
     if transform is None:
         _check_named_groups(name, open_, close)
+    require_close = _check_bool(spec, name, "require_close", False)
+    if require_close and (open_ is None or close is None):
+        raise _error("'require_close' needs both an open and a close delimiter (the region it makes a "
+                     "problem is an explicit one cut off before its close)", field=name, key="require_close")
+    at_value_end = _check_bool(spec, name, "close_at_value_end", False)
+    if at_value_end:
+        problem = "it needs an open or open_pattern (the implicit field has no value to end)" \
+            if open_ is None else value_end_problem(parser.name, args)
+        if problem is not None:
+            raise _error(f"'close_at_value_end': {problem}", field=name, key="close_at_value_end")
     return FieldSpec(
         name=name, open=open_, close=close, content=parser.name, content_args=args, parser=parser,
-        repeats=repeats, join=join, optional=optional, transform=transform,
+        repeats=repeats, flatten=spec.get("flatten", False), require_close=require_close,
+        close_at_value_end=at_value_end, join=join,
+        optional=optional,
+        transform=transform,
         transform_each=transform_each, dirty=not parser.streams_verbatim,
         concatenates=parser.name == "text" and transform is None and not repeats,
         close_matcher=build_matcher([close]) if close is not None and open_ is not None else None,

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from chatcodec.response_templates.arguments import ToolParameters
 from chatcodec.response_templates.message import copy_value
 from chatcodec.response_templates.scanners import scanner_for
-from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
+from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
 from chatcodec.response_templates.scanners.shadow import Shadow
 from chatcodec.response_templates.value_paths import PathMapper, PathPlan, plan_paths
 from chatcodec.response_templates.value_typing import ArgumentTyping
@@ -74,11 +74,14 @@ class RegionValues:
         emit: whether to produce events (``False``: the scanner only finds the value's end).
     """
 
-    __slots__ = ("_events", "_field", "_mapper", "_shadow", "_typing", "emit", "scanner", "stopped")
+    __slots__ = ("_events", "_fast", "_field", "_mapper", "_shadow", "_typing", "emit", "pending", "scanner",
+                 "stopped")
 
     def __init__(self, spec: FieldSpec, scanner: ValueScanner, captures: dict[str, str],
                  params: ToolParameters, emit: bool) -> None:
         self.scanner = scanner
+        #: deltas read by a ValueEndMatcher, not yet turned into events (``None``: feed reads itself)
+        self.pending: list[Delta] | None = None
         self.emit = emit
         self.stopped = not emit
         self._field = spec.name
@@ -86,6 +89,8 @@ class RegionValues:
         self._mapper = PathMapper(_plan(spec), captures)
         self._typing = ArgumentTyping(params, self._shadow) if params else None
         self._events: list[dict[str, Any]] = []
+        #: (content path, region path, its text parts) of the string the last text went to
+        self._fast: tuple[Path, Path, list[str]] | None = None
 
     def start(self) -> list[dict[str, Any]]:
         """The events known when the region opens (the transform's skeleton, open captures)."""
@@ -94,20 +99,45 @@ class RegionValues:
         return self._out(self._mapper.start())
 
     def feed(self, text: str) -> list[dict[str, Any]]:
-        """Read region text; return its events."""
-        deltas = self.scanner.feed(text)
+        """Read region text; return its events.
+
+        When the scanner is read by a :class:`~..value_end.ValueEndMatcher` (``pending`` is not
+        ``None``), the text was read already: its deltas wait in ``pending``.
+        """
+        if self.pending is not None:
+            deltas, self.pending[:] = list(self.pending), []
+        else:
+            deltas = self.scanner.feed(text)
         if self.stopped or not deltas:
             return []
+        fast = self._fast
+        if fast is not None and len(deltas) == 1:
+            op, path, payload = deltas[0]
+            if op == "text" and path == fast[0]:
+                # more text of the string that the last text went to: same place, nothing to decide
+                fast[2].append(payload)
+                return [{"type": "region_value", "field": self._field, "op": "text", "path": list(fast[1]),
+                         "text": payload}]
         return self.take(deltas)
 
     def take(self, deltas: list[Delta]) -> list[dict[str, Any]]:
         """The events of content deltas already read from the scanner."""
+        self._fast = None
         if self.stopped:
             return []
         mapped: list[Delta] = []
         for delta in deltas:
+            before = len(mapped)
             mapped += self._mapper.map(delta)
-        return self._out(mapped)
+        events = self._out(mapped)
+        op, path, payload = deltas[-1]
+        last = events[-1] if events else None
+        if (op == "text" or (op == "begin" and payload == "string")) and len(mapped) == before + 1 \
+                and last is not None and last["path"] == list(mapped[-1][1]) and last["op"] == mapped[-1][0]:
+            parts = self._shadow.open_string(mapped[-1][1])
+            if parts is not None:
+                self._fast = (path, mapped[-1][1], parts)
+        return events
 
     def close(self, value: Any) -> list[dict[str, Any]]:
         """The region closed with ``value``: the events that complete what was emitted into it."""

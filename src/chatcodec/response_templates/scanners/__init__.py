@@ -25,6 +25,14 @@ __all__ = ["SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "has_s
 SCANNERS: dict[str, str] = {
     "json": "json_scan:json_scanner",
     "text": "text_scan:text_scanner",
+    "x-json-calls": "json_calls_scan:json_calls_scanner",
+    "x-findall": "regex_items_scan:findall_scanner",
+    "xml-inline": "regex_items_scan:xml_inline_scanner",
+    "x-bare-object": "bare_object_scan:bare_object_scanner",
+    "x-pythonic": "pythonic_scan:pythonic_scanner",
+    "python-call-list": "pythonic_scan:python_call_list_scanner",
+    "x-first": "first_scan:first_scanner",
+    "x-xml-tree": "xml_tree_scan:xml_tree_scanner",
 }
 
 

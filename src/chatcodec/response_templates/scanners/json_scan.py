@@ -13,8 +13,8 @@ there). Anything else it does not follow stops it (*dead*): a repeated key, nest
 ``MAX_NESTING_DEPTH``, invalid JSON.
 
 :class:`JsonScanner` is the ``json`` parser's scanner: one value and whitespace, then anything
-else refutes it (``complete``). ``allow_non_json`` has no scanner: a failed parse returns the raw
-text, which no delta emitted before the failure could agree with.
+else refutes it (``complete``). With ``allow_non_json``, :class:`JsonOrTextScanner` emits nothing
+while the text may still be JSON and streams it as text once it cannot be.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from chatcodec.response_templates.lax_json import SENTINEL_CLOSE, SENTINEL_OPEN
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH
 from chatcodec.response_templates.scanners.protocol import Delta, Path
 
-__all__ = ["JsonReader", "JsonScanner", "json_scanner"]
+__all__ = ["JsonOrTextScanner", "JsonReader", "JsonScanner", "json_scanner"]
 
 _WS = regex.compile(r"[ \t\n\r]*")
 _QUOTED_RUN = regex.compile(r'[^"\\\x00-\x1f]*')
@@ -72,6 +72,8 @@ class JsonReader:
     def __init__(self, string_delims: Sequence[Sequence[str]] = (), unquoted_keys: bool = False,
                  base: Path = ()) -> None:
         self.out: list[Delta] = []
+        #: the text can never be JSON in this dialect (set when the reader stops for that reason)
+        self.refuted = False
         self._pairs = [(str(a), str(b)) for a, b in string_delims]
         self._unquoted = unquoted_keys
         self._base = base
@@ -102,10 +104,11 @@ class JsonReader:
         """The reader stopped following (the text is not JSON it can follow)."""
         return self._state == _DEAD
 
-    def stop(self) -> None:
-        """Stop following: nothing more is emitted."""
+    def stop(self, refuted: bool = False) -> None:
+        """Stop following: nothing more is emitted (``refuted``: the text can never be valid)."""
         self._flush()
         self._state = _DEAD
+        self.refuted = self.refuted or refuted
 
     # -- reading ----------------------------------------------------------------------------------
 
@@ -118,10 +121,17 @@ class JsonReader:
             # the dialect refuses the whole text: follow it up to the reserved character, then stop
             cut = min(at for at in (text.find(SENTINEL_OPEN, i), text.find(SENTINEL_CLOSE, i)) if at >= 0)
             self.feed(text[:cut], i)
-            self.stop()
+            self.stop(refuted=True)
             return len(text)
         carry = self._carry
         if not carry:
+            if self._state == _STRING and self._special is None and self._high is None \
+                    and self._closer == '"' and not self._is_key and not self._text:
+                end: int = _QUOTED_RUN.match(text, i).end()
+                if end == len(text):  # plain string text to the end of the chunk
+                    if end > i:
+                        self.out.append(("text", self._path, text[i:]))
+                    return end
             return self._read(text, i)
         self._carry = ""
         at = self._read(carry + text[i:], 0)
@@ -191,8 +201,8 @@ class JsonReader:
             return self._close_container(i)
         return self._die(i)
 
-    def _die(self, i: int) -> int:
-        self.stop()
+    def _die(self, i: int, refuted: bool = True) -> int:
+        self.stop(refuted)
         return i
 
     def _child_path(self) -> Path:
@@ -287,7 +297,7 @@ class JsonReader:
             return self._end_string(end + 1)
         if char == "\\":
             return self._escape(text, end)
-        return self._die(end)  # a control character, or a delimiter inside a "..." string
+        return self._die(end, char != "\\" and char < " ")  # a control character, or a delimiter
 
     def _open_prefix(self, text: str, i: int) -> int:
         """How many characters at the end of ``text[i:]`` may start a string delimiter."""
@@ -334,7 +344,7 @@ class JsonReader:
         if text.startswith("\\u", i):
             digits = text[i + 2 : i + 6]
             if not _HEX.issuperset(digits):
-                self.stop()
+                self.stop(refuted=True)
                 return -1
             low = int(digits, 16)
             if 0xDC00 <= low <= 0xDFFF:
@@ -351,7 +361,7 @@ class JsonReader:
         inner = text[i:stop]
         earlier = [a for a, b in self._pairs[: self._pair_index(closer)]]
         if any(a in inner for a in earlier):
-            return self._die(i)  # the dialect sets the earlier pair aside first: not followed
+            return self._die(i, False)  # the dialect sets the earlier pair aside first: not followed
         if end < 0:
             hold = next((size for size in range(min(len(closer) - 1, n - i), 0, -1)
                          if closer.startswith(text[n - size :])), 0)
@@ -393,7 +403,7 @@ class JsonReader:
     def _take_key(self, key: str, i: int) -> int:
         frame = self._stack[-1]
         if key in frame.keys:
-            return self._die(i)  # a repeated key: json.loads would keep the last value
+            return self._die(i, False)  # a repeated key: json.loads would keep the last value
         frame.keys.add(key)
         self._key, self._state, self._is_key = key, _COLON, False
         return i
@@ -416,12 +426,12 @@ class JsonReader:
     def _end_number(self) -> None:
         run = "".join(self._run)
         if _NUMBER.fullmatch(run) is None:
-            self.stop()
+            self.stop(refuted=True)
             return
         try:
             value = json.loads(run)
         except ValueError:  # an integer too long for Python's int()
-            self.stop()
+            self.stop(refuted=True)
             return
         self._emit(("set", self._path, value))
         self._value_done()
@@ -449,6 +459,11 @@ class JsonScanner:
         self._offset = 0
         self.complete: int | None = None
 
+    @property
+    def refuted(self) -> bool:
+        """The text can never be one JSON value (invalid, or text after the value)."""
+        return self._reader.refuted or self.complete is not None
+
     def feed(self, text: str) -> list[Delta]:
         reader = self._reader
         if self.complete is None and not reader.dead:
@@ -467,8 +482,41 @@ class JsonScanner:
         return out
 
 
-def json_scanner(args: Mapping[str, Any]) -> JsonScanner | None:
-    """The scanner of a ``json`` region, or ``None`` with ``allow_non_json`` (see the module docstring)."""
+class JsonOrTextScanner:
+    """``json`` with ``allow_non_json``: the value is the JSON, or the raw text when it is not JSON.
+
+    While the text so far may still be JSON nothing is certain (``"a"`` is the string ``a`` as JSON,
+    ``"a"`` with quotes as text), so nothing is emitted; once the JSON reader is refuted the value
+    is the text: it is begun as a string and streams from then on (stripped as ``strip`` says). If
+    the text ends as valid JSON, the value is completed from the parser's result.
+    """
+
+    def __init__(self, args: Mapping[str, Any]) -> None:
+        self._json = JsonScanner(args)
+        self._held: list[str] = []
+        self._text: Any = None  # the TextScanner once the value is known to be text
+        self._strip = args.get("strip", True)
+        self.complete: int | None = None
+
+    def feed(self, text: str) -> list[Delta]:
+        if self._text is not None:
+            return list(self._text.feed(text))
+        self._held.append(text)
+        self._json.feed(text)
+        if not self._json.refuted:
+            return []
+        from chatcodec.response_templates.scanners.text_scan import TextScanner
+
+        self._text = TextScanner(self._strip)
+        held, self._held = "".join(self._held), []
+        return list(self._text.feed(held))
+
+    def end(self) -> list[Delta]:
+        return list(self._text.end()) if self._text is not None else []
+
+
+def json_scanner(args: Mapping[str, Any]) -> JsonScanner | JsonOrTextScanner:
+    """The scanner of a ``json`` region (see the module docstring)."""
     if args.get("allow_non_json"):
-        return None
+        return JsonOrTextScanner(args)
     return JsonScanner(args)

@@ -127,6 +127,13 @@ class Shadow:
             return True, "".join(node.parts or ())
         return False, None
 
+    def open_string(self, path: Path) -> list[str] | None:
+        """The text parts of the open string at ``path`` (appending to them records text), or ``None``."""
+        node = self._node(path)
+        if node is None or node.kind != _STRING or node.closed:
+            return None
+        return node.parts
+
     def done(self, path: Path) -> bool:
         """Whether the part at ``path`` is complete (set, or begun and ended)."""
         node = self._node(path)

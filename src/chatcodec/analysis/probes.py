@@ -1,0 +1,321 @@
+"""Probe conversations: the assistant turns a chat template is rendered with to check a response template.
+
+What lives here: the probe matrix of the round trip (:mod:`chatcodec.analysis.round_trip`), one
+assistant message per case, grouped by capability; the conversations around it (variants: one
+turn, a multi-turn history, a turn after a tool result); the tools the calls use; the template
+modes worth checking (``enable_thinking``, ``reasoning_effort``, ...); and the *message shape* a
+template wants (arguments as a mapping or as a JSON string, ``content`` of a tool-call turn,
+call ids, tool schemas). Nothing here parses.
+
+Rules kept: every probe value is realistic and unlike the sentinels the derivation learns from
+(``chatcodec.analysis.derive`` uses its own), so a response template that learned a probe value
+(a name, an id) fails here; a shape is chosen by rendering, never by reading template names.
+
+The capabilities and their cases:
+
+* ``content``: ``content`` (one line), ``multiline`` (lines, markup-like characters, JSON-like text);
+* ``reasoning``: ``reasoning`` (``reasoning_content`` and ``content``), ``with_call``
+  (``reasoning_content`` and a tool call: some templates render reasoning only on tool-call turns);
+* ``one_call``: ``string``, ``number``, ``nested``, ``unicode``, ``empty`` (no arguments),
+  ``with_content`` (text before the call);
+* ``parallel_calls``: ``two_calls`` (two different tools in one turn).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+__all__ = [
+    "CAPABILITIES",
+    "MODE_SETTINGS",
+    "PROBE_TOOLS",
+    "Conversation",
+    "MessageShape",
+    "Probe",
+    "mode_variants",
+    "probe_matrix",
+    "shape_candidates",
+]
+
+#: The capabilities a response template is checked for, in report order.
+CAPABILITIES = ("content", "reasoning", "one_call", "parallel_calls")
+
+#: The tools every probe conversation passes (JSON schemas, OpenAI shape); the calls use them, and
+#: the parser types arguments with them (SPEC §1.6).
+PROBE_TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "get_weather", "description": "Get the weather forecast for a city.",
+        "parameters": {"type": "object", "required": ["city"], "properties": {
+            "city": {"type": "string", "description": "The city name."},
+            "days": {"type": "integer", "description": "How many days to forecast."}}}}},
+    {"type": "function", "function": {
+        "name": "set_thermostat", "description": "Set the thermostat.",
+        "parameters": {"type": "object", "required": ["temperature"], "properties": {
+            "temperature": {"type": "number", "description": "Degrees Celsius."}}}}},
+    {"type": "function", "function": {
+        "name": "save_settings", "description": "Save the user's settings.",
+        "parameters": {"type": "object", "required": ["settings"], "properties": {
+            "settings": {"type": "object", "description": "The settings."},
+            "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels."}}}}},
+    {"type": "function", "function": {
+        "name": "send_message", "description": "Send a message to a contact.",
+        "parameters": {"type": "object", "required": ["text"], "properties": {
+            "text": {"type": "string", "description": "The message."}}}}},
+    {"type": "function", "function": {
+        "name": "get_time", "description": "Get the current time.",
+        "parameters": {"type": "object", "properties": {
+            "timezone": {"type": "string", "description": "An IANA time zone."}}}}},
+]
+
+_NESTED = {"units": "metric", "alerts": [1, 2.5], "deep": {"on": True, "note": None}}
+
+#: ``(capability, case, final assistant message)``; calls as ``(name, arguments)`` until shaped.
+_CASES: list[tuple[str, str, dict[str, Any]]] = [
+    ("content", "content", {"content": "It is sunny in Paris today."}),
+    ("content", "multiline", {"content": 'First line.\n\nSecond line: 2 < 3 and {"a": 1} [x].'}),
+    ("reasoning", "reasoning", {"reasoning_content": "The user wants the weather, so I answer directly.",
+                                "content": "It is sunny in Paris today."}),
+    ("reasoning", "with_call", {"reasoning_content": "I need the forecast first, so I call the tool.",
+                                "calls": [("get_weather", {"city": "Paris"})]}),
+    ("one_call", "string", {"calls": [("get_weather", {"city": "Paris"})]}),
+    ("one_call", "number", {"calls": [("set_thermostat", {"temperature": 21.5})]}),
+    ("one_call", "nested", {"calls": [("save_settings", {"settings": _NESTED, "tags": ["home", "eco"]})]}),
+    ("one_call", "unicode", {"calls": [("send_message", {"text": "Grüße aus 東京 ✓"})]}),
+    ("one_call", "empty", {"calls": [("get_time", {})]}),
+    ("one_call", "with_content", {"content": "Let me check the forecast.",
+                                  "calls": [("get_weather", {"city": "Lyon", "days": 3})]}),
+    ("parallel_calls", "two_calls", {"calls": [("get_weather", {"city": "Paris", "days": 2}),
+                                               ("get_time", {"timezone": "Asia/Tokyo"})]}),
+]
+
+#: The reasoning of every turn when :attr:`MessageShape.reasoning` is set.
+_TURN_REASONING = "I look at what the user asked first."
+_USER = "What is the weather like in Paris?"
+_HISTORY = [
+    {"role": "user", "content": "Hello there."},
+    {"role": "assistant", "reasoning_content": "A greeting; I greet back.",
+     "content": "Hello! How can I help?"},
+]
+_EARLIER_CALL = ("get_weather", {"city": "Madrid"})
+_TOOL_RESULT = '{"forecast": "rain", "temperature": 14}'
+
+#: The variants every case is rendered in: the final turn after one user turn, after a history
+#: with an earlier assistant turn (with reasoning), and right after a tool result.
+VARIANTS = ("single", "multi_turn", "after_tool")
+
+#: Template variables that switch a template's mode, and the values worth rendering with.
+MODE_SETTINGS: dict[str, tuple[Any, ...]] = {
+    "enable_thinking": (True, False),
+    "thinking": (True, False),
+    "reasoning": (True, False),
+    "reasoning_effort": ("low", "high"),
+    "thinking_mode": ("on", "off"),
+}
+
+
+@dataclass(frozen=True)
+class MessageShape:
+    """How a template wants assistant tool-call turns and tools given (found by rendering).
+
+    Attributes:
+        arguments: ``"object"`` (a mapping, the reference's form) or ``"json_string"`` (some
+            templates concatenate the arguments with strings and raise on a mapping).
+        call_content: ``content`` of a tool-call turn without text: ``""``, ``None`` (left out)
+            or ``"blocks"`` (a list with one empty text block; a template that indexes
+            ``content[0]`` needs it).
+        ids: ``"plain"`` (nine letters and digits, as Mistral templates require) or
+            ``"functions"`` (``functions.NAME:INDEX``, which Kimi templates render as the name).
+        tools: ``"openai"`` (``{"type": "function", "function": {...}}``) or ``"function"`` (the
+            inner object alone).
+        reasoning: every assistant turn carries reasoning (a template whose generation prompt
+            opens a reasoning block renders a turn without reasoning as something no model
+            writes after that prompt).
+    """
+
+    arguments: str = "object"
+    call_content: str | None = ""
+    ids: str = "plain"
+    tools: str = "openai"
+    reasoning: bool = False
+
+    def message(self, spec: Mapping[str, Any], first_id: int = 0) -> dict[str, Any]:
+        """The assistant message for a probe ``spec`` (``content``, ``reasoning_content``, ``calls``)."""
+        message: dict[str, Any] = {"role": "assistant"}
+        if "reasoning_content" in spec:
+            message["reasoning_content"] = spec["reasoning_content"]
+        elif self.reasoning:
+            message["reasoning_content"] = _TURN_REASONING
+        calls = spec.get("calls") or []
+        if "content" in spec:
+            message["content"] = spec["content"]
+        elif calls:
+            message["content"] = ([{"type": "text", "text": ""}] if self.call_content == "blocks"
+                                  else self.call_content)
+        else:
+            message["content"] = ""
+        if calls:
+            message["tool_calls"] = [self._call(name, arguments, first_id + index)
+                                     for index, (name, arguments) in enumerate(calls)]
+        return message
+
+    def _call(self, name: str, arguments: dict[str, Any], index: int) -> dict[str, Any]:
+        call_id = f"functions.{name}:{index}" if self.ids == "functions" else _plain_id(index)
+        value: Any = json.dumps(arguments, ensure_ascii=False) if self.arguments == "json_string" \
+            else copy.deepcopy(arguments)
+        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": value}}
+
+    def tool_schemas(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``tools`` in this shape (fresh copies)."""
+        if self.tools == "function":
+            return [copy.deepcopy(tool["function"]) for tool in tools]
+        return copy.deepcopy(tools)
+
+    def describe(self) -> str:
+        """A short description for reports, e.g. ``arguments as a JSON string, content None``."""
+        parts = []
+        if self.arguments != "object":
+            parts.append("tool-call arguments as a JSON string")
+        if self.call_content != "":
+            parts.append("content of a tool-call turn " + ("as text blocks" if self.call_content == "blocks"
+                                                           else "left out (None)"))
+        if self.ids != "plain":
+            parts.append("call ids functions.NAME:INDEX")
+        if self.tools != "openai":
+            parts.append("tools as bare function objects")
+        if self.reasoning:
+            parts.append("reasoning in every assistant turn")
+        return ", ".join(parts) or "the standard message shape"
+
+
+def _plain_id(index: int) -> str:
+    """A nine-character alphanumeric call id (Mistral templates insist on that form)."""
+    return f"call{index:04d}x"[:9].ljust(9, "0")
+
+
+def shape_candidates() -> list[MessageShape]:
+    """The message shapes to try, most common first (the first that renders a call wins)."""
+    shapes = []
+    for arguments in ("object", "json_string"):
+        for call_content in ("", None, "blocks"):
+            shapes.append(MessageShape(arguments=arguments, call_content=call_content))
+    shapes += [replace(shape, ids="functions") for shape in shapes[:2]]
+    shapes += [replace(shape, tools="function") for shape in shapes[:2]]
+    return shapes
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """A render's inputs, enough to reproduce it: ``render_chat_template(template, messages,
+    tools=tools, add_generation_prompt=add_generation_prompt, **kwargs)``.
+
+    Attributes:
+        messages: the messages (plain JSON data).
+        tools: the tool schemas, or ``None``.
+        add_generation_prompt: whether the generation prompt is appended.
+        kwargs: the other template variables (special tokens, mode switches such as ``enable_thinking``).
+    """
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    add_generation_prompt: bool
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"messages", "tools", "add_generation_prompt", "kwargs"}`` (fresh copies)."""
+        return {"messages": copy.deepcopy(self.messages), "tools": copy.deepcopy(self.tools),
+                "add_generation_prompt": self.add_generation_prompt, "kwargs": copy.deepcopy(self.kwargs)}
+
+    def prompt(self) -> Conversation:
+        """The generation prompt's conversation: no final message, ``add_generation_prompt=True``."""
+        return Conversation(self.messages[:-1], self.tools, True, self.kwargs)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One round-trip case: a conversation whose final message is the assistant turn under test.
+
+    Attributes:
+        capability: one of :data:`CAPABILITIES`.
+        case: the case name (see the module docstring).
+        variant: one of :data:`VARIANTS`.
+        mode: the mode variables of the render (``{}`` for the template's default).
+        conversation: the full conversation (``add_generation_prompt=False``).
+    """
+
+    capability: str
+    case: str
+    variant: str
+    mode: dict[str, Any]
+    conversation: Conversation
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The final assistant message (the one the response template must give back)."""
+        return self.conversation.messages[-1]
+
+    @property
+    def label(self) -> str:
+        """``capability/case/variant`` and the mode: ``one_call/nested/single [enable_thinking=False]``."""
+        mode = ", ".join(f"{key}={value!r}" for key, value in self.mode.items())
+        return f"{self.capability}/{self.case}/{self.variant}" + (f" [{mode}]" if mode else "")
+
+
+def _history(variant: str, shape: MessageShape) -> list[dict[str, Any]]:
+    if variant == "single":
+        return [{"role": "user", "content": _USER}]
+    if variant == "multi_turn":
+        return [*copy.deepcopy(_HISTORY), {"role": "user", "content": _USER}]
+    earlier = shape.message({"calls": [_EARLIER_CALL]}, first_id=7)
+    call = earlier["tool_calls"][0]
+    return [{"role": "user", "content": _USER}, earlier,
+            {"role": "tool", "tool_call_id": call["id"], "name": _EARLIER_CALL[0], "content": _TOOL_RESULT}]
+
+
+def probe_matrix(shape: MessageShape | None = None, *, variables: Mapping[str, Any] | None = None,
+                 modes: list[dict[str, Any]] | None = None, variants: tuple[str, ...] = VARIANTS,
+                 capabilities: tuple[str, ...] = CAPABILITIES,
+                 keep: Callable[[str, str], bool] | None = None) -> list[Probe]:
+    """Every probe: each case of each capability, in each variant and each mode.
+
+    Args:
+        shape: the message shape (default: the standard one).
+        variables: template variables every render gets (special tokens, required variables).
+        modes: the mode variables to render with (default ``[{}]``, the template's default mode).
+        variants: which of :data:`VARIANTS` to include.
+        capabilities: which capabilities to include.
+        keep: ``keep(capability, case)`` filters the cases (default: all).
+
+    Returns:
+        The probes, ordered by mode, variant, then case order.
+    """
+    shape = shape or MessageShape()
+    tools = shape.tool_schemas(PROBE_TOOLS)
+    probes = []
+    for mode in modes or [{}]:
+        kwargs = {**(variables or {}), **mode}
+        for variant in variants:
+            history = _history(variant, shape)
+            for capability, case, spec in _CASES:
+                if capability not in capabilities or (keep is not None and not keep(capability, case)):
+                    continue
+                final = shape.message(spec, first_id=len(history))
+                conversation = Conversation([*copy.deepcopy(history), final], tools, False, dict(kwargs))
+                probes.append(Probe(capability, case, variant, dict(mode), conversation))
+    return probes
+
+
+def mode_variants(variable_names: set[str] | frozenset[str]) -> list[dict[str, Any]]:
+    """The non-default modes to render a template in, from the variables it reads.
+
+    Args:
+        variable_names: the template's undeclared variables (``jinja2.meta.find_undeclared_variables``).
+
+    Returns:
+        One ``{name: value}`` per value of each mode variable of :data:`MODE_SETTINGS` the template reads.
+    """
+    return [{name: value} for name, values in MODE_SETTINGS.items() if name in variable_names
+            for value in values]

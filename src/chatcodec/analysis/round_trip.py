@@ -1,0 +1,676 @@
+"""Round trip: render assistant turns with a chat template, parse them back with a response template.
+
+For every probe of :mod:`chatcodec.analysis.probes` (content; reasoning; one call with string,
+number, nested, unicode and empty arguments and with text before it; two parallel calls), in
+every variant (one turn, after a multi-turn history, right after a tool result) and every mode
+the template has (``enable_thinking`` on and off, ...):
+
+1. the **prompt** is the render of the conversation without its final assistant turn, with
+   ``add_generation_prompt=True``; the **full render** is the render of the whole conversation;
+2. the **output** is the full render after the prompt, cut before the first end-of-sequence token
+   (``eos_token``), as a model stops there;
+3. the output is parsed with the response template (``prefix`` = the prompt, ``tools`` = the
+   probe tools, so arguments are typed as in SPEC §1.6) and compared with the original message:
+   ``content`` and ``reasoning_content`` after stripping surrounding whitespace (``None`` and
+   ``""`` alike), tool calls by name and arguments exactly (types included: ``True`` is not ``1``),
+   and a parsed call id, when there is one, against the id the template rendered.
+
+Public API (``chatcodec doctor`` and ``chatcodec derive`` build on it)::
+
+    report = round_trip(chat_template, response_template, variables={"eos_token": "<|im_end|>"})
+    report.capabilities["one_call"].status      # "pass", "fail", "inconsistent", "render_error", ...
+    for case in report.failures():              # CaseResult, each with the exact conversation
+        case.conversation.to_json()             # {"messages", "tools", "add_generation_prompt", "kwargs"}
+        case.differences                        # [Difference(key, expected, actual)]
+    report.to_json()                            # everything above as plain JSON
+
+* :func:`round_trip` (arguments: the chat template text; the response template, a dict or a loaded
+  ``ResponseTemplate``; ``variables``, the special tokens and other variables every render gets;
+  ``modes``, the mode variables to check, default: found in the template by
+  :func:`template_modes`; ``variants``; ``shape``, default: found by :func:`discover_shape`;
+  ``capabilities``, which to check) returns a :class:`RoundTripReport`.
+* :func:`check_probes` runs given probes (``probes.probe_matrix``) and returns the case results.
+* :func:`discover_shape` finds how the template wants tool-call turns (arguments as a mapping or a
+  JSON string, the ``content`` of a call turn, call ids, tool schemas): the first
+  :func:`~chatcodec.analysis.probes.shape_candidates` entry whose render shows the call.
+* :func:`template_modes` lists ``[{}]`` plus each mode setting the template reads and that changes
+  its renders.
+* :func:`render_case` renders one probe into a :class:`RenderedCase` (prompt, full render, output,
+  whether the render continues the prompt); :func:`compare_message` compares a parsed message.
+
+Statuses of a case: ``pass``; ``fail`` (a field differs, or the parser raised: ``error`` holds
+its message); ``not_rendered`` (the template does not show what the case tests, e.g. reasoning it
+drops; other fields it drops, such as text next to tool calls, are left out of the comparison and
+listed in ``dropped``); ``render_error`` (the template raised on the conversation, e.g. it refuses
+two calls in one turn); ``inconsistent`` (the full render does not continue the prompt, e.g. the
+prompt pre-opens ``<think>`` that the render of the turn leaves out, and parsing the rest after
+the whole prompt does not give the message back: the template itself cannot say what a model
+writes there). A case that does not continue its prompt but parses back after the whole prompt
+passes, with a ``note``.
+
+A capability's status over its cases (the fields each case compares count for their capability;
+the ``content`` of the reasoning case counts for ``content`` too): ``fail`` when any field failed,
+else ``pass`` when any passed, else ``inconsistent``, ``render_error`` or ``not_rendered``, in
+that order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from chatcodec.analysis.probes import (
+    CAPABILITIES,
+    PROBE_TOOLS,
+    VARIANTS,
+    Conversation,
+    MessageShape,
+    Probe,
+    mode_variants,
+    probe_matrix,
+    shape_candidates,
+)
+from chatcodec.response_templates.template import ResponseTemplate, load_response_template
+
+__all__ = [
+    "CapabilityResult",
+    "CaseResult",
+    "Difference",
+    "RenderedCase",
+    "RoundTripReport",
+    "check_probes",
+    "compare_message",
+    "discover_shape",
+    "render_case",
+    "round_trip",
+    "template_modes",
+]
+
+#: Case statuses, and the order in which they decide a capability's status (first present wins,
+#: ``pass`` only when nothing failed).
+STATUS_ORDER = ("fail", "pass", "inconsistent", "render_error", "not_rendered")
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One value that did not come back.
+
+    Attributes:
+        key: where, e.g. ``content`` or ``tool_calls[1].arguments``.
+        expected: the value of the original message (``None``: absent).
+        actual: the value of the parsed message (``None``: absent).
+    """
+
+    key: str
+    expected: Any
+    actual: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "expected": self.expected, "actual": self.actual}
+
+
+@dataclass(frozen=True)
+class RenderedCase:
+    """One probe rendered with a chat template.
+
+    Attributes:
+        prompt: the generation prompt (the conversation without its final turn,
+            ``add_generation_prompt=True``).
+        full: the render of the whole conversation.
+        common: the length of the longest common prefix of ``prompt`` and ``full`` (moved back to
+            the start of a ``<...>`` / ``[...]`` marker it would split).
+        output: ``full`` after the prompt (after ``common`` when it does not continue the prompt), cut
+            before the first end-of-sequence token.
+    """
+
+    prompt: str
+    full: str
+    common: int
+    output: str
+
+    @property
+    def continues_prompt(self) -> bool:
+        """Whether the full render starts with the whole prompt."""
+        return self.common == len(self.prompt)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The outcome of one probe.
+
+    Attributes:
+        probe: the probe (capability, case, variant, mode and conversation).
+        status: ``pass``, ``fail``, ``not_rendered``, ``render_error`` or ``inconsistent`` (module docstring).
+        fields: the status of each compared field (``content``, ``reasoning_content``, ``tool_calls``).
+        differences: the values that did not come back.
+        dropped: fields of the message the template does not render (left out of the comparison).
+        reason: one sentence saying why, for anything but a plain pass.
+        error: the parser's or the template's error message, when one raised.
+        note: what a reader should know about a passing case (a prompt the render does not continue).
+        prompt, output: the prefix given to the parser and the text parsed (``None`` when the
+            template raised).
+        parsed: the parsed message, when parsing succeeded.
+    """
+
+    probe: Probe
+    status: str
+    fields: dict[str, str] = field(default_factory=dict)
+    differences: list[Difference] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    reason: str = ""
+    error: str | None = None
+    note: str = ""
+    prompt: str | None = None
+    output: str | None = None
+    parsed: dict[str, Any] | None = None
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation that reproduces the case (its prompt: :meth:`Conversation.prompt`)."""
+        return self.probe.conversation
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON: capability, case, variant, mode, status, fields, reason, error, note,
+        differences, dropped, conversation, prompt_conversation, output, parsed."""
+        probe = self.probe
+        return {
+            "capability": probe.capability, "case": probe.case, "variant": probe.variant, "mode": probe.mode,
+            "status": self.status, "fields": dict(self.fields), "reason": self.reason, "error": self.error,
+            "note": self.note, "differences": [d.to_json() for d in self.differences],
+            "dropped": list(self.dropped), "conversation": self.conversation.to_json(),
+            "prompt_conversation": self.conversation.prompt().to_json(), "output": self.output,
+            "parsed": self.parsed,
+        }
+
+
+@dataclass(frozen=True)
+class CapabilityResult:
+    """A capability's status over its cases.
+
+    Attributes:
+        name: one of ``content``, ``reasoning``, ``one_call``, ``parallel_calls``.
+        status: ``pass``, ``fail``, ``inconsistent``, ``render_error`` or ``not_rendered``.
+        counts: how many compared fields had each status.
+        reason: why, in one sentence (the first failing case for ``fail``).
+        cases: the cases that count for the capability.
+    """
+
+    name: str
+    status: str
+    counts: dict[str, int]
+    reason: str
+    cases: list[CaseResult]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "counts": dict(self.counts), "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class RoundTripReport:
+    """Every case and the status of each capability.
+
+    Attributes:
+        shape: the message shape the probes used.
+        modes: the mode variables checked (``{}`` is the template's default).
+        cases: every case result, in probe order.
+        capabilities: capability name -> :class:`CapabilityResult`, for the capabilities checked.
+    """
+
+    shape: MessageShape
+    modes: list[dict[str, Any]]
+    cases: list[CaseResult]
+    capabilities: dict[str, CapabilityResult]
+
+    def failures(self) -> list[CaseResult]:
+        """The cases that failed (a differing field or a parser error)."""
+        return [case for case in self.cases if case.status == "fail"]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"shape", "modes", "capabilities": {name: {...}}, "cases": [...]}``."""
+        return {"shape": self.shape.describe(), "modes": self.modes,
+                "capabilities": {name: result.to_json() for name, result in self.capabilities.items()},
+                "cases": [case.to_json() for case in self.cases]}
+
+
+def render_case(chat_template: str, conversation: Conversation, eos_token: str | None = None) -> RenderedCase:
+    """Render a probe conversation's prompt and its full render, and cut the output.
+
+    Args:
+        chat_template: the chat template text.
+        conversation: the full conversation (its final message is the turn under test).
+        eos_token: the output is cut before its first occurrence (``None`` or ``""``: not cut).
+
+    Returns:
+        The :class:`RenderedCase`.
+
+    Raises:
+        ChatTemplateError, ConversationError: the template raised on either render.
+    """
+    from chatcodec.chat_templates.render import render_chat_template
+
+    def render(conv: Conversation) -> str:
+        return render_chat_template(chat_template, conv.messages, tools=conv.tools,
+                                    add_generation_prompt=conv.add_generation_prompt, **conv.kwargs)
+
+    prompt = render(conversation.prompt())
+    full = render(conversation)
+    common = _common_prefix(prompt, full)
+    if common < len(prompt):
+        common = _marker_start(full, common)
+    output = full[common:]
+    if eos_token and eos_token in output:
+        output = output[:output.index(eos_token)]
+    return RenderedCase(prompt, full, common, output)
+
+
+def _common_prefix(a: str, b: str) -> int:
+    if b.startswith(a):
+        return len(a)
+    low, high = 0, min(len(a), len(b))
+    while low < high:  # binary search on the prefix length (renders can be long)
+        middle = (low + high + 1) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _marker_start(text: str, position: int) -> int:
+    """``position``, moved back to the start of a ``<...>`` or ``[...]`` marker it falls inside of.
+
+    Two renders that part inside a marker (``<|channel>`` vs ``<|tool_call>``) share its first
+    characters; the output must start with the whole marker.
+    """
+    window = text[max(0, position - _MARKER_REACH):position]
+    for opener, closer in (("<", ">"), ("[", "]")):
+        start = window.rfind(opener)
+        if start != -1 and closer not in window[start:]:
+            return position - len(window) + start
+    return position
+
+
+#: How far back :func:`_marker_start` looks for the start of a marker.
+_MARKER_REACH = 48
+
+
+def _expected_view(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The compared fields of an original message: stripped text, calls as ``{"name", "arguments", "id"}``."""
+    view: dict[str, Any] = {}
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(block.get("text", "") for block in content if isinstance(block, Mapping))
+    view["content"] = (content or "").strip() or None
+    view["reasoning_content"] = (message.get("reasoning_content") or "").strip() or None
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call["function"]
+        arguments = function["arguments"]
+        if isinstance(arguments, str):
+            arguments = json.loads(arguments)
+        calls.append({"name": function["name"], "arguments": arguments, "id": call.get("id")})
+    view["tool_calls"] = calls or None
+    return view
+
+
+def _parsed_view(message: Mapping[str, Any]) -> dict[str, Any]:
+    view: dict[str, Any] = {}
+    for key in ("content", "reasoning_content"):
+        value = message.get(key)
+        view[key] = (value.strip() or None) if isinstance(value, str) else value
+    calls = message.get("tool_calls")
+    if isinstance(calls, list):
+        view["tool_calls"] = [_parsed_call(call) for call in calls] or None
+    else:
+        view["tool_calls"] = calls
+    return view
+
+
+def _parsed_call(call: Any) -> Any:
+    if not isinstance(call, Mapping):
+        return call
+    function = call.get("function", call)
+    if not isinstance(function, Mapping):
+        return call
+    return {"name": function.get("name"), "arguments": function.get("arguments"), "id": call.get("id")}
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equality of JSON values that tells ``True`` from ``1`` and ``1`` from ``1.0``'s string."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(_same(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def compare_message(expected: Mapping[str, Any], parsed: Mapping[str, Any], output: str
+                    ) -> tuple[dict[str, str], list[Difference], list[str]]:
+    """Compare a parsed message with the original one, field by field.
+
+    Args:
+        expected: the original assistant message (``content`` as text or text blocks,
+            ``reasoning_content``, ``tool_calls`` with arguments as a mapping or a JSON string).
+        parsed: the message the response template gave.
+        output: the text that was parsed; a field whose text the template never wrote into it is
+            not compared (it is listed as dropped).
+
+    Returns:
+        ``(fields, differences, dropped)``: ``fields`` maps ``content``, ``reasoning_content`` and
+        ``tool_calls`` to ``pass``, ``fail`` or ``not_rendered``.
+    """
+    want, got = _expected_view(expected), _parsed_view(parsed)
+    fields: dict[str, str] = {}
+    differences: list[Difference] = []
+    dropped: list[str] = []
+    for key in ("content", "reasoning_content"):
+        value = want[key]
+        if value is not None and value not in output:
+            fields[key] = "not_rendered"
+            dropped.append(key)
+            continue
+        if not _same(value, got[key]):
+            differences.append(Difference(key, value, got[key]))
+        fields[key] = "pass" if _same(value, got[key]) else "fail"
+    calls = want["tool_calls"]
+    if calls is not None and not all(call["name"] in output for call in calls):
+        fields["tool_calls"] = "not_rendered"
+        dropped.append("tool_calls")
+    else:
+        fields["tool_calls"] = "pass"
+        differences_before = len(differences)
+        _compare_calls(calls, got["tool_calls"], output, differences)
+        if len(differences) > differences_before:
+            fields["tool_calls"] = "fail"
+    return fields, differences, dropped
+
+
+def _compare_calls(want: list[dict[str, Any]] | None, got: Any, output: str,
+                   differences: list[Difference]) -> None:
+    if want is None or not isinstance(got, list) or len(want) != len(got):
+        if not _same(_strip_ids(want), _strip_ids(got)):
+            differences.append(Difference("tool_calls", _strip_ids(want), _strip_ids(got)))
+        return
+    for index, (call, parsed) in enumerate(zip(want, got, strict=True)):
+        if not isinstance(parsed, Mapping):
+            differences.append(Difference(f"tool_calls[{index}]", _strip_ids([call])[0], parsed))
+            continue
+        for key in ("name", "arguments"):
+            if not _same(call[key], parsed.get(key)):
+                differences.append(Difference(f"tool_calls[{index}].{key}", call[key], parsed.get(key)))
+        parsed_id = parsed.get("id")
+        if parsed_id is not None and call["id"] in output and parsed_id != call["id"]:
+            differences.append(Difference(f"tool_calls[{index}].id", call["id"], parsed_id))
+
+
+def _strip_ids(calls: Any) -> Any:
+    if not isinstance(calls, list):
+        return calls
+    return [{key: value for key, value in call.items() if key != "id"} if isinstance(call, Mapping) else call
+            for call in calls]
+
+
+def _field_capabilities(probe: Probe, field_name: str) -> tuple[str, ...]:
+    """Which capabilities a compared field counts for."""
+    if probe.capability == "reasoning" and field_name == "content":
+        return ("reasoning", "content")
+    return (probe.capability,)
+
+
+def check_probes(chat_template: str, template: Mapping[str, Any] | ResponseTemplate, probes: Iterable[Probe],
+                 *, eos_token: str | None = None,
+                 tools: list[dict[str, Any]] | None = None) -> list[CaseResult]:
+    """Round-trip each probe (module docstring, steps 1-3).
+
+    Args:
+        chat_template: the chat template text.
+        template: the response template (dict or loaded).
+        probes: the probes (:func:`chatcodec.analysis.probes.probe_matrix`).
+        eos_token: where each output is cut (default: none).
+        tools: the schemas the parser types arguments with (default: the probe tools).
+
+    Returns:
+        One :class:`CaseResult` per probe, in order.
+
+    Raises:
+        ResponseTemplateError: the response template does not load.
+    """
+    loaded = load_response_template(template)
+    return [_check_one(chat_template, loaded, probe, eos_token, tools or PROBE_TOOLS) for probe in probes]
+
+
+def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos_token: str | None,
+               tools: list[dict[str, Any]]) -> CaseResult:
+    from chatcodec.errors import ChatCodecError
+
+    try:
+        rendered = render_case(chat_template, probe.conversation, eos_token)
+    except ChatCodecError as error:
+        return CaseResult(probe, "render_error", reason="the chat template raised on this conversation",
+                          error=_first_line(error))
+    prompt, output = rendered.prompt, rendered.output
+    parsed, error_text = _parse(template, output, prompt, tools)
+    note = ""
+    if not rendered.continues_prompt:
+        skipped = rendered.prompt[rendered.common:]
+        note = (f"the render of this turn does not continue the generation prompt (the prompt has "
+                f"{skipped!r} where the render differs); the output was parsed after the whole prompt")
+    if parsed is None:
+        fields = {"content": "fail", "reasoning_content": "fail", "tool_calls": "fail"}
+        differences: list[Difference] = []
+        dropped: list[str] = []
+        _, _, dropped = compare_message(probe.message, {}, output)
+        for key in dropped:
+            fields[key] = "not_rendered"
+    else:
+        fields, differences, dropped = compare_message(probe.message, parsed, output)
+    status, reason = _case_status(probe, fields, differences, error_text, rendered)
+    if status == "inconsistent":
+        fields = {key: ("inconsistent" if value == "fail" else value) for key, value in fields.items()}
+    return CaseResult(probe, status, fields, differences, dropped, reason, error_text, note, prompt, output,
+                      parsed)
+
+
+def _parse(template: ResponseTemplate, output: str, prompt: str, tools: list[dict[str, Any]]
+           ) -> tuple[dict[str, Any] | None, str | None]:
+    from chatcodec.errors import ChatCodecError
+    from chatcodec.response_templates.api import parse_response
+
+    try:
+        return parse_response(output, template, prefix=prompt, tools=tools), None
+    except (ChatCodecError, ValueError) as error:
+        return None, _first_line(error)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _case_status(probe: Probe, fields: dict[str, str], differences: list[Difference], error: str | None,
+                 rendered: RenderedCase) -> tuple[str, str]:
+    tested = {"content": "content", "reasoning": "reasoning_content"}.get(probe.capability, "tool_calls")
+    if fields.get(tested) == "not_rendered":
+        return "not_rendered", f"the template does not render the {tested} of this turn"
+    failed = error is not None or any(value == "fail" for value in fields.values())
+    if not failed:
+        return "pass", ""
+    if not rendered.continues_prompt:
+        skipped = rendered.prompt[rendered.common:]
+        reason = (f"the template renders this turn without {skipped!r}, which its generation prompt ends "
+                  "with, so the render cannot say what a model writes after the prompt")
+        return "inconsistent", reason
+    if error is not None:
+        return "fail", f"the response template raised: {error}"
+    first = differences[0]
+    return "fail", f"{first.key}: expected {first.expected!r}, parsed {first.actual!r}"
+
+
+def _capability_results(cases: list[CaseResult], capabilities: Sequence[str]) -> dict[str, CapabilityResult]:
+    results = {}
+    for name in capabilities:
+        counts = dict.fromkeys(STATUS_ORDER, 0)
+        mine: list[CaseResult] = []
+        first_fail: CaseResult | None = None
+        for case in cases:
+            statuses = [status for key, status in case.fields.items()
+                        if name in _field_capabilities(case.probe, key)
+                        and (case.probe.capability == name or key == "content")]
+            if case.status == "render_error" and case.probe.capability == name:
+                statuses = ["render_error"]
+            if case.status == "not_rendered" and case.probe.capability == name:
+                statuses = ["not_rendered"]
+            if not statuses:
+                continue
+            mine.append(case)
+            status = _worst(statuses)
+            counts[status] += 1
+            if status == "fail" and first_fail is None:
+                first_fail = case
+        status = next((s for s in STATUS_ORDER if counts[s]), "not_rendered")
+        results[name] = CapabilityResult(name, status, {k: v for k, v in counts.items() if v},
+                                         _capability_reason(status, first_fail, mine), mine)
+    return results
+
+
+def _worst(statuses: list[str]) -> str:
+    for status in ("fail", "inconsistent", "render_error", "pass"):
+        if status in statuses:
+            return status
+    return "not_rendered"
+
+
+def _capability_reason(status: str, first_fail: CaseResult | None, cases: list[CaseResult]) -> str:
+    if status == "fail" and first_fail is not None:
+        return f"{first_fail.probe.label}: {first_fail.reason}"
+    if status == "pass":
+        return ""
+    example = next((case for case in cases if case.status == status), None)
+    return f"{example.probe.label}: {example.reason}" + (f" ({example.error})" if example.error else "") \
+        if example else "no case renders it"
+
+
+def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = None) -> MessageShape:
+    """The message shape the template renders tool calls with.
+
+    Each of :func:`~chatcodec.analysis.probes.shape_candidates` renders a one-call turn; the first
+    whose output shows the call's name and its string argument wins. When none does (a template
+    without tool calls, or one that raises on all), the first shape the template renders without
+    raising, else the standard one.
+
+    Args:
+        chat_template: the chat template text.
+        variables: the template variables (special tokens, ...).
+
+    When the render of a plain answer does not continue the generation prompt but the render of an
+    answer with reasoning does (the prompt opens ``<think>``), every probe turn carries reasoning.
+
+    Returns:
+        The :class:`MessageShape`.
+    """
+    chosen: MessageShape | None = None
+    fallback: MessageShape | None = None
+    for shape in shape_candidates():
+        rendered = _render_probe(chat_template, shape, variables, "one_call", "string")
+        if rendered is None:
+            continue
+        fallback = fallback or shape
+        tail = rendered.full[rendered.common:]
+        if "get_weather" in tail and "Paris" in tail:
+            chosen = shape
+            break
+    shape = chosen or fallback or MessageShape()
+    plain = _render_probe(chat_template, shape, variables, "content", "content")
+    if plain is not None and not plain.continues_prompt:
+        thinking = replace(shape, reasoning=True)
+        rendered = _render_probe(chat_template, thinking, variables, "content", "content")
+        if rendered is not None and rendered.continues_prompt:
+            shape = thinking
+    return shape
+
+
+def _render_probe(chat_template: str, shape: MessageShape, variables: Mapping[str, Any] | None,
+                  capability: str, case: str) -> RenderedCase | None:
+    """The ``single`` variant of one probe case rendered, or ``None`` when the template raises."""
+    from chatcodec.errors import ChatCodecError
+
+    probe = probe_matrix(shape, variables=variables, variants=("single",), capabilities=(capability,),
+                         keep=lambda _capability, name: name == case)[0]
+    try:
+        return render_case(chat_template, probe.conversation)
+    except ChatCodecError:
+        return None
+
+
+def template_modes(chat_template: str, variables: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """``[{}]`` (the default mode) plus each mode setting the template reads whose renders differ.
+
+    Args:
+        chat_template: the chat template text.
+        variables: the template variables; a mode variable already set there is not varied.
+
+    Returns:
+        The modes, the default first.
+    """
+    import jinja2.meta
+
+    from chatcodec.chat_templates.environment import ENVIRONMENT
+    from chatcodec.errors import ChatCodecError
+
+    names = jinja2.meta.find_undeclared_variables(ENVIRONMENT.parse(chat_template)) - set(variables or {})
+    probe = probe_matrix(variables=variables, variants=("single",), capabilities=("reasoning",))[0]
+    seen: set[tuple[str, str]] = set()
+    modes: list[dict[str, Any]] = []
+    for mode in [{}, *mode_variants(frozenset(names))]:
+        conversation = Conversation(probe.conversation.messages, probe.conversation.tools, False,
+                                    {**(variables or {}), **mode})
+        try:
+            rendered = render_case(chat_template, conversation)
+        except ChatCodecError:
+            continue
+        key = (rendered.prompt, rendered.full)
+        if key not in seen:
+            seen.add(key)
+            modes.append(mode)
+    return modes or [{}]
+
+
+def round_trip(chat_template: str, response_template: Mapping[str, Any] | ResponseTemplate, *,
+               variables: Mapping[str, Any] | None = None, modes: Sequence[Mapping[str, Any]] | None = None,
+               variants: tuple[str, ...] = VARIANTS, shape: MessageShape | None = None,
+               capabilities: tuple[str, ...] = CAPABILITIES, eos_token: str | None = None) -> RoundTripReport:
+    """Round-trip the probe matrix through a chat template and a response template.
+
+    Args:
+        chat_template: the chat template text.
+        response_template: the response template (dict or loaded ``ResponseTemplate``).
+        variables: variables of every render: the special tokens (``eos_token``, ``bos_token``, ...)
+            and anything the template requires.
+        modes: mode variables to check (default: :func:`template_modes`).
+        variants: which conversation variants (default: all of ``probes.VARIANTS``).
+        shape: the message shape (default: :func:`discover_shape`).
+        capabilities: which capabilities to check (default: all four).
+        eos_token: where outputs are cut (default: ``variables["eos_token"]``).
+
+    Returns:
+        The :class:`RoundTripReport`.
+
+    Raises:
+        ResponseTemplateError: the response template does not load.
+    """
+    variables = dict(variables or {})
+    shape = shape or discover_shape(chat_template, variables)
+    mode_list = ([dict(mode) for mode in modes] if modes is not None
+                 else template_modes(chat_template, variables))
+    probes = probe_matrix(shape, variables=variables, modes=mode_list, variants=variants,
+                          capabilities=capabilities)
+    eos = eos_token if eos_token is not None else variables.get("eos_token")
+    cases = check_probes(chat_template, response_template, probes,
+                         eos_token=eos if isinstance(eos, str) else None)
+    return RoundTripReport(shape, mode_list, cases, _capability_results(cases, capabilities))

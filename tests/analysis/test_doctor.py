@@ -1,0 +1,192 @@
+"""``chatcodec doctor`` on the real corpus templates: it runs on every one, and finds exactly the
+known problems (``../shared/research/portability.md`` for the engines; the corpus goldens and the
+bundled profiles for the rest). The @huggingface/jinja part needs Node.js and the package that
+``scripts/setup_hf_jinja.sh`` installs (CI runs it); without them the test fails, naming the script.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+import pytest
+
+from chatcodec import profiles
+from chatcodec.analysis import cross_engine
+from chatcodec.analysis.doctor import DoctorTarget, run_doctor
+from chatcodec.analysis.doctor_probes import render_probe
+from chatcodec.analysis.findings import Finding
+from tests.conftest import corpus_template, load_json
+
+TEMPLATES = sorted(entry["file"] for entry in load_json("chat_templates", "MANIFEST.json"))
+IN_PROCESS = ("lint", "round-trip", "prefix-stability", "tool-call-forms", "cross-engine:minijinja")
+
+
+def special_tokens(file: str) -> dict[str, Any]:
+    entry = next(entry for entry in load_json("chat_templates", "MANIFEST.json") if entry["file"] == file)
+    return dict(entry["special_tokens"])
+
+
+def target(file: str) -> DoctorTarget:
+    """The corpus template with its special tokens and the bundled profile detected from it (what
+    `chatcodec doctor FILE` uses)."""
+    template = corpus_template(file)
+    name = profiles.detect(template)
+    return DoctorTarget(file, {"default": template}, special_tokens(file),
+                        profiles.load(name).response_template if name else None,
+                        f"profile:{name}" if name else None)
+
+
+#: Per template with a known problem: the (check, severity, line) of every error, and of every
+#: MiniJinja divergence (portability.md: {% generation %} in SmolLM3 and Phi-4-reasoning, `none is
+#: iterable` in Qwen3-Coder and Nemotron-3-Nano, `|indent` in Command-R+). Every other template has
+#: none.
+KNOWN = {
+    "ByteDance-Seed--Seed-OSS-36B-Instruct.jinja": [("round-trip", "error", None)],
+    "CohereForAI--c4ai-command-r-plus-tool_use.jinja": [("cross-engine:minijinja", "warning", 195)],
+    "HuggingFaceTB--SmolLM3-3B.jinja": [("cross-engine:minijinja", "warning", 76)],
+    "Qwen--Qwen3-Coder-30B-A3B-Instruct.jinja": [("round-trip", "error", None),
+                                                 ("cross-engine:minijinja", "warning", 27)],
+    "deepseek-ai--DeepSeek-R1-Distill-Qwen-32B.jinja": [("round-trip", "error", None)],
+    "deepseek-ai--DeepSeek-R1.jinja": [("round-trip", "error", None), ("tool-call-forms", "error", 1)],
+    "deepseek-ai--DeepSeek-V3.1.jinja": [("tool-call-forms", "error", 3)],
+    "meetkai--functionary-medium-v3.1.jinja": [("tool-call-forms", "error", 47)],
+    "microsoft--Phi-4-reasoning.jinja": [("cross-engine:minijinja", "warning", 1)],
+    "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.jinja": [("cross-engine:minijinja", "warning", 47)],
+    "nvidia--NVIDIA-Nemotron-Nano-9B-v2.jinja": [("round-trip", "error", None),
+                                                 ("round-trip", "error", None)],
+    "openai--gpt-oss-120b.jinja": [("round-trip", "error", None)],
+}
+
+
+@cache
+def findings(file: str) -> tuple[Finding, ...]:
+    return tuple(run_doctor(target(file), IN_PROCESS))
+
+
+@pytest.mark.parametrize("file", TEMPLATES)
+def test_doctor_runs_on_every_corpus_template(file: str) -> None:
+    found = [(finding.check, finding.severity, finding.line) for finding in findings(file)
+             if finding.severity == "error"
+             or (finding.check, finding.severity) == ("cross-engine:minijinja", "warning")]
+    assert found == KNOWN.get(file, [])
+    for finding in findings(file):
+        assert json.loads(json.dumps(finding.to_json())) == finding.to_json()
+
+
+def message(file: str, check: str, severity: str = "error") -> str:
+    return next(finding.message for finding in findings(file)
+                if (finding.check, finding.severity) == (check, severity))
+
+
+def test_a_template_that_refuses_mapping_arguments() -> None:
+    assert message("deepseek-ai--DeepSeek-V3.1.jinja", "tool-call-forms") == (
+        "a tool call whose arguments are a mapping (the form transformers documents and passes) raises: "
+        'ChatTemplateTypeError: can only concatenate str (not "dict") to str; accept a mapping (print it '
+        "with |tojson), and a JSON string too")
+
+
+def test_nested_arguments_printed_as_python_repr_do_not_round_trip() -> None:
+    text = message("ByteDance-Seed--Seed-OSS-36B-Instruct.jinja", "round-trip")
+    assert text.startswith(
+        "one_call: parsing the rendered turn with the response template does not give the message back: "
+        "one_call/nested/single: tool_calls[0].arguments: expected {'settings': {'units': 'metric', "
+        "'alerts': [1, 2.5], 'deep': {'on': True, 'note': None}}, 'tags': ['home', 'eco']}, parsed "
+        "{'settings': "
+        "\"{'units': 'metric', 'alerts': [1, 2.5], 'deep': {'on': True, 'note': None}}\"")
+    assert text.endswith("fix the response template (profile:seed_oss) or the chat template so that they "
+                         "agree")
+
+
+def test_the_generation_tag_on_minijinja() -> None:
+    finding = next(finding for finding in findings("HuggingFaceTB--SmolLM3-3B.jinja")
+                   if finding.check == "cross-engine:minijinja")
+    assert finding.message == (
+        "this engine fails: syntax error: unknown statement generation (in <string>:76) ({% generation %} "
+        "is a transformers tag this engine does not know, so the template does not parse; keep it only if "
+        "assistant masks are needed) (12 of the 12 probe prompts the reference renders)")
+    assert finding.conversation == {
+        "messages": [{"role": "user", "content": "What is the capital of France?"}], "tools": None,
+        "add_generation_prompt": False, "kwargs": special_tokens("HuggingFaceTB--SmolLM3-3B.jinja")}
+
+
+def test_prefix_stability_finds_reasoning_stripped_from_earlier_turns() -> None:
+    found = [finding for finding in findings("Qwen--Qwen3-0.6B.jinja")
+             if finding.check == "prefix-stability"]
+    assert [(finding.severity, finding.line) for finding in found] == [("warning", 36), ("warning", 36)]
+    assert found[1].message == (
+        "reasoning conversation: adding a user turn changes the text of the earlier turns (first difference "
+        "at character 80: '<think>\\nThe user asks for a capital city' became 'The capital of France is "
+        "Paris.<|im_end|'); the reasoning of an earlier assistant turn is dropped once a later user turn "
+        "exists; keep it (render reasoning_content for every assistant turn) if the model was trained so. "
+        "Servers cannot reuse the KV cache of the earlier prompt past that point")
+
+
+def test_prefix_stability_finds_the_date() -> None:
+    found = [finding for finding in findings("meta-llama--Llama-3.2-11B-Vision-Instruct.jinja")
+             if finding.check == "prefix-stability"]
+    assert [(finding.severity, finding.line, finding.message[:60]) for finding in found] == [
+        ("info", 9, "the prompt holds the date (strftime_now; character 112, 'r 2")]
+
+
+def test_tools_empty_list_renders_a_tools_block() -> None:
+    found = [finding for finding in findings("meta-llama--Llama-3.1-8B-Instruct.jinja")
+             if finding.check == "tool-call-forms" and finding.message.startswith("no tools")]
+    assert [(finding.severity, finding.line) for finding in found] == [("warning", 26)]
+    assert found[0].conversation is not None and found[0].conversation["tools"] == []
+
+
+#: Per template: the first words of each @huggingface/jinja divergence the reference renders
+#: (portability.md: int-keyed dict literal, filters on non-strings, string iteration, containers
+#: printed as JSON, CRLF, the missing .format()).
+HF_KNOWN = {
+    "ByteDance-Seed--Seed-OSS-36B-Instruct": ["this engine fails: Error: Object keys must be strings"],
+    "HuggingFaceTB--SmolLM3-3B": ["this engine fails: Error: Unknown ObjectValue filter: string"],
+    "Qwen--Qwen3-Coder-30B-A3B-Instruct": ["a list or dict printed without |tojson"],
+    "THUDM--glm-4-9b-chat": ["a list or dict printed without |tojson"],
+    "meetkai--functionary-medium-v3.1": ['this engine fails: Error: Cannot apply filter "selectattr"'],
+    "meta-llama--Llama-3.1-8B-Instruct": ["this engine fails: Error: Unknown ArrayValue filter: trim"],
+    "meta-llama--Llama-3.2-11B-Vision-Instruct": ["this engine fails: Error: Expected iterable"],
+    "meta-llama--Llama-Guard-3-11B-Vision": ["this engine fails: Error: Unknown StringValue filter: select"],
+    "nvidia--Llama-3.1-Nemotron-70B-Instruct": ["this engine fails: Error: Unknown ArrayValue filter: trim"],
+    "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ["the template has CRLF line ends"],
+    "tencent--Hy3": ["this engine fails: Error: Cannot call something that is not a function"],
+}
+
+
+def test_hf_jinja_divergences_on_every_corpus_template() -> None:
+    """One Node.js run for all 59 templates (the doctor CLI runs one per template)."""
+    jobs, inputs = [], []
+    for file in TEMPLATES:
+        template = corpus_template(file)
+        probes = cross_engine.cross_engine_probes(special_tokens(file))
+        jobs.append((template, [cross_engine.engine_context(probe) for probe in probes]))
+        inputs.append((file, template, probes))
+    outcomes = cross_engine.render_hf_jinja(jobs)
+    assert not isinstance(outcomes, str), f"{outcomes} (CI runs scripts/setup_hf_jinja.sh before the tests)"
+    found = {}
+    for (file, template, probes), engine in zip(inputs, outcomes, strict=True):
+        reference = [render_probe(template, probe) for probe in probes]
+        warnings = [finding.message for finding in cross_engine.divergence_findings(
+            template, "cross-engine:hf-jinja", probes, reference, engine) if finding.severity == "warning"]
+        if warnings:
+            found[file.removesuffix(".jinja")] = warnings
+    assert {name: len(messages) for name, messages in found.items()} == {name: 1 for name in HF_KNOWN}
+    for name, starts in HF_KNOWN.items():
+        assert [text[:len(start)] for text, start in zip(found[name], starts, strict=True)] == starts, name
+
+
+def test_an_engine_that_is_missing_is_an_info_finding(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "minijinja", None)
+    monkeypatch.setenv("CHATCODEC_HF_JINJA", "/nonexistent")
+    found = run_doctor(target("Qwen--Qwen2.5-7B-Instruct.jinja"),
+                       ("cross-engine:minijinja", "cross-engine:hf-jinja"))
+    assert [(finding.check, finding.severity, finding.message) for finding in found] == [
+        ("cross-engine:minijinja", "info", "not run: the minijinja package is not installed; install it with "
+         "`pip install 'chatcodec[minijinja]'`"),
+        ("cross-engine:hf-jinja", "info", "not run: @huggingface/jinja is not installed; run "
+         "scripts/setup_hf_jinja.sh (npm install @huggingface/jinja@0.5.11 into "
+         "~/.cache/chatcodec/hf-jinja), or set CHATCODEC_HF_JINJA to its package folder")]

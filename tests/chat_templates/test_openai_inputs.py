@@ -1,0 +1,581 @@
+"""OpenAI Chat Completions messages and tools, as chat templates read them (``openai_inputs``).
+
+Unit rules first, with exact dicts; then the corpus: every golden render, given in the OpenAI wire
+form (content as text parts, images as ``image_url``, arguments as JSON strings, tool messages
+without ``name``) through ``ChatCodec.apply_chat_template``, gives the reference's prompt or error.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+from datetime import datetime
+from typing import Any, ClassVar
+
+import pytest
+from openai.types.chat import (
+    ChatCompletionFunctionTool,
+    ChatCompletionMessage,
+    ChatCompletionMessageFunctionToolCall,
+)
+from openai.types.chat.chat_completion_message_function_tool_call import Function
+from openai.types.shared import FunctionDefinition
+
+from chatcodec import ChatCodec
+from chatcodec.chat_templates.errors import ChatTemplateError
+from chatcodec.chat_templates.inputs import ConversationError
+from chatcodec.chat_templates.openai_inputs import TemplateReads, template_messages, template_tools
+from chatcodec.chat_templates.render import render_chat_template
+from tests.chat_templates.test_template_reads import ARGUMENTS_AS_TEXT_TEMPLATES, PARTS_TEMPLATES
+from tests.conftest import corpus_template, golden_renders, load_json
+
+CLOCK = datetime(2026, 1, 15, 12, 0, 0)
+PARTS = TemplateReads(content_parts=True)
+TEXT = TemplateReads(content_parts=False)
+
+
+def convert(messages: list[Any], reads: TemplateReads = PARTS) -> list[Any]:
+    return list(template_messages(messages, reads))
+
+
+class TestContentParts:
+    def test_media_parts_become_the_parts_templates_read(self) -> None:
+        content = [
+            {"type": "image_url", "image_url": {"url": "https://x/cat.png", "detail": "high"}},
+            {"type": "image_url", "image_url": "https://x/dog.png"},
+            {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+            {"type": "input_audio", "input_audio": {"data": "UklGRg=="}},
+            {"type": "video_url", "video_url": {"url": "https://x/clip.mp4"}},
+            {"type": "audio_url", "audio_url": {"url": "https://x/a.mp3"}},
+            {"type": "input_image", "image_url": "https://x/r.png"},
+            {"type": "text", "text": "What is this?"},
+            {"type": "image", "url": "https://x/hf.png"},
+        ]
+        assert convert([{"role": "user", "content": content}]) == [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image", "url": "https://x/cat.png"},
+                    {"type": "image", "url": "https://x/dog.png"},
+                    {"type": "audio", "url": "data:audio/wav;base64,UklGRg=="},
+                    {"type": "audio", "url": "UklGRg=="},
+                    {"type": "video", "url": "https://x/clip.mp4"},
+                    {"type": "audio", "url": "https://x/a.mp3"},
+                    {"type": "image", "url": "https://x/r.png"},
+                    {"type": "text", "text": "What is this?"},
+                    {"type": "image", "url": "https://x/hf.png"},
+                ],
+            }
+        ]
+
+    @pytest.mark.parametrize("reads", [PARTS, TEXT])
+    def test_text_parts_become_text_joined_by_a_space(self, reads: TemplateReads) -> None:
+        content = [
+            {"type": "text", "text": "Hello"},
+            {"type": "input_text", "text": "world"},
+            {"type": "refusal", "refusal": "no."},
+        ]
+        assert convert([{"role": "user", "content": content}], reads) == [
+            {"role": "user", "content": "Hello world no."}
+        ]
+        assert convert([{"role": "user", "content": [{"type": "text", "text": "Hi"}]}], reads) == [
+            {"role": "user", "content": "Hi"}
+        ]
+
+    def test_a_media_part_for_a_text_only_template_is_an_error(self) -> None:
+        content = [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image_url", "image_url": {"url": "https://x/cat.png"}},
+        ]
+        with pytest.raises(ConversationError) as caught:
+            convert([{"role": "system", "content": "S"}, {"role": "user", "content": content}], TEXT)
+        assert str(caught.value) == (
+            "messages[1].content[1]: this chat template reads a message's content as text only, so it cannot "
+            "show the 'image_url' part (a text-only model?); send text parts only, or use the model's "
+            "multimodal template"
+        )
+
+    @pytest.mark.parametrize(
+        ("part", "message"),
+        [
+            (
+                {"type": "file", "file": {"file_id": "f1"}},
+                "messages[0].content[0]: 'file' parts are not supported: no chat template reads them",
+            ),
+            (
+                {"type": "image_url", "image_url": {"detail": "low"}},
+                "messages[0].content[0]: this 'image_url' part needs image_url.url (a string), got "
+                '{"detail": "low"}',
+            ),
+            (
+                {"type": "input_audio", "input_audio": {"format": "wav"}},
+                "messages[0].content[0]: this 'input_audio' part needs input_audio.data (base64 text)",
+            ),
+            ({"type": "text"}, "messages[0].content[0]: this 'text' part needs 'text' (a string)"),
+            (
+                {"type": "refusal", "text": "no"},
+                "messages[0].content[0]: this 'refusal' part needs 'refusal' (a string)",
+            ),
+        ],
+    )
+    def test_malformed_parts_name_the_message_and_part(self, part: dict[str, Any], message: str) -> None:
+        with pytest.raises(ConversationError) as caught:
+            convert([{"role": "user", "content": [part]}])
+        assert str(caught.value) == message
+
+    def test_string_content_and_other_values_are_kept(self) -> None:
+        messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": None}]
+        converted = convert(messages, TEXT)
+        assert converted == messages
+        assert converted[0] is messages[0]
+
+
+class TestToolCalls:
+    CALL: ClassVar[dict[str, Any]] = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": '{"city":"Lisbon"}'},
+    }
+
+    def test_json_string_arguments_become_a_mapping(self) -> None:
+        message = {"role": "assistant", "content": None, "tool_calls": [self.CALL]}
+        assert convert([message]) == [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": {"city": "Lisbon"}},
+                    }
+                ],
+            }
+        ]
+
+    def test_a_template_that_reads_text_keeps_the_string_and_gets_json_for_a_mapping(self) -> None:
+        reads = TemplateReads(arguments_as_text=True)
+        given = [
+            self.CALL,
+            {
+                "id": "c2",
+                "type": "function",
+                "function": {"name": "get_time", "arguments": {"zone": "Asia/Tokyo", "é": 1}},
+            },
+        ]
+        converted = convert([{"role": "assistant", "tool_calls": given}], reads)
+        assert [call["function"]["arguments"] for call in converted[0]["tool_calls"]] == [
+            '{"city":"Lisbon"}',
+            '{"zone": "Asia/Tokyo", "é": 1}',
+        ]
+
+    def test_flat_calls_and_empty_arguments(self) -> None:
+        calls = [
+            {"name": "a", "arguments": '{"x": 1}'},
+            {"id": "c", "function": {"name": "b", "arguments": ""}},
+        ]
+        assert convert([{"role": "assistant", "tool_calls": calls}])[0]["tool_calls"] == [
+            {"name": "a", "arguments": {"x": 1}},
+            {"id": "c", "function": {"name": "b", "arguments": {}}},
+        ]
+        converted = convert(
+            [{"role": "assistant", "tool_calls": calls}], TemplateReads(arguments_as_text=True)
+        )
+        assert converted[0]["tool_calls"][1]["function"]["arguments"] == "{}"
+
+    @pytest.mark.parametrize(
+        ("arguments", "message"),
+        [
+            (
+                "{'city': 'Lisbon'}",
+                "messages[1].tool_calls[1].function.arguments: not JSON (Expecting property name "
+                "enclosed in double quotes at character 1): \"{'city': 'Lisbon'}\"; tool-call arguments "
+                "are a JSON object, as a string (the OpenAI wire form) or as a mapping",
+            ),
+            (
+                '["Lisbon"]',
+                "messages[1].tool_calls[1].function.arguments: expected a JSON object, got list "
+                "'[\"Lisbon\"]'",
+            ),
+        ],
+    )
+    def test_arguments_that_are_not_a_json_object_name_the_message_and_call(
+        self, arguments: str, message: str
+    ) -> None:
+        calls = [
+            self.CALL,
+            {"id": "c2", "type": "function", "function": {"name": "f", "arguments": arguments}},
+        ]
+        with pytest.raises(ConversationError) as caught:
+            convert([{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": calls}])
+        assert str(caught.value) == message
+
+    def test_an_empty_list_of_calls_is_no_calls(self) -> None:
+        assert convert([{"role": "assistant", "content": "Hi", "tool_calls": []}]) == [
+            {"role": "assistant", "content": "Hi"}
+        ]
+
+    def test_a_tool_message_gets_the_name_of_the_call_it_answers(self) -> None:
+        messages = [
+            {
+                "role": "assistant",
+                "tool_calls": [self.CALL, {"id": "c2", "function": {"name": "f", "arguments": {}}}],
+            },
+            {"role": "tool", "tool_call_id": "c2", "content": "2"},
+            {"role": "tool", "tool_call_id": "c1", "content": "1", "name": "mine"},
+            {"role": "tool", "tool_call_id": "unknown", "content": "?"},
+        ]
+        assert convert(messages)[1:] == [
+            {"role": "tool", "tool_call_id": "c2", "content": "2", "name": "f"},
+            {"role": "tool", "tool_call_id": "c1", "content": "1", "name": "mine"},
+            {"role": "tool", "tool_call_id": "unknown", "content": "?"},
+        ]
+
+
+def test_a_developer_message_is_a_system_message_for_a_template_without_that_role() -> None:
+    messages = [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    assert convert(messages, TemplateReads(developer_role=False))[0] == {
+        "role": "system",
+        "content": "Be brief.",
+    }
+    assert convert(messages, TemplateReads(developer_role=True))[0] == {
+        "role": "developer",
+        "content": "Be brief.",
+    }
+
+
+def test_the_callers_messages_are_never_changed() -> None:
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "u"}}, {"type": "text", "text": "t"}],
+        },
+        {"role": "assistant", "tool_calls": [TestToolCalls.CALL]},
+        {"role": "tool", "tool_call_id": "c1", "content": "1"},
+    ]
+    before = copy.deepcopy(messages)
+    convert(messages)
+    assert messages == before
+
+
+def test_sdk_and_dataclass_objects_become_dicts() -> None:
+    @dataclasses.dataclass
+    class Message:
+        role: str
+        content: Any
+
+    call = ChatCompletionMessageFunctionToolCall(
+        id="c1", type="function", function=Function(name="get_weather", arguments='{"city":"Lisbon"}')
+    )
+    converted = convert(
+        [
+            Message("user", [{"type": "text", "text": "Hi"}]),
+            ChatCompletionMessage(role="assistant", content=None, tool_calls=[call]),
+        ]
+    )
+    assert converted == [
+        {"role": "user", "content": "Hi"},
+        {
+            "content": None,
+            "refusal": None,
+            "role": "assistant",
+            "annotations": None,
+            "audio": None,
+            "function_call": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "function": {"arguments": {"city": "Lisbon"}, "name": "get_weather"},
+                    "type": "function",
+                }
+            ],
+        },
+    ]  # the None values go when the conversation is prepared for the template, as in the reference
+
+
+def test_tools() -> None:
+    schema = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    sdk_tool = ChatCompletionFunctionTool(
+        type="function",
+        function=FunctionDefinition(
+            name="f", parameters={"type": "object", "properties": {"x": {"default": None}}}
+        ),
+    )
+    assert template_tools([]) is None
+    assert template_tools(None) is None
+    assert template_tools([schema]) == [schema]
+    assert template_tools([sdk_tool]) == [
+        {
+            "type": "function",
+            "function": {
+                "name": "f",
+                "parameters": {"type": "object", "properties": {"x": {"default": None}}},
+            },
+        }
+    ]
+
+
+# -- the corpus -------------------------------------------------------------------------------
+
+
+def wire_form(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A corpus conversation as an OpenAI client sends it."""
+    sent = []
+    for message in copy.deepcopy(messages):
+        if isinstance(message.get("content"), str):
+            message["content"] = [{"type": "text", "text": message["content"]}]
+        elif isinstance(message.get("content"), list):
+            message["content"] = [
+                {"type": "image_url", "image_url": {"url": part["url"]}}
+                if part.get("type") == "image"
+                else part
+                for part in message["content"]
+            ]
+        for call in message.get("tool_calls") or ():
+            call["function"]["arguments"] = json.dumps(call["function"]["arguments"], separators=(",", ":"))
+        if message["role"] == "tool":
+            del message["name"]
+        sent.append(message)
+    return sent
+
+
+def _same_as_the_reference(line: dict[str, Any]) -> bool:
+    """Whether chatcodec gives this golden line's result in the wire form (the differences are below)."""
+    if line["conversation"] == "multimodal" and line["template"] not in PARTS_TEMPLATES:
+        return False  # an image for a text-only template is an error
+    tool_calls = line["conversation"] in ("tool_call_roundtrip", "parallel_tool_calls")
+    return not (
+        tool_calls and line["template"] in ARGUMENTS_AS_TEXT_TEMPLATES
+    )  # renders; the reference fails
+
+
+WIRE_CASES = [
+    pytest.param(
+        line,
+        id=f"{line['template'].removesuffix('.jinja')}|{line['conversation']}|"
+        f"agp={line['add_generation_prompt']}|{index}",
+    )
+    for index, line in enumerate(golden_renders())
+    if _same_as_the_reference(line)
+]
+
+
+def render_wire_form(line: dict[str, Any]) -> str:
+    conversation = load_json("conversations.json")[line["conversation"]]
+    codec = ChatCodec(corpus_template(line["template"]))
+    result: str = codec.apply_chat_template(
+        wire_form(conversation["messages"]),
+        tools=conversation["tools"],
+        documents=conversation["documents"],
+        add_generation_prompt=line["add_generation_prompt"],
+        tokenize=False,
+        now=CLOCK,
+        **line["kwargs"],
+    )
+    return result
+
+
+def test_the_wire_form_cases() -> None:
+    assert len(WIRE_CASES) == 1570
+
+
+@pytest.mark.parametrize("line", WIRE_CASES)
+def test_the_wire_form_gives_the_reference_prompt(line: dict[str, Any]) -> None:
+    if "rendered" in line:
+        assert render_wire_form(line) == line["rendered"]
+        return
+    with pytest.raises(ChatTemplateError) as caught:
+        render_wire_form(line)
+    assert f"{caught.value.original_type}: {caught.value.message}" == line["error"]
+
+
+@pytest.mark.parametrize(
+    "template", sorted({line["template"] for line in golden_renders()} - set(PARTS_TEMPLATES))
+)
+def test_an_image_for_a_text_only_template_is_an_error(template: str) -> None:
+    # the reference fails inside the template, prints the list, or drops the whole message text
+    line = next(
+        line
+        for line in golden_renders()
+        if line["template"] == template and line["conversation"] == "multimodal"
+    )
+    with pytest.raises(
+        ConversationError,
+        match=r"^messages\[0\]\.content\[0\]: this chat template reads a "
+        r"message's content as text only, so it cannot show the "
+        r"'image_url' part",
+    ):
+        render_wire_form(line)
+
+
+class TestTemplatesThatReadArgumentsAsText:
+    """DeepSeek R1 / V3.1, functionary v3.1, firefunction v2, Apertus join ``arguments`` to text."""
+
+    def test_the_string_is_written_as_sent(self) -> None:
+        line = next(
+            line
+            for line in golden_renders()
+            if line["template"] == "deepseek-ai--DeepSeek-V3.1.jinja"
+            and line["conversation"] == "parallel_tool_calls"
+            and not line["add_generation_prompt"]
+        )
+        assert line["error"] == 'TypeError: can only concatenate str (not "dict") to str'  # the reference
+        prompt = ChatCodec(corpus_template("deepseek-ai--DeepSeek-V3.1.jinja")).apply_chat_template(
+            [
+                wire_form(load_json("conversations.json")["tool_call_roundtrip"]["messages"])[0],
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [
+                        {
+                            "id": "Ab3dE6gH9",
+                            "type": "function",
+                            "function": {
+                                "name": "get_weather",
+                                "arguments": '{"city":"Lisbon","unit":"celsius"}',
+                            },
+                        }
+                    ],
+                },
+            ],
+            tokenize=False,
+            **line["kwargs"],
+        )
+        assert prompt == (
+            "<｜begin▁of▁sentence｜><｜User｜>What's the weather in Lisbon in celsius?<｜Assistant｜></think>"
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>"
+            '{"city":"Lisbon","unit":"celsius"}<｜tool▁call▁end｜><｜tool▁calls▁end｜><｜end▁of▁sentence｜>'
+        )
+
+    def test_a_mapping_is_written_as_json(self) -> None:
+        messages = [
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Lisbon"}}}
+                ],
+            },
+        ]
+        template = corpus_template("meetkai--functionary-medium-v3.1.jinja")
+        with pytest.raises(TypeError, match="can only concatenate str"):  # as the reference
+            render_chat_template(template, messages, bos_token="<|begin_of_text|>")
+        prompt = ChatCodec(template, special_tokens={"bos_token": "<|begin_of_text|>"}).apply_chat_template(
+            messages, tokenize=False
+        )
+        assert prompt.endswith(
+            "<|start_header_id|>assistant<|end_header_id|>\n\n"
+            '<function=get_weather>{"city": "Lisbon"}</function><|eom_id|>'
+        )
+
+
+class TestEmptyToolsAndCalls:
+    def test_tools_empty_is_no_tools(self) -> None:
+        template = corpus_template("meta-llama--Llama-3.1-8B-Instruct.jinja")
+        line = next(
+            line
+            for line in golden_renders()
+            if line["template"] == "meta-llama--Llama-3.1-8B-Instruct.jinja"
+            and line["conversation"] == "single_user"
+            and line["add_generation_prompt"]
+        )
+        messages = load_json("conversations.json")["single_user"]["messages"]
+        reference = render_chat_template(
+            template, messages, tools=[], add_generation_prompt=True, now=CLOCK, **line["kwargs"]
+        )
+        assert "Environment: ipython" in reference and "Environment: ipython" not in line["rendered"]
+        assert (
+            ChatCodec(template).apply_chat_template(
+                messages, tools=[], add_generation_prompt=True, tokenize=False, now=CLOCK, **line["kwargs"]
+            )
+            == line["rendered"]
+        )
+
+    def test_tools_empty_does_not_select_the_tool_use_template(self) -> None:
+        codec = ChatCodec(
+            {
+                "default": corpus_template("Qwen--Qwen2.5-7B-Instruct.jinja"),
+                "tool_use": corpus_template("NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja"),
+            }
+        )
+        assert codec.get_chat_template(tools=[]) == corpus_template(
+            "NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja"
+        )
+        messages = load_json("conversations.json")["system_user"]["messages"]
+        expected = next(
+            line["rendered"]
+            for line in golden_renders()
+            if line["template"] == "Qwen--Qwen2.5-7B-Instruct.jinja"
+            and line["conversation"] == "system_user"
+            and line["add_generation_prompt"]
+        )
+        assert (
+            codec.apply_chat_template(messages, tools=[], add_generation_prompt=True, tokenize=False)
+            == expected
+        )
+
+    def test_an_empty_list_of_calls_renders_as_no_calls(self) -> None:
+        template = corpus_template("meta-llama--Llama-3.1-8B-Instruct.jinja")
+        line = next(
+            line
+            for line in golden_renders()
+            if line["template"] == "meta-llama--Llama-3.1-8B-Instruct.jinja"
+            and line["conversation"] == "multi_turn"
+            and line["add_generation_prompt"]
+        )
+        messages = [
+            {**message, "tool_calls": []} if message["role"] == "assistant" else message
+            for message in load_json("conversations.json")["multi_turn"]["messages"]
+        ]
+        with pytest.raises(ChatTemplateError, match="This model only supports single tool-calls at once!"):
+            render_chat_template(template, messages, add_generation_prompt=True, now=CLOCK, **line["kwargs"])
+        assert (
+            ChatCodec(template).apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False, now=CLOCK, **line["kwargs"]
+            )
+            == line["rendered"]
+        )
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "Qwen--Qwen3-Coder-30B-A3B-Instruct.jinja",
+        "mistralai--Mistral-Nemo-Instruct-2407.jinja",
+        "NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja",
+    ],
+)
+def test_sdk_message_objects_give_the_reference_prompt(template: str) -> None:
+    conversation = load_json("conversations.json")["tool_call_roundtrip"]
+    line = next(
+        line
+        for line in golden_renders()
+        if line["template"] == template
+        and line["conversation"] == "tool_call_roundtrip"
+        and not line["add_generation_prompt"]
+    )
+    user, assistant, tool, answer = conversation["messages"]
+    sdk_call = ChatCompletionMessageFunctionToolCall(
+        id="Ab3dE6gH9",
+        type="function",
+        function=Function(name="get_weather", arguments='{"city": "Lisbon", "unit": "celsius"}'),
+    )
+    messages = [
+        user,
+        ChatCompletionMessage(role="assistant", content=None, tool_calls=[sdk_call]),
+        {"role": "tool", "tool_call_id": "Ab3dE6gH9", "content": tool["content"]},
+        ChatCompletionMessage(role="assistant", content=answer["content"]),
+    ]
+    tools = [
+        ChatCompletionFunctionTool(type="function", function=FunctionDefinition(**tool_schema["function"]))
+        for tool_schema in conversation["tools"]
+    ]
+    assert assistant["tool_calls"][0]["function"]["arguments"] == {"city": "Lisbon", "unit": "celsius"}
+    assert (
+        ChatCodec(corpus_template(template)).apply_chat_template(
+            messages, tools=tools, tokenize=False, now=CLOCK, **line["kwargs"]
+        )
+        == line["rendered"]
+    )

@@ -1,0 +1,40 @@
+"""``chatcodec doctor``: findings on stdout, --json, exit 1 on an error-level finding."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chatcodec.cli import main
+from tests.conftest import corpus_path
+
+
+def test_an_error_exits_1_and_json_has_every_field(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(corpus_path("chat_templates", "deepseek-ai--DeepSeek-V3.1.jinja"))
+    assert main(["doctor", path, "--json", "--check", "tool-call-forms"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [sorted(finding) for finding in findings] == [
+        ["check", "conversation", "line", "message", "severity"]]
+    first = findings[0]
+    assert (first["check"], first["severity"], first["line"]) == ("tool-call-forms", "error", 3)
+    call = first["conversation"]["messages"][1]["tool_calls"][0]
+    assert call["function"]["arguments"] == {"city": "Paris"}
+
+
+def test_text_report_hides_info_unless_asked(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(corpus_path("chat_templates", "Qwen--Qwen2.5-7B-Instruct.jinja"))
+    assert main(["doctor", path, "--check", "lint", "--check", "tool-call-forms"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(
+        "warning [tool-call-forms] line 36: a tool call whose arguments are a JSON string")
+    assert lines[1].startswith('  conversation: {"messages": [')
+    assert lines[-1] == f"{path}: 0 error(s), 1 warning(s), 0 info"
+
+
+def test_a_profile_without_a_chat_template_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    from chatcodec import profiles
+
+    name = next(name for name in profiles.names() if profiles.load(name).chat_template is None)
+    assert main(["doctor", name]) == 1
+    assert capsys.readouterr().err.endswith("bundles no chat template; doctor examines a chat template\n")
