@@ -65,7 +65,7 @@ def test_where_reasoning_ends_and_other_regions_begin() -> None:
     session = Session(QWEN3, PROMPT + "<think>\n", TOOLS)
     assert session.in_reasoning
     first = session.feed("why")
-    assert (first.reasoning, first.reasoning_end, first.other_start) == ("\nwhy", None, None)
+    assert (first.reasoning, first.reasoning_end, first.other_start) == ("why", None, None)
     second = session.feed("</think>\n\nOK")
     assert (second.reasoning_end, second.other_start, session.in_reasoning) == (11, 11, False)
     assert session.raw.slice(second.reasoning_end) == "\n\nOK"
