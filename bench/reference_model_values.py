@@ -1,4 +1,4 @@
-"""Print the reference's (transformers 5.23) token-level results on the real DeepSeek tokenizer.
+"""Print the reference's (transformers 5.24) token-level results on the real DeepSeek tokenizer.
 
 The values in ``tests/model/test_reference_parity.py`` were recorded with this script; run it
 again to re-check them::

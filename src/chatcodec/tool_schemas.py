@@ -3,11 +3,15 @@
 Shared by both halves: chat templates receive tools as JSON schemas, and response parsing types
 tool-call arguments with the called tool's parameter schema. Pure Python (no jinja2).
 
-``get_json_schema`` follows the reference (transformers 5.23 ``get_json_schema``): type hints give
-the types, a Google-style docstring gives the descriptions. Beyond the reference (SPEC §2.4):
+``get_json_schema`` follows the reference (transformers 5.24 ``get_json_schema``): type hints give
+the types, a Google-style docstring gives the descriptions, and argument lines with a type,
+``x (int): ...`` or ``x (int, optional): ...``, are understood (the hint still gives the type; 5.23
+raised). Beyond the reference (SPEC §2.4):
 
-* argument lines with a type, ``x (int): ...`` or ``x (int, optional): ...``, are understood
-  (the hint still gives the type);
+* a space before the colon (``x (int) : ...``) is accepted (5.24 finds no description and raises);
+* a ``Returns:`` text that starts with the return type, Google style (``int: The sum.``), loses
+  that prefix, which the schema's ``type`` already says (5.24 keeps ``"int: The sum."``); only a
+  prefix naming a type is removed (``Note: ...`` stays);
 * ``Optional[Literal[...]]`` / ``Optional[SomeEnum]`` put ``null`` into ``enum`` too, so the model
   can produce the null the schema allows;
 * ``*args`` and ``**kwargs`` are left out of the schema (a tool call passes a JSON object of named
@@ -128,9 +132,35 @@ def get_json_schema(func: Callable[..., Any]) -> dict[str, Any]:
     function: dict[str, Any] = {"name": name, "description": description, "parameters": parameters}
     if return_schema is not None:
         if returns_doc is not None:
-            return_schema["description"] = returns_doc
+            hint = typing.get_type_hints(func)["return"]
+            return_schema["description"] = _without_type_prefix(returns_doc, hint)
         function["return"] = return_schema
     return {"type": "function", "function": function}
+
+
+#: Names a Google-style ``Returns:`` type prefix may start with (besides the return hint's own name).
+_TYPE_NAMES = frozenset({
+    "int", "float", "str", "bool", "None", "list", "dict", "tuple", "set", "frozenset", "bytes", "object",
+    "Any", "Optional", "Union", "List", "Dict", "Tuple", "Set", "Literal", "Sequence", "Mapping", "Iterable",
+    "typing",
+})
+_TYPE_NAME = r"[A-Za-z_][\w.]*(?:\[[^\n:]*\])?"  # int, typing.List[int], dict[str, Any]
+_TYPE_PREFIX = re.compile(rf"(?P<type>{_TYPE_NAME}(?:\s*\|\s*{_TYPE_NAME})*)\s*:\s+(?P<rest>.*)", re.DOTALL)
+
+
+def _without_type_prefix(text: str, hint: Any) -> str:
+    """``Returns:`` text without a leading ``type:`` that names a type (``int: The sum.`` → ``The sum.``).
+
+    The prefix's first name must be a builtin or typing name (:data:`_TYPE_NAMES`) or the return
+    hint's own name (an Enum class), so prose such as ``Note: ...`` is kept.
+    """
+    match = _TYPE_PREFIX.fullmatch(text)
+    if match is None:
+        return text
+    first = re.split(r"[\[.|\s]", match.group("type"), maxsplit=1)[0]
+    if first not in _TYPE_NAMES and first != getattr(hint, "__name__", None):
+        return text
+    return match.group("rest")
 
 
 def _describe(schema: dict[str, Any], text: str, name: str, arg: str) -> None:

@@ -121,16 +121,42 @@ def test_saving_leaves_exactly_the_given_templates(tmp_path: Path) -> None:
     assert load_chat_templates(tmp_path) == "D2"
 
 
-def test_typed_docstring_argument_lines() -> None:
+def test_typed_docstring_argument_lines_with_a_space_before_the_colon() -> None:
     def f(x: int) -> None:
         """F.
 
         Args:
-            x (int): the x
+            x (int) : the x
         """
 
-    # reference: DocstringParsingException "no description for the argument 'x'"
+    # reference (5.24): DocstringParsingException "no description for the argument 'x'"; without the
+    # space, "x (int): the x", 5.24 reads it as chatcodec does (5.23 raised)
     assert get_json_schema(f)["function"]["parameters"]["properties"]["x"]["description"] == "the x"
+
+
+class Shade(enum.Enum):
+    DARK = "dark"
+
+
+@pytest.mark.parametrize(("hint", "returns", "description"), [
+    (int, "int: The sum.", "The sum."),  # reference (5.24): "int: The sum."
+    (list[int], "list[int]: The values,\n    one per line.", "The values,\n    one per line."),
+    (Optional[str], "Optional[str]: The name, or None.", "The name, or None."),  # noqa: UP045
+    (Optional[str], "str | None: The name.", "The name."),  # noqa: UP045
+    (dict, "dict[str, Any]: {\"a\": 1} as a mapping.", "{\"a\": 1} as a mapping."),
+    (Shade, "Shade: The shade.", "The shade."),
+    (int, "Note: plain text that starts with a word and a colon.",
+     "Note: plain text that starts with a word and a colon."),
+    (int, "int", "int"),
+    (int, "The sum: a number.", "The sum: a number."),
+])
+def test_a_returns_type_prefix_is_not_description(hint: object, returns: str, description: str) -> None:
+    def f(x: int) -> int:
+        return x
+
+    f.__annotations__["return"] = hint
+    f.__doc__ = f"F.\n\nArgs:\n    x: The x.\n\nReturns:\n    {returns}\n"
+    assert get_json_schema(f)["function"]["return"]["description"] == description
 
 
 def test_optional_literal_allows_null() -> None:

@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Any, ClassVar
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from openai.types.chat import (
     ChatCompletionFunctionTool,
     ChatCompletionMessage,
@@ -126,9 +128,7 @@ class TestContentParts:
 
     def test_string_content_and_other_values_are_kept(self) -> None:
         messages = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": None}]
-        converted = convert(messages, TEXT)
-        assert converted == messages
-        assert converted[0] is messages[0]
+        assert convert(messages, TEXT) == messages
 
 
 class TestToolCalls:
@@ -211,6 +211,28 @@ class TestToolCalls:
             convert([{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": calls}])
         assert str(caught.value) == message
 
+    def test_content_beside_calls_is_kept(self) -> None:
+        message = {
+            "role": "assistant",
+            "content": "Let me check.",
+            "reasoning_content": "Weather tool.",
+            "tool_calls": [self.CALL],
+        }
+        assert convert([message]) == [
+            {
+                "role": "assistant",
+                "content": "Let me check.",
+                "reasoning_content": "Weather tool.",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": {"city": "Lisbon"}},
+                    }
+                ],
+            }
+        ]
+
     def test_an_empty_list_of_calls_is_no_calls(self) -> None:
         assert convert([{"role": "assistant", "content": "Hi", "tool_calls": []}]) == [
             {"role": "assistant", "content": "Hi"}
@@ -292,6 +314,31 @@ def test_sdk_and_dataclass_objects_become_dicts() -> None:
             ],
         },
     ]  # the None values go when the conversation is prepared for the template, as in the reference
+    # an SDK call inside a dict message is converted too
+    assert convert([{"role": "assistant", "tool_calls": [call]}]) == [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "function": {"name": "get_weather", "arguments": {"city": "Lisbon"}},
+                    "type": "function",
+                }
+            ],
+        }
+    ]
+
+
+def test_a_conversation_object_is_its_messages() -> None:
+    @dataclasses.dataclass
+    class Conversation:
+        messages: list[dict[str, Any]]
+
+    template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    chat = [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    codec = ChatCodec(template)
+    assert codec.apply_chat_template(Conversation(chat), tokenize=False) == "<user>Hi"
+    assert codec.apply_chat_template([Conversation(chat), chat], tokenize=False) == ["<user>Hi", "<user>Hi"]
 
 
 def test_tools() -> None:
@@ -500,9 +547,7 @@ class TestEmptyToolsAndCalls:
                 "tool_use": corpus_template("NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja"),
             }
         )
-        assert codec.get_chat_template(tools=[]) == corpus_template(
-            "NousResearch--Hermes-3-Llama-3.1-8B-tool_use.jinja"
-        )
+        assert codec.get_chat_template(tools=[]) == corpus_template("Qwen--Qwen2.5-7B-Instruct.jinja")
         messages = load_json("conversations.json")["system_user"]["messages"]
         expected = next(
             line["rendered"]
@@ -579,3 +624,38 @@ def test_sdk_message_objects_give_the_reference_prompt(template: str) -> None:
         )
         == line["rendered"]
     )
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@given(
+    arguments=st.dictionaries(st.text(max_size=8), JSON_VALUES, max_size=4),
+    separators=st.sampled_from([(",", ":"), (", ", ": ")]),
+    ensure_ascii=st.booleans(),
+)
+def test_any_json_object_string_reaches_the_template_as_it_reads_it(
+    arguments: dict[str, Any], separators: tuple[str, str], ensure_ascii: bool
+) -> None:
+    text = json.dumps(arguments, separators=separators, ensure_ascii=ensure_ascii)
+    message = {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "f", "arguments": text}}]}
+    before = copy.deepcopy(message)
+    as_mapping = convert([message])[0]["tool_calls"][0]["function"]["arguments"]
+    as_text = convert([message], TemplateReads(arguments_as_text=True))[0]["tool_calls"][0]["function"]
+    assert as_mapping == arguments
+    assert as_text["arguments"] == text
+    assert message == before
+
+
+@given(texts=st.lists(st.text(), min_size=1, max_size=5), reads=st.sampled_from([PARTS, TEXT]))
+def test_any_text_parts_become_their_text_joined_by_a_space(texts: list[str], reads: TemplateReads) -> None:
+    content = [{"type": "text", "text": text} for text in texts]
+    assert convert([{"role": "user", "content": content}], reads) == [
+        {"role": "user", "content": " ".join(texts)}
+    ]

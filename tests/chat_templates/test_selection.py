@@ -33,9 +33,9 @@ class TestSelect:
     def test_tool_use_with_tools(self) -> None:
         assert select_chat_template(NAMED, tools=TOOLS) == NAMED["tool_use"]
 
-    def test_tool_use_with_an_empty_tool_list(self) -> None:
-        # as the reference: tools given (even empty) select tool_use
-        assert select_chat_template(NAMED, tools=[]) == NAMED["tool_use"]
+    def test_an_empty_tool_list_is_no_tools(self) -> None:
+        # the reference selects tool_use for any list, even empty (docs/compatibility.md)
+        assert select_chat_template(NAMED, tools=[]) == NAMED["default"]
 
     def test_default_without_tools(self) -> None:
         assert select_chat_template(NAMED) == NAMED["default"]

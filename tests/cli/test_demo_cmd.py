@@ -85,8 +85,8 @@ def test_a_profile_without_a_demo_is_a_usage_error_listing_the_choices(
 
 
 def test_chunks_split_like_a_token_stream() -> None:
-    assert chunks("abcdefg", CHUNK_CHARS) == ["abc", "def", "g"]
-    assert chunks("", CHUNK_CHARS) == []
+    assert list(chunks("abcdefg", CHUNK_CHARS)) == ["abc", "def", "g"]
+    assert list(chunks("", CHUNK_CHARS)) == []
 
 
 def test_console_entry_point_runs_the_demo() -> None:

@@ -181,7 +181,9 @@ def test_a_tokenizer_config_without_a_response_template_says_so(
         "profile name (chatcodec profiles lists them)\n")
 
 
-def test_unparsable_output_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unparsable_output_is_reported_with_its_caret_and_exit_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 13: parse had its own error path, which printed the first line only (no caret)."""
     template = write(tmp_path, "t.json", QWEN)
     output = write(tmp_path, "out.txt", "Hi<tool_call>{broken</tool_call>")
     assert run(capsys, template, output, "--no-prefix") == (
@@ -191,11 +193,14 @@ def test_unparsable_output_is_one_line_and_exit_1(tmp_path: Path, capsys: pytest
             "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json') at offset 14 of the "
             "output: could not parse region as "
             "JSON: Expecting property name enclosed in double quotes (line 1, column 2, char 1)\n"
+            "    {broken\n"
+            "     ^\n"
         ),
     )
     code, out, err = run(capsys, template, output, "--no-prefix", "--stream")
     assert (code, out) == (1, "[content]\nHi\n[tool_calls]\n")  # raw text is not repeated
-    assert err.splitlines()[-1].startswith("chatcodec: ResponseParseError: field 'tool_calls'")
+    assert err.splitlines()[-3].startswith("chatcodec: ResponseParseError: field 'tool_calls'")
+    assert err.splitlines()[-2:] == ["    {broken", "     ^"]
 
 
 def test_keep_mode_records_the_problem_and_exits_0(
@@ -294,6 +299,7 @@ def test_rich_view_dims_raw_structured_text_and_skips_whitespace_only_regions() 
         {"type": "region_chunk", "field": "tool_calls", "text": "RAWTEXT", "dirty": True},
     ]:
         view.on_event(event)
+    view.flush()  # chunks are drawn at most REFRESH_PER_SECOND times a second, and at each flush
     drawn = console.file.getvalue()  # type: ignore[attr-defined]
     assert "\x1b[2mRAWTEXT" in drawn  # streamed raw text is dim
     assert " content " not in drawn  # no panel for the whitespace-only region
@@ -571,7 +577,7 @@ def test_an_error_inside_a_prefix_without_the_anchor_says_why(
         "chatcodec: ResponseParseError: field 'tool_calls' (content parser 'json') at offset 39 of the "
         "prefix (the prefix has no start anchor, so all of it is parsed as the assistant message: was it "
         "rendered without add_generation_prompt?): could not parse region as JSON: Expecting value (line 1, "
-        "column 1, char 0)\n"))
+        "column 1, char 0)\n    \n    ^\n"))
 
 
 class TestEndOfGeneration:

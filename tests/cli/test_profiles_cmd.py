@@ -17,13 +17,13 @@ def test_list_has_one_line_per_profile_with_coverage(capsys: pytest.CaptureFixtu
     rows = {line.split()[0]: line for line in lines[1:53]}
     assert list(rows) == profiles.names()
     assert rows["qwen3"].split()[1:4] == ["7/7", "(100%)", "Qwen3-0.6B"]
-    assert rows["hermes"].split()[1:4] == ["10/11", "(91%)", "Qwen2.5-7B-Instruct"]
+    assert rows["hermes"].split()[1:4] == ["11/11", "(100%)", "Qwen2.5-7B-Instruct"]
     assert rows["lfm2"].split()[1:4] == ["15/15", "(100%)", "-"]
     assert rows["granite"].split()[1:4] == ["6/6", "(100%)", "granite-3.1-1b-a400m-instruct"]
     assert rows["kimi_k2"].split()[3] == "Kimi-K2-Instruct"
     with_demo = [name for name in profiles.names() if profiles.load(name).demo is not None]
     assert lines[-2:] == [
-        "52 profiles, 38 pass >= 95 % of their peer vectors. `chatcodec profiles NAME` shows one.",
+        "52 profiles, 40 pass >= 95 % of their peer vectors. `chatcodec profiles NAME` shows one.",
         f"{len(with_demo)} have a demo, `chatcodec demo --profile NAME`: {', '.join(with_demo)}.",
     ]
 

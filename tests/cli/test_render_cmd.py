@@ -358,7 +358,8 @@ class TestErrors:
         ("content", "message"),
         [
             ('{"messages": 3}', "a conversation file holds a list of messages"),
-            ('{"messages": [], "extra": 1}', "unknown keys ['extra'] in the conversation"),
+            ('{"messages": [], "extra": 1}',
+             "unknown keys ['extra'] in the request; expected Chat Completions fields"),
             ("[", "invalid conversation (line 1, column 2)"),
         ],
     )
@@ -607,3 +608,52 @@ def test_a_json_config_without_the_extension_and_only_a_response_template_says_s
         f"chatcodec: ValueError: {path}: this JSON file holds no chat template (no 'chat_template' key); "
         "pass a chat template file (.jinja), a chat_template.json or tokenizer_config.json that has one, or "
         "a model directory\n"))
+
+
+class TestRequestFiles:
+    """A conversation file may be an OpenAI Chat Completions request, as a client sends it."""
+
+    def write(self, tmp_path: Path, request: Any) -> str:
+        path = tmp_path / "request.json"
+        path.write_text(json.dumps(request), encoding="utf-8")
+        return str(path)
+
+    def test_reasoning_effort_and_text_parts(self, tmp_path: Path,
+                                             capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = "Qwen--Qwen3-0.6B.jinja"
+        line = golden(template, "multi_turn", True, enable_thinking=False)
+        messages = [{**message, "content": [{"type": "text", "text": message["content"]}]}
+                    for message in load_json("conversations.json")["multi_turn"]["messages"]]
+        request = self.write(tmp_path, {"model": "qwen3", "messages": messages, "reasoning_effort": "none",
+                                        "temperature": 0.7, "stream": True})
+        argv = ["render", str(corpus_path("chat_templates", template)), request, "--generation-prompt"]
+        argv += [f"--var={key}={value}" for key, value in line["kwargs"].items() if key != "enable_thinking"]
+        assert run(capsysbinary, *argv) == (0, line["rendered"].encode("utf-8"), "")
+
+    def test_the_files_own_generation_prompt_and_var_over_chat_template_kwargs(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{{ messages[0].content }}|{{ x }}{% if add_generation_prompt %}|A{% endif %}")
+        request = self.write(tmp_path, {"messages": [{"role": "user", "content": "Hi"}],
+                                        "add_generation_prompt": True, "chat_template_kwargs": {"x": 1}})
+        assert run(capsysbinary, "render", str(template), request) == (0, b"Hi|1|A", "")
+        assert run(capsysbinary, "render", str(template), request, "--var", "x=2") == (0, b"Hi|2|A", "")
+
+    def test_image_url_parts_for_a_vision_template(self, tmp_path: Path,
+                                                   capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        line = golden(VISION, "multimodal", True)
+        request = self.write(tmp_path, {"messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "https://example.com/images/cat.png"}},
+            {"type": "text", "text": "What animal is in this picture?"}]}]})
+        argv = ["render", str(corpus_path("chat_templates", VISION)), request, "--generation-prompt"]
+        argv += [f"--var={key}={value}" for key, value in line["kwargs"].items()]
+        assert run(capsysbinary, *argv, "--now", "2026-01-15T12:00:00") == (0, line["rendered"].encode(), "")
+
+    def test_an_image_for_a_text_only_template(self, tmp_path: Path,
+                                               capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        request = self.write(tmp_path, {"messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]}]})
+        assert run(capsysbinary, "render", "qwen3", request) == (1, b"", (
+            "chatcodec: ConversationError: messages[0].content[0]: this chat template reads a message's "
+            "content as text only, so it cannot show the 'image_url' part (a text-only model?); send text "
+            "parts only, or use the model's multimodal template\n"))

@@ -250,11 +250,11 @@ class TestAssistantMasks:
     def test_a_word_boundary_token_sharing_its_character_after_an_added_token(self) -> None:
         """A SentencePiece-style normalizer (``Prepend("▁")``) starts each piece of text after an
         added token with a ``▁`` token that has the offsets of the piece's first character. When a
-        span is that one character (here ``\n``), both tokens cover it; the reference maps the
-        span's last character to the first of them and leaves the ``\n`` token out.
+        span is that one character (here ``\n``), both tokens cover it, and both are marked.
 
-        Recorded from transformers 5.23 on the same tokenizer and template: input_ids end
-        ``[2, 273, 13]``, assistant_masks end ``[0, 1, 0]``.
+        Recorded on the same tokenizer and template: transformers 5.24 gives the same mask; 5.23
+        mapped the span's last character to the first token only (assistant_masks ending
+        ``[0, 1, 0]``).
         """
         backend = sentencepiece_tokenizer()
         template = ("{% for m in messages %}<s>{{ m.role }}</s>{% if m.role == 'assistant' %}"
@@ -285,6 +285,20 @@ class TestAssistantMasks:
         assert padded["assistant_masks"][shorter][:lengths[shorter]] == single[shorter]["assistant_masks"]
         assert set(padded["assistant_masks"][shorter][lengths[shorter]:]) == {0}
 
+    def test_an_empty_span_marks_no_token(self) -> None:
+        # an assistant turn with empty content between "Hel" and "lo": one token, "Hello", straddles
+        # the empty span. transformers 5.24 (offsets overlapping the span) marks it, recorded on the
+        # same tokenizer and template: input_ids [1, 42, 75, 2, 366], assistant_masks [0, 0, 0, 0, 1]
+        template = ("{% for m in messages %}{% if m.role == 'assistant' %}Hel{% generation %}{{ m.content }}"
+                    "{% endgeneration %}lo{% else %}<|im_start|>{{ m.content }}<|im_end|>{% endif %}"
+                    "{% endfor %}")
+        codec = ChatCodec(template, tokenizer=Tokenizer(chatml_tokenizer()))
+        chat = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": ""}]
+        result = codec.apply_chat_template(chat, return_assistant_tokens_mask=True)
+        assert [codec.decode([token]) for token in result["input_ids"]] == ["<|im_start|>", "H", "i",
+                                                                             "<|im_end|>", "Hello"]
+        assert result["assistant_masks"] == [0, 0, 0, 0, 0]
+
     def test_a_span_starting_on_whitespace_with_a_trimming_tokenizer(self) -> None:
         from tokenizers import processors
 
@@ -297,8 +311,8 @@ class TestAssistantMasks:
         chat = [{"role": "assistant", "content": " Hello"}, {"role": "user", "content": "Hi"},
                 {"role": "assistant", "content": "there"}]
         result = codec.apply_chat_template(chat, return_assistant_tokens_mask=True)
-        # transformers 5.23 on the same tokenizer.json: no token for the leading space, so its loop
-        # breaks and the mask is all 0 (both spans lost); recorded from /tmp/refenv.
+        # transformers 5.24 on the same tokenizer.json marks the same tokens (' ', 'Hello', 'ther', 'e');
+        # 5.23 found no token for the leading space, its loop broke and the mask was all 0.
         assert self.assistant_text(codec, result) == " Hellothere"
         assert sum(result["assistant_masks"]) == len(codec.encode(" Hello", add_special_tokens=False)) + len(
             codec.encode("there", add_special_tokens=False))

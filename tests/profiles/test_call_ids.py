@@ -36,8 +36,8 @@ def test_every_json_call_profile_is_covered() -> None:
     assert JSON_PROFILES == [
         "apertus", "apriel", "cohere2", "command_r7b", "command_r_plus", "firefunction_v2", "gigachat3",
         "granite", "granite33_think", "granite4", "granite_20b_fc", "granite_reasoning", "hermes",
-        "hunyuan_a13b", "internlm2", "jamba", "llama3_json", "llama4_pythonic", "longcat", "minimax_m1",
-        "mistral", "nemotron_v2", "phi4_mini_json", "qwen3", "qwq", "xlam",
+        "hunyuan_a13b", "internlm2", "jamba", "lfm2", "llama3_json", "llama4_pythonic", "longcat",
+        "minimax_m1", "mistral", "nemotron_v2", "phi4_mini_json", "qwen3", "qwq", "xlam",
     ]
 
 

@@ -3,7 +3,8 @@
 ``<tool_call>{"name": "write_file", "arguments": {"text": "use </tool_call> to end"}}</tool_call>``:
 the first ``</tool_call>`` is text of the argument. The engine does not close a region inside a
 JSON string when its content parser is string-aware: ``json`` (qwen3) and ``x-json-calls`` (the
-others), also when the marker follows a ``}`` inside the string.
+others), also when the marker follows a ``}`` inside the string. ``longcat`` is not here: its calls
+are JSON or tagged text (``x-first``), and a quote in tagged text must not hide the close.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ MARKERS = {
     "hermes": ("<tool_call>\n", "</tool_call>", "object"),
     "granite4": ("<tool_call>\n", "</tool_call>", "object"),
     "qwq": ("<tool_call>\n", "</tool_call>", "object"),
-    "longcat": ("<longcat_tool_call>", "</longcat_tool_call>", "object"),
     "internlm2": ("<|action_start|><|plugin|>\n", "<|action_end|>", "object"),
     "minimax_m1": ("<tool_calls>\n", "</tool_calls>", "object"),
     "jamba": ("<tool_calls>", "</tool_calls>", "array"),

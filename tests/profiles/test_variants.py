@@ -106,20 +106,8 @@ def test_variant(family: str, vector: dict[str, Any]) -> None:
     assert [record["name"] for record in message.get("parse_warnings", [])] == vector.get("warnings", [])
 
 
-#: Families whose formats are still to be written down as variant vectors (shrinks to nothing).
-PENDING: frozenset[str] = frozenset({
-    "apertus", "apriel", "cohere2", "command_r7b", "command_r_plus", "deepseek_r1", "deepseek_v3",
-    "deepseek_v31", "deepseek_v32", "firefunction_v2", "functionary_v3_1", "functionary_v3_2", "gemma4",
-    "gigachat3", "glm45", "glm47", "gpt_oss", "granite", "granite33_think", "granite_20b_fc",
-    "granite_reasoning", "hunyuan_a13b", "internlm2", "jamba", "kimi_k2", "kimi_vl", "lfm2", "ling3",
-    "llama3_json", "llama4_pythonic", "longcat", "minicpm5", "minimax_m1", "minimax_m2", "minimax_m3",
-    "mistral", "mistral_args", "mistral_reasoning", "mistral_v11", "nemotron_v2", "phi4_mini_json",
-    "pythonic", "seed_oss", "step3", "xlam"
-})
-
-
-def test_every_family_has_variant_vectors_or_is_pending() -> None:
-    assert {family for family in profiles.names() if not family_variants(family)} == PENDING
+def test_every_family_has_variant_vectors() -> None:
+    assert [family for family in profiles.names() if not family_variants(family)] == []
 
 
 def test_variant_ids_are_unique_and_rules_known() -> None:
@@ -129,7 +117,7 @@ def test_variant_ids_are_unique_and_rules_known() -> None:
 
 
 @pytest.mark.parametrize(
-    "family", [name for name in profiles.names() if has_tool_calls(name) and name not in PENDING])
+    "family", [name for name in profiles.names() if has_tool_calls(name)])
 def test_a_cut_off_call_is_a_call_when_its_arguments_are_complete_else_a_parse_problem(family: str) -> None:
     """The same rule in every family (docs/profiles.md, "Cut-off calls")."""
     rules = {vector.get("rule"): vector for vector in family_variants(family)}

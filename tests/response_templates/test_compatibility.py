@@ -27,7 +27,8 @@ def call(name: str, **arguments: Any) -> dict[str, Any]:
 def vector(case_id: str) -> dict[str, Any]:
     case = VECTORS[case_id]
     assert case.get("quirk") or case_id in {
-        "x-non-repeating-last-wins", "x-zero-width-empty-open-pattern", "x-same-open-two-fields-alphabetical"}
+        "x-non-repeating-last-wins", "x-zero-width-empty-open-pattern", "x-same-open-two-fields-alphabetical",
+        "x-json-duplicate-keys", "x-merge-duplicates-off-last-wins"}
     return case
 
 
@@ -60,11 +61,45 @@ def test_interleaved_content_segments_are_concatenated() -> None:
 
 
 def test_a_non_repeating_text_field_keeps_every_region() -> None:
-    """x-non-repeating-last-wins and x-zero-width-empty-open-pattern: the reference keeps the last region."""
+    """x-non-repeating-last-wins: the reference keeps the last region."""
     case = vector("x-non-repeating-last-wins")
     check_stream(case["template"], case["output"], {"role": "assistant", "reasoning_content": "firstsecond"})
-    case = vector("x-zero-width-empty-open-pattern")
-    check_stream(case["template"], case["output"], {"x": "abcdef"})
+
+
+@pytest.mark.parametrize(("case_id", "key"), [("x-zero-width-empty-open-pattern", "fields.x.open_pattern"),
+                                             ("x-zero-width-implicit-empty-close", "fields.c.close_pattern")])
+def test_a_delimiter_that_matches_the_empty_string_is_refused_at_load(case_id: str, key: str) -> None:
+    """Issue 13: an empty-matching delimiter shreds the output into empty regions (the reference
+    opens '' everywhere and keeps the last region, or never consumes any text and returns {})."""
+    case = vector(case_id)
+    with pytest.raises(ResponseTemplateError) as raised:
+        parse_response(case["output"], case["template"], prefix="")
+    assert raised.value.path == key
+    assert str(raised.value) == (
+        f"{key}: this pattern matches the empty string almost everywhere (e.g. between 'x' and ' '), so it "
+        "would open or close a region between any two characters and shred the output. A delimiter must "
+        "match text (a look-ahead must wait for specific text, such as (?=<tool_call>))")
+
+
+@pytest.mark.parametrize(("case_id", "parser", "problem"), [
+    ("x-json-duplicate-keys", "json",
+     "could not parse region as JSON: key 'a' is given twice in one object (a dict would keep only the last "
+     "value)"),
+    ("x-merge-duplicates-off-last-wins", "xml-inline",
+     "xml-inline: key 'x' is given twice (the second at offset 10); a dict would keep only the last value. "
+     "Set merge_duplicates to collect repeated keys into a list"),
+])
+def test_a_key_given_twice_is_an_error_not_an_overwrite(case_id: str, parser: str, problem: str) -> None:
+    """Issue 13: the reference keeps the last value ({"a": "KEEP", "a": "x"} gives {"a": "x"}); the
+    docs promised an error. Strict raises naming the field; keep records it and loses nothing."""
+    case = vector(case_id)
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response(case["output"], case["template"], prefix="")
+    assert (raised.value.field, raised.value.parser) == ("a", parser)
+    assert problem in str(raised.value)
+    kept = parse_response(case["output"], case["template"], prefix="", errors="keep")
+    assert kept["parse_errors"][0]["raw"] == case["output"]
+    assert problem in kept["parse_errors"][0]["error"]
 
 
 def test_text_after_the_implicit_close_is_kept() -> None:
@@ -105,12 +140,6 @@ def test_a_structured_field_matched_twice_is_an_error_not_an_overwrite() -> None
             }
         ],
     }
-
-
-def test_a_zero_width_implicit_close_still_consumes_text() -> None:
-    """x-zero-width-implicit-empty-close: the reference never consumes any text and returns {}."""
-    case = vector("x-zero-width-implicit-empty-close")
-    check_stream(case["template"], case["output"], {"c": "abc"})
 
 
 # -- stream equals one-shot ---------------------------------------------------------------------

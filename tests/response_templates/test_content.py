@@ -146,7 +146,6 @@ XML = {"tag_pattern": r"<parameter=(?P<key>\w+)>\s*(?P<value>.*?)\s*</parameter>
     ("text", "args", "expected"),
     [
         ("<parameter=a>\n1\n</parameter><parameter=b>x</parameter>", XML, {"a": "1", "b": "x"}),
-        ("<parameter=a>1</parameter><parameter=a>2</parameter>", XML, {"a": "2"}),
         (
             "<parameter=a>1</parameter><parameter=a>2</parameter><parameter=a>3</parameter>",
             {**XML, "merge_duplicates": True},

@@ -100,12 +100,25 @@ def test_argument_typing_keeps_the_text_of_a_deep_json_argument() -> None:
     assert message["tool_calls"][0]["function"]["arguments"] == {"a": DEEP, "b": OVER, "c": "[1]"}
 
 
-def test_a_template_nested_deeper_than_the_limit_is_a_load_error() -> None:
+def test_a_template_nested_deeper_than_the_limit_is_a_load_error_naming_the_field_and_key() -> None:
+    """Issue 13: the error named neither (every other load error names both)."""
     transform: Any = "{content}"
     for _ in range(MAX_NESTING_DEPTH):
         transform = {"v": transform}
-    with pytest.raises(ResponseTemplateError, match=r"^A response template nested more than 200 levels deep"):
+    with pytest.raises(ResponseTemplateError) as raised:
         load_response_template(_template("json", transform=transform))
+    field = next(iter(_template("json")["fields"]))
+    assert (raised.value.path, raised.value.field, raised.value.key) == (
+        f"fields.{field}.transform", field, "transform")
+    assert str(raised.value) == (
+        f"fields.{field}.transform: nested more than 200 levels deep (MAX_NESTING_DEPTH, counting from the "
+        "top of the response template) is refused; real templates are a few levels deep")
+    defaults: Any = {}
+    for _ in range(MAX_NESTING_DEPTH):
+        defaults = {"v": defaults}
+    with pytest.raises(ResponseTemplateError) as raised:
+        load_response_template({**_template("json"), "defaults": defaults})
+    assert (raised.value.path, raised.value.field, raised.value.key) == ("defaults", None, "defaults")
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,9 @@ And for what a response template does with text:
 * ``RT012`` a chatcodec extension (an ``x-`` content parser, ``flatten``, ``require_close``, an
   optional placeholder ``"{name?}"``, ``"strip": "blank"``): the template needs chatcodec, since
   transformers refuses it or parses differently (:mod:`chatcodec.response_templates.chatcodec_only` says how).
-  A warning: the template is right, but not portable.
+  A warning: the template is right, but not portable;
+* ``RT013`` a delimiter or start anchor that matches the empty string almost everywhere (``a*``,
+  ``x?``, ``(?=.)``): it would shred the output, so the template does not load. An error.
 
 ``CT000`` / ``RT000`` (a template that does not compile / load, reported by ``chatcodec lint`` and
 ``chatcodec doctor``) are errors. A code missing from :data:`SEVERITIES` is a warning.
@@ -75,7 +77,7 @@ SEVERITIES: dict[str, str] = {
     "CT000": "error", "CT001": "warning", "CT002": "info", "CT003": "warning", "CT004": "warning",
     "CT005": "warning", "CT006": "warning", "CT007": "warning",
     "RT000": "error", "RT001": "warning", "RT002": "warning", "RT003": "warning", "RT004": "warning",
-    "RT005": "warning", "RT010": "warning", "RT011": "error", "RT012": "warning",
+    "RT005": "warning", "RT010": "warning", "RT011": "error", "RT012": "warning", "RT013": "error",
 }
 
 #: Severities from the most to the least serious.
@@ -327,6 +329,7 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
     findings: list[LintFinding] = []
     if isinstance(template.get("start_anchor_pattern"), str):
         findings += lint_pattern(template["start_anchor_pattern"], "start_anchor_pattern")
+        findings += _delimiter_findings(template["start_anchor_pattern"], "start_anchor_pattern")
     fields = template.get("fields")
     specs = [(name, spec) for name, spec in (fields.items() if isinstance(fields, Mapping) else ())
              if isinstance(spec, Mapping)]
@@ -334,6 +337,7 @@ def lint_response_template(template: Mapping[str, Any]) -> list[LintFinding]:
         for key in _PATTERN_KEYS:
             if isinstance(spec.get(key), str):
                 findings += lint_pattern(spec[key], f"fields.{name}.{key}")
+                findings += _delimiter_findings(spec[key], f"fields.{name}.{key}")
         args = spec.get("content_args")
         if isinstance(args, Mapping) and isinstance(args.get("tag_pattern"), str):
             findings += lint_pattern(args["tag_pattern"], f"fields.{name}.content_args.tag_pattern")
@@ -372,6 +376,19 @@ def response_template_findings(template: Any) -> list[LintFinding]:
             message = f"{error.path}: {message}"
         findings.append(LintFinding("RT000", message))
     return findings + (lint_response_template(template) if isinstance(template, Mapping) else [])
+
+
+def _delimiter_findings(source: str, where: str) -> list[LintFinding]:
+    """``RT013`` for a delimiter that matches the empty string almost everywhere (the template does
+    not load: it would shred the output)."""
+    from chatcodec.response_templates.delimiters import compile_pattern, empty_match_problem
+
+    try:
+        pattern = compile_pattern(source)
+    except regex.error:
+        return []  # the template does not load; RT000 says why
+    problem = empty_match_problem(pattern)
+    return [] if problem is None else [LintFinding("RT013", f"{problem}: {source!r}", where=where)]
 
 
 def _unknown_placeholders(name: str, spec: Mapping[str, Any]) -> list[LintFinding]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -142,8 +142,18 @@ class MessageShape:
     tools: str = "openai"
     reasoning: bool = False
 
-    def message(self, spec: Mapping[str, Any], first_id: int = 0) -> dict[str, Any]:
-        """The assistant message for a probe ``spec`` (``content``, ``reasoning_content``, ``calls``)."""
+    def message(self, spec: Mapping[str, Any], first_id: int = 0,
+                ids: Sequence[str] | None = None) -> dict[str, Any]:
+        """The assistant message for a probe ``spec`` (``content``, ``reasoning_content``, ``calls``).
+
+        Args:
+            spec: the probe's fields; ``calls`` is a list of ``(name, arguments)``.
+            first_id: the index of the first call (ids count on from it).
+            ids: the call ids of the ``plain`` style (default: ``call0000x``, ``call0001x``, ...).
+
+        Returns:
+            The message, in this shape.
+        """
         message: dict[str, Any] = {"role": "assistant"}
         if "reasoning_content" in spec:
             message["reasoning_content"] = spec["reasoning_content"]
@@ -158,12 +168,13 @@ class MessageShape:
         else:
             message["content"] = ""
         if calls:
-            message["tool_calls"] = [self._call(name, arguments, first_id + index)
-                                     for index, (name, arguments) in enumerate(calls)]
+            message["tool_calls"] = [
+                self._call(name, arguments, first_id + index, ids[index] if ids else None)
+                for index, (name, arguments) in enumerate(calls)]
         return message
 
-    def _call(self, name: str, arguments: dict[str, Any], index: int) -> dict[str, Any]:
-        call_id = f"functions.{name}:{index}" if self.ids == "functions" else _plain_id(index)
+    def _call(self, name: str, arguments: dict[str, Any], index: int, plain: str | None) -> dict[str, Any]:
+        call_id = f"functions.{name}:{index}" if self.ids == "functions" else plain or _plain_id(index)
         value: Any = json.dumps(arguments, ensure_ascii=False) if self.arguments == "json_string" \
             else copy.deepcopy(arguments)
         return {"id": call_id, "type": "function", "function": {"name": name, "arguments": value}}

@@ -57,9 +57,12 @@ that order.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+import regex
 
 from chatcodec.analysis.probes import (
     CAPABILITIES,
@@ -82,6 +85,7 @@ __all__ = [
     "RoundTripReport",
     "check_probes",
     "compare_message",
+    "cut_output",
     "discover_shape",
     "render_case",
     "round_trip",
@@ -123,17 +127,21 @@ class RenderedCase:
             the start of a ``<...>`` / ``[...]`` marker it would split).
         output: ``full`` after the prompt (after ``common`` when it does not continue the prompt), cut
             before the first end-of-sequence token.
+        realigned: the output was found after the prompt's generation prompt further on in ``full``
+            (see :func:`cut_output`); ``common`` is then where it starts.
     """
 
     prompt: str
     full: str
     common: int
     output: str
+    realigned: bool = False
 
     @property
     def continues_prompt(self) -> bool:
-        """Whether the full render starts with the whole prompt."""
-        return self.common == len(self.prompt)
+        """Whether the full render starts with the whole prompt, or shows the turn right after the
+        prompt's own generation prompt (``realigned``)."""
+        return self.realigned or self.common == len(self.prompt)
 
 
 @dataclass(frozen=True)
@@ -234,13 +242,16 @@ class RoundTripReport:
                 "cases": [case.to_json() for case in self.cases]}
 
 
-def render_case(chat_template: str, conversation: Conversation, eos_token: str | None = None) -> RenderedCase:
+def render_case(chat_template: str, conversation: Conversation, eos_token: str | None = None,
+                prompts: dict[str, str] | None = None) -> RenderedCase:
     """Render a probe conversation's prompt and its full render, and cut the output.
 
     Args:
         chat_template: the chat template text.
         conversation: the full conversation (its final message is the turn under test).
         eos_token: the output is cut before its first occurrence (``None`` or ``""``: not cut).
+        prompts: a cache of prompt renders (many probes share one prompt), keyed by the prompt
+            conversation's JSON; filled as prompts are rendered.
 
     Returns:
         The :class:`RenderedCase`.
@@ -254,15 +265,67 @@ def render_case(chat_template: str, conversation: Conversation, eos_token: str |
         return render_chat_template(chat_template, conv.messages, tools=conv.tools,
                                     add_generation_prompt=conv.add_generation_prompt, **conv.kwargs)
 
-    prompt = render(conversation.prompt())
-    full = render(conversation)
+    def cached(conv: Conversation) -> str:
+        if prompts is None:
+            return render(conv)
+        key = json.dumps(conv.to_json(), sort_keys=True, default=str)
+        if key not in prompts:
+            prompts[key] = render(conv)
+        return prompts[key]
+
+    prompt_conversation = conversation.prompt()
+    prompt, full = cached(prompt_conversation), render(conversation)
+    history = None
+    if not full.startswith(prompt):
+        history = cached(Conversation(prompt_conversation.messages, prompt_conversation.tools, False,
+                                      prompt_conversation.kwargs))
+    return cut_output(prompt, full, eos_token, history)
+
+
+def cut_output(prompt: str, full: str, eos_token: str | None = None,
+               history: str | None = None) -> RenderedCase:
+    """The generated part of a full render: after the prompt, before the first eos token.
+
+    When ``full`` does not start with the whole ``prompt``, the output starts where the two part
+    (moved back to the start of a ``<...>`` / ``[...]`` marker they would split), unless the render
+    of the history (``history``, without the generation prompt) shows that the prompt only adds a
+    trailer before its generation prompt ``G``: when ``G`` appears whole in ``full`` after the point
+    where ``full`` leaves the history, the output starts right after it (**realigned**; Command R+
+    writes its tool instructions after the last turn; inference.md §2.2).
+
+    Args:
+        prompt: the generation prompt render.
+        full: the render with the final turn.
+        eos_token: the output is cut before its first occurrence (``None`` or ``""``: not cut).
+        history: the render of the conversation before the final turn without the generation
+            prompt, when ``full`` does not continue ``prompt``.
+
+    Returns:
+        The :class:`RenderedCase`.
+    """
     common = _common_prefix(prompt, full)
+    realigned = False
     if common < len(prompt):
         common = _marker_start(full, common)
+        start = _realigned_start(prompt, full, history)
+        if start is not None:
+            common, realigned = start, True
     output = full[common:]
     if eos_token and eos_token in output:
         output = output[:output.index(eos_token)]
-    return RenderedCase(prompt, full, common, output)
+    return RenderedCase(prompt, full, common, output, realigned)
+
+
+def _realigned_start(prompt: str, full: str, history: str | None) -> int | None:
+    """Where the turn starts in ``full`` when the prompt is the history, a trailer, then ``G``."""
+    if history is None or not prompt.startswith(history):
+        return None
+    generation = prompt[len(history):]
+    if not generation.strip():
+        return None
+    leaves = _marker_start(full, _common_prefix(history, full))
+    position = full.find(generation, leaves)
+    return None if position < 0 else position + len(generation)
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -363,7 +426,8 @@ def compare_message(expected: Mapping[str, Any], parsed: Mapping[str, Any], outp
 
     Returns:
         ``(fields, differences, dropped)``: ``fields`` maps ``content``, ``reasoning_content`` and
-        ``tool_calls`` to ``pass``, ``fail`` or ``not_rendered``.
+        ``tool_calls`` to ``pass``, ``fail``, ``not_rendered`` or ``empty`` (nothing expected and
+        nothing parsed: it checks that nothing leaked, and proves nothing else).
     """
     want, got = _expected_view(expected), _parsed_view(parsed)
     fields: dict[str, str] = {}
@@ -377,7 +441,7 @@ def compare_message(expected: Mapping[str, Any], parsed: Mapping[str, Any], outp
             continue
         if not _same(value, got[key]):
             differences.append(Difference(key, value, got[key]))
-        fields[key] = "pass" if _same(value, got[key]) else "fail"
+        fields[key] = ("fail" if not _same(value, got[key]) else "empty" if value is None else "pass")
     calls = want["tool_calls"]
     if calls is not None and not all(call["name"] in output for call in calls):
         fields["tool_calls"] = "not_rendered"
@@ -388,6 +452,8 @@ def compare_message(expected: Mapping[str, Any], parsed: Mapping[str, Any], outp
         _compare_calls(calls, got["tool_calls"], output, differences)
         if len(differences) > differences_before:
             fields["tool_calls"] = "fail"
+        elif calls is None:
+            fields["tool_calls"] = "empty"
     return fields, differences, dropped
 
 
@@ -442,22 +508,27 @@ def check_probes(chat_template: str, template: Mapping[str, Any] | ResponseTempl
         ResponseTemplateError: the response template does not load.
     """
     loaded = load_response_template(template)
-    return [_check_one(chat_template, loaded, probe, eos_token, tools or PROBE_TOOLS) for probe in probes]
+    prompts: dict[str, str] = {}
+    return [_check_one(chat_template, loaded, probe, eos_token, tools or PROBE_TOOLS, prompts)
+            for probe in probes]
 
 
 def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos_token: str | None,
-               tools: list[dict[str, Any]]) -> CaseResult:
+               tools: list[dict[str, Any]], prompts: dict[str, str]) -> CaseResult:
     from chatcodec.errors import ChatCodecError
 
     try:
-        rendered = render_case(chat_template, probe.conversation, eos_token)
+        rendered = render_case(chat_template, probe.conversation, eos_token, prompts)
     except ChatCodecError as error:
         return CaseResult(probe, "render_error", reason="the chat template raised on this conversation",
                           error=_first_line(error))
     prompt, output = rendered.prompt, rendered.output
     parsed, error_text = _parse(template, output, prompt, tools)
     note = ""
-    if not rendered.continues_prompt:
+    if rendered.realigned:
+        note = ("the template renders text between the history and the generation prompt that the render "
+                "of this turn puts elsewhere; the turn was read after its own generation prompt")
+    elif not rendered.continues_prompt:
         skipped = rendered.prompt[rendered.common:]
         note = (f"the render of this turn does not continue the generation prompt (the prompt has "
                 f"{skipped!r} where the render differs); the output was parsed after the whole prompt")
@@ -471,7 +542,7 @@ def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos
     else:
         fields, differences, dropped = compare_message(probe.message, parsed, output)
     status, reason = _case_status(probe, fields, differences, error_text, rendered)
-    if status == "inconsistent":
+    if not rendered.continues_prompt:  # a field that does not come back says nothing here (module docstring)
         fields = {key: ("inconsistent" if value == "fail" else value) for key, value in fields.items()}
     return CaseResult(probe, status, fields, differences, dropped, reason, error_text, note, prompt, output,
                       parsed)
@@ -483,9 +554,16 @@ def _parse(template: ResponseTemplate, output: str, prompt: str, tools: list[dic
     from chatcodec.response_templates.api import parse_response
 
     try:
-        return parse_response(output, template, prefix=prompt, tools=tools), None
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parsed = parse_response(output, template, prefix=prompt, tools=tools)
     except (ChatCodecError, ValueError) as error:
         return None, _first_line(error)
+    anchor_missing = any("start anchor" in str(warning.message) for warning in caught)
+    if anchor_missing:
+        return parsed, ("the prompt does not contain the start anchor, so all of it was parsed as the start "
+                        "of the message")
+    return parsed, None
 
 
 def _first_line(error: BaseException) -> str:
@@ -507,7 +585,7 @@ def _case_status(probe: Probe, fields: dict[str, str], differences: list[Differe
                   "with, so the render cannot say what a model writes after the prompt")
         return "inconsistent", reason
     if error is not None:
-        return "fail", f"the response template raised: {error}"
+        return "fail", f"parsing failed: {error}"
     first = differences[0]
     return "fail", f"{first.key}: expected {first.expected!r}, parsed {first.actual!r}"
 
@@ -520,7 +598,7 @@ def _capability_results(cases: list[CaseResult], capabilities: Sequence[str]) ->
         first_fail: CaseResult | None = None
         for case in cases:
             statuses = [status for key, status in case.fields.items()
-                        if name in _field_capabilities(case.probe, key)
+                        if name in _field_capabilities(case.probe, key) and status != "empty"
                         and (case.probe.capability == name or key == "content")]
             if case.status == "render_error" and case.probe.capability == name:
                 statuses = ["render_error"]
@@ -535,8 +613,22 @@ def _capability_results(cases: list[CaseResult], capabilities: Sequence[str]) ->
                 first_fail = case
         status = next((s for s in STATUS_ORDER if counts[s]), "not_rendered")
         results[name] = CapabilityResult(name, status, {k: v for k, v in counts.items() if v},
-                                         _capability_reason(status, first_fail, mine), mine)
+                                         _capability_reason(name, status, first_fail, mine), mine)
     return results
+
+
+def _fail_reason(case: CaseResult, name: str) -> str:
+    """Why ``case`` fails capability ``name``: the parse error, or its first differing value there."""
+    if case.status == "fail" and case.probe.capability == name:
+        return case.reason
+    if case.error is not None:
+        return f"parsing failed: {case.error}"
+    failed = {key for key, status in case.fields.items() if status == "fail"
+              and name in _field_capabilities(case.probe, key)}
+    for difference in case.differences:
+        if regex.split(r"[\[.]", difference.key)[0] in failed:
+            return f"{difference.key}: expected {difference.expected!r}, parsed {difference.actual!r}"
+    return case.reason
 
 
 def _worst(statuses: list[str]) -> str:
@@ -546,9 +638,9 @@ def _worst(statuses: list[str]) -> str:
     return "not_rendered"
 
 
-def _capability_reason(status: str, first_fail: CaseResult | None, cases: list[CaseResult]) -> str:
+def _capability_reason(name: str, status: str, first_fail: CaseResult | None, cases: list[CaseResult]) -> str:
     if status == "fail" and first_fail is not None:
-        return f"{first_fail.probe.label}: {first_fail.reason}"
+        return f"{first_fail.probe.label}: {_fail_reason(first_fail, name)}"
     if status == "pass":
         return ""
     example = next((case for case in cases if case.status == status), None)

@@ -27,17 +27,19 @@ every other message key (``name``, ``reasoning_content``, ...) are kept (``serve
 calls); a ``tool`` message without ``name`` gets the name of the call its ``tool_call_id`` answers;
 a ``developer`` message is a ``system`` message for a template that never names the developer role.
 
-The caller's objects are never changed: a message that needs a change is copied.
+The caller's objects are never changed: the messages are rebuilt from plain data first.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatcodec.chat_templates.inputs import ConversationError, plain_input
+from chatcodec.chat_templates.inputs import ConversationError, plain_input, plain_template_data
 
 __all__ = ["TEMPLATE_TEXT_SEPARATOR", "TemplateReads", "template_messages", "template_tools"]
 
@@ -68,16 +70,21 @@ class TemplateReads:
 
     @classmethod
     def of(cls, chat_template: str) -> TemplateReads:
-        """What ``chat_template`` reads (its syntax tree; see :mod:`.template_reads`).
+        """What ``chat_template`` reads (its syntax tree; see :mod:`.template_reads`), cached per text.
 
         Raises:
             ChatTemplateError: the template cannot be compiled.
         """
-        from chatcodec.chat_templates.template_reads import reads_arguments_as_text, reads_content_parts
+        return _template_reads(chat_template)
 
-        return cls(content_parts=reads_content_parts(chat_template),
-                   arguments_as_text=reads_arguments_as_text(chat_template),
-                   developer_role="developer" in chat_template)
+
+@functools.lru_cache(maxsize=128)
+def _template_reads(chat_template: str) -> TemplateReads:
+    from chatcodec.chat_templates.template_reads import reads_arguments_as_text, reads_content_parts
+
+    return TemplateReads(content_parts=reads_content_parts(chat_template),
+                         arguments_as_text=reads_arguments_as_text(chat_template),
+                         developer_role="developer" in chat_template)
 
 
 def _url_of(part: Mapping[str, Any], key: str, where: str) -> Any:
@@ -217,7 +224,7 @@ def template_messages(messages: Any, reads: TemplateReads) -> Any:
         reads: what the template that renders them reads (:meth:`TemplateReads.of`).
 
     Returns:
-        A new list of message dicts (messages that needed no change are the caller's, unchanged).
+        A new list of new message dicts.
 
     Raises:
         ConversationError: a part the template cannot show or no template reads, a malformed part,
@@ -228,14 +235,25 @@ def template_messages(messages: Any, reads: TemplateReads) -> Any:
         return messages
     names: dict[str, str] = {}
     result = []
-    for index, message in enumerate(messages):
-        where = f"messages[{index}]"
-        if not isinstance(message, dict):
-            message = plain_input(message, where)  # objects become dicts, as the reference does first
-            if not isinstance(message, dict):
-                result.append(message)  # rendering reports it
+    index = 0
+    try:  # around the loop: a try per message would slow every render down
+        for index, message in enumerate(messages):
+            # objects become dicts first, nested ones too (an SDK tool call inside a dict message), as
+            # transformers 5.24's _message_objects_to_dicts does before anything else reads the chat
+            plain = plain_template_data(message)
+            if type(plain) is not dict:
+                result.append(plain)  # rendering reports it
                 continue
-        result.append(_template_message(message, reads, names, where))
+            role = plain.get("role")
+            if (type(plain.get("content")) is not list and "tool_calls" not in plain
+                    and role != "tool" and role != "developer"):
+                result.append(plain)  # the common case: nothing to change
+                continue
+            result.append(_template_message(plain, reads, names, f"messages[{index}]"))
+    except RecursionError:
+        raise ConversationError(
+            f"messages[{index}]: nested too deeply to copy for the template (past Python's recursion limit "
+            f"of {sys.getrecursionlimit():,} levels)") from None
     return result
 
 

@@ -41,13 +41,30 @@ from chatcodec.chat_templates.inputs import ConversationError, plain_input
 from chatcodec.chat_templates.openai_inputs import TemplateReads, template_messages, template_tools
 
 __all__ = [
+    "PROMPT_FIELDS",
     "REQUEST_VARIABLES",
+    "SAMPLING_FIELDS",
     "THINKING_SWITCHES",
     "ChatRequestInputs",
     "read_chat_request",
     "render_chat_request",
     "request_tools",
 ]
+
+#: The request fields that shape the prompt (:func:`read_chat_request` reads them).
+PROMPT_FIELDS = ("messages", "tools", "tool_choice", "parallel_tool_calls", "reasoning_effort",
+                 "response_format", "chat_template_kwargs", "documents", "add_generation_prompt",
+                 "continue_final_message")
+
+#: Chat Completions fields (OpenAI's, and the common vLLM / SGLang extensions) about sampling and
+#: delivery: a request may hold them, the prompt does not depend on them.
+SAMPLING_FIELDS = (
+    "model", "audio", "frequency_penalty", "logit_bias", "logprobs", "max_completion_tokens", "max_tokens",
+    "metadata", "modalities", "n", "prediction", "presence_penalty", "prompt_cache_key", "safety_identifier",
+    "seed", "service_tier", "stop", "store", "stream", "stream_options", "temperature", "top_logprobs",
+    "top_p", "user", "verbosity", "web_search_options", "top_k", "min_p", "repetition_penalty",
+    "min_tokens", "ignore_eos", "skip_special_tokens", "echo", "guided_json", "structured_outputs",
+)
 
 #: Request fields passed to the template as variables of the same name, when given.
 REQUEST_VARIABLES = ("reasoning_effort", "tool_choice", "parallel_tool_calls", "response_format")

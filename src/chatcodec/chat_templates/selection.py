@@ -6,7 +6,8 @@ explicit name wins; otherwise ``tool_use`` when tools are passed and it exists, 
 otherwise an error listing the names. ``None`` and an empty dict both mean the model has no
 template (the reference calls an empty dict "multiple chat templates with no default"). Unlike
 the reference, a name that is not one of the model's template names is an error, never rendered
-as if it were template text.
+as if it were template text, and an empty list of tools is no tools (it does not select
+``tool_use``), as everywhere in chatcodec: ``tools: []`` is what clients send for none.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def select_chat_template(templates: str | Mapping[str, str] | None, name: str | 
             :func:`chatcodec.load_chat_templates`; ``None`` (or an empty dict) when the model has
             none.
         name: the template name to use, if any (``"default"`` names a single template).
-        tools: the tools of this render; with tools, ``tool_use`` is preferred over ``default``.
+        tools: the tools of this render; with tools (a non-empty list), ``tool_use`` is preferred over
+            ``default``.
 
     Returns:
         The template text.
@@ -59,7 +61,7 @@ def select_chat_template(templates: str | Mapping[str, str] | None, name: str | 
             f"chat template: no template named {name!r}. Available template names are {available}.",
             name=name, available=available,
         )
-    if tools is not None and "tool_use" in templates:
+    if tools and "tool_use" in templates:
         return templates["tool_use"]
     if "default" in templates:
         return templates["default"]

@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "lint": ("chatcodec.cli.lint", "report portability problems in a chat or response template"),
     "doctor": ("chatcodec.cli.doctor", "check a model's chat and response templates: round trip, prefix "
                "stability, tool-call forms, other engines, lint"),
+    "derive": ("chatcodec.cli.derive", "derive a response template from a chat template, and verify it"),
 }
 
 

@@ -3,7 +3,8 @@
 It takes a bundled profile (``--profile``, default :data:`DEFAULT_PROFILE`), renders the profile's
 demo conversation (with tools) through the profile's own chat template, then feeds a real model
 output for that conversation (copied from the peer-output corpus) to a streaming
-:class:`chatcodec.ResponseParser` a few characters at a time, showing reasoning, content and tool
+parser (the profile's, as ``ChatCodec.from_pretrained(NAME).get_response_parser`` makes it: it ends at
+the profile's end-of-sequence token) a few characters at a time, showing reasoning, content and tool
 calls as they arrive, and finally prints the parsed assistant message as JSON.
 
 Events are shown by the ``parse --stream`` views (:mod:`chatcodec.cli.view`): rich panels on a
@@ -17,6 +18,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from chatcodec import profiles
+from chatcodec.cli.options import seconds
 from chatcodec.errors import UnknownProfileError
 
 if TYPE_CHECKING:
@@ -42,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--delay",
-        type=float,
+        type=seconds,
         default=None,
         help="seconds between streamed chunks (default: 0.02 on a terminal, 0 otherwise)",
     )
@@ -73,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
     assert demo is not None and profile.chat_template is not None  # checked by _demo_profile
     from chatcodec.chat_templates.render import render_chat_template
     from chatcodec.cli.view import chunks, play
-    from chatcodec.response_templates.engine import ResponseParser
+    from chatcodec.model.codec import ChatCodec
 
     variables: dict[str, Any] = {**profile.special_tokens, **demo.template_kwargs}
     prompt = render_chat_template(
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         args.delay if args.delay is not None else (0.02 if sys.stdout.isatty() and not args.plain else 0.0)
     )
     _print_setup(profile, prompt)
-    parser = ResponseParser(profile.response_template, prefix=prompt, tools=demo.tools)
+    parser = ChatCodec.from_pretrained(profile.name).get_response_parser(prefix=prompt, tools=demo.tools)
     play(parser, chunks(demo.output, CHUNK_CHARS), _view(args.plain), delay)
     return 0
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
@@ -171,38 +171,48 @@ def read_tools(source: str | None) -> list[Any] | None:
 
 @dataclass(frozen=True)
 class Conversation:
-    """A conversation file: the messages, and the tools and documents it may carry."""
+    """A conversation file: the messages, and the tools and documents it may carry.
+
+    Attributes:
+        request: the whole file as a Chat Completions request (``{"messages": [...]}`` for a list).
+    """
 
     messages: list[Any]
     tools: list[Any] | None = None
     documents: list[Any] | None = None
+    request: dict[str, Any] = field(default_factory=dict)
 
 
 def read_conversation(source: str) -> Conversation:
-    """Read a conversation file: a list of messages, or ``{"messages", "tools"?, "documents"?}``.
+    """Read a conversation file: a list of messages, or a Chat Completions request (an object with
+    ``messages``, and ``tools``, ``documents``, ``reasoning_effort``, ... as a client sends it).
 
     Args:
         source: a path or ``"-"``.
 
     Returns:
-        The conversation, with its tools and documents when the file has them.
+        The conversation, with its tools and documents when the file has them, and the request.
 
     Raises:
-        ValueError: the file is not JSON, or not one of the two shapes (the message names the file).
+        ValueError: the file is not JSON, or not one of the two shapes, or an object with a key that
+            is no Chat Completions field (a typo would be ignored silently); the message names the file.
     """
+    from chatcodec.chat_templates.requests import PROMPT_FIELDS, SAMPLING_FIELDS
+
     data = read_json(source, "conversation")
     if isinstance(data, list):
-        return Conversation(data)
+        return Conversation(data, request={"messages": data})
     if isinstance(data, dict) and isinstance(data.get("messages"), list):
-        unknown = sorted(set(data) - {"messages", "tools", "documents"})
+        unknown = sorted(set(data) - {*PROMPT_FIELDS, *SAMPLING_FIELDS})
         if unknown:
             raise ValueError(
-                f"{source}: unknown keys {unknown} in the conversation; expected messages, tools, documents"
+                f"{source}: unknown keys {unknown} in the request; expected Chat Completions fields: "
+                f"{', '.join(PROMPT_FIELDS)} (and sampling fields such as model or temperature)"
             )
-        return Conversation(data["messages"], data.get("tools"), data.get("documents"))
+        return Conversation(data["messages"], data.get("tools"), data.get("documents"), dict(data))
     raise ValueError(
-        f"{source}: a conversation file holds a list of messages, or an object with 'messages' "
-        "(and optionally 'tools' and 'documents')"
+        f"{source}: a conversation file holds a list of messages, or a Chat Completions request: an object "
+        "with 'messages' (and optionally 'tools', 'documents', 'reasoning_effort', ...)"
     )
 
 

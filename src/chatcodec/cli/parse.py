@@ -7,9 +7,17 @@ stdout carries the data only: one JSON message, or JSON Lines with ``--events``;
 prints OpenAI's wire format instead (:mod:`chatcodec.cli.openai_output`). ``--stream`` feeds the
 output chunk by chunk through the same parser and shows the regions as they arrive. With
 ``--stream`` and ``OUTPUT`` ``-``, standard input is read as it arrives (a live generation piped
-in is parsed live), decoded incrementally so a character split across reads is fed once complete.
-Model output that cannot be parsed is one line on stderr and exit code 1 (``--errors keep``
-records the problems in the message instead).
+in is parsed live, each read fed as it comes unless ``--chunk-size`` is given), decoded
+incrementally so a character split across reads is fed once complete, and
+:data:`~chatcodec.cli.io.MAX_OUTPUT_BYTES` is checked at
+every read. Output that cannot be parsed goes through the one error path of
+:func:`chatcodec.cli.main` (``chatcodec: ResponseParseError: ...`` with its caret excerpt on
+stderr, exit code 1; ``--errors keep`` records the problems in the message instead). Without
+``--prefix FILE`` or ``--no-prefix`` the usage error says why the prompt matters and gives both
+command lines.
+
+Every TEMPLATE gives the same kind of parser (:class:`~chatcodec.model.responses.ModelResponseParser`,
+the protocol :class:`~chatcodec.cli.view.StreamingParser`), and a model directory is read once.
 
 When ``TEMPLATE`` is a bundled profile name, a model directory or a file named
 ``tokenizer_config.json`` (read as its directory), the output is parsed exactly as
@@ -27,20 +35,28 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import os
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
-from chatcodec.cli.sources import model_path, read_response_template, resolve_source
+from chatcodec.cli.sources import (
+    TOKENIZER_CONFIG_WITHOUT_TEMPLATE,
+    model_path,
+    no_response_template,
+    read_response_template,
+    resolve_source,
+)
 
 if TYPE_CHECKING:
+    from chatcodec.model.codec import ChatCodec
+    from chatcodec.model.responses import ModelResponseParser
     from chatcodec.response_templates.template import ResponseTemplate
 
-__all__ = ["CHUNK_SIZE", "READ_SIZE", "add_arguments", "run", "stdin_pieces"]
+__all__ = ["CHUNK_SIZE", "READ_SIZE", "TemplateSource", "add_arguments", "run", "stdin_pieces"]
 
 #: Characters per chunk with ``--stream`` unless ``--chunk-size`` says otherwise.
 CHUNK_SIZE = 4
@@ -57,7 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "generation ends at its eos token either way), a Hub model id (org/name, "
                              "with chatcodec[hub]), or a bundled profile name (see `chatcodec profiles`)")
     parser.add_argument("output", metavar="OUTPUT", help="the generated text: a UTF-8 file, or - for stdin")
-    prefix = parser.add_mutually_exclusive_group(required=True)
+    parser.set_defaults(usage_error=parser.error)  # run() explains a missing --prefix / --no-prefix
+    prefix = parser.add_mutually_exclusive_group()
     prefix.add_argument("--prefix", metavar="FILE",
                         help="the prompt the output continues (read exactly; needed when the prompt "
                              "pre-opens a region such as <think>)")
@@ -79,108 +96,144 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="feed the output chunk by chunk and show regions as they arrive (with OUTPUT "
                              "-, stdin is read as it arrives)")
     parser.add_argument("--chunk-size", type=positive_int, default=None, metavar="N",
-                        help=f"characters per chunk when streaming (default {CHUNK_SIZE}); implies --stream")
+                        help=f"characters per chunk when streaming (default {CHUNK_SIZE}; from stdin, what "
+                             "each read brings); implies --stream")
     parser.add_argument("--delay", type=seconds, default=None, metavar="SECONDS",
                         help="pause after each chunk, to watch the live view; implies --stream")
 
 
 def run(args: argparse.Namespace) -> int:
-    """Parse the output and print the message (or the events); returns the exit code: 0, or 1 for
-    output the response template cannot parse (one line on stderr).
+    """Parse the output and print the message (or the events); returns the exit code, 0.
+
+    Output the response template cannot parse raises ``ResponseParseError``, which
+    :func:`chatcodec.cli.main` reports as every other error (exit 1, the message with its caret
+    excerpt), after the stream view was closed.
 
     Raises:
         OSError, ValueError: an input cannot be read, or the options contradict each other.
         ResponseTemplateError: the response template is invalid (the message names TEMPLATE first).
+        ResponseParseError: (strict) the output, or a region the prefix closes, cannot be parsed.
     """
     from chatcodec.cli import view as views
     from chatcodec.cli.view import EventLines, choose_view, chunks, format_message, play
-    from chatcodec.errors import ResponseParseError
 
+    if not args.no_prefix and args.prefix is None:
+        args.usage_error(_missing_prefix(args))
     stream = args.stream or args.chunk_size is not None or args.delay is not None
     size = args.chunk_size or CHUNK_SIZE
     if args.output == "-" and args.prefix == "-":
         raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
-    template = _load_template(args.template)
+    source = TemplateSource.open(args.template)
     live = stream and args.output == "-"
     keep = args.errors == "keep"
     output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES", replace=keep)
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
-    try:  # the prefix is parsed here: a region it closes can fail
-        parser = _new_parser(args.template, template, prefix, tools, args.errors, bool(args.openai))
-    except ResponseParseError as error:
-        return _report(error, args)
+    # parses the prefix: a region it closes can fail
+    parser = source.parser(prefix, tools, args.errors, bool(args.openai))
     if args.openai:
         return _openai(args, parser, output, live, size, keep)
     if not stream and not args.events:
-        try:
-            parser.feed(output)
-            message, _ = parser.finalize()
-        except ResponseParseError as error:
-            return _report(error, args)
+        parser.feed(output)
+        message, _ = parser.finalize()
         text = format_message(message)
         sys.stdout.write(views.terminal_json(text) if views.is_terminal(sys.stdout) else text)
         return 0
     view = EventLines(sys.stdout) if args.events else choose_view(sys.stdout, sys.stderr)
     if live:
-        pieces: Iterator[str] | list[str] = stdin_pieces(sys.stdin.buffer, size, replace=keep)
+        pieces: Iterator[str] = stdin_pieces(sys.stdin.buffer, args.chunk_size, replace=keep)
     else:
         pieces = chunks(output, size if stream else max(1, len(output)))
-    try:
-        play(parser, pieces, view, args.delay or 0.0)
-    except ResponseParseError as error:
-        return _report(error, args)
+    play(parser, pieces, view, args.delay or 0.0)
     return 0
 
 
-def _openai(args: argparse.Namespace, parser: Any, output: str, live: bool, size: int, keep: bool) -> int:
+def _openai(args: argparse.Namespace, parser: ModelResponseParser, output: str, live: bool, size: int,
+            keep: bool) -> int:
     """``--openai chat|responses``: the same parse as OpenAI's wire format."""
     from chatcodec.cli.openai_output import tool_call_ids, write_openai
     from chatcodec.cli.view import chunks
-    from chatcodec.errors import ResponseParseError
 
     stream = args.stream or args.chunk_size is not None or args.delay is not None
-    pieces: Iterator[str] | list[str]
+    pieces: Iterator[str]
     if live:
-        pieces = stdin_pieces(sys.stdin.buffer, size, replace=keep)
+        pieces = stdin_pieces(sys.stdin.buffer, args.chunk_size, replace=keep)
     else:
         pieces = chunks(output, size if stream else max(1, len(output)))
-    try:
-        write_openai(args.openai, parser, pieces, sys.stdout, stream=stream,
-                     ids=tool_call_ids(args.template), delay=args.delay or 0.0)
-    except ResponseParseError as error:
-        return _report(error, args)
+    write_openai(args.openai, parser, pieces, sys.stdout, stream=stream, ids=tool_call_ids(args.template),
+                 delay=args.delay or 0.0)
     return 0
 
 
-def _load_template(source: str) -> ResponseTemplate:
-    """The response template ``source`` names, loaded; a template error names ``source`` first."""
-    from chatcodec.errors import ResponseTemplateError
-    from chatcodec.response_templates.template import load_response_template
+def _missing_prefix(args: argparse.Namespace) -> str:
+    """Why ``--prefix`` or ``--no-prefix`` is required, with the exact command lines to use."""
+    command = f"chatcodec parse {args.template} {args.output}"
+    return ("say what the output continues: --prefix FILE (the prompt that was sent) or --no-prefix.\n"
+            "The response template parses the output as the continuation of the prompt: a prompt ending "
+            "in an assistant header that opens <think> makes the output's first words reasoning, and a "
+            "prefill is part of the message. So there is no safe default.\n"
+            f"  {command} --prefix PROMPT.txt   (the rendered prompt, e.g. from chatcodec render)\n"
+            f"  {command} --no-prefix           (the output holds the whole assistant message)")
 
-    try:
-        return load_response_template(read_response_template(source))
-    except ResponseTemplateError as error:
-        raise ResponseTemplateError(f"{source}: {error}", field=error.field, key=error.key,
-                                    path=error.path) from None
 
+@dataclass(frozen=True)
+class TemplateSource:
+    """What TEMPLATE names, read once: a response template file, or a model (a profile name, a model
+    directory, a ``tokenizer_config.json`` read as its directory) whose generation ends at its
+    end-of-sequence tokens.
 
-def _new_parser(source: str, template: ResponseTemplate, prefix: str, tools: list[Any] | None,
-                errors: str, value_deltas: bool = False) -> Any:
-    """The parser for ``source``: the model's (ending at its end-of-sequence tokens) for a profile
-    name, a model directory or a ``tokenizer_config.json`` file (read as its directory), the bare
-    engine for a response template file; ``value_deltas`` for ``--openai`` (arguments streamed as
-    they are written)."""
-    from chatcodec.response_templates.engine import ResponseParser
+    Attributes:
+        template: the compiled response template.
+        codec: the model, or ``None`` for a response template file.
+    """
 
-    model = _model_source(source)
-    if model is None:
-        return ResponseParser(template, prefix=prefix, tools=tools, errors=errors, value_deltas=value_deltas)
-    from chatcodec.model.codec import ChatCodec
+    template: ResponseTemplate
+    codec: ChatCodec | None
 
-    codec = ChatCodec.from_pretrained(model)
-    return codec.get_response_parser(template.spec, prefix=prefix, tools=tools, errors=errors,
-                                     value_deltas=value_deltas)
+    @classmethod
+    def open(cls, source: str) -> TemplateSource:
+        """Read TEMPLATE (a model directory once, whatever it holds).
+
+        Raises:
+            OSError, ValueError: it cannot be read, or it holds no response template.
+            ResponseTemplateError: the response template is invalid; the message names ``source`` first.
+        """
+        from chatcodec.errors import ResponseTemplateError
+        from chatcodec.response_templates.template import load_response_template
+
+        model = _model_source(source)
+        try:
+            if model is None:
+                return cls(load_response_template(read_response_template(source)), None)
+            from chatcodec.model.codec import ChatCodec
+
+            codec = ChatCodec.from_pretrained(model)
+            if codec.response_template is None:
+                raise ValueError(no_response_template(model) if model != str(Path(source).parent)
+                                 else f"{source}: {TOKENIZER_CONFIG_WITHOUT_TEMPLATE}")
+            return cls(load_response_template(codec.response_template), codec)
+        except ResponseTemplateError as error:
+            message = str(error)
+            named = message if message.startswith(f"{source}:") else f"{source}: {message}"
+            raise ResponseTemplateError(named, field=error.field, key=error.key, path=error.path) from None
+
+    def parser(self, prefix: str, tools: list[Any] | None, errors: str,
+               value_deltas: bool = False) -> ModelResponseParser:
+        """A fresh parser for one output: the model's (ending at its end-of-sequence tokens), or the
+        engine's for a response template file; both behind the same protocol. ``value_deltas`` for
+        ``--openai`` (arguments streamed as they are written).
+
+        Raises:
+            ResponseParseError: (strict) a region the prefix closes cannot be parsed.
+        """
+        from chatcodec.model.responses import ModelResponseParser
+        from chatcodec.response_templates.engine import ResponseParser
+
+        if self.codec is not None:
+            return self.codec.get_response_parser(self.template.spec, prefix=prefix, tools=tools,
+                                                  errors=errors, value_deltas=value_deltas)
+        return ModelResponseParser.for_text(ResponseParser(self.template, prefix=prefix, tools=tools,
+                                                           errors=errors, value_deltas=value_deltas))
 
 
 def _model_source(source: str) -> str | None:
@@ -198,12 +251,16 @@ def _model_source(source: str) -> str | None:
     return None
 
 
-def stdin_pieces(stream: BinaryIO, size: int, replace: bool = False) -> Iterator[str]:
-    """The text of ``stream`` as it arrives: each read, decoded, in pieces of at most ``size``.
+def stdin_pieces(stream: BinaryIO, size: int | None = None, replace: bool = False) -> Iterator[str]:
+    """The text of ``stream`` as it arrives: each read, decoded (in pieces of at most ``size``
+    characters when ``size`` is given), then an empty piece: the input may pause there, so
+    :func:`~chatcodec.cli.view.play` shows everything before reading on.
 
     Args:
         stream: standard input's binary buffer (``read1`` returns what is available).
-        size: the most characters per piece.
+        size: the most characters per piece (``--chunk-size``); ``None``: each read is one piece, so a
+            fast pipe is parsed in large pieces (time and memory per character stay small) and a
+            live generation in the pieces it is written in.
         replace: bytes that are not UTF-8 become U+FFFD, with one ``UserWarning`` naming the first
             (``--errors keep``), instead of an error.
 
@@ -237,15 +294,11 @@ def stdin_pieces(stream: BinaryIO, size: int, replace: bool = False) -> Iterator
             decoder = codecs.getincrementaldecoder("utf-8")("replace")
             text = decoder.decode(pending + data, final=not data)
         offset += len(pending) + len(data) - len(decoder.getstate()[0])
-        yield from chunks(text, size)
+        if size is None:
+            if text:
+                yield text
+        else:
+            yield from chunks(text, size)
+        yield ""
         if not data:
             return
-
-
-def _report(error: Exception, args: argparse.Namespace) -> int:
-    """One line on stderr for output that cannot be parsed (the traceback with --debug)."""
-    if getattr(args, "debug", False) or os.environ.get("CHATCODEC_DEBUG") == "1":
-        raise error
-    first_line = str(error).splitlines()[0] if str(error) else ""
-    print(f"chatcodec: {type(error).__name__}: {first_line}", file=sys.stderr)
-    return 1

@@ -26,7 +26,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "profiles`), a template file, or a tokenizer_config.json / "
                              "chat_template.json (its chat_template and special tokens)")
     parser.add_argument("conversation", metavar="CONVERSATION.json",
-                        help="a list of messages, or an object with messages, tools, documents "
+                        help="a list of messages, or an OpenAI Chat Completions request (an object with "
+                             "messages, tools, documents, reasoning_effort, chat_template_kwargs, ...) "
                              "('-' for stdin)")
     parser.add_argument("--tools", metavar="FILE",
                         help="a JSON list of tool schemas (overrides the conversation's)")
@@ -75,6 +76,12 @@ def _variable(assignment: str) -> tuple[str, Any]:
 def run(args: argparse.Namespace) -> int:
     """Render and print the prompt; returns the exit code, 0.
 
+    The conversation file is read as a Chat Completions request (a list of messages is
+    ``{"messages": [...]}``) by :func:`chatcodec.chat_templates.requests.read_chat_request`, as
+    ``ChatCodec.apply_chat_request`` reads one, with two differences for the command line: the
+    generation prompt is added only with ``--generation-prompt`` (or the file's own
+    ``add_generation_prompt: true``), and ``--var`` wins over the request's template variables.
+
     Raises:
         OSError, ValueError: an input cannot be read or parsed.
         ChatTemplateNotFoundError, ModelStorageError: no usable chat template (an empty one too,
@@ -83,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from chatcodec.chat_templates.errors import ChatTemplateError
     from chatcodec.chat_templates.render import render_chat_template
+    from chatcodec.chat_templates.requests import read_chat_request, request_tools
     from chatcodec.chat_templates.selection import select_chat_template
     from chatcodec.cli.io import read_conversation, read_json, read_tools
     from chatcodec.cli.sources import read_chat_template_source
@@ -92,14 +100,20 @@ def run(args: argparse.Namespace) -> int:
     conversation = read_conversation(args.conversation)
     tools = read_tools(args.tools) if args.tools else conversation.tools
     documents = read_json(args.documents, "documents") if args.documents else conversation.documents
-    template = select_chat_template(source.templates, args.template_name, tools)
-    variables: dict[str, Any] = dict(source.special_tokens)
-    variables.update(args.var)
+    request = {**conversation.request, "tools": tools, "documents": documents,
+               # the options, or the request's own fields; without either, no generation prompt
+               "add_generation_prompt": args.generation_prompt
+               or bool(conversation.request.get("add_generation_prompt")),
+               "continue_final_message": args.continue_final_message
+               or conversation.request.get("continue_final_message") or False}
+    template = select_chat_template(source.templates, args.template_name, request_tools(request))
     try:
+        inputs = read_chat_request(request, template)
+        variables: dict[str, Any] = {**source.special_tokens, **inputs.variables, **dict(args.var)}
         prompt = render_chat_template(
-            template, conversation.messages, tools=tools, documents=documents,
-            add_generation_prompt=args.generation_prompt, continue_final_message=args.continue_final_message,
-            now=args.now, **variables,
+            template, inputs.messages, tools=inputs.tools, documents=inputs.documents,
+            add_generation_prompt=inputs.add_generation_prompt,
+            continue_final_message=inputs.continue_final_message, now=args.now, **variables,
         )
     except ChatTemplateError as error:
         error.name = _template_label(source.origin, source.templates, template)

@@ -22,10 +22,12 @@ if TYPE_CHECKING:
 __all__ = [
     "NOT_A_TEMPLATE_FILE",
     "RESPONSE_TEMPLATE_KEYS",
+    "TOKENIZER_CONFIG_WITHOUT_TEMPLATE",
     "ChatTemplateSource",
     "TemplateFile",
     "bundled_response_template",
     "model_path",
+    "no_response_template",
     "read_chat_template_source",
     "read_response_template",
     "read_template_json",
@@ -258,6 +260,11 @@ def _bundled_profile(name: str) -> Profile | None:
         return None
 
 
+#: Why a ``tokenizer_config.json`` without a response template cannot be parsed with (after ``PATH: ``).
+TOKENIZER_CONFIG_WITHOUT_TEMPLATE = (
+    "a tokenizer configuration without a 'response_template' key; pass its model directory (a bundled "
+    "profile may match its chat template) or a bundled profile name (chatcodec profiles lists them)")
+
 #: Keys that mark a JSON file as a tokenizer configuration rather than a response template.
 _TOKENIZER_CONFIG_KEYS = frozenset({"chat_template", "tokenizer_class", "added_tokens_decoder", "bos_token",
                                     "eos_token", "model_max_length"})
@@ -293,9 +300,7 @@ def read_response_template(source: str) -> dict[str, Any]:
         if isinstance(data, dict) and "response_template" in data and "fields" not in data:
             data = data["response_template"]  # a tokenizer_config.json
         elif isinstance(data, dict) and "fields" not in data and not _TOKENIZER_CONFIG_KEYS.isdisjoint(data):
-            raise ValueError(f"{source}: a tokenizer configuration without a 'response_template' key; pass "
-                             "its model directory (a bundled profile may match its chat template) or a "
-                             "bundled profile name (chatcodec profiles lists them)")
+            raise ValueError(f"{source}: {TOKENIZER_CONFIG_WITHOUT_TEMPLATE}")
         return _expect_object(data, source)
     raise OSError(f"{source}: no such file or directory (expected a response template JSON file or a model "
                   "directory)")
@@ -308,10 +313,15 @@ def _directory_response_template(directory: Path) -> dict[str, Any]:
 
     template, _ = find_response_template(directory)
     if template is None:
-        raise ValueError(f"{directory}: no response template (no 'response_template' key in "
-                         "tokenizer_config.json, and no bundled profile matches its chat template). Add one, "
-                         "or pass a response template JSON file or a bundled profile name instead")
+        raise ValueError(no_response_template(str(directory)))
     return template
+
+
+def no_response_template(directory: str) -> str:
+    """The message for a model directory that has no response template."""
+    return (f"{directory}: no response template (no 'response_template' key in tokenizer_config.json, and "
+            "no bundled profile matches its chat template). Add one, or pass a response template JSON file "
+            "or a bundled profile name instead")
 
 
 def bundled_response_template(name: str) -> dict[str, Any] | None:

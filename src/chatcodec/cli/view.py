@@ -19,17 +19,16 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TextIO
-
-if TYPE_CHECKING:
-    from chatcodec.response_templates.engine import ResponseParser
+from json.encoder import encode_basestring as _string
+from typing import Any, Protocol, TextIO
 
 __all__ = [
     "EventLines",
     "PlainView",
     "RichView",
+    "StreamingParser",
     "View",
     "choose_view",
     "chunks",
@@ -45,6 +44,14 @@ __all__ = [
 #: Shown once on stderr when output goes to a terminal but ``rich`` is missing (a pipe or a file
 #: gets plain output silently: that is what it wants).
 LIVE_VIEW_HINT = "chatcodec: plain output; the live view needs rich (pip install 'chatcodec[rich]')"
+
+
+#: Most redraws of :class:`RichView`'s live panel per second (region boundaries always redraw).
+REFRESH_PER_SECOND = 20
+#: Characters of the open region :class:`RichView` draws live (the end of it; all of it once closed).
+LIVE_TAIL_CHARS = 4000
+#: Longest time :func:`play` lets shown text wait in the view's buffer before flushing it.
+FLUSH_SECONDS = 0.05
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -118,17 +125,43 @@ def format_message(message: dict[str, Any]) -> str:
     return to_json(message, indent=2) + "\n"
 
 
+class StreamingParser(Protocol):
+    """The one parser protocol of the command line (``ModelResponseParser`` implements it): text in
+    pieces, events out, and whether an end-of-sequence token ended the generation."""
+
+    @property
+    def initial_events(self) -> list[dict[str, Any]]:
+        """Events the prefix produced."""
+
+    @property
+    def ended(self) -> bool:
+        """Whether the generation ended (later pieces are not output)."""
+
+    def feed(self, step: str) -> list[dict[str, Any]]:
+        """Feed the next piece of output; returns its events."""
+
+    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """End the generation; returns the message and the last events."""
+
+
 class View(Protocol):
-    """What ``chatcodec parse --stream`` drives (every view below implements these three)."""
+    """What ``chatcodec parse --stream`` drives (every view below implements these four)."""
 
     def on_event(self, event: dict[str, Any]) -> None:
         """Show one event (``region_open``, ``region_chunk`` or ``region_close``) as it arrives."""
+
+    def flush(self) -> None:
+        """Bring what the events so far show to the screen (:func:`play` calls it between pieces)."""
 
     def close(self, message: dict[str, Any]) -> None:
         """Finish the view and show the final message."""
 
     def abort(self) -> None:
         """Stop the view after an error, leaving the terminal usable (no message follows)."""
+
+
+#: The keys of a ``region_chunk`` event, in the engine's order.
+_CHUNK_KEYS = ["type", "field", "text", "dirty"]
 
 
 class EventLines:
@@ -143,11 +176,20 @@ class EventLines:
         return terminal_json(text) if self._terminal else text
 
     def on_event(self, event: dict[str, Any]) -> None:
-        self._out.write(self._json(event) + "\n")
+        if list(event) == _CHUNK_KEYS and type(event["text"]) is str and type(event["field"]) is str:
+            # the commonest event, written as json.dumps writes it, at a fraction of the cost
+            text = printable(f'{{"type": "region_chunk", "field": {_string(event["field"])}, "text": '
+                             f'{_string(event["text"])}, "dirty": {"true" if event["dirty"] else "false"}}}')
+            self._out.write((terminal_json(text) if self._terminal else text) + "\n")
+        else:
+            self._out.write(self._json(event) + "\n")
+
+    def flush(self) -> None:
         self._out.flush()
 
     def close(self, message: dict[str, Any]) -> None:
         self._out.write(self._json({"type": "message", "message": message}) + "\n")
+        self._out.flush()
 
     def abort(self) -> None:
         self._out.flush()
@@ -161,7 +203,10 @@ class PlainView:
     calls) shows its ``[field]`` line when it starts and, when it closes, its parsed value on a
     ``=> ...`` line (or ``!! problem`` with ``errors="keep"``); its raw text is not repeated.
     On a terminal (``terminal``, by default ``out.isatty()``) control characters are shown, not
-    obeyed (:func:`terminal_text`, :func:`terminal_json`).
+    obeyed (:func:`terminal_text`, :func:`terminal_json`). Text is written as it comes and reaches
+    ``out`` at each :meth:`flush` (:func:`play` flushes at least every :data:`FLUSH_SECONDS`); every
+    chunk costs the same whatever came before it (a region that starts with a long whitespace run
+    too), so a stream of any length is shown in linear time.
     """
 
     def __init__(self, out: TextIO, *, terminal: bool | None = None) -> None:
@@ -171,18 +216,20 @@ class PlainView:
         self._field = ""
         self._shown = False  # the [field] line of the current region is out
         self._dirty = False
-        self._leading = ""  # whitespace a text region began with, held until text follows
+        self._leading: list[str] = []  # whitespace a text region began with, held until text follows
 
     def _write(self, text: str) -> None:
         if text:
-            self._out.write(terminal_text(text) if self._terminal else printable(text))
-            self._out.flush()
-            self._at_line_start = text.endswith("\n")
+            if self._terminal:
+                text = terminal_text(text)
+            elif not text.isascii():
+                text = printable(text)
+            self._out.write(text)
+            self._at_line_start = text[-1] == "\n"
 
     def _write_json(self, json_text: str) -> None:
         """Write JSON text (already printable): on a terminal with DEL and C1 controls escaped."""
         self._out.write(terminal_json(json_text) if self._terminal else json_text)
-        self._out.flush()
         self._at_line_start = json_text.endswith("\n")
 
     def _end_line(self) -> None:
@@ -198,7 +245,7 @@ class PlainView:
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "region_open":
-            self._field, self._shown, self._dirty, self._leading = event["field"], False, False, ""
+            self._field, self._shown, self._dirty, self._leading = event["field"], False, False, []
         elif kind == "region_chunk":
             self._on_chunk(event["text"], event["dirty"])
         elif "error" in event:
@@ -217,38 +264,62 @@ class PlainView:
             self._header()  # the raw text of a structured region is not shown, only its value
         elif self._shown:
             self._write(text)
+        elif not text or text.isspace():
+            self._leading.append(text)  # no text yet: nothing to show, nothing to search again
         else:
-            self._leading += text
-            if self._leading.strip():
-                self._header()
-                self._write(self._leading.lstrip())
+            self._header()
+            self._write(("".join(self._leading) + text).lstrip())
+            self._leading = []
+
+    def flush(self) -> None:
+        """Send what was written to ``out``."""
+        self._out.flush()
 
     def close(self, message: dict[str, Any]) -> None:
         self._end_line()
         self._write_json("\n" + format_message(message))
+        self._out.flush()
 
     def abort(self) -> None:
         self._end_line()
+        self._out.flush()
 
 
 @dataclass
 class _Panel:
-    """One region as :class:`RichView` draws it."""
+    """One region as :class:`RichView` draws it: its chunks (never joined whole while it streams)."""
 
     name: str
     parts: list[str] = field(default_factory=list)
+    size: int = 0  # characters in parts
     dirty: bool = False
     value: str | None = None  # the parsed value as JSON, once a structured region closed
     error: str | None = None
 
+    def tail(self, limit: int) -> tuple[str, bool]:
+        """The last ``limit`` characters of the region's text (at most), and whether that is all."""
+        taken: list[str] = []
+        size = 0
+        for part in reversed(self.parts):
+            taken.append(part)
+            size += len(part)
+            if size >= limit:
+                break
+        text = "".join(reversed(taken))
+        return text[-limit:], len(text) <= limit and size == self.size
+
 
 class RichView:
-    """Regions drawn live on a terminal with ``rich``: one panel per region, updated per chunk.
+    """Regions drawn live on a terminal with ``rich``.
 
-    Text regions show their text (none while it is only whitespace); structured regions show their
-    raw text dimmed while it streams, then ``=> `` and the parsed value when they close. Control
-    characters are shown, not obeyed (:func:`terminal_text`, :func:`terminal_json`): the console is
-    a terminal.
+    The region being written is drawn as a panel, updated at most :data:`REFRESH_PER_SECOND` times
+    a second and showing only its last :data:`LIVE_TAIL_CHARS` characters; when it closes it is
+    printed once above the live panel, in full (a title rule, then its text), and is never drawn
+    again. So each chunk costs the same whatever came before, and a long output streams in linear
+    time. Text regions show their text (none while it is only whitespace); structured regions show
+    their raw text dimmed while it streams, then ``=> `` and the parsed value when they close.
+    Control characters are shown, not obeyed (:func:`terminal_text`, :func:`terminal_json`): the
+    console is a terminal.
     """
 
     def __init__(self, console: Any = None) -> None:
@@ -256,52 +327,84 @@ class RichView:
         from rich.live import Live
 
         self._console = console if console is not None else Console()
-        self._panels: list[_Panel] = []
-        self._live = Live(self._render(), console=self._console, auto_refresh=False, transient=False)
+        self._current: _Panel | None = None
+        self._drawn_at = 0.0
+        self._live = Live(self._render(), console=self._console, auto_refresh=False, transient=True)
         self._live.start()
 
+    @staticmethod
+    def _body(panel: _Panel, raw: str, whole: bool) -> Any:
+        """What a panel shows, or ``None`` for a region that holds only whitespace (yet)."""
+        from rich.text import Text
+
+        raw = terminal_text(raw if whole else "..." + raw)
+        if panel.error is not None:
+            return Text(raw, style="dim") + Text(f"\n!! {terminal_text(panel.error)}", style="bold red")
+        if panel.value is not None:
+            return Text(f"=> {panel.value}", style="bold")
+        if panel.dirty:
+            return Text(raw, style="dim")
+        return Text(raw.strip("\n")) if raw.strip() else None
+
     def _render(self) -> Any:
-        from rich.console import Group
         from rich.panel import Panel
         from rich.text import Text
 
-        drawn = []
-        for panel in self._panels:
-            raw = terminal_text("".join(panel.parts))
-            if panel.error is not None:
-                body = Text(raw, style="dim") + Text(f"\n!! {terminal_text(panel.error)}", style="bold red")
-            elif panel.value is not None:
-                body = Text(f"=> {panel.value}", style="bold")
-            elif panel.dirty:
-                body = Text(raw, style="dim")
-            elif raw.strip():
-                body = Text(raw.strip("\n"))
-            else:
-                continue  # nothing but whitespace (yet): no empty block
-            drawn.append(Panel(body, title=panel.name, title_align="left",
-                               border_style="yellow" if panel.dirty else "cyan"))
-        return Group(*drawn) if drawn else Text("waiting for output...", style="dim")
+        panel = self._current
+        body = None if panel is None else self._body(panel, *panel.tail(LIVE_TAIL_CHARS))
+        if panel is None or body is None:
+            return Text("waiting for output...", style="dim")
+        return Panel(body, title=panel.name, title_align="left", border_style=_border(panel))
+
+    def _refresh(self, now: bool = False) -> None:
+        clock = time.monotonic()
+        if now or clock - self._drawn_at >= 1 / REFRESH_PER_SECOND:
+            self._drawn_at = clock
+            self._live.update(self._render(), refresh=True)
+
+    def _finish(self) -> None:
+        """Print the current region once, in full, above the live panel."""
+        from rich.rule import Rule
+
+        panel, self._current = self._current, None
+        if panel is None:
+            return
+        body = self._body(panel, "".join(panel.parts), True)
+        if body is not None:
+            self._live.console.print(Rule(panel.name, align="left", style=_border(panel)))
+            self._live.console.print(body, soft_wrap=True)
 
     def on_event(self, event: dict[str, Any]) -> None:
         kind = event["type"]
         if kind == "region_open":
-            self._panels.append(_Panel(event["field"]))
-        elif kind == "region_chunk" and self._panels:
-            panel = self._panels[-1]
+            self._finish()
+            self._current = _Panel(event["field"])
+            self._refresh(now=True)
+            return
+        panel = self._current
+        if panel is None:
+            return
+        if kind == "region_chunk":
             panel.parts.append(event["text"])
+            panel.size += len(event["text"])
             panel.dirty = panel.dirty or event["dirty"]
-        elif kind == "region_close" and self._panels:
-            panel = self._panels[-1]
+            self._refresh()
+        elif kind == "region_close":
             if "error" in event:
                 panel.error = event["error"]["error"]
             elif panel.dirty or not isinstance(event["value"], str):
                 panel.dirty, panel.value = True, terminal_json(to_json(event["value"], indent=2))
-        self._live.update(self._render(), refresh=True)
+            self._finish()
+            self._refresh(now=True)
+
+    def flush(self) -> None:
+        self._refresh(now=True)
 
     def close(self, message: dict[str, Any]) -> None:
         from rich.highlighter import JSONHighlighter
         from rich.text import Text
 
+        self._finish()
         self._live.stop()
         # highlighted as print_json does, but from chatcodec's own JSON text: print_json would
         # decode and re-encode it, turning the escapes back into raw controls and lone surrogates
@@ -310,7 +413,12 @@ class RichView:
         self._console.print(text, soft_wrap=True)
 
     def abort(self) -> None:
+        self._finish()
         self._live.stop()
+
+
+def _border(panel: _Panel) -> str:
+    return "yellow" if panel.dirty else "cyan"
 
 
 def choose_view(out: TextIO, err: TextIO) -> View:
@@ -336,29 +444,34 @@ def choose_view(out: TextIO, err: TextIO) -> View:
     return RichView(Console(file=out))
 
 
-def chunks(text: str, size: int) -> list[str]:
+def chunks(text: str, size: int) -> Iterator[str]:
     """Split ``text`` into pieces of ``size`` characters, the way a token stream arrives.
 
     Args:
         text: the whole output.
         size: characters per piece (at least 1).
 
-    Returns:
-        The pieces, in order (none for empty text).
+    Yields:
+        The pieces, in order (none for empty text), one at a time: a long output split into small
+        pieces is never held as a list of them (about 60 bytes per piece).
     """
-    return [text[start : start + size] for start in range(0, len(text), size)]
+    for start in range(0, len(text), size):
+        yield text[start : start + size]
 
 
-def play(parser: ResponseParser, pieces: Iterable[str], view: View, delay: float = 0.0) -> dict[str, Any]:
+def play(parser: StreamingParser, pieces: Iterable[str], view: View, delay: float = 0.0) -> dict[str, Any]:
     """Feed ``pieces`` to a streaming ``parser`` and show every event in ``view``.
 
     Args:
         parser: a fresh parser (its ``initial_events`` are shown first). A model's parser
             (``ChatCodec.get_response_parser``) ends at its end-of-sequence token: the message is
             shown then, without waiting for the rest of ``pieces`` (a live stdin that stays open).
-        pieces: the output, in the pieces it arrives in.
+        pieces: the output, in the pieces it arrives in. An empty piece says that the input may
+            pause here (a live stdin before its next read): what was shown so far is flushed.
+            Otherwise the view is flushed at least every :data:`FLUSH_SECONDS`, not after every
+            piece, so showing a long output costs little more than parsing it.
         view: where the events go; closed with the final message.
-        delay: seconds to pause after each piece (to watch a live view).
+        delay: seconds to pause after each piece (to watch a live view); the view is flushed first.
 
     Returns:
         The parsed message.
@@ -367,16 +480,21 @@ def play(parser: ResponseParser, pieces: Iterable[str], view: View, delay: float
         ResponseParseError: the output cannot be parsed (strict mode); the view is aborted first,
             as it is for any other error.
     """
+    flushed = time.monotonic()
     try:
         for event in parser.initial_events:
             view.on_event(event)
         for piece in pieces:
             for event in parser.feed(piece):
                 view.on_event(event)
-            if getattr(parser, "ended", False):
-                break  # a model's parser saw its end-of-sequence token: nothing after it counts
+            if parser.ended:
+                break  # the parser saw its end-of-sequence token: nothing after it counts
             if delay:
+                view.flush()
                 time.sleep(delay)
+            elif not piece or time.monotonic() - flushed >= FLUSH_SECONDS:
+                view.flush()
+                flushed = time.monotonic()
         message, events = parser.finalize()
         for event in events:
             view.on_event(event)

@@ -57,7 +57,13 @@ class ChatCodec(SpecialTokenAttributes):
         response_template_source: where :attr:`response_template` came from:
             ``"tokenizer_config.json"``, ``"profile:<name>"`` (a bundled profile, loaded by name
             or detected from the chat template), ``"argument"`` (the constructor's),
-            ``"assigned"`` (set on the attribute later), or ``None`` when there is none.
+            ``"assigned"`` (set on the attribute later), ``"derived"`` (derived from the chat
+            template by ``from_pretrained`` for a directory with neither a response template nor a
+            matching profile), or ``None`` when there is none.
+        response_template_capabilities: for a derived response template, each capability's label
+            (``{"content": {"status": "verified", "reason": "", "applicable": True}, ...}``, see
+            ``chatcodec.analysis.derive``); a parse whose message uses one that is not verified
+            warns once (``UnverifiedCapabilityWarning``). ``None`` otherwise.
         profile: the bundled profile loaded or detected, or ``None``.
         hub_snapshot: for a model loaded from the Hugging Face Hub, the snapshot folder in the Hub
             cache its files were read from (``name_or_path`` is then the Hub id), else ``None``.
@@ -87,6 +93,10 @@ class ChatCodec(SpecialTokenAttributes):
         #: The message of the TokenizerUnavailableError raised when ids are needed and there is none.
         self._tokenizer_missing: str | None = None if tokenizer is not None else NO_TOKENIZER_GIVEN
         self._compiled: tuple[str, ResponseTemplate] | None = None  # see _response_template
+        #: Why no response template was derived from the chat template (see model/derived.py).
+        self._derivation_failure: str | None = None
+        #: The unverified capabilities of a derived response template already warned about.
+        self._warned_unverified: set[str] = set()
 
     @classmethod
     def from_pretrained(cls, path_or_profile: str | os.PathLike[str], *, revision: str | None = None,
@@ -142,6 +152,8 @@ class ChatCodec(SpecialTokenAttributes):
         codec.profile = loaded.profile
         codec.template_variables = dict(loaded.template_variables)
         codec.hub_snapshot = loaded.hub_snapshot
+        codec.response_template_capabilities = loaded.response_template_capabilities
+        codec._derivation_failure = loaded.derivation_failure
         return codec
 
     @property
@@ -195,6 +207,7 @@ class ChatCodec(SpecialTokenAttributes):
     def response_template(self, value: dict[str, Any] | None) -> None:
         self._response_template_value = value
         self.response_template_source = None if value is None else "assigned"
+        self.response_template_capabilities: dict[str, dict[str, Any]] | None = None
 
     # -- special tokens: codec.eos_token, codec.pad_token_id = ..., eos_token_ids (model.special_tokens)
 
@@ -248,7 +261,7 @@ class ChatCodec(SpecialTokenAttributes):
 
         Args:
             chat_template: a template text, or the name of one of the model's named templates.
-            tools: when given and the model has a ``tool_use`` template, that one is chosen.
+            tools: when non-empty and the model has a ``tool_use`` template, that one is chosen.
 
         Returns:
             The template text.
@@ -299,6 +312,15 @@ class ChatCodec(SpecialTokenAttributes):
         control token; ``tokenizer_kwargs`` takes ``padding_side`` and ``pad_to_multiple_of`` only.
         Padding and truncation follow :attr:`padding_side` and :attr:`truncation_side`.
 
+        Messages and tools are taken as an OpenAI client or the ``openai`` SDK sends them
+        (:mod:`chatcodec.chat_templates.openai_inputs`; transformers 5.24 does part of this):
+        SDK objects become dicts, ``image_url`` / ``input_audio`` / ``video_url`` parts become the
+        parts multimodal templates read and text-only part lists become text, tool-call arguments
+        sent as JSON strings reach the template as it reads them, ``tools=[]`` is no tools (also
+        for choosing the ``tool_use`` template), an empty ``tool_calls`` is no calls, and a tool
+        message gets the name of the call it answers. :meth:`apply_chat_request` takes a whole
+        request.
+
         Args:
             conversation: a list of messages, or a list of such lists (a batch; objects with a
                 ``messages`` attribute are accepted in a batch too).
@@ -326,6 +348,8 @@ class ChatCodec(SpecialTokenAttributes):
         Raises:
             ValueError: incompatible options, an empty conversation, a ``tokenizer_kwargs`` key
                 chatcodec does not support.
+            ConversationError: a message the template cannot take (a media part for a text-only
+                template, tool-call arguments that are not a JSON object), named by its position.
             TypeError: a ``tokenizer_kwargs`` key that repeats an argument (as in the reference).
             ChatTemplateNotFoundError: no chat template to use.
             ChatTemplateError: the template failed (subclasses mirror the original error type).
@@ -459,10 +483,12 @@ class ChatCodec(SpecialTokenAttributes):
 
         template = schema if schema is not None else self.response_template
         if template is None:
+            derived = f"; {self._derivation_failure}" if self._derivation_failure else ""
             raise ResponseTemplateNotFoundError(
                 f"{where}: this model has no response template (none in tokenizer_config.json, and no "
-                "bundled profile matched its chat template). Pass one (schema= / response_template=), "
-                "set codec.response_template, or load a bundled profile: ChatCodec.from_pretrained('qwen3')."
+                f"bundled profile matched its chat template{derived}). Pass one (schema= / "
+                "response_template=), set codec.response_template, or load a bundled profile: "
+                "ChatCodec.from_pretrained('qwen3')."
             )
         key = repr(template)
         if self._compiled is None or self._compiled[0] != key:
@@ -501,11 +527,16 @@ class ChatCodec(SpecialTokenAttributes):
             TokenizerUnavailableError: ids were given and the model has no tokenizer.
             ResponseTemplateError, ResponseParseError: as :func:`chatcodec.parse_response`.
         """
+        from chatcodec.model.derived import warn_unverified
         from chatcodec.model.responses import parse_sequences
 
         template = self._response_template(schema, "parse_response")
-        return parse_sequences(response, template, self._response_decoding(), prefix=prefix, tools=tools,
-                               errors=errors)
+        parsed = parse_sequences(response, template, self._response_decoding(), prefix=prefix, tools=tools,
+                                 errors=errors)
+        if schema is None and self.response_template_source == "derived":
+            warn_unverified(str(self.name_or_path), self.response_template_capabilities,
+                            self._warned_unverified, parsed if isinstance(parsed, list) else [parsed])
+        return parsed
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
@@ -545,7 +576,13 @@ class ChatCodec(SpecialTokenAttributes):
         def new_decoder() -> IncrementalDecoder:
             return handle.require().incremental_decoder()
 
-        return ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)
+        model_parser = ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)
+        labels = self.response_template_capabilities
+        if response_template is None and self.response_template_source == "derived" and labels:
+            from chatcodec.model.derived import watch_parser
+
+            watch_parser(model_parser, str(self.name_or_path), labels, self._warned_unverified)
+        return model_parser
 
     # -- saving ----------------------------------------------------------------------------------
 

@@ -8,8 +8,9 @@ attaching a detected profile's response template. A Hub model is a directory too
 
 Rules kept: the stored response template is validated at load time (its errors name the file);
 a response template that did not come from the directory says where it came from
-(``codec.response_template_source``); a directory shadows a profile name, and both shadow a Hub id
-(``org/name`` is looked up on the Hub only when no such directory exists).
+(``codec.response_template_source``: a bundled profile, or ``"derived"`` from the chat template when
+no profile matches, :mod:`chatcodec.model.derived`); a directory shadows a profile name, and both
+shadow a Hub id (``org/name`` is looked up on the Hub only when no such directory exists).
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, TokenizerConfig, read_tokenizer_config
 from chatcodec.model.tokenizer import Tokenizer, load_tokenizer, tokenizer_unavailable
+
+if TYPE_CHECKING:
+    from chatcodec.model.derived import Derivation
 
 __all__ = ["LoadedModel", "find_response_template", "load_model"]
 
@@ -42,11 +46,15 @@ class LoadedModel:
         config: the configuration files (an empty one for a profile).
         name_or_path: the directory, or the profile name as given.
         response_template: the response template, or ``None``.
-        response_template_source: ``"tokenizer_config.json"``, ``"profile:<name>"`` or ``None``.
+        response_template_source: ``"tokenizer_config.json"``, ``"profile:<name>"``, ``"derived"`` or
+            ``None``.
         profile: the bundled profile loaded or detected, or ``None``.
         template_variables: variables every render gets (a profile's ``template_kwargs``).
         hub_snapshot: for a Hub model, the Hub cache folder it was read from (``name_or_path`` is
             then the Hub id).
+        response_template_capabilities: the labels of a derived response template (or of one that
+            was derived and not attached), else ``None``.
+        derivation_failure: why a derived response template was not attached, else ``None``.
     """
 
     chat_template: str | dict[str, str] | None
@@ -60,6 +68,8 @@ class LoadedModel:
     profile: str | None = None
     template_variables: dict[str, Any] = field(default_factory=dict)
     hub_snapshot: Path | None = None
+    response_template_capabilities: dict[str, dict[str, Any]] | None = None
+    derivation_failure: str | None = None
 
 
 def _validated(template: dict[str, Any], where: str) -> dict[str, Any]:
@@ -98,39 +108,48 @@ def _chat_templates(path: Path) -> str | dict[str, str] | None:
         return None
 
 
-def _response_template_of(path: Path, config: TokenizerConfig,
-                          templates: str | dict[str, str] | None) -> tuple[dict[str, Any] | None, str | None]:
+def _response_template_of(path: Path, config: TokenizerConfig, templates: str | dict[str, str] | None
+                          ) -> tuple[dict[str, Any] | None, str | None, Derivation | None]:
     if config.response_template is not None:
-        return _validated(config.response_template, str(path / TOKENIZER_CONFIG_FILE)), TOKENIZER_CONFIG_FILE
+        stored = _validated(config.response_template, str(path / TOKENIZER_CONFIG_FILE))
+        return stored, TOKENIZER_CONFIG_FILE, None
     name = _detected_profile(templates)
     if name is None:
-        return None, None
+        if not templates:
+            return None, None, None
+        from chatcodec.model.derived import DERIVED_SOURCE, derive_for_model
+
+        derivation = derive_for_model(templates, config.special_tokens, str(path))
+        return derivation.template, DERIVED_SOURCE if derivation.template is not None else None, derivation
     from chatcodec import profiles
 
     logger.info("%s has no response_template; using the bundled profile %r, detected from its chat template",
                 path, name)
-    return profiles.load(name).response_template, f"profile:{name}"
+    return profiles.load(name).response_template, f"profile:{name}", None
 
 
 def find_response_template(directory: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, str | None]:
     """The response template ``from_pretrained`` gives a model directory, without loading its tokenizer.
 
     ``tokenizer_config.json``'s ``response_template`` (validated), else the one of the bundled
-    profile detected from the directory's chat template (what ``chatcodec parse DIR`` uses too).
+    profile detected from the directory's chat template (what ``chatcodec parse DIR`` uses too),
+    else one derived from its chat template (:mod:`chatcodec.model.derived`) when its content
+    round trip verifies.
 
     Args:
         directory: the model directory.
 
     Returns:
-        ``(template, source)``: ``source`` is ``"tokenizer_config.json"`` or ``"profile:<name>"``;
-        ``(None, None)`` when there is none.
+        ``(template, source)``: ``source`` is ``"tokenizer_config.json"``, ``"profile:<name>"`` or
+        ``"derived"``; ``(None, None)`` when there is none.
 
     Raises:
         ModelStorageError: a configuration or template file is malformed.
         ResponseTemplateError: the stored response template is invalid (the message names the file).
     """
     path = Path(directory)
-    return _response_template_of(path, read_tokenizer_config(path), _chat_templates(path))
+    template, source, _ = _response_template_of(path, read_tokenizer_config(path), _chat_templates(path))
+    return template, source
 
 
 def _load_directory(path: Path, tokenizer_wanted: bool | None = None) -> LoadedModel:
@@ -142,14 +161,16 @@ def _load_directory(path: Path, tokenizer_wanted: bool | None = None) -> LoadedM
         "Load the model with load_tokenizer=True"))
     if tokenizer_wanted is not False:
         tokenizer, missing = load_tokenizer(path)
-    template, source = _response_template_of(path, config, templates)
+    template, source, derivation = _response_template_of(path, config, templates)
     detected = source is not None and source.startswith("profile:")
     profile = source.removeprefix("profile:") if source is not None and detected else None
     return LoadedModel(
         chat_template=templates, special_tokens=dict(config.special_tokens), name_or_path=str(path),
         tokenizer=tokenizer, tokenizer_missing=missing, config=config,
         response_template=template, response_template_source=source if template is not None else None,
-        profile=profile)
+        profile=profile,
+        response_template_capabilities=derivation.capabilities or None if derivation is not None else None,
+        derivation_failure=derivation.reason or None if derivation is not None else None)
 
 
 def _load_profile(name: str) -> LoadedModel:

@@ -1,12 +1,13 @@
 """Assistant masks: ``{% generation %}`` character spans mapped onto tokens.
 
 Rule kept (SPEC §2.3): a token is in the mask when **any** of its characters lies inside a span.
-The reference (transformers 5.23) looks up only a span's first and last character
-(``char_to_token``) and marks the tokens between; that breaks when a span starts on a character no
-token covers (whitespace trimmed from offsets), ends at token 0 (``end_token`` 0 is read as "to the
-end of the sequence") or ends inside a character split over several byte tokens (the later byte
-tokens are left out). This module needs only each token's character span, so every entry point
-(single, batch, padded, truncated, sanitised) computes the mask the same way.
+transformers 5.24 computes its mask from token offsets too (a token whose offsets overlap a span),
+which gives the same mask for every non-empty span; it differs on an empty span (an assistant turn
+with empty content): 5.24 marks a token that straddles the span's position, chatcodec marks none,
+since the span holds no character (docs/compatibility.md). 5.23 looked up only a span's first and
+last character (``char_to_token``), which lost whole spans and marked user turns. This module needs
+only each token's character span, so every entry point (single, batch, padded, truncated,
+sanitised) computes the mask the same way.
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ def _conversations(conversation: Any) -> tuple[list[Any], bool]:
         isinstance(conversation[0], (list, tuple)) or hasattr(conversation[0], "messages")
     ):
         return [getattr(chat, "messages", chat) for chat in conversation], True
-    return [conversation], False
+    return [getattr(conversation, "messages", conversation)], False  # a Conversation object, as in 5.24
 
 
 def control_tokens_of(tokenizer: Tokenizer | None, config: TokenizerConfig,

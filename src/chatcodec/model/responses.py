@@ -18,18 +18,29 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatcodec.errors import ParserStateError
+from chatcodec.errors import ParserStateError, TokenizerUnavailableError
 from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
 from chatcodec.model.tokenizer import TokenizerHandle
 
 __all__ = [
+    "JOIN_PIECES",
     "EndOfSequence",
     "ModelResponseParser",
     "ResponseDecoding",
     "parse_sequences",
     "response_text",
 ]
+
+#: Pieces of generated text :class:`ModelResponseParser` keeps before joining them into one string.
+JOIN_PIECES = 1024
+
+
+def _no_tokenizer() -> IncrementalDecoder:
+    raise TokenizerUnavailableError(
+        "feed: this parser reads text only (a bare response template has no tokenizer); decode the ids "
+        "first, or use ChatCodec.get_response_parser")
+
 
 class EndOfSequence:
     """Finds the end of generation in ids and in text, holding back text that may be its start.
@@ -44,6 +55,8 @@ class EndOfSequence:
         self.texts = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
         self.ended = False
         self._held = ""
+        #: the characters an end text starts with: text without any of them passes at once
+        self._starts = frozenset(text[0] for text in self.texts)
 
     def cut_ids(self, ids: Sequence[int]) -> tuple[list[int], bool]:
         """The ids before the first end-of-sequence id, and whether there was one.
@@ -78,6 +91,8 @@ class EndOfSequence:
         """
         if self.ended:
             return ""
+        if not self._held and self._starts.isdisjoint(text):
+            return text  # no end text can start in it (the common case, and always without end texts)
         text, self._held = self._held + text, ""
         ends = [index for index in (text.find(eos) for eos in self.texts) if index >= 0]
         if ends:
@@ -183,11 +198,37 @@ class ModelResponseParser:
         self._decoder: IncrementalDecoder | None = None
         self._finished = False
         self._parts: list[str] = []
+        self._joined: list[str] = []
+
+    @classmethod
+    def for_text(cls, parser: Any) -> ModelResponseParser:
+        """A parser of text steps only, with no end-of-sequence token (a bare response template).
+
+        The command line drives every parser through this one class, so a response template file,
+        a model directory and a profile are fed, ended and reported the same way.
+
+        Args:
+            parser: the :class:`~chatcodec.ResponseParser` to wrap.
+
+        Returns:
+            The wrapper; feeding it token ids raises ``TokenizerUnavailableError``.
+        """
+        return cls(parser, EndOfSequence((), ()), _no_tokenizer)
 
     @property
     def text(self) -> str:
         """The generated text fed to the response parser so far (end-of-sequence excluded)."""
-        return "".join(self._parts)
+        return "".join(self._joined) + "".join(self._parts)
+
+    def _keep(self, text: str) -> None:
+        """Remember ``text`` for :attr:`text`. Every :data:`JOIN_PIECES` pieces are joined into one
+        string, so the memory kept stays close to the text's own size whatever the step size (a list
+        of one-character strings costs about 60 bytes per character), in linear time."""
+        parts = self._parts
+        parts.append(text)
+        if len(parts) >= JOIN_PIECES:
+            self._joined.append("".join(parts))
+            parts.clear()
 
     @property
     def ended(self) -> bool:
@@ -226,16 +267,20 @@ class ModelResponseParser:
         """
         if self._finished:
             raise ParserStateError("feed: the parser was finalized; create a new one per sequence")
-        if self._end.ended:
+        end = self._end
+        if end.ended:
             return []
-        text, found = (self._pending() + step, False) if isinstance(step, str) else self._decode(step)
-        text = self._end.cut_text(text, final=found)
-        if found:
-            self._end.end()
+        if type(step) is str and self._decoder is None:  # text, and no ids were ever fed
+            text = end.cut_text(step)
+        else:
+            text, found = (self._pending() + step, False) if isinstance(step, str) else self._decode(step)
+            text = end.cut_text(text, final=found)
+            if found:
+                end.end()
         if not text:
             return []
-        self._parts.append(text)
-        return list(self.parser.feed(text))
+        self._keep(text)
+        return self.parser.feed(text)  # type: ignore[no-any-return]
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: release held-back text, close open regions, return the message.
@@ -253,7 +298,7 @@ class ModelResponseParser:
         events: list[dict[str, Any]] = []
         text = self._end.cut_text(self._pending(), final=True)
         if text:
-            self._parts.append(text)
+            self._keep(text)
             events.extend(self.parser.feed(text))
         message, final_events = self.parser.finalize()
         return message, events + list(final_events)

@@ -34,6 +34,8 @@ from typing import Any, NamedTuple, NoReturn
 import regex
 
 from chatcodec.errors import ResponseTemplateError
+from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.backtracking import catastrophe
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.lax_json import parse_json_dialect
 from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
@@ -52,6 +54,8 @@ __all__ = [
     "parse_float",
     "parse_int",
     "run_parser",
+    "user_matches",
+    "user_timeout",
 ]
 
 ParseFn = Callable[[str, Mapping[str, Any]], Any]
@@ -191,6 +195,33 @@ def compile_user_pattern(source: str) -> regex.Pattern[str]:
     return regex.compile(source, regex.DOTALL)
 
 
+def user_matches(pattern: regex.Pattern[str], text: str, key: str) -> list[regex.Match[str]]:
+    """Every match of a ``content_args`` regex in ``text``, within ``REGEX_TIMEOUT``.
+
+    Args:
+        pattern: the compiled regex.
+        text: the region's text.
+        key: the regex's key, for the message (``"content_args.tag_pattern"``).
+
+    Returns:
+        The matches, in order.
+
+    Raises:
+        ValueError: the search ran out of time (the pattern backtracks too much on this text).
+    """
+    try:
+        return list(pattern.finditer(text, timeout=backtracking.REGEX_TIMEOUT))
+    except TimeoutError:
+        raise ValueError(user_timeout(key)) from None
+
+
+def user_timeout(key: str) -> str:
+    """The problem reported when a ``content_args`` regex ran out of time."""
+    return (f"{key}: searching this region took longer than REGEX_TIMEOUT ({backtracking.REGEX_TIMEOUT:g} s "
+            "of CPU time in chatcodec.response_templates.backtracking); the pattern backtracks too much on "
+            "this text")
+
+
 #: What may stand between xml-inline tags when the template sets no ``skip_tags``: whitespace and
 #: bare end tags (``</function>``), which the corpus vectors pin.
 _XML_FILLER = regex.compile(r"(?:\s+|</[^\s<>/]+\s*>)*")
@@ -224,7 +255,7 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     merged: set[str] = set()
     position = 0
-    for match in pattern.finditer(text):
+    for match in user_matches(pattern, text, "content_args.tag_pattern"):
         _check_xml_filler(text, position, match.start(), skip_tags)
         position = match.end()
         key = match.group("key")
@@ -237,6 +268,10 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
                 out[key] = [out[key]]
                 merged.add(key)
             out[key].append(value)
+        elif key in out:
+            raise ContentError(f"xml-inline: key {key!r} is given twice (the second at offset "
+                               f"{match.start()}); a dict would keep only the last value. Set "
+                               "merge_duplicates to collect repeated keys into a list", match.start())
         else:
             out[key] = value
     _check_xml_filler(text, position, len(text), skip_tags)
@@ -253,7 +288,10 @@ def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if not line or kv_sep not in line:
             continue
         key, value = line.split(kv_sep, 1)
-        out[_strip(key, args)] = _parse_value(_strip(value, args), value_parser)
+        key = _strip(key, args)
+        if key in out:
+            raise ValueError(f"kv-lines: key {key!r} is given twice; a dict would keep only the last value")
+        out[key] = _parse_value(_strip(value, args), value_parser)
     return out
 
 
@@ -329,6 +367,9 @@ def _validate_xml_inline(args: Mapping[str, Any], where: str) -> None:
         pattern = compile_user_pattern(str(source))
     except regex.error as error:
         _fail(where, "tag_pattern", f"invalid tag_pattern regex: {error}")
+    problem = catastrophe(pattern)
+    if problem is not None:
+        _fail(where, "tag_pattern", problem)
     if "key" not in pattern.groupindex:
         _fail(where, "tag_pattern", f"tag_pattern must have a named group 'key' (found groups: "
               f"{sorted(pattern.groupindex)})")

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import regex
 
+from chatcodec.response_templates.backtracking import judge
+
 __all__ = [
     "RUN_WHITESPACE",
     "WHITESPACE",
@@ -27,6 +29,7 @@ __all__ = [
     "alphabet",
     "compile_pattern",
     "context_dependent",
+    "empty_match_problem",
     "first_chars",
     "literal_delimiter",
     "regex_delimiter",
@@ -134,6 +137,41 @@ def _class_end(source: str, start: int) -> int:
     return i + 1
 
 
+#: Text before and after the empty-match probes of :func:`empty_match_problem`: after a letter, a
+#: space and a newline, every printable ASCII character, tab, newline and a few non-ASCII ones.
+_EMPTY_BEFORE = ("x", " ", "\n")
+_EMPTY_AFTER = (*(chr(code) for code in range(32, 127)), "\t", "\n", "é", "中", "😀")
+
+
+def empty_match_problem(pattern: regex.Pattern[str]) -> str | None:
+    """Why a delimiter (or start anchor) pattern cannot be used: it matches the empty string between
+    ordinary characters, or ``None``.
+
+    A pattern such as ``a*``, ``x?``, ``""``, ``(?=.)`` or ``\b`` matches nothing at most places of
+    any text, so it would open or close regions everywhere: the output would be shredded into empty
+    regions and text would land where nobody expects it. Refused: matching the empty string
+    between two characters for more than half of the probes (after a letter, a space or a newline,
+    before each printable ASCII character, tab, newline and a few non-ASCII ones). Zero-width
+    patterns that wait for specific text stay allowed: ``(?=<tool_call>)``, ``(?=<)``, ``^``,
+    ``\\Z``, ``(?<=\\)\\])``.
+
+    Args:
+        pattern: the compiled pattern.
+
+    Returns:
+        The problem, worded for a load error, or ``None``.
+    """
+    empty = [before + after for before in _EMPTY_BEFORE for after in _EMPTY_AFTER
+             if (found := pattern.match(before + after, len(before))) is not None
+             and found.end() == len(before)]
+    if 2 * len(empty) <= len(_EMPTY_BEFORE) * len(_EMPTY_AFTER):
+        return None
+    return (f"this pattern matches the empty string almost everywhere (e.g. between {empty[0][:-1]!r} "
+            f"and {empty[0][-1]!r}), so it would open or close a region between any two characters and "
+            "shred the output. A delimiter must match text (a look-ahead must wait for specific text, "
+            "such as (?=<tool_call>))")
+
+
 def compile_pattern(source: str) -> regex.Pattern[str]:
     """Compile a template regex: ``DOTALL``, no ``MULTILINE``, ``$`` as the end of the input.
 
@@ -167,6 +205,8 @@ class Delimiter:
         can_extend: one literal is a prefix of another (``["<think>", "<think>\n"]``); a match of
             this delimiter that reaches the buffer edge then waits for one more character, as in
             the reference (a regex delimiter always does).
+        linear: a match attempt is proved to read each character a bounded number of times
+            (:func:`~chatcodec.response_templates.backtracking.judge`; literals always are).
     """
 
     field: str
@@ -176,6 +216,7 @@ class Delimiter:
     rank: tuple[int, str]
     can_extend: bool = True
     settled: regex.Pattern[str] | None = None
+    linear: bool = True
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
@@ -211,7 +252,8 @@ def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
     """
     pattern = compile_pattern(source)
     settled = regex.compile(f"(?:{pattern.pattern})(*PRUNE)(?!)", regex.DOTALL)
-    return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled)
+    return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled,
+                     judge(pattern.pattern).linear)
 
 
 def absorbed_whitespace(delimiter: Delimiter) -> str:

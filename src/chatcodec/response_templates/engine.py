@@ -46,12 +46,14 @@ from chatcodec.errors import (
     UnknownPlaceholderError,
     caret_excerpt,
 )
+from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.arguments import (
     ToolParameters,
     called_names,
     cast_tool_calls,
     tool_parameters,
 )
+from chatcodec.response_templates.backtracking import RegexTimeout
 from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
@@ -117,6 +119,15 @@ class _Region:
     vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
     strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
     values: RegionValues | None = None  # value_deltas: this region's region_value events
+    joined: int = 0  # parts[:joined] were joined by compact()
+
+    def compact(self) -> None:
+        """Join the parts added since the last call into one string (memory close to the text's size
+        whatever the chunk size; called at each buffer trim, so each character is copied once)."""
+        parts, joined = self.parts, self.joined
+        if len(parts) - joined > 1:
+            parts[joined:] = ["".join(parts[joined:])]
+        self.joined = len(parts)
 
 
 class ResponseParser:
@@ -209,7 +220,7 @@ class ResponseParser:
         self.initial_events: list[dict[str, Any]] = []
         prompt = prefix_text(prefix)
         self._prefix_len = len(prompt)  # offsets below 0 are in the prompt: prefix_len + offset
-        after = self._template.after_last_anchor(prompt)
+        after = self._anchor(prompt)
         self._anchored = after is not None or not prompt  # "" is the explicit opt-out
         if not self._anchored:
             warn_without_start_anchor(self._template)
@@ -324,7 +335,10 @@ class ResponseParser:
                 if matcher is None:
                     result: Commit | int = len(buf)
                 else:
-                    result = matcher.scan(buf, pos, eos, memo, self._zero_width, region.vacant)
+                    try:
+                        result = matcher.scan(buf, pos, eos, memo, self._zero_width, region.vacant)
+                    except RegexTimeout as timeout:
+                        result = self._stop_matching(timeout, buf, pos)
                 if type(result) is not int:
                     pos = self._commit(events, buf, pos, result)  # type: ignore[arg-type]
                     continue
@@ -346,6 +360,7 @@ class ResponseParser:
         if pos > TRIM_THRESHOLD:
             cut = pos - LOOKBEHIND_CONTEXT
             buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+            self._region.compact()
         self._buf, self._pos = buf, pos
         return events
 
@@ -552,6 +567,39 @@ class ResponseParser:
         return value
 
     # -- errors -----------------------------------------------------------------------------------
+
+    def _anchor(self, prompt: str) -> str | None:
+        """The prompt after its last start anchor; a ``start_anchor_pattern`` that runs out of time
+        raises (strict) or is recorded, and the prompt is then left out (keep)."""
+        try:
+            return self._template.after_last_anchor(prompt)
+        except TimeoutError:
+            problem = (f"searching start_anchor_pattern in the prefix took longer than REGEX_TIMEOUT "
+                       f"({backtracking.REGEX_TIMEOUT:g} s of CPU time); the prefix was left out")
+            if not self._keep:
+                raise ResponseParseError(problem.removesuffix("; the prefix was left out"),
+                                         text=prompt, raw=prompt) from None
+            self._message.errors.append({"field": None, "parser": None, "offset": None, "error": problem,
+                                         "text": "", "raw": "", "span": None})
+            return ""
+
+    def _stop_matching(self, timeout: RegexTimeout, buf: str, pos: int) -> int:
+        """A delimiter search ran out of time at ``buf[pos]``: raise (strict), or record it and stop
+        looking for delimiters (keep): the rest of the output goes to the current region, so nothing
+        is lost and the time stays bounded (one timeout per parse)."""
+        field_name = timeout.where[0].split(".")[1] if timeout.where else None
+        at = self._origin + pos
+        problem = str(timeout)
+        if not self._keep:
+            raise ResponseParseError(f"searching from {self._location(at, at)}: {problem}", field=field_name,
+                                     offset=at,
+                                     text=buf[pos:], raw=buf[pos:], span=None,
+                                     partial_message=self._message.snapshot())
+        # no offset: where the search started depends on how the output was chunked
+        self._message.errors.append({"field": field_name, "parser": None, "offset": None, "error": problem,
+                                     "text": "", "raw": "", "span": None})
+        self._region.matcher = None
+        return len(buf)
 
     def _problem(self, spec: FieldSpec, region: _Region, raw: str, closing: str,
                  error: ValueError | KeyError) -> dict[str, Any]:

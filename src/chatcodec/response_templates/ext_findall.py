@@ -37,7 +37,15 @@ from typing import Any
 
 import regex
 
-from chatcodec.response_templates.content import check_parser_spec, compile_user_pattern, run_parser
+from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.backtracking import catastrophe
+from chatcodec.response_templates.content import (
+    check_parser_spec,
+    compile_user_pattern,
+    run_parser,
+    user_matches,
+    user_timeout,
+)
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
 
@@ -64,7 +72,7 @@ def validate_findall(args: Mapping[str, Any], where: str) -> None:
             f"{where}: unknown key(s) {unknown} for x-findall. "
             "Known: ['between', 'into', 'pattern', 'value_parsers']"
         )
-    pattern = _compile(args.get("pattern"), f"{where}.pattern")
+    pattern = _compile(args.get("pattern"), f"{where}.pattern", check=True)
     parsers = args.get("value_parsers", {})
     if not isinstance(parsers, dict):
         raise ValueError(f"{where}.value_parsers: must be an object {{group: parser}}")
@@ -78,7 +86,7 @@ def validate_findall(args: Mapping[str, Any], where: str) -> None:
     if into == "dict" and "key" not in pattern.groupindex:
         raise ValueError(f"{where}.pattern: 'into': 'dict' needs a named group 'key'")
     if "between" in args:
-        _compile(args["between"], f"{where}.between")
+        _compile(args["between"], f"{where}.between", check=True)
 
 
 def parse_findall(text: str, args: Mapping[str, Any]) -> Any:
@@ -101,7 +109,7 @@ def parse_findall(text: str, args: Mapping[str, Any]) -> Any:
     items: list[dict[str, Any]] = []
     starts: list[int] = []
     position = 0
-    for match in pattern.finditer(text):
+    for match in user_matches(pattern, text, "content_args.pattern (x-findall)"):
         gap = "between matches" if items else "before the first match"
         _check_gap(between, text, position, match.start(), gap)
         position = match.end()
@@ -155,7 +163,11 @@ def _groups(match: regex.Match[str], parsers: Mapping[str, Mapping[str, Any]]) -
 
 def _check_gap(between: regex.Pattern[str], text: str, start: int, end: int, where: str) -> None:
     """Raise unless ``text[start:end]`` (text outside the matches) is what ``between`` allows."""
-    if between.fullmatch(text, start, end) is None:
+    try:
+        allowed = between.fullmatch(text, start, end, timeout=backtracking.REGEX_TIMEOUT)
+    except TimeoutError:
+        raise ExtensionError(user_timeout("content_args.between (x-findall)"), start) from None
+    if allowed is None:
         excerpt = text[start:end]
         excerpt = excerpt if len(excerpt) <= 60 else excerpt[:57] + "..."
         raise ExtensionError(
@@ -214,10 +226,15 @@ def parse_first(text: str, args: Mapping[str, Any]) -> Any:
     raise ValueError(message)
 
 
-def _compile(pattern: Any, where: str) -> regex.Pattern[str]:
+def _compile(pattern: Any, where: str, check: bool = False) -> regex.Pattern[str]:
     if not isinstance(pattern, str) or not pattern:
         raise ValueError(f"{where}: a non-empty regex string is required")
     try:
-        return compile_user_pattern(pattern)
+        compiled = compile_user_pattern(pattern)
     except regex.error as error:
         raise ValueError(f"{where}: invalid regex: {error}") from None
+    if check:
+        problem = catastrophe(compiled)
+        if problem is not None:
+            raise ValueError(f"{where}: {problem}")
+    return compiled

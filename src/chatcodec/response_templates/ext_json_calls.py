@@ -48,11 +48,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
-from chatcodec.response_templates.lax_json import loads_json, reject_constant
+from chatcodec.response_templates.lax_json import loads_json, reject_constant, unique_keys
 
 __all__ = ["parse_json_calls", "validate_json_calls"]
 
-_DECODER = json.JSONDecoder(parse_constant=reject_constant)  # JSON has no NaN or Infinity
+# JSON has no NaN or Infinity, and a key given twice would lose the first value
+_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys)
 _LIST_KEYS = ("name_keys", "arguments_keys", "id_keys", "separators")
 _NAME_KEYS = ["name"]
 _ARGUMENTS_KEYS = ["arguments", "parameters"]
@@ -132,7 +133,7 @@ def _values(text: str, separators: list[str]) -> list[tuple[int, Any]]:
             raise ExtensionError(
                 f"x-json-calls: invalid JSON at offset {error.pos}: {error.msg}", error.pos
             ) from None
-        except ValueError as error:  # NaN / Infinity
+        except ValueError as error:  # NaN / Infinity, a key given twice
             message = f"x-json-calls: invalid JSON at offset {position}: {error}"
             raise ExtensionError(message, position) from None
         values.append((position, value))

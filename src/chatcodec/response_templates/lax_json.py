@@ -41,6 +41,7 @@ __all__ = [
     "parse_json_dialect",
     "quote_bare_keys",
     "reject_constant",
+    "unique_keys",
 ]
 
 #: Marks the start of a set-aside delimited string while the dialect is applied.
@@ -65,8 +66,28 @@ def reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
 
 
+def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for ``json``: an object that gives a key twice is an error.
+
+    A dict would keep the last value and silently drop the first (``{"a": "KEEP", "a": "x"}``);
+    nothing may be lost, so every JSON reader of model output refuses it.
+
+    Raises:
+        ValueError: a key is given twice, naming it.
+    """
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"key {key!r} is given twice in one object (a dict would keep only the "
+                                 "last value)")
+            seen.add(key)
+    return result
+
+
 def loads_json(text: str) -> Any:
-    """``json.loads`` that rejects the non-standard ``NaN``/``Infinity`` tokens.
+    """``json.loads`` that rejects the non-standard ``NaN``/``Infinity`` tokens and repeated keys.
 
     Args:
         text: the JSON text.
@@ -75,9 +96,10 @@ def loads_json(text: str) -> Any:
         The parsed value.
 
     Raises:
-        ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``).
+        ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``), or an
+            object gives a key twice (:func:`unique_keys`).
     """
-    return json.loads(text, parse_constant=reject_constant)
+    return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
 
 
 def quote_bare_keys(text: str) -> str:
@@ -129,14 +151,19 @@ def _string_end(text: str, start: int) -> int:
 def _set_aside_delimited(text: str, pairs: Sequence[Sequence[str]]) -> tuple[str, list[str]]:
     """Replace each delimited string by a sentinel token; return the text and the strings."""
     captured: list[str] = []
-
-    def capture(match: Any) -> str:
-        captured.append(match.group(1))
-        return f"{SENTINEL_OPEN}{len(captured) - 1}{SENTINEL_CLOSE}"
-
     for open_delim, close_delim in pairs:
-        pattern = regex.escape(open_delim) + r"(.*?)" + regex.escape(close_delim)
-        text = regex.sub(pattern, capture, text, flags=regex.DOTALL)
+        # what regex.sub(open (.*?) close) does, in linear time: once no close follows an open,
+        # none follows a later open either (the lazy search would try every one, to the end)
+        pieces: list[str] = []
+        done = 0
+        while (start := text.find(open_delim, done)) >= 0:
+            end = text.find(close_delim, start + len(open_delim))
+            if end < 0:
+                break
+            captured.append(text[start + len(open_delim) : end])
+            pieces += [text[done:start], f"{SENTINEL_OPEN}{len(captured) - 1}{SENTINEL_CLOSE}"]
+            done = end + len(close_delim)
+        text = "".join(pieces) + text[done:]
     return text, captured
 
 

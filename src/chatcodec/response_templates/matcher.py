@@ -21,6 +21,11 @@ Rules kept here (SPEC §1.2, §1.5):
   combined search for complete matches; the costly partial-match search runs only from the first
   character that can start a delimiter, and its result is memoised per buffer.
 * A zero-width match at the very end of the input never commits (it would delimit nothing).
+* **Bounded time** (:mod:`~chatcodec.response_templates.backtracking`). A :class:`RegexMatcher`
+  whose delimiters are all proved linear searches at most ``UNTIMED_SPAN`` characters without
+  the clock; any other search runs with ``REGEX_TIMEOUT`` (read at each search) and raises
+  :class:`~chatcodec.response_templates.backtracking.RegexTimeout` naming the delimiters' JSON
+  paths. Literal states never backtrack and never read the clock.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.backtracking import UNTIMED_SPAN, RegexTimeout
 from chatcodec.response_templates.delimiters import (
     RUN_WHITESPACE,
     Delimiter,
@@ -41,7 +48,7 @@ from chatcodec.response_templates.delimiters import (
 )
 from chatcodec.response_templates.whitespace import run_guard
 
-__all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher"]
+__all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher", "path"]
 
 # Constructs whose meaning depends on group numbers or on other groups: a pattern using them is
 # searched on its own instead of as an alternative of the combined regex.
@@ -135,10 +142,15 @@ class RegexMatcher:
     """
 
     __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "_searchers",
-                 "absorbed", "delimiters")
+                 "_untimed", "absorbed", "delimiters", "suspects")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
+        regexes = [d for d in self.delimiters if d.literals is None]
+        #: searches of at most this many characters run without the clock (-1: none does)
+        self._untimed = UNTIMED_SPAN if all(d.linear for d in regexes) else -1
+        #: the JSON paths named when a search runs out of time: the unproved patterns first
+        self.suspects = tuple(path(d) for d in sorted(regexes, key=lambda d: d.linear))
         self.absorbed = max((absorbed_whitespace(d) for d in self.delimiters), key=len)
         # every search skips the starts inside whitespace runs that cannot be leftmost (whitespace.py)
         sources = [f"{run_guard(d)}(?:{d.pattern.pattern})" for d in self.delimiters]
@@ -188,39 +200,46 @@ class RegexMatcher:
         block_empty_close = pos if vacant else -1
         n = len(buf)
         start = pos
+        timeout = None if n - pos <= self._untimed else backtracking.REGEX_TIMEOUT
         quick = self._quick
-        if quick is not None and not eos:
-            m = quick.search(buf, pos)
-            if m is None:
-                return n  # no delimiter can start anywhere in the text
-            if m.lastindex != self._candidate_group:
-                # a complete match, and no delimiter could start before it
-                outcome = self._decide(buf, m.start(), eos, pos, zero_width, block_empty_close)
+        try:
+            if quick is not None and not eos:
+                m = quick.search(buf, pos) if timeout is None else quick.search(buf, pos, None, None, False,
+                                                                                timeout)
+                if m is None:
+                    return n  # no delimiter can start anywhere in the text
+                if m.lastindex != self._candidate_group:
+                    # a complete match, and no delimiter could start before it
+                    outcome = self._decide(buf, m.start(), eos, pos, zero_width, block_empty_close, timeout)
+                    if outcome is not None:
+                        return outcome
+                start = m.start()
+            while True:
+                q = self._first_complete(buf, start, timeout)
+                if not eos:
+                    pending = self._leftmost_partial(buf, pos, q, memo, timeout)
+                    if pending < q:
+                        return pending
+                if q >= n:
+                    return n
+                outcome = self._decide(buf, q, eos, pos, zero_width, block_empty_close, timeout)
                 if outcome is not None:
                     return outcome
-            start = m.start()
-        while True:
-            q = self._first_complete(buf, start)
-            if not eos:
-                pending = self._leftmost_partial(buf, pos, q, memo)
-                if pending < q:
-                    return pending
-            if q >= n:
-                return n
-            outcome = self._decide(buf, q, eos, pos, zero_width, block_empty_close)
-            if outcome is not None:
-                return outcome
-            start = q + 1  # only blocked zero-width matches at q: look further
+                start = q + 1  # only blocked zero-width matches at q: look further
+        except TimeoutError:
+            raise RegexTimeout(self.suspects) from None
 
-    def _first_complete(self, buf: str, start: int) -> int:
+    def _first_complete(self, buf: str, start: int, timeout: float | None) -> int:
         """Start of the leftmost complete match of any delimiter (``len(buf)`` if none)."""
         if self._combined is not None:
-            m = self._combined.search(buf, start)
+            m = self._combined.search(buf, start, None, None, False, timeout)
             return len(buf) if m is None else m.start()
-        found = [m.start() for searcher in self._searchers if (m := searcher.search(buf, start)) is not None]
+        found = [m.start() for searcher in self._searchers
+                 if (m := searcher.search(buf, start, None, None, False, timeout)) is not None]
         return min(found, default=len(buf))
 
-    def _leftmost_partial(self, buf: str, pos: int, limit: int, memo: dict[Any, int]) -> int:
+    def _leftmost_partial(self, buf: str, pos: int, limit: int, memo: dict[Any, int],
+                          timeout: float | None) -> int:
         """The leftmost start ``>= pos`` of a partial match if it is ``< limit``, else ``len(buf)``."""
         cached = memo.get(self)
         if cached is not None and cached >= pos:
@@ -243,19 +262,19 @@ class RegexMatcher:
                 return low
         found = n
         for probe in self._probes:
-            m = probe.search(buf, low, partial=True)
+            m = probe.search(buf, low, None, None, True, timeout)
             if m is not None and m.partial:
                 found = min(found, m.start())
         memo[self] = found
         return found
 
     def _decide(self, buf: str, q: int, eos: bool, pos: int, zero_width: frozenset[Delimiter],
-                block_empty_close: int) -> Commit | int | None:
+                block_empty_close: int, timeout: float | None) -> Commit | int | None:
         """Choose among the delimiters matching at ``q``; hold at ``q`` if any may still change."""
         n = len(buf)
         best: tuple[tuple[int, tuple[int, str]], Delimiter, int, Any] | None = None
         for delimiter in self.delimiters:
-            match = delimiter.pattern.match(buf, q, partial=not eos)
+            match = delimiter.pattern.match(buf, q, None, None, not eos, timeout)
             if match is None:
                 continue
             if match.partial:
@@ -269,7 +288,7 @@ class RegexMatcher:
             elif end == q and ((q == pos and delimiter in zero_width)
                                or (q == block_empty_close and not delimiter.is_open)):
                 continue
-            elif not eos and (end == n or _unsettled(delimiter, buf, q)):
+            elif not eos and (end == n or _unsettled(delimiter, buf, q, timeout)):
                 return q  # more input could still extend or change this regex match
             key = (q - end, delimiter.rank)
             if best is None or key < best[0]:
@@ -311,9 +330,10 @@ def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
     return regex.compile("|".join(alternatives))
 
 
-def _unsettled(delimiter: Delimiter, buf: str, q: int) -> bool:
+def _unsettled(delimiter: Delimiter, buf: str, q: int, timeout: float | None) -> bool:
     """A higher-priority way for the regex ``delimiter`` to match at ``q`` ran into the buffer end."""
-    m = delimiter.settled.match(buf, q, partial=True) if delimiter.settled is not None else None
+    settled = delimiter.settled
+    m = settled.match(buf, q, None, None, True, timeout) if settled is not None else None
     return m is not None and bool(m.partial)
 
 
@@ -321,6 +341,12 @@ def _longer_pending(delimiter: Delimiter, buf: str, q: int) -> bool:
     """A longer literal of ``delimiter`` could still match at ``q`` (the buffer ends inside it)."""
     rest = buf[q:]
     return any(len(lit) > len(rest) and lit.startswith(rest) for lit in delimiter.literals or ())
+
+
+def path(delimiter: Delimiter) -> str:
+    """The JSON path of a delimiter's key in its template (``fields.tool_calls.open_pattern``)."""
+    key = ("open" if delimiter.is_open else "close") + ("" if delimiter.literals is not None else "_pattern")
+    return f"fields.{delimiter.field}.{key}"
 
 
 #: A compiled matcher for one parser state.

@@ -31,10 +31,13 @@ from typing import Any
 import regex
 
 from chatcodec.errors import ResponseTemplateError
+from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.backtracking import UNTIMED_SPAN, catastrophe, judge
 from chatcodec.response_templates.content import ContentParser, known_parser_names, lookup_parser
 from chatcodec.response_templates.delimiters import (
     Delimiter,
     compile_pattern,
+    empty_match_problem,
     literal_delimiter,
     regex_delimiter,
     unsupported_construct,
@@ -162,9 +165,15 @@ class ResponseTemplate:
 
         Returns:
             The text after the anchor (possibly ``""``), or ``None``: the prompt has no anchor.
+
+        Raises:
+            TimeoutError: the search ran longer than ``REGEX_TIMEOUT`` (a ``start_anchor_pattern`` that
+                backtracks too much on this prompt).
         """
         last_end = None
-        for match in self.start_anchor.finditer(prefix):
+        untimed = len(prefix) <= UNTIMED_SPAN and judge(self.start_anchor.pattern).linear
+        timeout = None if untimed else backtracking.REGEX_TIMEOUT
+        for match in self.start_anchor.finditer(prefix, timeout=timeout):
             last_end = match.end()
         return None if last_end is None else prefix[last_end:]
 
@@ -211,7 +220,8 @@ def _delimiter(spec: Mapping[str, Any], name: str, literal_key: str, is_open: bo
         delimiter = regex_delimiter(name, is_open, source)
     except regex.error as error:
         raise _error(f"invalid {pattern_key} regex: {error}", field=name, key=pattern_key) from None
-    problem = unsupported_construct(delimiter.pattern) or lookbehind_problem(delimiter.pattern)
+    problem = unsupported_construct(delimiter.pattern) or lookbehind_problem(delimiter.pattern) \
+        or empty_match_problem(delimiter.pattern) or catastrophe(delimiter.pattern)
     if problem is not None:
         raise _error(problem, field=name, key=pattern_key)
     return delimiter
@@ -331,9 +341,10 @@ def _check_shape(spec: Any) -> None:
                 if isinstance(spec, str) else "")
         raise _error(f"A response template must be a JSON object, got {type(spec).__name__}{hint}")
     if exceeds_depth(spec):
-        raise _error(f"A response template nested more than {MAX_NESTING_DEPTH} levels deep "
-                     "(MAX_NESTING_DEPTH) is refused; real ones are a few levels deep, check its transforms "
-                     "and defaults")
+        field, key = _too_deep(spec)
+        raise _error(f"nested more than {MAX_NESTING_DEPTH} levels deep (MAX_NESTING_DEPTH, counting from "
+                     "the top of the response template) is refused; real templates are a few levels deep",
+                     field=field, key=key)
     version = spec.get("version", 1)
     if isinstance(version, bool) or version != 1:
         raise _error(f"unsupported version {version!r} (only 1 exists)", key="version")
@@ -349,6 +360,21 @@ def _check_shape(spec: Any) -> None:
             raise _error("missing: a response template needs fields (output key -> field spec)", key="fields")
         got = "" if isinstance(fields, dict) else f", got {type(fields).__name__}"
         raise _error(f"must be a non-empty object (output key -> field spec){got}", key="fields")
+
+
+def _too_deep(spec: Mapping[str, Any]) -> tuple[str | None, str | None]:
+    """The field and key that nest deeper than the template may (``spec`` as a whole does): a key of
+    a field (``fields.NAME.transform``), else a top-level key (``defaults``)."""
+    fields = spec.get("fields")
+    if isinstance(fields, dict) and exceeds_depth(fields, MAX_NESTING_DEPTH - 1):
+        for name, field_spec in fields.items():
+            if isinstance(field_spec, dict) and exceeds_depth(field_spec, MAX_NESTING_DEPTH - 2):
+                key = next((key for key, value in field_spec.items()
+                            if exceeds_depth(value, MAX_NESTING_DEPTH - 3)), None)
+                return str(name), None if key is None else str(key)
+        return None, "fields"
+    key = next(str(key) for key, value in spec.items() if exceeds_depth(value, MAX_NESTING_DEPTH - 1))
+    return None, key
 
 
 def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
@@ -374,6 +400,9 @@ def _start_anchor(spec: Mapping[str, Any]) -> regex.Pattern[str]:
         raise _error(f"invalid start_anchor_pattern regex: {error}", key="start_anchor_pattern") from None
     if pattern.flags & regex.REVERSE:
         raise _error(unsupported_construct(pattern) or "", key="start_anchor_pattern")
+    problem = empty_match_problem(pattern) or catastrophe(pattern)
+    if problem is not None:
+        raise _error(problem, key="start_anchor_pattern")
     return pattern
 
 

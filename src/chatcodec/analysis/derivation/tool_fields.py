@@ -1,0 +1,480 @@
+"""The ``tool_calls`` field, from the renders of one sentinel call and of two (inference.md §2.5).
+
+Classification, on the render of one call ``fnqza(keyqza="valqza", keyqzb=7)``:
+
+* **JSON holding the call**: a JSON object around the name with one key whose value is the name
+  and one whose value is the arguments (``name`` / ``arguments``, ``tool_name`` / ``parameters``,
+  ...), one per call (Hermes), or an array of them (Mistral, Jamba, Command A);
+* **name outside, JSON arguments**: the name, some text, then a JSON object equal to the
+  arguments (DeepSeek, functionary, Devstral), or a JSON dialect with bare keys and other string
+  delimiters (Gemma 4's ``<|"|>``), read by ``json``'s ``unquoted_keys`` / ``string_delims`` or,
+  when the template writes values JSON cannot read (``None``), by ``x-bare-object``;
+* **name outside, tagged arguments**: ``<parameter=KEY>VALUE</parameter>``-style tags, read by
+  ``xml-inline`` with a ``tag_pattern`` made of the common text before the two keys, between key
+  and value, and after the two values (Qwen3-Coder, GLM, MiniMax, Seed-OSS, Hy3).
+
+The diff of the one-call and two-call renders gives the per-call opener (the common suffix of the
+text before call 1 and the text between the calls), the per-call closer (their common prefix),
+and what is left: a section start (optional in the open pattern) and a section end (discarded).
+Every piece is snapped to atoms; a piece that differs between the two calls only in digits gets
+``\\d+`` (Kimi's ``functions.NAME:0``), and a call id in it becomes an ``id`` group. Whitespace
+runs become ``\\s*``, except a newline touching an argument value, which becomes ``\\n?`` so
+values stay exact. A bare JSON call with no opener opens on a look-ahead for its first key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import regex
+
+from chatcodec.analysis.derivation.atoms import common_prefix_length, common_suffix_length
+from chatcodec.analysis.derivation.context import (
+    CALL_A,
+    CALL_B,
+    CONTENT,
+    PLAIN_IDS,
+    REASONING,
+    DerivationContext,
+)
+from chatcodec.analysis.derivation.text_fields import _marker_after
+
+__all__ = ["ToolDerivation", "derive_tool_field"]
+
+_DECODER = json.JSONDecoder()
+_NAME = r"(?P<name>[\w.\-]+)"
+_ID = r"(?P<id>.+?)"
+#: Stands for a call id in the text between calls, so the diff of two calls keeps it as one slot.
+ID_MARK = "\ue000"
+_TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
+
+
+@dataclass
+class ToolDerivation:
+    """The derived tool-call field candidates.
+
+    Attributes:
+        kind: what the calls look like (for reports), e.g. ``JSON object per call``.
+        fields: candidate ``tool_calls`` field specs, best guess first (empty: none derived).
+        discards: markers around the calls that the content field must discard (section ends).
+        problem: why nothing was derived, when ``fields`` is empty.
+    """
+
+    kind: str = ""
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    discards: list[str] = field(default_factory=list)
+    problem: str = ""
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One call (or one array of calls) in a render: ``text[start:end]``, and how it reads."""
+
+    start: int
+    end: int
+    kind: str
+    name_post: str = ""
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def loose(text: str) -> str:
+    """A regex for ``text`` whose whitespace runs, and the places before a ``<...>`` / ``[...]``
+    marker, match any whitespace (``\\s*``; models space markers as they like, inference.md §2.5);
+    ends stripped."""
+    parts = [part for part in regex.split(r"\s+|(?=<[^<>\s]+>|\[[^\[\]\s]+\])", text.strip()) if part]
+    return r"\s*".join(regex.escape(part) for part in parts)
+
+
+def _generalise(first: str, second: str | None, pattern: str) -> str:
+    """``pattern`` (for ``first``) with digit runs as ``\\d+`` when ``second`` differs only in digits,
+    and the sentinel call ids as an ``id`` group."""
+    for sentinel in PLAIN_IDS:
+        escaped = regex.escape(sentinel)
+        if escaped in pattern:
+            pattern = pattern.replace(escaped, _ID, 1)
+    digits = regex.compile(r"\d+")
+    if second is not None and first != second and digits.sub("0", first) == digits.sub("0", second):
+        pattern = regex.sub(r"\d+", lambda _match: r"\d+", pattern)
+    return pattern
+
+
+# --- finding the calls in a render ---------------------------------------------------------------
+
+def _is_call(value: Any, name: str, arguments: dict[str, Any]) -> dict[str, str] | None:
+    """The keys of a JSON call object (``name``, ``arguments``, maybe ``id``), or ``None``; a call
+    written ``{NAME: {arguments}}`` (Apertus) gives ``{"name_as_key": "yes"}``."""
+    if not isinstance(value, dict):
+        return None
+    if list(value) == [name] and value[name] == arguments:
+        return {"name_as_key": "yes", "name": "name", "arguments": "arguments"}
+    keys: dict[str, str] = {}
+    for key, item in value.items():
+        if item == name:
+            keys["name"] = key
+        elif item == arguments:
+            keys["arguments"] = key
+        elif isinstance(item, str) and item in PLAIN_IDS:
+            keys["id"] = key
+        elif isinstance(item, str) and _json_object(item) == arguments:
+            keys["arguments"], keys["string_arguments"] = key, "yes"
+    return keys if "name" in keys and "arguments" in keys else None
+
+
+def _json_object(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def _json_unit(text: str, start: int, name: str, arguments: dict[str, Any]) -> _Unit | None:
+    """The JSON object (or array of objects) that holds the call named ``name``."""
+    position = text.find(name, start)
+    found: _Unit | None = None
+    for opener in range(position - 1, start - 1, -1):
+        if text[opener] not in "{[":
+            continue
+        try:
+            value, end = _DECODER.raw_decode(text, opener)
+        except ValueError:
+            continue
+        if end <= position:
+            continue
+        if isinstance(value, dict) and found is None:
+            keys = _is_call(value, name, arguments)
+            if keys:
+                found = _Unit(opener, end, "object", info={"keys": keys, "first_key": next(iter(value))})
+        elif isinstance(value, list) and value and found is not None:
+            keys = _is_call(value[0], name, arguments)
+            if keys:
+                return _Unit(opener, end, "array", info={"keys": keys})
+    return found
+
+
+def _outside_unit(ctx: DerivationContext, text: str, start: int, name: str,
+                  arguments: dict[str, Any]) -> _Unit | None:
+    """The call when its name stands outside its arguments (JSON, a JSON dialect, or tags)."""
+    position = text.find(name, start)
+    after = position + len(name)
+    brace = text.find("{", after)
+    if 0 <= brace - after <= 64:
+        try:
+            value, end = _DECODER.raw_decode(text, brace)
+        except ValueError:
+            value, end = None, -1
+        if value == arguments:
+            return _Unit(position, end, "json", text[after:brace])
+        dialect = _dialect(text, brace, arguments)
+        if dialect is not None:
+            return _Unit(position, dialect[0], "dialect", text[after:brace], {"delims": dialect[1]})
+    return _tagged_unit(ctx, text, position, after, arguments)
+
+
+def _dialect(text: str, brace: int, arguments: dict[str, Any]) -> tuple[int, list[list[str]]] | None:
+    """``(end, string_delims)`` when ``text[brace:end]`` reads as the arguments in a JSON dialect."""
+    from chatcodec.response_templates.content import run_parser
+
+    strings = [value for value in arguments.values() if isinstance(value, str)]
+    delims: list[list[str]] = []
+    if strings:
+        value_at = text.find(strings[0], brace)
+        colon = text.rfind(":", brace, value_at)
+        if value_at < 0 or colon < 0:
+            return None
+        opener = text[colon + 1:value_at].strip()
+        closer_match = regex.match(r"[^,}\]]*", text[value_at + len(strings[0]):])
+        closer = closer_match.group(0).strip() if closer_match else ""
+        if opener and closer and opener != '"':
+            delims = [[opener, closer]]
+    args = {"unquoted_keys": True, **({"string_delims": delims} if delims else {})}
+    for end in (index + 1 for index, char in enumerate(text) if char == "}" and index > brace):
+        try:
+            value = run_parser({"name": "json", "args": args}, text[brace:end])
+        except ValueError:
+            continue
+        if value == arguments:
+            return end, delims
+    return None
+
+
+def _tagged_unit(ctx: DerivationContext, text: str, position: int, after: int,
+                 arguments: dict[str, Any]) -> _Unit | None:
+    """Tagged arguments: ``KEY_PREFIX key SEPARATOR value VALUE_SUFFIX`` for each argument."""
+    (key1, value1), (key2, value2) = [(key, str(value)) for key, value in list(arguments.items())[:2]]
+    k1 = text.find(key1, after)
+    v1 = text.find(value1, k1 + len(key1)) if k1 >= 0 else -1
+    k2 = text.find(key2, v1 + len(value1)) if v1 >= 0 else -1
+    v2 = text.find(value2, k2 + len(key2)) if k2 >= 0 else -1
+    if min(k1, v1, k2, v2) < 0 or k1 - after > 64:
+        return None
+    between = text[v1 + len(value1):k2]
+    key_start = ctx.atoms.snap_end(between, len(between) - common_suffix_length(text[after:k1], between))
+    key_prefix = between[key_start:].lstrip()
+    separator, separator2 = text[k1 + len(key1):v1], text[k2 + len(key2):v2]
+    rest = text[v2 + len(value2):]
+    value_suffix = between[:ctx.atoms.snap_start(between, common_prefix_length(between, rest))].rstrip()
+    if separator != separator2 or not key_prefix or not value_suffix.strip() or key1 in key_prefix:
+        return None
+    name_post = text[after:k1 - len(key_prefix)]
+    end = v2 + len(value2) + len(value_suffix)
+    return _Unit(position, end, "tagged", name_post,
+                 {"key_prefix": key_prefix, "separator": separator, "value_suffix": value_suffix})
+
+
+def _find_unit(ctx: DerivationContext, text: str, start: int, name: str,
+               arguments: dict[str, Any]) -> _Unit | None:
+    if text.find(name, start) < 0:
+        return None
+    return _json_unit(text, start, name, arguments) or _outside_unit(ctx, text, start, name, arguments)
+
+
+# --- the field -----------------------------------------------------------------------------------
+
+def _zone_start(ctx: DerivationContext, text: str) -> int:
+    """Where calls may start: after the reasoning block when the turn carries reasoning."""
+    if REASONING not in text:
+        return 0
+    index = text.index(REASONING) + len(REASONING)
+    closer = _marker_after(ctx, text[index:])
+    if closer:
+        index = text.index(closer, index) + len(closer)
+    return index
+
+
+def _answer_lead(ctx: DerivationContext, mode: Mapping[str, Any]) -> str:
+    """What a turn writes before its answer text in this mode (a pre-closed ``</think>``, an empty
+    ``<think></think>``): not part of any tool-call marker."""
+    turn = ctx.turn("content", mode)
+    if turn is None or CONTENT not in turn.output:
+        return ""
+    return turn.output[:turn.output.index(CONTENT)]
+
+
+def _snap_suffix(ctx: DerivationContext, text: str, length: int) -> str:
+    """The last ``length`` characters of ``text``, shortened so they start at an atom boundary."""
+    start = len(text) - length
+    snapped = ctx.atoms.snap_end(text, start)
+    return text[snapped:]
+
+
+def _snap_prefix(ctx: DerivationContext, text: str, length: int) -> str:
+    end = ctx.atoms.snap_start(text, length)
+    return text[:end]
+
+
+def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
+    """The ``tool_calls`` field candidates (module docstring)."""
+    chosen = None
+    for mode in ctx.modes:
+        one, two = ctx.turn("one_call", mode), ctx.turn("two_calls", mode)
+        if one is not None and CALL_A[0] in one.output:
+            chosen = (one, two, mode)
+            if one.continues:
+                break
+    if chosen is None:
+        return ToolDerivation(problem="the template renders no assistant tool call (with any message shape "
+                                      "tried: arguments as a mapping or a JSON string, content '', None or "
+                                      "text blocks)")
+    one, two, mode = chosen
+    out1 = one.output
+    lead = _answer_lead(ctx, mode)
+    start1 = max(_zone_start(ctx, out1), len(lead) if lead and out1.startswith(lead) else 0)
+    unit1 = _find_unit(ctx, out1, start1, *CALL_A)
+    if unit1 is None:
+        return ToolDerivation(problem="the call's arguments are in no form the derivation reads (JSON, a "
+                                      "JSON dialect, or tagged arguments)")
+    units2: list[_Unit] = []
+    out2 = two.output if two is not None else None
+    if out2 is not None:
+        start2 = max(_zone_start(ctx, out2), len(lead) if lead and out2.startswith(lead) else 0)
+        first = _find_unit(ctx, out2, start2, *CALL_A)
+        if first is not None and unit1.kind != "array":
+            second = _find_unit(ctx, out2, first.end, *CALL_B)
+            if second is not None and second.kind == first.kind:
+                units2 = [first, second]
+        elif first is not None:
+            units2 = [first]
+    return _build(ctx, out1, start1, unit1, out2, units2)
+
+
+def _mask_ids(text: str) -> str:
+    """``text`` with the sentinel call ids replaced by :data:`ID_MARK` (they differ between calls)."""
+    for sentinel in PLAIN_IDS:
+        text = text.replace(sentinel, ID_MARK)
+    return text
+
+
+def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: str | None,
+           units2: list[_Unit]) -> ToolDerivation:
+    before1 = _mask_ids(out1[start1:unit.start])
+    after1 = _mask_ids(out1[unit.end:])
+    if unit.kind == "array" or len(units2) < 2 or out2 is None:
+        opener_raw = before1
+        closer_raw = _closing_marker(ctx, after1)
+        section_open = ""
+        between = None
+        post2 = None
+    else:
+        between = _mask_ids(out2[units2[0].end:units2[1].start])
+        closer_raw = _snap_prefix(ctx, after1, common_prefix_length(after1, between))
+        rest = between[len(closer_raw):]
+        opener_raw = _snap_suffix(ctx, before1, common_suffix_length(before1, rest))
+        section_open = before1[:len(before1) - len(opener_raw)]
+        post2 = units2[1].name_post
+    opener = _marker_tail(ctx, opener_raw) if unit.kind in ("array", "object") else opener_raw.strip()
+    section_open = section_open.strip() if ctx.atoms.only_atoms(section_open) else ""
+    section_end = after1[len(closer_raw):]
+    discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
+    closer = closer_raw.strip()
+    fields = _fields(unit, opener, closer, section_open, post2, between, ctx.eos)
+    kinds = {"object": "JSON object per call", "array": "JSON array of calls",
+             "json": "name, then JSON arguments",
+             "dialect": "name, then arguments in a JSON dialect", "tagged": "name, then tagged arguments"}
+    return ToolDerivation(kinds[unit.kind], fields, discards)
+
+
+def _marker_tail(ctx: DerivationContext, text: str) -> str:
+    """The marker right before a JSON value: its last atom (with a word glued on), or a glued word."""
+    stripped = text.rstrip()
+    spans = ctx.atoms.spans(stripped)
+    if spans:
+        start = spans[-1][0]
+        tail = stripped[spans[-1][1]:]
+        if not tail or regex.fullmatch(r"\w{1,24}", tail):
+            return stripped[start:]
+    word = regex.search(r"\w{2,24}$", stripped)
+    return word.group(0) if word else ""
+
+
+def _closing_marker(ctx: DerivationContext, text: str) -> str:
+    """The marker right after a JSON value (its first atom), with the whitespace before it."""
+    stripped = text.lstrip()
+    spans = ctx.atoms.spans(stripped)
+    if spans and spans[0][0] == 0:
+        return text[:len(text) - len(stripped) + spans[0][1]]
+    return ""
+
+
+def _open_pattern(section_open: str, opener: str, tail: str) -> str:
+    section = rf"(?:{loose(section_open)}\s*)?" if section_open else ""
+    return (section + loose(opener) + tail).replace(regex.escape(ID_MARK), _ID, 1)
+
+
+def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str | None,
+            between: str | None, eos: str | None) -> list[dict[str, Any]]:
+    close: dict[str, Any] = {"close": eos} if eos else {}
+    if closer:
+        close = _literal_or_pattern("close", closer)
+    if unit.kind in ("object", "array"):
+        return _json_fields(unit, opener, close, section_open)
+    name_post = unit.name_post
+    post = _generalise(name_post, post2, _post_pattern(name_post, unit.kind))
+    open_pattern = _open_pattern(section_open, opener, _NAME + post)
+    if not closer:
+        ahead = [f"(?={loose(opener)})"] if opener else []
+        ahead += [regex.escape(eos)] if eos else []
+        close = {"close_pattern": "|".join(ahead)} if ahead else {}
+    transform: dict[str, Any] = dict(_TRANSFORM)
+    if "(?P<id>" in open_pattern:
+        transform = {"id": "{id}", **transform}
+    base = {"open_pattern": open_pattern, **close, "repeats": True}
+    if unit.kind == "json":
+        return [{**base, "content": "json", "transform": transform}]
+    if unit.kind == "dialect":
+        delims = unit.info["delims"]
+        delim_args: dict[str, Any] = {"string_delims": delims} if delims else {}
+        dialect_args: dict[str, Any] = {"unquoted_keys": True, **delim_args}
+        return [{**base, "content": "json", "content_args": dialect_args, "transform": transform},
+                {**base, "content": "x-bare-object", "content_args": delim_args,
+                 "transform": transform}]
+    return [{**base, "content": "xml-inline", "content_args": _tag_args(unit.info), "transform": transform}]
+
+
+def _post_pattern(name_post: str, kind: str) -> str:
+    """The regex for the text between the name and the arguments (whitespace loosened)."""
+    if not name_post.strip():
+        return r"\s*"
+    pattern = loose(name_post)
+    lead = r"\s*" if name_post[:1].isspace() or name_post[:1] in "<[" else ""
+    return lead + pattern + (r"\s*" if kind != "tagged" or name_post[-1:].isspace() else "")
+
+
+def _tag_args(info: dict[str, Any]) -> dict[str, Any]:
+    """``xml-inline`` arguments: values exact (a newline touching a value is ``\\n?``), typed later
+    by the tool schemas (SPEC §1.6)."""
+    separator: str = info["separator"]
+    value_suffix: str = info["value_suffix"]
+    lead = trail = ""
+    if separator.endswith("\n"):
+        separator, lead = separator[:-1], r"\n?"
+    if value_suffix.startswith("\n"):
+        value_suffix, trail = value_suffix[1:], r"\n?"
+    pattern = (loose(info["key_prefix"]) + r"(?P<key>[^\s<>=\"']+)" + loose(separator) + lead
+               + "(?P<value>.*?)" + trail + loose(value_suffix))
+    return {"tag_pattern": pattern, "value_parser": {"name": "text", "args": {"strip": False}}}
+
+
+def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: str) -> list[dict[str, Any]]:
+    keys: dict[str, str] = unit.info["keys"]
+    strings = "string_arguments" in keys or "name_as_key" in keys  # x-json-calls reads both
+    if unit.kind == "array":
+        element = {"type": "function", "function": {"name": "{" + keys["name"] + "}",
+                                                    "arguments": "{" + keys["arguments"] + "}"}}
+        if "id" in keys:
+            element = {"id": "{" + keys["id"] + "?}", **element}
+        open_spec = _json_open(opener, "[", None)
+        if strings:
+            return [{**open_spec, **close, "content": "x-json-calls", "content_args": _calls_args(keys),
+                     "transform": {"id": "{id?}", "type": "function",
+                                   "function": {"name": "{name}", "arguments": "{arguments}"}},
+                     "transform_each": True}]
+        return [{**open_spec, **close, "content": "json", "transform": element, "transform_each": True}]
+    element = {"type": "function", "function": {"name": "{content." + keys["name"] + "}",
+                                                "arguments": "{content." + keys["arguments"] + "}"}}
+    if "id" in keys:
+        element = {"id": "{content." + keys["id"] + "?}", **element}
+    open_spec = _json_open(opener, "{", unit.info.get("first_key"), section_open)
+    if strings:
+        return [{**open_spec, **close, "repeats": True, "content": "x-json-calls",
+                 "content_args": {**_calls_args(keys), "single": True},
+                 "transform": {"id": "{content.id?}", "type": "function",
+                               "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}}]
+    fields = [{**open_spec, **close, "repeats": True, "content": "json", "transform": element}]
+    if not opener:  # bare objects: a region cannot end where one object does; one region reads them all
+        fields.append({**open_spec, **close, "content": "x-json-calls", "content_args": _calls_args(keys),
+                       "transform": {"id": "{id?}", "type": "function",
+                                     "function": {"name": "{name}", "arguments": "{arguments}"}},
+                       "transform_each": True})
+    return fields
+
+
+def _literal_or_pattern(key: str, text: str) -> dict[str, str]:
+    """``{key: text}``, or ``{key_pattern: regex}`` with whitespace loosened when ``text`` holds some."""
+    if regex.search(r"\s", text):
+        return {f"{key}_pattern": loose(text)}
+    return {key: text}
+
+
+def _calls_args(keys: dict[str, str]) -> dict[str, Any]:
+    if "name_as_key" in keys:
+        return {"name_as_key": True}
+    args: dict[str, Any] = {"name_keys": [keys["name"]], "arguments_keys": [keys["arguments"]]}
+    if "id" in keys:
+        args["id_keys"] = [keys["id"]]
+    return args
+
+
+def _json_open(opener: str, bracket: str, first_key: str | None, section_open: str = "") -> dict[str, Any]:
+    """How a JSON region opens: its marker, a word glued to the bracket, or a look-ahead alone."""
+    if opener and regex.fullmatch(r"\w+", opener):
+        return {"open_pattern": regex.escape(opener) + rf"(?=\s*{regex.escape(bracket)})"}
+    if opener:
+        if section_open:
+            return {"open_pattern": _open_pattern(section_open, opener, "")}
+        return _literal_or_pattern("open", opener)
+    if bracket == "{" and first_key:
+        return {"open_pattern": r"(?=\{\s*" + regex.escape(json.dumps(first_key)) + r"\s*:)"}
+    return {"open_pattern": r"(?=\[\s*\{)"}

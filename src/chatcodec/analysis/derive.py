@@ -1,0 +1,190 @@
+"""``derive_response_template``: a response template derived from a chat template, and verified.
+
+How (inference.md): render sentinel turns with the chat template and diff the renders
+(:mod:`chatcodec.analysis.derivation`: anchors, reasoning markers and the content field's discard
+list in ``text_fields``, the tool-call field in ``tool_fields``, the choice among candidates in
+``search``), then judge the result with the round trip of :mod:`chatcodec.analysis.round_trip`
+on realistic probes the derivation never saw, in every variant (one turn, a multi-turn history,
+after a tool result) and every mode of the template (``enable_thinking``, ...). Standard content
+parsers come first (``json``, ``xml-inline``, ``text``); an ``x-`` parser only where the format
+needs one (arguments as a JSON string: ``x-json-calls``; values JSON cannot read: ``x-bare-object``).
+
+Each capability gets a label:
+
+* ``verified``: its round trip passed (all cases that the template renders, in every variant and mode);
+* ``heuristic``: in the template but not checkable: reasoning markers the template never renders
+  in a turn (found in the generation prompt, the rendered prompt or the template source), or
+  renders that do not continue the template's own generation prompt (``inconsistent``);
+* ``unsupported``: the template does not render it (no reasoning, no tool calls, a template that
+  refuses two calls), or its round trip fails; the reason names the failing case.
+
+A capability is **applicable** when the template renders it (its round trip passed, failed, or
+was inconsistent); a derived template is **verified** when its ``content`` and every applicable
+capability are. That a round trip
+passed proves agreement with the chat template, not with the model: formats a model writes but its
+template never renders (gpt-oss harmony, Llama 4 pythonic) still need a bundled profile.
+
+Public API::
+
+    derived = derive_response_template(chat_template, variables={"eos_token": "<|im_end|>"})
+    derived.response_template            # the JSON template (dict)
+    derived.capabilities["one_call"]     # CapabilityLabel(status, reason, applicable)
+    derived.verified                     # every applicable capability verified
+    derived.to_json()                    # {"response_template", "capabilities": {name: {"status", ...}}}
+    derived.report                       # the round trip's RoundTripReport (every case, its conversation)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatcodec.analysis.probes import CAPABILITIES
+from chatcodec.analysis.round_trip import CapabilityResult, RoundTripReport
+
+__all__ = ["CapabilityLabel", "DerivedTemplate", "derive_response_template"]
+
+#: The labels, strongest first.
+LABELS = ("verified", "heuristic", "unsupported")
+
+
+@dataclass(frozen=True)
+class CapabilityLabel:
+    """What is known about one capability of a derived template.
+
+    Attributes:
+        status: ``verified``, ``heuristic`` or ``unsupported``.
+        reason: why (empty for ``verified`` apart from notes).
+        applicable: the template renders the capability consistently, so the round trip can judge it.
+    """
+
+    status: str
+    reason: str
+    applicable: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "reason": self.reason, "applicable": self.applicable}
+
+
+@dataclass(frozen=True)
+class DerivedTemplate:
+    """A derived response template, its labels and the round trip that judged it.
+
+    Attributes:
+        response_template: the template (a plain JSON dict).
+        capabilities: capability name -> :class:`CapabilityLabel`, for ``content``, ``reasoning``,
+            ``one_call`` and ``parallel_calls``.
+        report: the round trip of the template (every case, with the conversation that reproduces it).
+        notes: what the derivation decided that a reader should know (message shape, tool format).
+    """
+
+    response_template: dict[str, Any]
+    capabilities: dict[str, CapabilityLabel]
+    report: RoundTripReport
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        """Whether ``content`` and every other applicable capability are verified (a template whose
+        turns the round trip cannot read at all is not)."""
+        return self.capabilities["content"].status == "verified" and all(
+            label.status == "verified" for label in self.capabilities.values() if label.applicable)
+
+    @property
+    def unverified(self) -> list[str]:
+        """The capabilities in the template that are not verified (a parse using them should warn)."""
+        return [name for name, label in self.capabilities.items() if label.status != "verified"]
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"response_template", "capabilities": {name: {"status", "reason", "applicable"}},
+        "verified", "notes"}``."""
+        return {"response_template": self.response_template,
+                "capabilities": {name: label.to_json() for name, label in self.capabilities.items()},
+                "verified": self.verified, "notes": list(self.notes)}
+
+
+def derive_response_template(chat_template: str, *,
+                             variables: Mapping[str, Any] | None = None) -> DerivedTemplate:
+    """Derive a response template from a chat template and label what the round trip verified.
+
+    Args:
+        chat_template: the chat template text (one template; pick a named one first).
+        variables: the model's special tokens (``eos_token`` ends each output as a model stops
+            there; the others are atoms) and any variable the template requires.
+
+    Returns:
+        The :class:`DerivedTemplate`.
+
+    Raises:
+        ChatTemplateError: the template does not compile.
+        ChatTemplateNotFoundError: the template text is empty.
+    """
+    from chatcodec.analysis.derivation.context import DerivationContext
+    from chatcodec.analysis.derivation.search import assemble
+    from chatcodec.analysis.derivation.text_fields import (
+        ReasoningMarkers,
+        anchor_candidates,
+        content_discards,
+        heuristic_reasoning,
+        rendered_reasoning,
+    )
+    from chatcodec.analysis.derivation.tool_fields import derive_tool_field
+    from chatcodec.analysis.round_trip import discover_shape, round_trip, template_modes
+    from chatcodec.chat_templates.environment import compile_chat_template
+    from chatcodec.chat_templates.render import EMPTY_TEMPLATE_MESSAGE
+    from chatcodec.errors import ChatTemplateNotFoundError
+
+    if not chat_template.strip():
+        raise ChatTemplateNotFoundError(EMPTY_TEMPLATE_MESSAGE)
+    compile_chat_template(chat_template)  # a syntax error is the caller's to see, with its line
+    values = dict(variables or {})
+    shape = discover_shape(chat_template, values)
+    modes = template_modes(chat_template, values)
+    ctx = DerivationContext.create(chat_template, values, shape, modes)
+    markers = rendered_reasoning(ctx)
+    guessed = None if markers else heuristic_reasoning(ctx)
+    reasoning: list[ReasoningMarkers | None] = [*markers[:2], *([guessed] if guessed else []), None]
+    if guessed is not None and guessed.heuristic.startswith("h1"):
+        reasoning = [guessed]  # the prompt opens the block: the model writes its close (inference.md h1)
+    tools = derive_tool_field(ctx)
+    discards = [*content_discards(ctx), *tools.discards, *([ctx.eos] if ctx.eos else [])]
+    candidate = assemble(ctx, anchor_candidates(ctx), reasoning, tools.fields, discards)
+    template = candidate.template()
+    report = round_trip(chat_template, template, variables=values, modes=modes, shape=shape)
+    labels = _labels(report, candidate.reasoning.heuristic if candidate.reasoning else "", tools.problem)
+    notes = [f"message shape: {shape.describe()}"]
+    if tools.kind:
+        notes.append(f"tool calls: {tools.kind}")
+    if len(modes) > 1:
+        notes.append("modes checked: " + ", ".join(_mode_text(mode) for mode in modes))
+    return DerivedTemplate(template, labels, report, notes)
+
+
+def _mode_text(mode: Mapping[str, Any]) -> str:
+    return ", ".join(f"{key}={value!r}" for key, value in mode.items()) or "default"
+
+
+def _labels(report: RoundTripReport, heuristic: str, tool_problem: str) -> dict[str, CapabilityLabel]:
+    labels = {}
+    for name in CAPABILITIES:
+        result = report.capabilities[name]
+        labels[name] = _label(name, result, heuristic, tool_problem)
+    return labels
+
+
+def _label(name: str, result: CapabilityResult, heuristic: str, tool_problem: str) -> CapabilityLabel:
+    status = result.status
+    if status == "pass":
+        return CapabilityLabel("verified", "", True)
+    if status == "fail":
+        return CapabilityLabel("unsupported", f"the round trip fails: {result.reason}", True)
+    if status == "inconsistent":
+        return CapabilityLabel("heuristic", f"not verifiable: {result.reason}", True)
+    if name == "reasoning" and heuristic:
+        return CapabilityLabel("heuristic", heuristic, False)
+    if status == "render_error":
+        return CapabilityLabel("unsupported", f"the template refuses it: {result.reason}", False)
+    if name in ("one_call", "parallel_calls") and tool_problem:
+        return CapabilityLabel("unsupported", tool_problem, False)
+    return CapabilityLabel("unsupported", f"the template does not render it ({result.reason})", False)

@@ -1,0 +1,139 @@
+"""A response template derived from a model's chat template, when the model has no other.
+
+What lives here: deriving one for a model directory that has neither a ``response_template`` nor
+a chat template a bundled profile matches (:func:`derive_for_model`, called by
+:mod:`chatcodec.model.loading`), and the warning a parse gives when its message uses a capability
+the derivation did not verify (:func:`warn_unverified`, once per capability and model). It never
+imports the codec: the codec hands it plain values (its name, the labels, the capabilities already
+warned about).
+
+Rules kept: a derived template is attached only when its ``content`` round trip was verified
+(otherwise the model has no response template, and the error that says so names the reason);
+``codec.response_template_source`` is ``"derived"`` and ``codec.response_template_capabilities``
+holds the labels of :mod:`chatcodec.analysis.derive`; a parse never fails because a capability is
+unverified, it warns (:class:`UnverifiedCapabilityWarning`).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from chatcodec.model.responses import ModelResponseParser
+
+__all__ = ["DERIVED_SOURCE", "Derivation", "UnverifiedCapabilityWarning", "derive_for_model",
+           "warn_unverified", "watch_parser"]
+
+logger = logging.getLogger("chatcodec")
+
+#: ``codec.response_template_source`` of a derived response template.
+DERIVED_SOURCE = "derived"
+
+
+class UnverifiedCapabilityWarning(UserWarning):
+    """A message was parsed with a derived response template whose capability it used is not verified."""
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """The outcome of deriving for a model.
+
+    Attributes:
+        template: the derived response template, or ``None`` when its content was not verified.
+        capabilities: capability name -> ``{"status", "reason", "applicable"}``.
+        reason: why no template was attached (empty when one was).
+    """
+
+    template: dict[str, Any] | None
+    capabilities: dict[str, dict[str, Any]]
+    reason: str
+
+
+def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping[str, Any],
+                     where: str) -> Derivation:
+    """Derive a response template from a model's chat template (``tool_use`` when it has one).
+
+    Args:
+        templates: the model's chat template, or its named templates.
+        special_tokens: the model's special tokens (``eos_token`` ends each output).
+        where: the model's path, for the log.
+
+    Returns:
+        The :class:`Derivation`.
+    """
+    from chatcodec.analysis.derive import derive_response_template
+    from chatcodec.chat_templates.errors import ChatTemplateError
+    from chatcodec.chat_templates.selection import select_chat_template
+    from chatcodec.errors import ChatCodecError
+
+    try:
+        template = select_chat_template(templates, None, [{"type": "function"}])
+        derived = derive_response_template(template, variables=dict(special_tokens))
+    except (ChatTemplateError, ChatCodecError) as error:
+        return Derivation(None, {}, f"its chat template could not be analysed ({error})")
+    labels = {name: label.to_json() for name, label in derived.capabilities.items()}
+    content = derived.capabilities["content"]
+    if content.status != "verified":
+        return Derivation(None, labels, f"a response template derived from its chat template does not "
+                                        f"verify its content ({content.reason})")
+    unverified = ", ".join(f"{name} {label.status}" for name, label in derived.capabilities.items()
+                           if label.status != "verified")
+    logger.info("%s has no response_template and no bundled profile matched its chat template; using one "
+                "derived from the chat template (%s)", where, unverified or "every capability verified")
+    return Derivation(derived.response_template, labels, "")
+
+
+def _used_capabilities(message: Mapping[str, Any]) -> list[str]:
+    used = []
+    if message.get("content"):
+        used.append("content")
+    if message.get("reasoning_content"):
+        used.append("reasoning")
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        used.append("one_call" if len(calls) == 1 else "parallel_calls")
+    return used
+
+
+def warn_unverified(where: str, labels: Mapping[str, Mapping[str, Any]] | None, warned: set[str],
+                    messages: Iterable[Mapping[str, Any]]) -> None:
+    """Warn once per capability when parsed messages use one the derivation did not verify.
+
+    Args:
+        where: the model (its ``name_or_path``), for the message.
+        labels: the derived template's labels (``codec.response_template_capabilities``); ``None``
+            or empty: nothing to check.
+        warned: the capabilities already warned about for this model (updated).
+        messages: the parsed messages.
+    """
+    if not labels:
+        return
+    for message in messages:
+        if not isinstance(message, Mapping):
+            continue
+        for name in _used_capabilities(message):
+            label = labels.get(name)
+            if label is None or label["status"] == "verified" or name in warned:
+                continue
+            warned.add(name)
+            reason = f": {label['reason']}" if label.get("reason") else ""
+            warnings.warn(f"{where}: the response template was derived from the chat template "
+                          f"and its {name} capability is {label['status']}{reason}; check this message, or "
+                          "give the model a response template", UnverifiedCapabilityWarning, stacklevel=3)
+
+
+def watch_parser(parser: ModelResponseParser, where: str, labels: Mapping[str, Mapping[str, Any]],
+                 warned: set[str]) -> None:
+    """Make ``parser.finalize`` warn as :func:`warn_unverified` does, for its final message."""
+    finalize = parser.finalize
+
+    def finalize_and_warn() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        message, events = finalize()
+        warn_unverified(where, labels, warned, [message])
+        return message, events
+
+    setattr(parser, "finalize", finalize_and_warn)  # noqa: B010 (an instance attribute, not the class's)

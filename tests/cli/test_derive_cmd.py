@@ -1,0 +1,84 @@
+"""``chatcodec derive MODEL``: the response template on stdout (or the JSON report), labels on stderr."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from chatcodec.cli import main
+from tests.analysis.corpus_split import is_held_out
+from tests.conftest import corpus_path, corpus_template
+from tests.model.helpers import make_model_dir
+
+QWEN25 = "Qwen--Qwen2.5-7B-Instruct.jinja"
+
+
+def test_qwen25_is_a_development_template() -> None:
+    assert not is_held_out(QWEN25)
+
+
+def test_a_model_directory_prints_the_template_and_the_labels(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    directory = make_model_dir(tmp_path / "model", chat_template=corpus_template(QWEN25),
+                               special_tokens={"eos_token": "<|im_end|>"})
+    assert main(["derive", str(directory)]) == 0
+    captured = capsys.readouterr()
+    template = json.loads(captured.out)
+    assert template["start_anchor"] == "<|im_start|>assistant\n"
+    assert template["fields"]["content"] == {"close": ["<|im_end|>"]}
+    assert captured.err.splitlines() == [
+        f"chatcodec: derived from {directory}: verified: every capability the template renders round-trips",
+        "  content         verified",
+        "  reasoning       unsupported  the template does not render it (reasoning/reasoning/single: the "
+        "template does not render the reasoning_content of this turn)",
+        "  one_call        verified",
+        "  parallel_calls  verified",
+        "  note: message shape: the standard message shape",
+        "  note: tool calls: JSON object per call",
+    ]
+
+
+def test_json_report(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(corpus_path("chat_templates", QWEN25))
+    assert main(["derive", path, "--json", "--var", "eos_token=<|im_end|>"]) == 0
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert set(report) == {"response_template", "capabilities", "verified", "notes"}
+    assert report["verified"] is True
+    assert {name: label["status"] for name, label in report["capabilities"].items()} == {
+        "content": "verified", "reasoning": "unsupported", "one_call": "verified",
+        "parallel_calls": "verified"}
+    assert report["capabilities"]["reasoning"]["applicable"] is False
+    assert captured.err == ""
+
+
+def test_a_bare_template_file_without_eos_token_warns(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["derive", str(corpus_path("chat_templates", QWEN25)), "--json"]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("chatcodec: warning: no eos_token is known (a bare template file)")
+
+
+def test_a_bundled_profile(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["derive", "qwen3", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["capabilities"]["reasoning"]["status"] == "verified"
+    assert report["response_template"]["fields"]["reasoning_content"]["close"] == "</think>"
+
+
+def test_a_template_that_does_not_compile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.jinja"
+    broken.write_text("{% for m in messages %}{{ m.content }}", encoding="utf-8")
+    assert main(["derive", str(broken)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-3].startswith("chatcodec: ChatTemplateSyntaxError: Unexpected end of template.")
+    assert lines[-2:] == ["  line 1 of the chat template (TemplateSyntaxError):",
+                          "    {% for m in messages %}{{ m.content }}"]
+
+
+def test_an_empty_template_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.jinja"
+    empty.write_text("\n", encoding="utf-8")
+    assert main(["derive", str(empty)]) == 1
+    assert "ChatTemplateNotFoundError: chat template: the template text is empty" in capsys.readouterr().err

@@ -1,0 +1,99 @@
+"""``from_pretrained`` derives a response template for a directory with neither one nor a profile."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from chatcodec import ChatCodec, profiles
+from chatcodec.errors import ResponseTemplateNotFoundError
+from chatcodec.model.derived import UnverifiedCapabilityWarning
+from chatcodec.model.loading import find_response_template
+from tests.analysis.corpus_split import is_held_out
+from tests.analysis.helpers import template_and_variables
+from tests.model.helpers import make_model_dir
+
+HY3 = "tencent--Hy3.jinja"
+PHI4_REASONING = "microsoft--Phi-4-reasoning.jinja"
+
+
+def corpus_dir(tmp_path: Path, name: str) -> Path:
+    template, variables = template_and_variables(name)
+    return make_model_dir(tmp_path / "model", chat_template=template, special_tokens=variables)
+
+
+def test_the_templates_are_development_templates_no_profile_detects() -> None:
+    for name in (HY3, PHI4_REASONING):
+        assert not is_held_out(name)
+        assert profiles.detect(template_and_variables(name)[0]) is None
+
+
+def test_a_derived_template_with_every_capability_verified(tmp_path: Path) -> None:
+    codec = ChatCodec.from_pretrained(corpus_dir(tmp_path, HY3))
+    assert codec.response_template_source == "derived"
+    assert codec.profile is None
+    labels = codec.response_template_capabilities or {}
+    assert {name: label["status"] for name, label in labels.items()} == \
+        dict.fromkeys(("content", "reasoning", "one_call", "parallel_calls"), "verified")
+    output = ("Let me look.</think:opensource><tool_calls:opensource>\n<tool_call:opensource>get_time"
+              "<tool_sep:opensource>\n<arg_key:opensource>zone</arg_key:opensource>\n<arg_value:opensource>UTC"
+              "</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        message = codec.parse_response(output, prefix="<｜hy_Assistant:opensource｜><think:opensource>")
+    assert message == {"role": "assistant", "reasoning_content": "Let me look.", "tool_calls": [
+        {"type": "function", "function": {"name": "get_time", "arguments": {"zone": "UTC"}}}]}
+    assert find_response_template(corpus_dir(tmp_path / "again", HY3)) == (codec.response_template, "derived")
+
+
+def test_a_heuristic_capability_warns_once_when_a_parse_uses_it(tmp_path: Path) -> None:
+    codec = ChatCodec.from_pretrained(corpus_dir(tmp_path, PHI4_REASONING))
+    labels = codec.response_template_capabilities or {}
+    assert (labels["content"]["status"], labels["reasoning"]["status"]) == ("verified", "heuristic")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert codec.parse_response("Hi.", prefix="") == {"role": "assistant", "content": "Hi."}
+        assert caught == []
+        first = codec.parse_response("<think>Hm.</think>Hi.", prefix="")
+        again = codec.parse_response(["<think>Hm.</think>Hi.", "<think>Ok.</think>Yes."], prefix="")
+    assert first == {"role": "assistant", "reasoning_content": "Hm.", "content": "Hi."}
+    assert len(again) == 2
+    assert [warning.category for warning in caught] == [UnverifiedCapabilityWarning]
+    assert str(caught[0].message) == (
+        f"{codec.name_or_path}: the response template was derived from the chat template and its reasoning "
+        "capability is heuristic: h2: the rendered prompt names the pair '<think>' / '</think>'; no turn "
+        "renders reasoning; check this message, or give the model a response template")
+
+
+def test_a_streaming_parser_warns_at_finalize(tmp_path: Path) -> None:
+    codec = ChatCodec.from_pretrained(corpus_dir(tmp_path, PHI4_REASONING))
+    parser = codec.get_response_parser(prefix="")
+    parser.feed("<think>Hm.</think>")
+    parser.feed("Hi.")
+    with pytest.warns(UnverifiedCapabilityWarning, match="its reasoning capability is heuristic"):
+        message, _ = parser.finalize()
+    assert message == {"role": "assistant", "reasoning_content": "Hm.", "content": "Hi."}
+
+
+def test_an_assigned_template_drops_the_labels(tmp_path: Path) -> None:
+    codec = ChatCodec.from_pretrained(corpus_dir(tmp_path, PHI4_REASONING))
+    codec.response_template = {"start_anchor": "x", "fields": {"content": {}}}
+    assert (codec.response_template_source, codec.response_template_capabilities) == ("assigned", None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert codec.parse_response("<think>a</think>", prefix="") == {"content": "<think>a</think>"}
+
+
+def test_no_template_when_the_content_does_not_verify(tmp_path: Path) -> None:
+    directory = make_model_dir(tmp_path / "model", chat_template="{{ messages[0].content }}")
+    codec = ChatCodec.from_pretrained(directory)
+    assert (codec.response_template, codec.response_template_source) == (None, None)
+    assert (codec.response_template_capabilities or {})["content"]["status"] == "unsupported"
+    with pytest.raises(ResponseTemplateNotFoundError) as caught:
+        codec.parse_response("Hi", prefix="")
+    assert str(caught.value).startswith(
+        "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
+        "profile matched its chat template; a response template derived from its chat template does not "
+        "verify its content (the round trip fails: ")

@@ -1,0 +1,171 @@
+"""Issue 13: every regex a template runs on model output is bounded in time.
+
+``open_pattern: "(a|aa)+b"`` took 48 s on a 34-character output and loaded without a word. Now a
+pattern proved catastrophic is refused at load, naming the field and the key; any other pattern
+that is not proved linear runs with ``REGEX_TIMEOUT``, and running out of it is a
+``ResponseParseError`` (strict) or a ``parse_errors`` record (keep) naming the field, with stream
+and one-shot parsing agreeing.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from chatcodec import ResponseParser, load_response_template, parse_response, profiles
+from chatcodec.errors import ResponseParseError, ResponseTemplateError
+from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.backtracking import judge
+from tests.response_templates.helpers import stream
+
+CATASTROPHIC = "(a|aa)+b"
+
+BASE: dict[str, Any] = {
+    "start_anchor": "S",
+    "fields": {
+        "x": {"open": "<x>", "close": "</x>"},
+        "calls": {"open": "<c>", "close": "</c>", "content": "xml-inline",
+                  "content_args": {"tag_pattern": "<(?P<key>\\w+)>(?P<value>[^<]*)</(?P=key)>"}},
+        "found": {"open": "<f>", "close": "</f>", "content": "x-findall",
+                  "content_args": {"pattern": "(?P<v>\\d+)", "between": ",?\\s*"}},
+        "content": {},
+    },
+}
+
+
+def with_key(path: list[str], value: str) -> dict[str, Any]:
+    template = copy.deepcopy(BASE)
+    node = template
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    if path[-1] in ("open_pattern", "close_pattern"):
+        node.pop(path[-1].removesuffix("_pattern"))
+    if path == ["start_anchor_pattern"]:
+        template.pop("start_anchor")
+    return template
+
+
+@pytest.mark.parametrize(("path", "json_path"), [
+    (["fields", "x", "open_pattern"], "fields.x.open_pattern"),
+    (["fields", "x", "close_pattern"], "fields.x.close_pattern"),
+    (["start_anchor_pattern"], "start_anchor_pattern"),
+    (["fields", "calls", "content_args", "tag_pattern"], "fields.calls.content_args.tag_pattern"),
+    (["fields", "found", "content_args", "pattern"], "fields.found.content_args.pattern"),
+    (["fields", "found", "content_args", "between"], "fields.found.content_args.between"),
+])
+def test_a_catastrophic_pattern_is_refused_at_load_naming_its_key(path: list[str], json_path: str) -> None:
+    pattern = CATASTROPHIC if path[-1] != "tag_pattern" else "(?P<key>(a|aa)+)b(?P<value>)"
+    if path[-1] == "pattern":
+        pattern = "(?P<v>(a|aa)+b)"
+    with pytest.raises(ResponseTemplateError) as raised:
+        load_response_template(with_key(path, pattern))
+    assert raised.value.path == json_path
+    assert str(raised.value).startswith(f"{json_path}: this pattern backtracks catastrophically: ")
+    assert "took longer than 0.1 s" in str(raised.value)
+
+
+@pytest.mark.parametrize("pattern", [
+    "(a+)+b",  # nested, but the regex module does not backtrack through it
+    r"(\w+\s?)+$",
+    r"(?:<\|start\|>|<\|channel\|>)+x",
+    r"\s*\s*x",  # ambiguous, polynomial: bounded at run time, not refused
+])
+def test_a_pattern_without_a_proof_loads(pattern: str) -> None:
+    load_response_template(with_key(["fields", "x", "open_pattern"], pattern))
+
+
+@pytest.mark.parametrize(("pattern", "linear"), [
+    (r"\s*</think>", True),
+    (r"<function=(?P<name>[^>]+)>", True),
+    (r"(?:<\|channel>)+thought\n?", True),
+    (r"<tool_call>\s*(?P<name>[^\s<]+)", True),
+    (r"</think>|(?=<tool_call>)", True),
+    (r"\[TOOL_CALLS\](?=[^\[]*\[)", True),
+    (r"\s*\s*x", False),  # two repetitions can share the same spaces
+    (r"a*a", False),
+    (r"<x>.*?</x>", False),
+    (r"(a|b)+c", True),  # exclusive alternatives: one way to read each character
+    (r"(a|ab)+c", False),
+    (r"(\w)\1", False),  # back-references are not proved
+    (r"(?i)abc*d", False),  # nor case-insensitive patterns
+])
+def test_judge_proves_linear_patterns_only(pattern: str, linear: bool) -> None:
+    assert judge(pattern).linear is linear
+
+
+def test_every_bundled_delimiter_is_proved_linear() -> None:
+    """So the per-chunk path of every bundled profile never reads the clock (it costs more than a
+    short search)."""
+    unproved = []
+    for name in profiles.names():
+        template = load_response_template(profiles.load(name).response_template)
+        for field in template.fields.values():
+            for delimiter in (field.open, field.close):
+                if delimiter is not None and not delimiter.linear:
+                    unproved.append((name, field.name, delimiter.pattern.pattern))
+    assert unproved == []
+
+
+# -- run time ---------------------------------------------------------------------------------------
+
+#: Exponential on ``a`` runs followed by ``Z``, but a pumped input without ``Z`` fails at once, so
+#: nothing proves it at load: only the clock bounds it.
+UNPROVED = {"start_anchor": "S", "fields": {
+    "x": {"open_pattern": "(?=[^!]*Z)(a|aa)+b", "close": "</x>"}, "content": {}}}
+SLOW_OUTPUT = "hello " + "a" * 40 + "Z and more"
+
+
+@pytest.fixture
+def short_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(backtracking, "REGEX_TIMEOUT", 0.05)
+
+
+@pytest.mark.usefixtures("short_timeout")
+class TestRunTime:
+    def test_strict_raises_naming_the_field_and_key(self) -> None:
+        with pytest.raises(ResponseParseError) as raised:
+            parse_response(SLOW_OUTPUT, UNPROVED, prefix="")
+        assert raised.value.field == "x"
+        assert "searching fields.x.open_pattern took longer than REGEX_TIMEOUT (0.05 s" in str(raised.value)
+
+    def test_keep_records_it_and_loses_nothing(self) -> None:
+        message = parse_response(SLOW_OUTPUT, UNPROVED, prefix="", errors="keep")
+        assert message == {"content": SLOW_OUTPUT, "parse_errors": [{
+            "field": "x", "parser": None, "offset": None, "text": "", "raw": "", "span": None,
+            "error": "searching fields.x.open_pattern took longer than REGEX_TIMEOUT (0.05 s of CPU time in "
+                     "chatcodec.response_templates.backtracking); the pattern backtracks too much on this "
+                     "text. Nothing after this point was matched against the template's delimiters"}]}
+
+    @pytest.mark.parametrize("size", [1, 7])
+    def test_stream_equals_one_shot(self, size: int) -> None:
+        one_shot = parse_response(SLOW_OUTPUT, UNPROVED, prefix="", errors="keep")
+        chunks = [SLOW_OUTPUT[i : i + size] for i in range(0, len(SLOW_OUTPUT), size)]
+        message, _ = stream(UNPROVED, chunks, "", None, errors="keep")
+        assert message == one_shot
+
+    def test_a_content_pattern_that_runs_out_of_time_is_that_regions_problem(self) -> None:
+        template = {"start_anchor": "S", "fields": {
+            "calls": {"open": "<c>", "close": "</c>", "content": "xml-inline",
+                      "content_args": {"tag_pattern": "(?=[^!]*Z)(?P<key>(a|aa)+)b(?P<value>)"}},
+            "content": {}}}
+        output = "<c>" + "a" * 40 + "Z</c>"
+        with pytest.raises(ResponseParseError, match=r"content_args\.tag_pattern: searching this region took "
+                                                     "longer than REGEX_TIMEOUT"):
+            parse_response(output, template, prefix="")
+        message = parse_response(output, template, prefix="", errors="keep")
+        assert message["content"] == output
+        assert message["parse_errors"][0]["field"] == "calls"
+
+    def test_a_start_anchor_pattern_that_runs_out_of_time(self) -> None:
+        template = {"start_anchor_pattern": "(?=[^!]*Z)(a|aa)+b", "fields": {"content": {}}}
+        prompt = "a" * 40 + "Z"
+        with pytest.raises(ResponseParseError, match="start_anchor_pattern in the prefix took longer"):
+            ResponseParser(template, prefix=prompt)
+        parser = ResponseParser(template, prefix=prompt, errors="keep")
+        parser.feed("Hi")
+        message, _ = parser.finalize()
+        assert message["content"] == "Hi"
+        assert message["parse_errors"][0]["error"].endswith("; the prefix was left out")
