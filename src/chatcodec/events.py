@@ -35,6 +35,11 @@ never adds the key. When the template's implicit field is plain text, that close
 ``region_open``, one ``region_chunk`` holding the record's ``raw`` text (the region with its
 delimiters) and a ``region_close`` of the implicit field: the failed region's text goes back into
 ``content`` verbatim, in the final message as in the stream.
+
+With ``ResponseParser(..., offsets=True)``, ``region_open`` also carries ``"start"`` and
+``region_close`` ``"end"``: the span of the region's raw text (delimiters included) in the generated
+text, negative inside the prefix. A failed region put back into ``content`` has the failed region's
+span again.
 """
 
 from __future__ import annotations

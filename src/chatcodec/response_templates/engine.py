@@ -159,6 +159,11 @@ class ResponseParser:
             a call to a function that is not among them is kept and recorded under the message's
             ``"parse_warnings"`` (:attr:`parse_warnings`).
         errors: ``"strict"`` or ``"keep"``.
+        offsets: when true, every ``region_open`` event also carries ``"start"`` (where the region's
+            raw text begins: its open delimiter, or its first character for the implicit field) and
+            every ``region_close`` event ``"end"`` (just after its raw text: after its close
+            delimiter when it has one), both offsets into the generated text (negative: inside the
+            prefix). The engine plugins use them to hand raw text on (``chatcodec.integrations``).
         value_deltas: also emit ``region_value`` events: the value of every region whose content
             parser has a value scanner, as it grows (``docs/streaming_values.md``). Off by default,
             so a parser without them pays nothing for them.
@@ -181,8 +186,9 @@ class ResponseParser:
 
     def __init__(self, response_template: dict[str, Any] | ResponseTemplate, prefix: str | None = None,
                  *, tools: Iterable[dict[str, Any] | Callable[..., Any]] | None = None,
-                 errors: str = "strict", value_deltas: bool = False) -> None:
+                 errors: str = "strict", value_deltas: bool = False, offsets: bool = False) -> None:
         self._template = load_response_template(response_template)
+        self._offsets = offsets
         prefix = require_prefix(prefix)
         if errors not in ("strict", "keep"):
             raise ValueError(f"errors: expected 'strict' or 'keep', got {errors!r}")
@@ -228,6 +234,13 @@ class ResponseParser:
     def lifecycle(self) -> Lifecycle:
         """``FEEDING``, ``FINISHED`` or ``FAILED``."""
         return self._lifecycle
+
+    @property
+    def resolved(self) -> int:
+        """How much of the generated text has been decided: every character before this offset was
+        routed to a region or consumed by a delimiter; the rest is held back (it may start a
+        delimiter). Negative while the prefix's own tail is undecided."""
+        return self._origin + self._pos
 
     @property
     def template(self) -> ResponseTemplate:
@@ -335,7 +348,7 @@ class ResponseParser:
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
-                    self._close(events, cut_off=True)
+                    self._close(events, cut_off=True, end=self._origin + pos)
                 elif matcher is not None and pos < len(buf) \
                         and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
@@ -395,10 +408,10 @@ class ResponseParser:
         self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
         delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
-            self._close(events)
+            self._close(events, end=self._origin + commit.start)
             self._open(events, commit, delimiter_text)
         else:  # the region's own close: its text, and its named groups for the transform
-            self._close(events, delimiter_text, commit.captures)
+            self._close(events, delimiter_text, commit.captures, end=self._origin + commit.end)
         return commit.end
 
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
@@ -410,7 +423,8 @@ class ResponseParser:
         if not region.opened:
             region.opened, region.vacant = True, False
             region.offset = self._origin + at
-            events.append({"type": "region_open", "field": spec.name})
+            events.append({"type": "region_open", "field": spec.name, "start": region.offset} if self._offsets
+                          else {"type": "region_open", "field": spec.name})
         region.parts.append(text)
         if region.strings is not None:
             region.strings.feed(text)
@@ -421,7 +435,8 @@ class ResponseParser:
         self._region = region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
                                         offset=self._origin + commit.end, opening=opening,
                                         strings=_strings(spec))
-        events.append({"type": "region_open", "field": spec.name})
+        events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
+                      if self._offsets else {"type": "region_open", "field": spec.name})
         if self._value_deltas or spec.close_at_value_end:
             self._open_values(events, region, commit.captures)
 
@@ -459,14 +474,16 @@ class ResponseParser:
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
-               close_captures: dict[str, str] | None = None, *, cut_off: bool = False) -> None:
+               close_captures: dict[str, str] | None = None, *, cut_off: bool = False,
+               end: int = 0) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE.
 
         ``closing`` is the text of the region's own close delimiter (``""`` when something else
         ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
         which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
         ``cut_off``: the end of generation closes it, so a ``require_close`` field's region is a
-        parse problem (what it holds may be incomplete).
+        parse problem (what it holds may be incomplete). ``end`` is the offset just after the
+        region's raw text (for ``offsets=True``).
         """
         region = self._region
         self._region = self._outside()
@@ -488,12 +505,19 @@ class ResponseParser:
             if not isinstance(error, (ValueError, KeyError)):
                 error = ValueError(f"{type(error).__name__}: {error}")
             record = self._problem(spec, region, raw, closing, error)
-            events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
-            self._restore(events, spec, record["raw"])
+            failed: dict[str, Any] = {"type": "region_close", "field": spec.name, "value": None,
+                                      "error": record}
+            if self._offsets:
+                failed["end"] = end
+            events.append(failed)
+            self._restore(events, spec, record)
             return
         if closing_values:
             events += closing_values
-        events.append({"type": "region_close", "field": spec.name, "value": self._event_value(value)})
+        close = {"type": "region_close", "field": spec.name, "value": self._event_value(value)}
+        if self._offsets:
+            close["end"] = end
+        events.append(close)
 
     #: The value a ``region_close`` event carries: a copy, so a caller editing an event's value
     #: never edits the message (``parse_response``, which returns no events, skips the copy).
@@ -511,17 +535,21 @@ class ResponseParser:
                     "message": f"field {spec.name!r}: a call to {name!r}, which is not one of the tools "
                                f"given ({', '.join(sorted(self._tools))}); the call is kept as written"})
 
-    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, raw: str) -> None:
+    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, record: dict[str, Any]) -> None:
         """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
         field as a region of its own, so the message loses nothing and agrees with the events."""
         implicit = self._template.implicit
+        raw = record["raw"]
         if implicit is None or implicit is failed or not implicit.concatenates or not raw:
             return
         value = implicit.parser.parse(raw, implicit.content_args)
         self._message.add(implicit, value, raw)
-        events += [{"type": "region_open", "field": implicit.name},
-                   {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty},
-                   {"type": "region_close", "field": implicit.name, "value": value}]
+        opening: dict[str, Any] = {"type": "region_open", "field": implicit.name}
+        closing: dict[str, Any] = {"type": "region_close", "field": implicit.name, "value": value}
+        if self._offsets:
+            opening["start"], closing["end"] = record["span"]
+        chunk = {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty}
+        events += [opening, chunk, closing]
 
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
         """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
