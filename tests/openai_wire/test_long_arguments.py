@@ -17,7 +17,9 @@ written. Up to two such outputs per profile, fed 4 characters at a time through
 * a profile whose arguments come ``"each match whole"``: at least one of its outputs does deliver
   the long string in one fragment (what the docs say is what happens).
 
-``docs/profiles.md``'s list is ``scripts/gen_profiles_doc.py``'s ``streaming()``, word for word.
+The long outputs also go through both streams (SDK types, folded back to ``to_chat_message``) at
+64-character chunks and at chunkings Hypothesis draws. ``docs/profiles.md``'s list is
+``scripts/gen_profiles_doc.py``'s ``streaming()``, word for word.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import chatcodec
 from chatcodec import profiles
@@ -160,6 +164,18 @@ def test_the_first_long_output_streams_to_the_whole_message() -> None:
         _, template, output, prefix, tools = long_outputs(name)[0]
         pieces = [output[start : start + 64] for start in range(0, len(output), 64)]
         check_output(template, output, prefix, tools, [pieces])
+
+
+@settings(max_examples=30)
+@given(data=st.data())
+def test_any_chunking_of_a_long_output(data: st.DataObject) -> None:
+    """Generated outputs (the long ones) at chunkings Hypothesis draws, every profile with tool calls."""
+    name = data.draw(st.sampled_from(WITH_CALLS), label="profile")
+    _, template, output, prefix, tools = data.draw(st.sampled_from(long_outputs(name)), label="output")
+    cuts = data.draw(st.lists(st.integers(0, len(output)), max_size=40), label="cuts")
+    bounds = [0, *sorted(cuts), len(output)]
+    pieces = [output[start:end] for start, end in itertools.pairwise(bounds)]
+    check_output(template, output, prefix, tools, [pieces])
 
 
 def _gen_profiles_doc() -> ModuleType:
