@@ -302,7 +302,13 @@ def streaming() -> list[str]:
         "stream as the model writes them when the profile's tool-call parser has a value scanner "
         "(`docs/streaming_values.md`); otherwise they arrive whole when the call ends. A profile that "
         "tries several parsers (`x-first`) streams what those still possible read alike, and then the "
-        "one left.",
+        "one left. *Each match whole*: the regex that reads a call or a parameter has no place to split "
+        "around its value (the value group stands in an alternation, as in MiniCPM5's CDATA-or-text "
+        "parameters and DeepSeek V3.2's `string=\"true\"` / `\"false\"` ones, or runs to the end of "
+        "the region, as in LongCat's tagged calls), so each arrives whole once its match completes. A "
+        "profile is listed under the coarsest way any of its formats streams (LongCat's JSON calls "
+        "stream as written). `tests/openai_wire/test_long_arguments.py` checks each line on real "
+        "outputs with a 2,000-character argument.",
         "",
     ]
     for how in ("as written", "each match whole", "as its parsers agree", "whole at close"):
