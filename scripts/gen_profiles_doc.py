@@ -287,6 +287,30 @@ is loaded.
 """
 
 
+def streaming() -> list[str]:
+    """How each profile streams its tool calls' arguments (docs/streaming_values.md)."""
+    from chatcodec.response_templates.scanners import granularity
+
+    groups: dict[str, list[str]] = {}
+    for name in profiles.names():
+        field = profiles.load(name).response_template["fields"].get("tool_calls")
+        if field is not None:
+            how = granularity(field.get("content", "text"), field.get("content_args", {}))
+            groups.setdefault(how, []).append(f"`{name}`")
+    lines = [
+        "With `value_deltas=True` (and in the `chatcodec.openai` streams), a tool call's arguments "
+        "stream as the model writes them when the profile's tool-call parser has a value scanner "
+        "(`docs/streaming_values.md`); otherwise they arrive whole when the call ends. A profile that "
+        "tries several parsers (`x-first`) streams what those still possible read alike, and then the "
+        "one left.",
+        "",
+    ]
+    for how in ("as written", "each match whole", "as its parsers agree", "whole at close"):
+        names = groups.get(how, [])
+        lines.append(f"- {how[0].upper()}{how[1:]} ({len(names)}): {', '.join(names) or 'none'}.")
+    return lines
+
+
 def render(counts: dict[str, dict[str, int]]) -> str:
     sections = [
         ("", [INTRO]),
@@ -294,6 +318,7 @@ def render(counts: dict[str, dict[str, int]]) -> str:
         ("## Families", family_table(counts)),
         ("## Rules every profile keeps", [RULES]),
         ("## Malformed tool calls", [MALFORMED]),
+        ("## Arguments streamed as they are written", streaming()),
         ("## Known differences from the peers", known_differences()),
         ("## Calls the peers also give back as content", [KEPT_INTRO, *kept_as_content()]),
         ("## Round trips with the real chat templates", [ROUND_TRIP_INTRO, *round_trips()]),

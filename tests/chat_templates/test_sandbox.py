@@ -434,21 +434,32 @@ class TestGrowth:
         _limit(source, "MAX_LIST_LENGTH")
 
     @pytest.mark.parametrize(
-        ("name", "length"),
-        [("wordwrap", "5063"), ("title", "5000"), ("striptags", "5000"), ("urlize", "5000")],
+        ("name", "length", "limit"),
+        [("wordwrap", "5063", "MAX_WORDWRAP_INPUT"), ("title", "5000", "MAX_TEXT_FILTER_INPUT"),
+         ("striptags", "5000", "MAX_TEXT_FILTER_INPUT"), ("urlize", "5000", "MAX_URLIZE_INPUT")],
     )
     def test_word_by_word_filters_take_texts_up_to_a_limit(
-        self, monkeypatch: pytest.MonkeyPatch, name: str, length: str
+        self, monkeypatch: pytest.MonkeyPatch, name: str, length: str, limit: str
     ) -> None:
         # wordwrap of one long word is quadratic: 50 million characters would run for minutes
-        monkeypatch.setattr(limits, "MAX_TEXT_FILTER_INPUT", 5000)
+        monkeypatch.setattr(limits, limit, 5000)
         monkeypatch.setattr(limits, "MAX_STRING_LENGTH", 100_000)
-        error = _limit(f"{{{{ ('a' * 6000)|{name}|length }}}}", "MAX_TEXT_FILTER_INPUT")
+        error = _limit(f"{{{{ ('a' * 6000)|{name}|length }}}}", limit)
         assert error.message.startswith(
-            f"chat template sandbox: a string of 6,000 characters given to {name} exceeds "
-            "MAX_TEXT_FILTER_INPUT (5,000)"
+            f"chat template sandbox: a string of 6,000 characters given to {name} exceeds {limit} (5,000)"
         )
         assert render(f"{{{{ ('a' * 5000)|{name}|length }}}}") == length  # 63 line breaks for wordwrap
+
+    def test_wordwrap_and_urlize_have_bounds_one_call_stays_within(
+            self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Issue 13: at MAX_TEXT_FILTER_INPUT (5 million) one wordwrap or urlize call ran past
+        MAX_RENDER_SECONDS two to four times (40,000 non-ASCII spaces wrapped at width 1 take about 5
+        seconds: quadratic); a call cannot be interrupted, so their inputs have lower bounds."""
+        assert (limits.MAX_WORDWRAP_INPUT, limits.MAX_URLIZE_INPUT) == (20_000, 1_000_000)
+        monkeypatch.setattr(limits, "MAX_STRING_LENGTH", 100_000)
+        error = _limit("{{ ('\u00a0' * 20001)|wordwrap(1) }}", "MAX_WORDWRAP_INPUT")
+        assert error.message.startswith("chat template sandbox: a string of 20,001 characters given to "
+                                        "wordwrap exceeds MAX_WORDWRAP_INPUT (20,000)")
 
     def test_integer_products(self) -> None:
         source = (
@@ -482,6 +493,56 @@ class TestGrowth:
             "a\nba\nba\nb|&amp;&lt;|a%20b|x\n  y|[1, 2, 3]|abc|['B', 'A']|x,y|[\n 1,\n [\n  2\n ]\n]|3|"
             "  x|xyb"
         )
+
+
+DOUBLED = ("{% set ns = namespace(t=(1,), u=(1,), l=[1], m=[1]) %}{% for i in range(60) %}"
+           "{% set ns.t = (ns.t, ns.t) %}{% set ns.u = (ns.u, ns.u) %}{% set ns.l = [ns.l, ns.l] %}"
+           "{% set ns.m = [ns.m, ns.m] %}{% endfor %}")
+
+
+class TestComparedItems:
+    """Issue 13: tuples (or lists) doubled 60 times cost 60 objects to build but 2**60 steps to hash
+    or compare; ``|unique`` or ``==`` never ended. Such a comparison or hash is now refused before it
+    runs (MAX_COMPARED_ITEMS), with the template line."""
+
+    @pytest.mark.parametrize(("source", "what"), [
+        ("{{ ns.t == ns.u }}", "a comparison or hash"),
+        ("{{ ns.l == ns.m }}", "a comparison or hash"),
+        ("{{ ns.l in [ns.m] }}", "a comparison or hash"),
+        ("{{ {ns.t: 1}|length }}", "a comparison or hash"),
+        ("{{ [ns.t, ns.u]|unique|list|length }}", "|unique"),
+        ("{{ [ns.l, ns.m]|sort|length }}", "|sort"),
+        ("{{ [ns.l, ns.m]|max|length }}", "|max"),
+        ("{{ {'a': ns.l, 'b': ns.m}|dictsort|length }}", "|dictsort"),
+    ], ids=["tuple ==", "list ==", "in", "dict key", "unique", "sort", "max", "dictsort"])
+    def test_a_doubled_structure_is_refused(self, source: str, what: str) -> None:
+        error = _limit(DOUBLED + source, "MAX_COMPARED_ITEMS")
+        assert error.message.startswith(
+            f"chat template sandbox: {what} of a value of more than 1,000,000 items (shared items counted "
+            "each time they appear) exceeds MAX_COMPARED_ITEMS (1,000,000)")
+
+    def test_ordinary_comparisons_are_unchanged(self) -> None:
+        assert render("{% set t = (1, [2]) %}{{ t == (1, [2]) }}|{{ [3, 1]|sort|list }}|"
+                      "{{ {(1, 2): 'a'}[(1, 2)] }}|{{ 'a' in ['a'] }}") == "True|[1, 3]|a|True"
+
+
+class TestMemory:
+    """Issue 13: a loop appending distinct 40 MB strings to a list reached 2.95 GB in 24 s (about
+    40 GB without an OS limit): every value was under its own limit. The memory a render adds to the
+    process is bounded (MAX_RENDER_MEMORY), read every MEMORY_CHECK_STEPS steps and whenever a big
+    string or list is built."""
+
+    def test_accumulating_distinct_strings_is_refused(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(limits, "MAX_RENDER_MEMORY", 60_000_000)
+        error = _limit("{% set ns = namespace(l=[]) %}{% for i in range(100) %}"
+                       "{% set ns.l = ns.l + [('x' * 5000000) ~ i] %}{% endfor %}{{ ns.l|length }}",
+                       "MAX_RENDER_MEMORY")
+        assert error.message.startswith("chat template sandbox: the memory the render holds (")
+        assert "exceeds MAX_RENDER_MEMORY (60,000,000)" in error.message
+
+    def test_the_default_leaves_room_for_real_renders(self) -> None:
+        assert limits.MAX_RENDER_MEMORY == 1_000_000_000
+        assert limits.process_memory() > 0
 
 
 @pytest.mark.usefixtures("small_limits")

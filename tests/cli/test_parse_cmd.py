@@ -218,8 +218,9 @@ def test_keep_mode_records_the_problem_and_exits_0(
     [
         (
             ["missing.json", "out.txt", "--no-prefix"],
-            "chatcodec: OSError: missing.json: no such file or directory "
-            "(expected a response template JSON file or a model directory)\n",
+            "chatcodec: OSError: missing.json: no such file or directory, nor a bundled profile (expected a "
+            "response template JSON file, a model directory or a profile name; `chatcodec profiles` lists "
+            "them)\n",
         ),
         (
             ["t.json", "nothing.txt", "--no-prefix"],

@@ -50,8 +50,11 @@ def test_json_list_and_detail(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_response_template_is_printed_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    """With the end-of-sequence token, as a tokenizer_config.json holds them (issue 13: the export
+    alone parsed an output differently from the profile name, which stops at that token)."""
     assert main(["profiles", "qwen3", "--response-template"]) == 0
-    assert json.loads(capsys.readouterr().out) == profiles.load("qwen3").response_template
+    assert json.loads(capsys.readouterr().out) == {
+        "eos_token": "<|im_end|>", "response_template": profiles.load("qwen3").response_template}
 
 
 def test_response_template_needs_a_name(capsys: pytest.CaptureFixture[str]) -> None:

@@ -70,6 +70,20 @@ class TestLoading:
         with pytest.raises(ModelStorageError, match=r"tokenizer.json: tokenizers cannot load it: "):
             load_tokenizer(tmp_path)
 
+    def test_a_model_directory_reads_its_tokenizer_on_first_use(self, tmp_path: Path) -> None:
+        from chatcodec.model.codec import ChatCodec
+
+        (tmp_path / "tokenizer.json").write_text('{"model": 3}', encoding="utf-8")
+        (tmp_path / "tokenizer_config.json").write_text(
+            '{"eos_token": "</s>", "pad_token": "<pad>", "chat_template": "{{ messages[0].content }}!"}',
+            encoding="utf-8")
+        codec = ChatCodec.from_pretrained(tmp_path)  # not read yet: text needs no tokenizer
+        assert codec.apply_chat_template([{"role": "user", "content": "Hi"}], tokenize=False) == "Hi!"
+        template = {"start_anchor": "A", "fields": {"content": {}}}
+        assert codec.parse_response("Hello</s>", prefix="", schema=template) == {"content": "Hello"}
+        with pytest.raises(ModelStorageError, match=r"tokenizer.json: tokenizers cannot load it: "):
+            codec.apply_chat_template([{"role": "user", "content": "Hi"}])
+
     def test_importing_the_module_does_not_import_tokenizers(self) -> None:
         code = "import sys, chatcodec.model.tokenizer; print('tokenizers' in sys.modules)"
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -1,4 +1,9 @@
-"""``ChatCompletionStream``: the exact chunks, the finish reasons, failures, and token ids."""
+"""``ChatCompletionStream``: the exact chunks, the finish reasons, failures, and token ids.
+
+The exact-value tests use small templates written here (``chatml``), so that each whitespace rule
+(``strip``: true, false, ``"blank"``) is pinned on its own; every bundled profile is covered on
+real outputs by ``test_stream_properties.py``.
+"""
 
 from __future__ import annotations
 
@@ -16,27 +21,27 @@ from tests.helpers import QWEN_RESPONSE_TEMPLATE
 from tests.model.helpers import chatml_tokenizer, make_model_dir
 from tests.openai_wire.helpers import check_chunks, run_chat
 
-HERMES = profiles.load("hermes")
 CALL = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 
 
+def chatml(strip: bool | str = True) -> dict[str, Any]:
+    """ChatML with ``<think>`` reasoning and JSON tool calls; text fields with ``strip``."""
+    text = {"content": "text", "content_args": {"strip": strip}}
+    return {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<|im_start|>assistant\n",
+        "fields": {
+            "reasoning_content": {"open": "<think>", "close": "</think>", **text},
+            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                           "transform": {"type": "function", "function": "{content}"}},
+            "content": {"close": "<|im_end|>", **text},
+        },
+    }
+
+
 def hermes(errors: str = "strict") -> ResponseParser:
-    return ResponseParser(HERMES.response_template, prefix="", errors=errors)
-
-
-def _stripping(template: dict[str, Any]) -> dict[str, Any]:
-    """The template with content stripped (``"strip": true``, the format's default); the bundled
-    profiles keep content as written (``"strip": "blank"``)."""
-    copy = {**template, "fields": dict(template["fields"])}
-    copy["fields"]["content"] = {**copy["fields"]["content"], "content_args": {"strip": True}}
-    return copy
-
-
-HERMES_STRIPPING = _stripping(HERMES.response_template)
-
-
-def stripping_hermes(errors: str = "strict") -> ResponseParser:
-    return ResponseParser(HERMES_STRIPPING, prefix="", errors=errors)
+    """Content stripped (``strip: true``), JSON calls."""
+    return ResponseParser(chatml(), prefix="", errors=errors)
 
 
 def index_ids(name: str, index: int) -> str:
@@ -53,7 +58,7 @@ def test_the_canonical_sequence() -> None:
     first = stream.feed("Let me check. ")
     assert first == [{
         "id": "chatcmpl-7", "object": "chat.completion.chunk", "created": 1700000000, "model": "hermes-3",
-        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me check. "},
+        "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me check."},
                      "logprobs": None, "finish_reason": None}],
     }]
     chunks = first + stream.feed(CALL) + stream.feed(CALL.replace("Paris", "Tokyo"))
@@ -85,49 +90,46 @@ def test_an_empty_generation_is_role_then_stop() -> None:
 
 
 def test_whitespace_the_message_strips_is_held_back_not_sent() -> None:
-    """A stripped field: leading whitespace waits for text, trailing whitespace for more text."""
-    chunks, stream = run_chat(stripping_hermes, ["  \n", " Hi", "  ", "\n", "there  ", " \n"])
+    """hermes strips content: leading whitespace waits for text, trailing whitespace for more text."""
+    chunks, stream = run_chat(hermes, ["  \n", " Hi", "  ", "\n", "there  ", " \n"])
     assert [delta.get("content") for delta in deltas(chunks)] == [None, "Hi", "  \nthere", None]
     assert stream.message == {"role": "assistant", "content": "Hi  \nthere"}
 
 
-def test_text_as_written_holds_back_only_a_regions_leading_whitespace() -> None:
-    """hermes keeps content as written ("strip": "blank"): whitespace alone is held back until text
-    follows in the same region; whitespace alone between two calls never goes out."""
-    chunks, stream = run_chat(hermes, ["  \n", " Hi", "  ", "\n", "there  ", " \n"])
-    assert [delta.get("content") for delta in deltas(chunks)] == [
-        None, "  \n Hi", "  ", "\n", "there  ", " \n", None]
-    assert stream.message == {"role": "assistant", "content": "  \n Hi  \nthere   \n"}
-    chunks, stream = run_chat(hermes, [CALL, "\n", CALL, "\n"], ids=index_ids)
-    assert all("content" not in delta for delta in deltas(chunks))
-    assert stream.message is not None and "content" not in stream.message
-
-
 def test_text_around_calls_is_one_content() -> None:
-    chunks, stream = run_chat(stripping_hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
+    chunks, stream = run_chat(hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
     assert [delta.get("content") for delta in deltas(chunks)] == [
         "Let me check.", None, None, "  Done.", None]
     assert stream.message is not None and stream.message["content"] == "Let me check.  Done."
-    chunks, stream = run_chat(hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
-    assert [delta.get("content") for delta in deltas(chunks)] == [
-        "Let me check. ", None, None, " Done.", None]
-    assert stream.message is not None and stream.message["content"] == "Let me check.  Done."
 
 
-def test_a_join_field_writes_its_separator_between_regions() -> None:
-    gpt_oss = profiles.load("gpt_oss")
+@pytest.mark.parametrize(("strip", "reasoning"),
+                         [(True, "First.\n\nThird."), ("blank", " First. \n\nThird.")])
+def test_a_join_field_writes_its_separator_between_regions(strip: bool | str, reasoning: str) -> None:
+    template = {"start_anchor": "S", "fields": {
+        "reasoning_content": {"open": "<r>", "close": "</r>", "repeats": True, "join": "\n",
+                              "content_args": {"strip": strip}},
+        "content": {}}}
 
     def parser() -> ResponseParser:
-        return ResponseParser(gpt_oss.response_template, prefix="")
+        return ResponseParser(template, prefix="")
 
-    output = ("<|channel|>analysis<|message|> First. <|end|><|start|>assistant<|channel|>analysis<|message|>"
-              "<|end|><|start|>assistant<|channel|>analysis<|message|>Third.<|end|>"
-              "<|start|>assistant<|channel|>final<|message|>Hi<|return|>")
-    chunks, stream = run_chat(parser, list(output))
-    # gpt_oss keeps reasoning as written ("strip": "blank"): each region as the model wrote it
-    assert "".join(delta.get("reasoning_content", "") for delta in deltas(chunks)) == " First. \n\nThird."
-    assert stream.message == {"role": "assistant", "reasoning_content": " First. \n\nThird.", "content": "Hi"}
+    chunks, stream = run_chat(parser, list("<r> First. </r><r> \n </r><r>Third.</r>Hi"))
+    assert "".join(delta.get("reasoning_content", "") for delta in deltas(chunks)) == reasoning
+    assert stream.message == {"reasoning_content": reasoning, "content": "Hi"}
     assert check_chunks(chunks) == to_chat_message(stream.message)
+
+
+def test_blank_keeps_text_as_written_but_not_a_region_of_only_whitespace() -> None:
+    pieces = ["  \n", "<think>", " Hm ", "</think>", "\n\n", CALL, "\n", " Done. ", " "]
+    chunks, stream = run_chat(lambda: ResponseParser(chatml("blank"), prefix=""), pieces, ids=index_ids)
+    assert [(delta.get("reasoning_content"), delta.get("content")) for delta in deltas(chunks)] == [
+        (None, None), (" Hm ", None), (None, None), (None, None), (None, "\n Done. "), (None, " "),
+        (None, None)]
+    assert stream.message == {"role": "assistant", "reasoning_content": " Hm ", "content": "\n Done.  ",
+                              "tool_calls": [{"type": "function", "function": {
+                                  "name": "get_weather", "arguments": {"city": "Paris"}}}]}
+    assert check_chunks(chunks) == to_chat_message(stream.message, ids=index_ids)
 
 
 def test_keys_openai_has_no_field_for_go_in_the_last_chunk() -> None:
@@ -141,30 +143,26 @@ def test_keys_openai_has_no_field_for_go_in_the_last_chunk() -> None:
 
 @pytest.mark.parametrize("key", ["reasoning", None])
 def test_the_reasoning_key(key: str | None) -> None:
-    qwen3 = profiles.load("qwen3")
-    prompt = qwen3.generation_prompt_ending("<think>\n")
-
     def parser() -> ResponseParser:
-        return ResponseParser(qwen3.response_template, prefix=prompt)
+        return ResponseParser(chatml(False), prefix="<|im_start|>assistant\n<think>\n")
 
     chunks, stream = run_chat(parser, ["Hm.</think>Hi"], reasoning_key=key)
-    expected = [{"role": "assistant", "reasoning": "Hm."}, {"content": "Hi"}, {}] if key else \
+    expected = [{"role": "assistant", "reasoning": "\nHm."}, {"content": "Hi"}, {}] if key else \
         [{"role": "assistant", "content": "Hi"}, {}]
     assert deltas(chunks) == expected
     assert check_chunks(chunks, reasoning_key=key) == to_chat_message(stream.message, reasoning_key=key)
 
 
-def test_text_the_prompt_opened_goes_out_with_the_first_feed() -> None:
-    """qwen3's generation prompt can pre-open ``<think>\\n``: the reasoning region starts in the prompt."""
-    qwen3 = profiles.load("qwen3")
-    parser = ResponseParser(qwen3.response_template, prefix=qwen3.generation_prompt_ending("<think>\n"))
+@pytest.mark.parametrize(("strip", "first"), [(False, "\nA"), ("blank", "A")])
+def test_text_the_prompt_opened_goes_out_with_the_first_feed(strip: bool | str, first: str) -> None:
+    """The generation prompt pre-opens ``<think>\\n``: the reasoning region starts in the prompt. As
+    written, its newline is reasoning; with ``"blank"``, whitespace the prompt wrote is layout."""
+    parser = ResponseParser(chatml(strip), prefix="<|im_start|>assistant\n<think>\n")
     assert parser.initial_events  # the prompt opened the reasoning region and wrote "\n" in it
     stream = ChatCompletionStream(parser)
-    # the prompt's "\n" is layout (the message leaves it out): only the model's text goes out
-    assert deltas(stream.feed("A")) == [{"role": "assistant", "reasoning_content": "A"}]
-    prefill = ResponseParser(qwen3.response_template, prefix=qwen3.generation_prompt_ending("<think>\nI"))
-    assert deltas(ChatCompletionStream(prefill).feed(" see")) == [
-        {"role": "assistant", "reasoning_content": "\nI see"}]  # text the prompt wrote goes out
+    assert deltas(stream.feed("A")) == [{"role": "assistant", "reasoning_content": first}]
+    assert stream.finish()[-1]["choices"][0]["finish_reason"] == "stop"
+    assert stream.message == {"role": "assistant", "reasoning_content": first}
 
 
 @pytest.mark.parametrize(
@@ -190,7 +188,7 @@ def test_finish_reason_stop_without_calls_and_bad_reasons() -> None:
 def test_a_malformed_call_is_content_with_errors_keep() -> None:
     broken = '<tool_call>\n{"name": "get_weather", "arguments": {"city": }\n</tool_call>'
     chunks, stream = run_chat(lambda: hermes("keep"), ["Hi ", broken])
-    assert [delta.get("content") for delta in deltas(chunks)] == ["Hi ", broken, None]
+    assert [delta.get("content") for delta in deltas(chunks)] == ["Hi", " " + broken, None]
     assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
     assert check_chunks(chunks) == to_chat_message(stream.message) == {"role": "assistant",
                                                                        "content": "Hi " + broken}
@@ -205,9 +203,9 @@ def test_strict_errors_raise_from_the_stream() -> None:
 def test_a_finished_stream_refuses_more() -> None:
     stream = ChatCompletionStream(hermes())
     stream.finish()
-    with pytest.raises(ParserStateError, match="already finished"):
+    with pytest.raises(ParserStateError, match="already finalized"):
         stream.feed("x")
-    with pytest.raises(ParserStateError, match="already finished"):
+    with pytest.raises(ParserStateError, match="already finalized"):
         stream.finish()
 
 
@@ -242,6 +240,6 @@ def test_chunks_are_json_ready() -> None:
 
 def test_parse_response_and_the_stream_agree_on_seeded_ids() -> None:
     output = "Hi " + CALL
-    parsed = chatcodec.parse_response(output, HERMES.response_template, prefix="")
+    parsed = chatcodec.parse_response(output, chatml(), prefix="")
     chunks, _ = run_chat(hermes, list(output), ids=ToolCallIds(seed=3))
     assert check_chunks(chunks) == to_chat_message(parsed, ids=ToolCallIds(seed=3))

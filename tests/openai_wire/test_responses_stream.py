@@ -11,15 +11,16 @@ from pydantic import TypeAdapter
 from chatcodec import ResponseParser, profiles
 from chatcodec.openai import ResponsesStream, to_chat_message
 from tests.openai_wire.helpers import EVENT_TYPES, check_events, run_responses
+from tests.openai_wire.test_chat_stream import chatml
 
-QWEN3 = profiles.load("qwen3")
 EVENTS = TypeAdapter(ResponseStreamEvent)
 
 
 def qwen3(errors: str = "strict", thinking: bool = True) -> ResponseParser:
-    """qwen3's parser after a generation prompt that pre-opens ``<think>\n`` (or does not)."""
-    prompt = QWEN3.generation_prompt_ending("<think>\n" if thinking else None)
-    return ResponseParser(QWEN3.response_template, prefix=prompt, errors=errors)
+    """A Qwen3 parser (text as written) after a generation prompt that pre-opens ``<think>\n``
+    (or does not)."""
+    prompt = "<|im_start|>assistant\n" + ("<think>\n" if thinking else "")
+    return ResponseParser(chatml(False), prefix=prompt, errors=errors)
 
 
 def index_ids(name: str, index: int) -> str:
@@ -33,7 +34,7 @@ def response(status: str, output: list[dict[str, Any]], incomplete: Any = None) 
 
 
 REASONING = {"id": "rs_1_0", "type": "reasoning", "summary": [],
-             "content": [{"type": "reasoning_text", "text": "Hm."}], "status": "completed"}
+             "content": [{"type": "reasoning_text", "text": "\nHm."}], "status": "completed"}
 MESSAGE = {"id": "msg_1_1", "type": "message", "role": "assistant", "status": "completed",
            "content": [{"type": "output_text", "text": "Hi", "annotations": [], "logprobs": []}]}
 CALL = {"id": "fc_1_2", "type": "function_call", "call_id": "call_0", "name": "f",
@@ -43,7 +44,7 @@ CALL = {"id": "fc_1_2", "type": "function_call", "call_id": "call_0", "name": "f
 def test_the_exact_events() -> None:
     output = 'Hm.</think>Hi<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>'
     events, stream = run_responses(qwen3, [output], ids=index_ids)
-    reasoning_part = {"type": "reasoning_text", "text": "Hm."}
+    reasoning_part = {"type": "reasoning_text", "text": "\nHm."}
     text_part = {"type": "output_text", "text": "Hi", "annotations": [], "logprobs": []}
     expected = [
         {"type": "response.created", "response": response("in_progress", [])},
@@ -54,9 +55,9 @@ def test_the_exact_events() -> None:
         {"type": "response.content_part.added", "item_id": "rs_1_0", "output_index": 0, "content_index": 0,
          "part": {"type": "reasoning_text", "text": ""}},
         {"type": "response.reasoning_text.delta", "item_id": "rs_1_0", "output_index": 0, "content_index": 0,
-         "delta": "Hm."},
+         "delta": "\nHm."},
         {"type": "response.reasoning_text.done", "item_id": "rs_1_0", "output_index": 0, "content_index": 0,
-         "text": "Hm."},
+         "text": "\nHm."},
         {"type": "response.content_part.done", "item_id": "rs_1_0", "output_index": 0, "content_index": 0,
          "part": reasoning_part},
         {"type": "response.output_item.done", "output_index": 0, "item": REASONING},

@@ -6,6 +6,8 @@ import math
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatcodec.response_templates.content import STANDARD_PARSERS, get_parser, known_parser_names
 from chatcodec.response_templates.lax_json import StringTracker, parse_json_dialect, quote_bare_keys
@@ -263,6 +265,29 @@ def _inside(pieces: list[str], delims: Any = (), delimiter: str = "</x>") -> boo
 def test_string_tracker(text: str, inside: bool) -> None:
     assert _inside([text]) is inside
     assert _inside(list(text)) is inside
+
+
+def _state(pieces: list[str]) -> tuple[Any, ...]:
+    tracker = StringTracker()
+    for piece in pieces:
+        tracker.feed(piece)
+    return tracker._closer, tracker._last, tracker._escape, tracker.inside("</x>")
+
+
+JSONISH = st.lists(st.sampled_from(['"', "\\", "{", "}", "[", "]", ",", ":", " ", "\n", "\t", "\x1c", "a",
+                                    "1", '"k"', '"v\\"x"', "\u00a0", "</x>"]), max_size=60).map("".join)
+
+
+@given(text=JSONISH, data=st.data())
+def test_string_tracker_any_split_same_state(text: str, data: st.DataObject) -> None:
+    """Long pieces are matched whole (one regex), short ones step by step: the state is the same."""
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=4)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    prefix = data.draw(st.sampled_from(["", "{", "x", '"a"', '{"a": 1', '["s', "\n"]))
+    expected = _state([prefix, *list(text)])
+    assert _state([prefix, text]) == expected
+    assert _state([prefix, *pieces]) == expected
+    assert _state([prefix + text]) == expected
 
 
 def test_string_tracker_with_custom_delimiters_split_anywhere() -> None:

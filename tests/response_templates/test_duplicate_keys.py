@@ -40,8 +40,18 @@ TWICE: dict[str, tuple[dict[str, Any], str, str]] = {
 }
 
 
+#: Parsers that give the text as written when it is not a value they can read whole.
+AS_WRITTEN = {"x-python-literal": "{'a': 'KEEP', 'a': 'x'}"}
+
+
 def test_every_parser_is_in_the_table() -> None:
-    assert set(known_parser_names()) == WITHOUT_KEYS | set(TWICE)
+    assert set(known_parser_names()) == WITHOUT_KEYS | set(TWICE) | set(AS_WRITTEN)
+
+
+@pytest.mark.parametrize("name", sorted(AS_WRITTEN))
+def test_a_key_given_twice_keeps_the_text_as_written(name: str) -> None:
+    text = AS_WRITTEN[name]
+    assert get_parser(name).parse(text, {}) == text
 
 
 @pytest.mark.parametrize("name", sorted(TWICE))

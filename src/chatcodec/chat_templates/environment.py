@@ -28,7 +28,7 @@ import jinja2
 import jinja2.ext
 import jinja2.utils
 from jinja2 import nodes
-from jinja2.compiler import CodeGenerator, Frame, optimizeconst
+from jinja2.compiler import CodeGenerator, Frame, operators, optimizeconst
 from jinja2.exceptions import SecurityError
 from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter, modifies_known_mutable
@@ -175,10 +175,53 @@ class _GuardedCodeGenerator(CodeGenerator):
         self.writeline("from chatcodec.chat_templates.safe_ops import checked_add as cc_add, "
                        "checked_concat as cc_concat, checked_markup_join as cc_markup_join, "
                        "checked_str as cc_str, checked_escape as cc_escape, checked_mul as cc_mul, "
-                       "checked_mod as cc_mod, checked_pow as cc_pow")
+                       "checked_mod as cc_mod, checked_pow as cc_pow, checked_operand as cc_cmp, "
+                       "checked_compare as cc_compare")
         for loop in node.find_all(nodes.For):
             loop.iter = nodes.Filter(loop.iter, LOOP_GUARD_FILTER, [], [], None, None, lineno=loop.lineno)
         super().visit_Template(node, frame)
+
+    @optimizeconst
+    def visit_Compare(self, node: nodes.Compare, frame: Frame) -> None:
+        """A comparison with a constant operand (``role == 'user'``, ``'x' in message``) costs what
+        the other operand's length costs, as in Jinja; one between two values goes through
+        ``cc_compare``, which measures deep operands first (``MAX_COMPARED_ITEMS``)."""
+        if len(node.ops) == 1:
+            right = node.ops[0]
+            if isinstance(node.expr, nodes.Const) or isinstance(right.expr, nodes.Const):
+                super().visit_Compare(node, frame)
+                return
+            self.write(f"cc_compare({right.op!r}, ")
+            self.visit(node.expr, frame)
+            self.write(", ")
+            self.visit(right.expr, frame)
+            self.write(")")
+            return
+        self.write("(")  # a chain (a < b < c): every operand measured
+        self._operand(node.expr, frame)
+        for operand in node.ops:
+            self.write(f" {operators[operand.op]} ")
+            self._operand(operand.expr, frame)
+        self.write(")")
+
+    def visit_Dict(self, node: nodes.Dict, frame: Frame) -> None:
+        self.write("{")
+        for index, item in enumerate(node.items):
+            if index:
+                self.write(", ")
+            self._operand(item.key, frame)  # hashed
+            self.write(": ")
+            self.visit(item.value, frame)
+        self.write("}")
+
+    def _operand(self, node: nodes.Expr, frame: Frame) -> None:
+        """A compared or hashed value: measured first unless it is a constant (``cc_cmp``)."""
+        if isinstance(node, nodes.Const):
+            self.visit(node, frame)
+            return
+        self.write("cc_cmp(")
+        self.visit(node, frame)
+        self.write(")")
 
     visit_Add = _checked_binop("cc_add")
     visit_Mul = _checked_binop("cc_mul")

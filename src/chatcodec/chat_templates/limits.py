@@ -35,6 +35,7 @@ This module keeps one rule: checks are cheap enough to run on every operation th
 from __future__ import annotations
 
 import contextvars
+import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -46,13 +47,19 @@ from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateLimit
 
 __all__ = [
     "CLOCK_CHECK_STEPS",
+    "MAX_COMPARED_ITEMS",
     "MAX_FORMAT_WIDTH",
     "MAX_INT_BITS",
     "MAX_LIST_LENGTH",
     "MAX_OUTPUT_LENGTH",
+    "MAX_RENDER_MEMORY",
     "MAX_RENDER_SECONDS",
     "MAX_STRING_LENGTH",
     "MAX_TEMPLATE_STEPS",
+    "MAX_URLIZE_INPUT",
+    "MAX_WORDWRAP_INPUT",
+    "MEMORY_CHECK_SIZE",
+    "MEMORY_CHECK_STEPS",
     "SIZED_TYPES",
     "TEXT_CHARS_PER_STEP",
     "UPFRONT_LOOP_ITEMS",
@@ -69,6 +76,7 @@ __all__ = [
     "exit_render",
     "limit_error",
     "memory_error",
+    "process_memory",
     "recursion_error",
 ]
 
@@ -99,9 +107,36 @@ UPFRONT_LOOP_ITEMS = 256
 MAX_STRING_LENGTH = 50_000_000
 
 #: Maximum length of a string given to the filters that go through text word by word in Python
-#: (``wordwrap``, ``title``, ``striptags``, ``urlize``): their time grows faster than the text
-#: (``wordwrap`` of one long word is quadratic), and one call cannot be interrupted.
+#: (``title``, ``striptags``; ``wordwrap`` and ``urlize`` have lower bounds of their own): one call
+#: cannot be interrupted.
 MAX_TEXT_FILTER_INPUT = 5_000_000
+
+#: Maximum length of a string given to ``wordwrap``: its time grows with the square of a line's
+#: length (a run of non-ASCII spaces wrapped at width 1: 40,000 characters take about 5 seconds),
+#: and one call cannot be interrupted, so the bound keeps one call to about a second.
+MAX_WORDWRAP_INPUT = 20_000
+
+#: Maximum length of a string given to ``urlize`` (about a second per million characters of
+#: addresses, and one call cannot be interrupted).
+MAX_URLIZE_INPUT = 1_000_000
+
+#: Maximum number of items a comparison (``==``, ``<``, ``in``, ...) or a hash (``|unique``, a dict
+#: key, ``|groupby``, ``|sort``) of a list, tuple or dict may go through, counting a shared item as
+#: often as it appears: ``(t, t)`` built 60 times over is 60 objects to build, 2**60 to compare.
+MAX_COMPARED_ITEMS = 1_000_000
+
+#: Maximum memory, in bytes, a render may add to the process (the resident set size, read at
+#: least every ``MEMORY_CHECK_STEPS`` steps and whenever a string or list of ``MEMORY_CHECK_SIZE``
+#: characters or items or more is built): what the template accumulates (strings, lists, the output)
+#: beyond the limits on each value. Where the operating system does not report it (no
+#: ``/proc/self/statm``), the process's peak resident set size is used.
+MAX_RENDER_MEMORY = 1_000_000_000
+
+#: Steps between two reads of the render's memory (see :data:`MAX_RENDER_MEMORY`).
+MEMORY_CHECK_STEPS = 1024
+
+#: A string (characters) or list (items) this big makes the render read its memory at once.
+MEMORY_CHECK_SIZE = 262_144
 
 #: Maximum number of items of any list a template builds (``+``, ``*``, ``batch``, ``slice``).
 MAX_LIST_LENGTH = 1_000_000
@@ -151,6 +186,8 @@ def check_length(size: int, what: str = "string") -> None:
     if size > MAX_STRING_LENGTH:
         raise limit_error(f"{_article(what)} {what} of {size:,} characters", "MAX_STRING_LENGTH",
                           MAX_STRING_LENGTH)
+    if size >= MEMORY_CHECK_SIZE:
+        _check_memory_now()
 
 
 def check_items(size: int, what: str = "list") -> None:
@@ -165,6 +202,8 @@ def check_items(size: int, what: str = "list") -> None:
     """
     if size > MAX_LIST_LENGTH:
         raise limit_error(f"{_article(what)} {what} of {size:,} items", "MAX_LIST_LENGTH", MAX_LIST_LENGTH)
+    if size >= MEMORY_CHECK_SIZE:
+        _check_memory_now()
 
 
 def _article(noun: str) -> str:
@@ -262,6 +301,11 @@ class RenderState:
     now: datetime | None = None
     steps_left: int = field(default_factory=lambda: MAX_TEMPLATE_STEPS)
     deadline: float = field(default_factory=lambda: time.monotonic() + MAX_RENDER_SECONDS)
+    memory_base: int = field(default_factory=lambda: process_memory())
+    memory_next: int = field(default_factory=lambda: MAX_TEMPLATE_STEPS - MEMORY_CHECK_STEPS)
+    #: items a comparison or hash of a container goes through, by ``id`` (the container is kept,
+    #: so its id is not reused during the render; template values never change)
+    compared: dict[int, tuple[Any, int]] = field(default_factory=dict)
     track_spans: bool = False
     span_markers: tuple[str, str] | None = None
     offset: int = 0
@@ -284,6 +328,21 @@ class RenderState:
             raise limit_error("the number of loop iterations and calls", "MAX_TEMPLATE_STEPS",
                               MAX_TEMPLATE_STEPS)
         self.check_clock()
+        if left <= self.memory_next:
+            self.memory_next = left - MEMORY_CHECK_STEPS
+            self.check_memory()
+
+    def check_memory(self) -> None:
+        """Raise when the process holds more than :data:`MAX_RENDER_MEMORY` bytes more than when the
+        render started.
+
+        Raises:
+            ChatTemplateLimitError: for ``MAX_RENDER_MEMORY``.
+        """
+        grown = process_memory() - self.memory_base
+        if grown > MAX_RENDER_MEMORY:
+            raise limit_error(f"the memory the render holds ({grown:,} bytes more than when it started)",
+                              "MAX_RENDER_MEMORY", MAX_RENDER_MEMORY)
 
     def check_clock(self) -> None:
         """Raise when the render has run longer than :data:`MAX_RENDER_SECONDS`.
@@ -375,6 +434,49 @@ def current_state() -> RenderState:
     """The state of the render in progress (a fresh one when called outside a render)."""
     state = _STATE.get()
     return RenderState() if state is None else state
+
+
+def _check_memory_now() -> None:
+    state = _STATE.get()
+    if state is not None:
+        state.check_memory()
+
+
+_PAGE_SIZE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+#: ``/proc/self/statm`` kept open (a read then costs one ``pread``; opening it costs ten times more);
+#: ``None`` before the first read, ``-1`` where it does not exist. Forgotten in a forked child.
+_statm: int | None = None
+
+
+def _forget_statm() -> None:
+    global _statm
+    _statm = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_statm)
+
+
+def process_memory() -> int:
+    """The process's resident set size in bytes (``/proc/self/statm``), or its peak resident set size
+    where that file does not exist, or 0 when neither is known."""
+    global _statm
+    if _statm is None:
+        try:
+            _statm = os.open("/proc/self/statm", os.O_RDONLY)
+        except OSError:
+            _statm = -1
+    if _statm >= 0:
+        try:
+            return int(os.pread(_statm, 128, 0).split()[1]) * _PAGE_SIZE
+        except (OSError, ValueError, IndexError):
+            pass
+    try:
+        import resource
+    except ImportError:  # Windows: not measured
+        return 0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return int(peak) if sys.platform == "darwin" else int(peak) * 1024
 
 
 def charge_text(length: int) -> None:

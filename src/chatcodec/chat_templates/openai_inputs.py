@@ -13,6 +13,10 @@ were written for the shape transformers hands them. :func:`template_messages` an
   ``output_text`` as ``serve`` maps them). For a template that reads content only as text
   (:func:`~chatcodec.chat_templates.template_reads.reads_content_parts` is false), text parts are
   joined with a space, as ``serve`` does for a text-only model;
+* an assistant turn's ``content: null`` (or no ``content``) is the empty text ``""``, as ``serve``
+  (``message.get("content") or []``) and vLLM read it: the SDK and every OpenAI-compatible server
+  send a tool-call turn that way, and the tokenizer path, which drops the ``None``, makes most
+  templates that print ``message.content`` fail on it (Qwen3, Phi, Granite 3, DeepSeek, ...);
 * ``tool_calls[].function.arguments`` given as a JSON string (the wire form) is parsed to a
   mapping, as ``serve`` does, and an empty ``tool_calls`` list is treated as absent (``serve``'s
   ``if message.get("tool_calls")``); ``tools=[]`` means no tools.
@@ -34,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -152,10 +157,43 @@ def _content(content: list[Any], reads: TemplateReads, where: str) -> Any:
         f"{shown} (a text-only model?); send text parts only, or use the model's multimodal template")
 
 
+class _ChangedValue(ValueError):
+    """JSON text that ``json.loads`` would read as a different value than the text says."""
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object; a key given twice is refused (``json.loads`` would keep only the last value)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _ChangedValue(f"the key {key!r} is given twice, so one value would be lost")
+            seen.add(key)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN``, ``Infinity``, ``-Infinity``: Python's JSON reads them, JSON has no such numbers."""
+    raise _ChangedValue(f"not JSON ({name} is no JSON number)")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number with a fraction or exponent; one past a float's range (``1e400``) is refused, as
+    ``|tojson`` would write it as ``Infinity``."""
+    value = float(text)
+    if math.isinf(value):
+        raise _ChangedValue(f"the number {text} is beyond the range of a float, so it would be written as "
+                            "Infinity")
+    return value
+
+
 def _arguments(arguments: Any, as_text: bool, where: str) -> Any:
     """Tool-call arguments as the template reads them: a mapping, or (``as_text``) a JSON string.
 
-    A string is checked to be a JSON object (empty or blank text is ``{}``); a template that reads
+    A string is checked to be a JSON object (empty or blank text is ``{}``) that reads back as
+    written: a key given twice, ``NaN``/``Infinity`` and numbers past a float's range are refused,
+    since the mapping would drop or change a value; a template that reads
     text gets the string as given, one that reads a mapping gets it parsed. A mapping is given to a
     template that reads text as JSON (``json.dumps``, as ``|tojson`` writes it). Anything else is
     kept for the template to judge.
@@ -167,11 +205,14 @@ def _arguments(arguments: Any, as_text: bool, where: str) -> Any:
     if not arguments.strip():
         return "{}" if as_text else {}
     try:
-        value = json.loads(arguments)
+        value = json.loads(arguments, object_pairs_hook=_object_without_repeats, parse_constant=_no_constant,
+                           parse_float=_finite_float)
     except json.JSONDecodeError as error:
         raise ConversationError(
             f"{where}: not JSON ({error.msg} at character {error.pos}): {arguments[:80]!r}; tool-call "
             "arguments are a JSON object, as a string (the OpenAI wire form) or as a mapping") from None
+    except _ChangedValue as error:
+        raise ConversationError(f"{where}: {error}: {arguments[:80]!r}") from None
     if not isinstance(value, dict):
         raise ConversationError(f"{where}: expected a JSON object, got {type(value).__name__} "
                                 f"{arguments[:80]!r}")
@@ -246,7 +287,8 @@ def template_messages(messages: Any, reads: TemplateReads) -> Any:
                 continue
             role = plain.get("role")
             if (type(plain.get("content")) is not list and "tool_calls" not in plain
-                    and role != "tool" and role != "developer"):
+                    and role != "tool" and role != "developer"
+                    and (role != "assistant" or plain.get("content") is not None)):
                 result.append(plain)  # the common case: nothing to change
                 continue
             result.append(_template_message(plain, reads, names, f"messages[{index}]"))
@@ -262,14 +304,16 @@ def _template_message(message: dict[str, Any], reads: TemplateReads, names: dict
     """One message for the template (copied when it changes); ``names`` collects the calls' names."""
     changes: dict[str, Any] = {}
     content = message.get("content")
+    role = message.get("role")
     if isinstance(content, list):
         changes["content"] = _content(content, reads, f"{where}.content")
+    elif content is None and role == "assistant":
+        changes["content"] = ""  # the wire form of a turn with no text (serve and vLLM read it so)
     calls = message.get("tool_calls")
     no_calls = calls == []  # an empty list of calls is no calls (transformers 5.24 serve)
     if isinstance(calls, list) and calls:
         changes["tool_calls"] = _tool_calls(calls, reads.arguments_as_text, f"{where}.tool_calls")
         names.update(_call_names(changes["tool_calls"]))
-    role = message.get("role")
     if role == "tool" and message.get("name") is None and message.get("tool_call_id") in names:
         changes["name"] = names[message["tool_call_id"]]
     if role == "developer" and not reads.developer_role:

@@ -37,7 +37,7 @@ from chatcodec.chat_templates.safe_ops import (
     count_pieces,
     escaped_length,
 )
-from chatcodec.chat_templates.sizes import check_text_size
+from chatcodec.chat_templates.sizes import check_compared, check_text_size
 
 __all__ = ["SAFE_FILTERS", "tojson"]
 
@@ -155,10 +155,16 @@ def _wordwrap(environment: jinja2.Environment, s: str, width: int = 79, break_lo
     return wrapstring.join([wrapstring.join(paragraph) for paragraph in paragraphs])
 
 
+#: The input bound of each filter that goes through text word by word, by the name of its constant
+#: in :mod:`~chatcodec.chat_templates.limits` (read at each call).
+_WORD_FILTER_LIMITS = {"wordwrap": "MAX_WORDWRAP_INPUT", "urlize": "MAX_URLIZE_INPUT"}
+
+
 def _check_word_filter_input(text: str, what: str, words: str) -> None:
-    if len(text) > limits.MAX_TEXT_FILTER_INPUT:
-        raise limits.limit_error(f"a string of {len(text):,} characters given to {what}",
-                                 "MAX_TEXT_FILTER_INPUT", limits.MAX_TEXT_FILTER_INPUT)
+    name = _WORD_FILTER_LIMITS.get(what, "MAX_TEXT_FILTER_INPUT")
+    bound = int(getattr(limits, name))
+    if len(text) > bound:
+        raise limits.limit_error(f"a string of {len(text):,} characters given to {what}", name, bound)
     if len(text) > limits.MAX_LIST_LENGTH:
         check_items(count_pieces(text, words), f"list of words for {what}")
 
@@ -266,16 +272,21 @@ def _input_position(filter_function: Callable[..., Any]) -> int:
     return 1 if getattr(filter_function, "jinja_pass_arg", None) is not None else 0
 
 
-def _reading(filter_function: Callable[..., Any], capped: str | None) -> Callable[..., Any]:
+def _reading(filter_function: Callable[..., Any], capped: str | None,
+             compares: bool = False) -> Callable[..., Any]:
     """The filter, its input counted item by item (and capped at MAX_LIST_LENGTH when ``capped``
-    names what the filter builds)."""
+    names what the filter builds; with ``compares``, the items it compares or hashes measured first,
+    see ``MAX_COMPARED_ITEMS``)."""
     position = _input_position(filter_function)
+    name = filter_function.__name__.removeprefix("do_").removeprefix("sync_do_")
 
     @functools.wraps(filter_function)
     def checked(*args: Any, **kwargs: Any) -> Any:
         if len(args) > position and args[position]:  # Jinja's filters treat a falsy input (None) as empty
             state = current_state()
             value = args[position]
+            if compares:
+                check_compared(value, f"|{name}")
             value = state.guard(value) if capped is None else state.capped(value, capped)
             args = (*args[:position], value, *args[position + 1:])
         return filter_function(*args, **kwargs)
@@ -312,11 +323,14 @@ def _trim(value: Any, chars: str | None = None) -> str:
     return result
 
 
-def _charged(filter_function: Callable[..., Any]) -> Callable[..., Any]:
-    """The filter, charged one step per item of its (sized) input."""
+def _charged(filter_function: Callable[..., Any], compares: bool = False) -> Callable[..., Any]:
+    """The filter, charged one step per item of its (sized) input (with ``compares``, the items it
+    compares measured first)."""
 
     @functools.wraps(filter_function)
     def checked(value: Any, *args: Any, **kwargs: Any) -> Any:
+        if compares:
+            check_compared(value, "|dictsort")
         if type(value) in limits.SIZED_TYPES:
             current_state().charge(len(value))
         return filter_function(value, *args, **kwargs)
@@ -330,14 +344,16 @@ _TRIM = _text(_FILTERS["trim"], "trim")
 #: Filters replaced in the chat-template environment (same output, checked sizes and steps).
 SAFE_FILTERS: dict[str, Callable[..., Any]] = {
     **{name: _reading(_FILTERS[name], None)
-       for name in ("map", "select", "reject", "selectattr", "rejectattr", "first", "min", "max")},
-    **{name: _reading(_FILTERS[name], f"list to {name}") for name in ("unique", "sort", "groupby")},
+       for name in ("map", "select", "reject", "selectattr", "rejectattr", "first")},
+    **{name: _reading(_FILTERS[name], None, compares=True) for name in ("min", "max")},
+    **{name: _reading(_FILTERS[name], f"list to {name}", compares=True)
+       for name in ("unique", "sort", "groupby")},
     **{name: _text(_FILTERS[name], name) for name in (
         "capitalize", "lower", "upper", "truncate", "string", "safe", "xmlattr")},
     "trim": _trim,
     **{name: _text(_FILTERS[name], name, words="split") for name in ("striptags", "urlize")},
     "title": _text(_FILTERS["title"], "title", words="title"),
-    **{name: _charged(_FILTERS[name]) for name in ("dictsort", "items")},
+    "dictsort": _charged(_FILTERS["dictsort"], compares=True), "items": _charged(_FILTERS["items"]),
     "tojson": tojson, "pprint": _pprint, "escape": _escape, "e": _escape, "forceescape": _forceescape,
     "urlencode": _urlencode, "indent": _indent, "wordwrap": _wordwrap, "wordcount": _wordcount,
     "format": _format, "join": _join, "replace": _replace, "sum": _sum, "list": _list, "reverse": _reverse,

@@ -14,6 +14,7 @@ strings also count steps (``limits.charge_text``) so the clock keeps being read.
 from __future__ import annotations
 
 import collections
+import operator
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -24,7 +25,7 @@ import markupsafe
 
 from chatcodec.chat_templates import limits
 from chatcodec.chat_templates.limits import charge_text, check_items, check_length, check_width
-from chatcodec.chat_templates.sizes import CONTAINERS, check_text_size, estimate_text_size
+from chatcodec.chat_templates.sizes import CONTAINERS, check_compared, check_text_size, estimate_text_size
 
 __all__ = [
     "FREE_TEXT",
@@ -36,11 +37,13 @@ __all__ = [
     "check_str_result",
     "checked_add",
     "checked_buffer",
+    "checked_compare",
     "checked_concat",
     "checked_escape",
     "checked_markup_join",
     "checked_mod",
     "checked_mul",
+    "checked_operand",
     "checked_pow",
     "checked_str",
     "count_pieces",
@@ -63,6 +66,50 @@ _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 # --- operators ---------------------------------------------------------------------------------
+
+
+#: Jinja's comparison operators as functions.
+_COMPARISONS: dict[str, Any] = {
+    "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "lteq": operator.le, "gt": operator.gt,
+    "gteq": operator.ge, "in": lambda left, right: left in right,
+    "notin": lambda left, right: left not in right,
+}
+
+
+def checked_compare(op: str, left: Any, right: Any) -> Any:
+    """``left OP right`` for templates (generated code calls it when neither operand is a constant).
+
+    Comparing or hashing costs time only when both sides are lists, tuples or dicts (``==``, ``<``),
+    or the left one is and ``in`` compares it with the right one's items or hashes it: those
+    operands are measured first (``MAX_COMPARED_ITEMS``).
+
+    Args:
+        op: Jinja's operator name (``"eq"``, ``"lt"``, ``"in"``, ...).
+        left, right: the operands.
+
+    Returns:
+        The result of the comparison.
+
+    Raises:
+        ChatTemplateLimitError: an operand is over the limit.
+    """
+    if type(left) in CONTAINERS and (type(right) in CONTAINERS or op in ("in", "notin")):
+        check_compared(left, "a comparison or hash")
+        check_compared(right, "a comparison or hash")
+    return _COMPARISONS[op](left, right)
+
+
+def checked_operand(value: Any) -> Any:
+    """``value`` as an operand of a comparison (``==``, ``<``, ``in``, ...) or a dict key (hashed):
+    a list, tuple or dict that would make it go through more than ``MAX_COMPARED_ITEMS`` items is
+    refused (generated code calls it for every operand that is not a constant).
+
+    Raises:
+        ChatTemplateLimitError: over the limit.
+    """
+    if type(value) in CONTAINERS:
+        check_compared(value, "a comparison or hash")
+    return value
 
 
 def checked_add(left: Any, right: Any) -> Any:

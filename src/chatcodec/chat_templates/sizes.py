@@ -21,7 +21,7 @@ import jinja2.utils
 
 from chatcodec.chat_templates import limits
 
-__all__ = ["CONTAINERS", "check_text_size", "estimate_text_size"]
+__all__ = ["CONTAINERS", "check_compared", "check_text_size", "compared_items", "estimate_text_size"]
 
 #: Types whose text is the text of their items (what the walk descends into).
 CONTAINERS = frozenset({list, tuple, dict, set, frozenset})
@@ -116,3 +116,64 @@ def check_text_size(value: Any, what: str, indent: int = 0) -> None:
     if size > limit:
         raise limits.limit_error(f"{'an' if what[:1] in 'aeiou' else 'a'} {what} of more than {limit:,} "
                                  "characters", "MAX_STRING_LENGTH", limit)
+
+
+def compared_items(value: Any, budget: int, known: dict[int, tuple[Any, int]]) -> int:
+    """How many items comparing or hashing ``value`` goes through, a shared item counted as often as
+    it appears (``(t, t)`` doubled 60 times: 2**61), found by walking each distinct object once.
+
+    Args:
+        value: a template value.
+        budget: stop walking once the count passes this.
+        known: counts already found in this render, by ``id`` (each with its object, kept alive so
+            its id is not reused); filled in.
+
+    Returns:
+        The count (``budget + 1`` or more when over the budget).
+    """
+    in_progress: set[int] = set()
+
+    def measure(item: Any) -> int:
+        kind = type(item)
+        if kind not in CONTAINERS:
+            return 1
+        key = id(item)
+        hit = known.get(key)
+        if hit is not None:
+            return hit[1]
+        if key in in_progress:
+            return 1
+        in_progress.add(key)
+        total = 1
+        for child in (item.items() if kind is dict else item):
+            total += measure(child)
+            if total > budget:
+                break
+        in_progress.discard(key)
+        known[key] = (item, total)
+        return total
+
+    try:
+        return measure(value)
+    except RecursionError:
+        raise limits.recursion_error() from None
+
+
+def check_compared(value: Any, what: str) -> None:
+    """Refuse comparing or hashing a list, tuple or dict that would go through more than
+    ``MAX_COMPARED_ITEMS`` items (shared items counted each time they appear).
+
+    Args:
+        value: the operand.
+        what: what is done with it, for the message.
+
+    Raises:
+        ChatTemplateLimitError: over the limit.
+    """
+    if type(value) not in CONTAINERS:
+        return
+    limit = limits.MAX_COMPARED_ITEMS
+    count = compared_items(value, limit, limits.current_state().compared)
+    if count > limit:
+        raise limits.limit_error(f"{what} of a value of more than {limit:,} items (shared items counted "
+                                 "each time they appear)", "MAX_COMPARED_ITEMS", limit)

@@ -25,7 +25,8 @@ __all__ = ["add_arguments", "run"]
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``chatcodec lint``."""
     parser.add_argument("paths", nargs="+", metavar="PATH",
-                        help="a chat template file, a response template (.json), a tokenizer_config.json "
+                        help="a chat template file, a response template (.json), a bundled profile name, "
+                             "a tokenizer_config.json "
                              "or chat_template.json (its chat templates and response_template), or a model "
                              "directory (the same, from all its files)")
     parser.add_argument("--strict", action="store_true",
@@ -71,8 +72,19 @@ def _response_findings(label: str, template: Any) -> list[tuple[str, str]]:
 def _inputs(path: str) -> list[tuple[str, str, Any]]:
     """``(label, "chat" | "response", content)`` for each template found at ``path``."""
     from chatcodec.cli.io import read_text
-    from chatcodec.cli.sources import model_path, read_template_json, template_json_text
+    from chatcodec.cli.sources import (
+        model_path,
+        not_found,
+        read_template_json,
+        resolve_source,
+        template_json_text,
+    )
 
+    kind = resolve_source(path)
+    if kind == "profile":
+        return _profile_inputs(path)
+    if kind == "file" and path != "-" and not Path(path).exists():
+        raise OSError(not_found(path, "a template file, a model directory"))
     directory = Path(model_path(path))
     if directory.is_dir():
         from chatcodec.model.storage import load_chat_templates
@@ -97,6 +109,20 @@ def _inputs(path: str) -> list[tuple[str, str, Any]]:
     if path != "-" and text.lstrip().startswith("{") and _is_json_object(text):
         return [(path, "response", json.loads(text))]
     return [(path, "chat", text)]
+
+
+def _profile_inputs(name: str) -> list[tuple[str, str, Any]]:
+    """The templates of a bundled profile: its chat template (when it bundles one), labelled
+    ``profile NAME[default]``, and its response template, ``profile NAME[response_template]``."""
+    from chatcodec import profiles
+
+    profile = profiles.load(name)
+    label = f"profile {profile.name}"
+    found: list[tuple[str, str, Any]] = []
+    if profile.chat_template is not None:
+        found.append((f"{label}[default]", "chat", profile.chat_template))
+    found.append((f"{label}[response_template]", "response", profile.response_template))
+    return found
 
 
 def _json_inputs(held: TemplateFile, path: str) -> list[tuple[str, str, Any]]:

@@ -14,7 +14,6 @@ does (exit 1, one line on stderr), after the lines already written.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any, TextIO
 
 __all__ = ["FORMATS", "tool_call_ids", "write_openai"]
@@ -72,19 +71,9 @@ def write_openai(kind: str, parser: Any, pieces: Iterable[str], out: TextIO, *, 
     out.write(terminal_json(text) if terminal else text)
 
 
-def tool_call_ids(source: str) -> Any:
-    """The id form of the bundled profile ``source`` names (directly, or as a model directory's
-    detected profile); the default form for anything else."""
-    from chatcodec.cli.sources import resolve_source
+def tool_call_ids(codec: Any) -> Any:
+    """The id form of ``codec``'s bundled profile (loaded by name, or detected from a model
+    directory's chat template); the default form without a model or a profile."""
     from chatcodec.openai import ToolCallIds
 
-    kind = resolve_source(source)
-    if kind == "profile":
-        return ToolCallIds.for_profile(source)
-    config = kind == "file" and Path(source).name == "tokenizer_config.json"
-    directory = Path(source).parent if config else None
-    if kind == "directory" or directory is not None:
-        from chatcodec.model.codec import ChatCodec
-
-        return ToolCallIds.for_profile(ChatCodec.from_pretrained(directory or source).profile)
-    return ToolCallIds()
+    return ToolCallIds.for_profile(getattr(codec, "profile", None))

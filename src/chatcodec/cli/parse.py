@@ -45,6 +45,7 @@ from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
 from chatcodec.cli.sources import (
     TOKENIZER_CONFIG_WITHOUT_TEMPLATE,
+    end_of_sequence_text,
     model_path,
     no_response_template,
     read_response_template,
@@ -129,9 +130,10 @@ def run(args: argparse.Namespace) -> int:
     output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES", replace=keep)
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
-    parser = source.parser(prefix, tools, args.errors)  # parses the prefix: a region it closes can fail
+    # parses the prefix: a region it closes can fail
+    parser = source.parser(prefix, tools, args.errors, value_deltas=bool(args.openai))
     if args.openai:
-        return _openai(args, parser, output, live, size, keep)
+        return _openai(args, parser, output, live, size, keep, source.codec)
     if not stream and not args.events:
         parser.feed(output)
         message, _ = parser.finalize()
@@ -148,8 +150,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _openai(args: argparse.Namespace, parser: ModelResponseParser, output: str, live: bool, size: int,
-            keep: bool) -> int:
-    """``--openai chat|responses``: the same parse as OpenAI's wire format."""
+            keep: bool, codec: ChatCodec | None) -> int:
+    """``--openai chat|responses``: the same parse as OpenAI's wire format (ids in the form of the
+    model's profile, when it has one)."""
     from chatcodec.cli.openai_output import tool_call_ids, write_openai
     from chatcodec.cli.view import chunks
 
@@ -159,7 +162,7 @@ def _openai(args: argparse.Namespace, parser: ModelResponseParser, output: str, 
         pieces = stdin_pieces(sys.stdin.buffer, args.chunk_size, replace=keep)
     else:
         pieces = chunks(output, size if stream else max(1, len(output)))
-    write_openai(args.openai, parser, pieces, sys.stdout, stream=stream, ids=tool_call_ids(args.template),
+    write_openai(args.openai, parser, pieces, sys.stdout, stream=stream, ids=tool_call_ids(codec),
                  delay=args.delay or 0.0)
     return 0
 
@@ -184,10 +187,14 @@ class TemplateSource:
     Attributes:
         template: the compiled response template.
         codec: the model, or ``None`` for a response template file.
+        end_texts: for a file that holds an ``eos_token`` beside its ``response_template`` (what
+            ``chatcodec profiles NAME --response-template`` prints), that token: generation ends
+            there, as for the profile.
     """
 
     template: ResponseTemplate
     codec: ChatCodec | None
+    end_texts: tuple[str, ...] = ()
 
     @classmethod
     def open(cls, source: str) -> TemplateSource:
@@ -203,7 +210,9 @@ class TemplateSource:
         model = _model_source(source)
         try:
             if model is None:
-                return cls(load_response_template(read_response_template(source)), None)
+                eos = end_of_sequence_text(source) if source != "-" else None
+                return cls(load_response_template(read_response_template(source)), None,
+                           (eos,) if eos else ())
             from chatcodec.model.codec import ChatCodec
 
             codec = ChatCodec.from_pretrained(model)
@@ -216,9 +225,11 @@ class TemplateSource:
             named = message if message.startswith(f"{source}:") else f"{source}: {message}"
             raise ResponseTemplateError(named, field=error.field, key=error.key, path=error.path) from None
 
-    def parser(self, prefix: str, tools: list[Any] | None, errors: str) -> ModelResponseParser:
+    def parser(self, prefix: str, tools: list[Any] | None, errors: str,
+               value_deltas: bool = False) -> ModelResponseParser:
         """A fresh parser for one output: the model's (ending at its end-of-sequence tokens), or the
-        engine's for a response template file; both behind the same protocol.
+        engine's for a response template file; both behind the same protocol. ``value_deltas`` for
+        ``--openai``: tool-call arguments reported as they are written.
 
         Raises:
             ResponseParseError: (strict) a region the prefix closes cannot be parsed.
@@ -228,9 +239,10 @@ class TemplateSource:
 
         if self.codec is not None:
             return self.codec.get_response_parser(self.template.spec, prefix=prefix, tools=tools,
-                                                  errors=errors)
+                                                  errors=errors, value_deltas=value_deltas)
         return ModelResponseParser.for_text(ResponseParser(self.template, prefix=prefix, tools=tools,
-                                                           errors=errors))
+                                                           errors=errors, value_deltas=value_deltas),
+                                               self.end_texts)
 
 
 def _model_source(source: str) -> str | None:

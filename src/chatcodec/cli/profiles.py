@@ -2,8 +2,10 @@
 
 Without arguments it prints one line per profile (name, coverage, bundled chat template, summary);
 ``chatcodec profiles NAME`` prints one profile in full; ``--json`` prints the same data as JSON
-(``--response-template`` with a NAME prints just that profile's response template, ready for
-``chatcodec parse --template``). Data goes to stdout; nothing here imports jinja2 or rich.
+(``--response-template`` with a NAME prints that profile's response template with its
+end-of-sequence token, as a ``tokenizer_config.json`` holds them: ``chatcodec parse FILE`` then
+parses every output as ``chatcodec parse NAME`` does). Data goes to stdout; nothing here imports
+jinja2 or rich.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 from chatcodec import profiles
 
-__all__ = ["add_arguments", "format_profile", "format_table", "run"]
+__all__ = ["add_arguments", "exported_response_template", "format_profile", "format_table", "run"]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,8 +27,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--response-template",
         action="store_true",
-        help="with NAME: print only the profile's response template (JSON)",
+        help="with NAME: print the profile's response template and end-of-sequence token as a "
+             "tokenizer_config.json holds them (chatcodec parse reads the file as the profile)",
     )
+
+
+def exported_response_template(profile: profiles.Profile) -> dict[str, Any]:
+    """What ``--response-template`` prints: the profile's response template and its end-of-sequence
+    token, as a ``tokenizer_config.json`` holds them (``{"eos_token": ..., "response_template":
+    {...}}``), so that ``chatcodec parse FILE`` ends generation at that token, as ``chatcodec parse
+    NAME`` does, and parses every output the same way.
+
+    Args:
+        profile: the profile.
+
+    Returns:
+        A new dict (without ``eos_token`` when the profile has none).
+    """
+    exported: dict[str, Any] = {}
+    eos = profile.special_tokens.get("eos_token")
+    if eos:
+        exported["eos_token"] = eos
+    exported["response_template"] = profile.response_template
+    return exported
 
 
 def run(args: argparse.Namespace) -> int:
@@ -39,9 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if args.response_template:
         if not args.name:
             raise ValueError("profiles: --response-template needs a profile NAME")
-        sys.stdout.write(
-            json.dumps(profiles.load(args.name).response_template, indent=2, ensure_ascii=False) + "\n"
-        )
+        sys.stdout.write(json.dumps(exported_response_template(profiles.load(args.name)), indent=2,
+                                    ensure_ascii=False) + "\n")
         return 0
     if args.name:
         profile = profiles.load(args.name)

@@ -20,14 +20,18 @@ if TYPE_CHECKING:
     from chatcodec.profiles import Profile
 
 __all__ = [
+    "CHAT_TEMPLATE_GIVEN",
     "NOT_A_TEMPLATE_FILE",
     "RESPONSE_TEMPLATE_KEYS",
     "TOKENIZER_CONFIG_WITHOUT_TEMPLATE",
     "ChatTemplateSource",
     "TemplateFile",
     "bundled_response_template",
+    "end_of_sequence_text",
+    "looks_like_chat_template",
     "model_path",
     "no_response_template",
+    "not_found",
     "read_chat_template_source",
     "read_response_template",
     "read_template_json",
@@ -137,6 +141,8 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
         return ChatTemplateSource(profile.chat_template, tokens, f"profile {profile.name}")
     if source != "-" and source.endswith(".json"):
         return _json_chat_template_source(read_template_json(source), source)
+    if source != "-" and not path.exists():
+        raise OSError(not_found(source, "a chat template file, a model directory"))
     text = read_text(source, limit="MAX_CHAT_TEMPLATE_BYTES")
     held = template_json_text(text, source) if source != "-" else None
     if held is not None:  # a configuration file without the .json extension
@@ -249,6 +255,30 @@ NOT_A_TEMPLATE_FILE = ("this JSON file is neither a response template (no 'field
                        "'response_template' key)")
 
 
+#: Why a chat template cannot be used where a response template is expected (after ``PATH: ``).
+CHAT_TEMPLATE_GIVEN = (
+    "this is a chat template (Jinja: it has {% ... %} or {{ ... }}), not a response template. A response "
+    "template is JSON that says how to read the model's output (`chatcodec profiles NAME "
+    "--response-template` prints one); pass it, or the model directory or bundled profile name, which "
+    "bring their own")
+
+
+def looks_like_chat_template(text: str) -> bool:
+    """Whether ``text`` (which is not JSON) reads as a Jinja chat template."""
+    return "{%" in text or "{{" in text
+
+
+def not_found(source: str, expected: str) -> str:
+    """The message for a TEMPLATE / MODEL argument that names nothing: what was expected, and the
+    bundled profile whose name is close (a typo such as ``qwen33``)."""
+    from chatcodec import profiles
+
+    message = (f"{source}: no such file or directory, nor a bundled profile (expected {expected} or a "
+               "profile name")
+    close = profiles.close_name(source)
+    return f"{message}). Did you mean {close!r}?" if close else f"{message}; `chatcodec profiles` lists them)"
+
+
 def _bundled_profile(name: str) -> Profile | None:
     """The bundled profile called ``name`` (or an alias), or ``None``."""
     from chatcodec import profiles
@@ -268,6 +298,25 @@ TOKENIZER_CONFIG_WITHOUT_TEMPLATE = (
 #: Keys that mark a JSON file as a tokenizer configuration rather than a response template.
 _TOKENIZER_CONFIG_KEYS = frozenset({"chat_template", "tokenizer_class", "added_tokens_decoder", "bos_token",
                                     "eos_token", "model_max_length"})
+
+
+def end_of_sequence_text(source: str) -> str | None:
+    """The ``eos_token`` of a JSON file that holds a response template beside it (a
+    ``tokenizer_config.json``, or what ``chatcodec profiles NAME --response-template`` prints), or
+    ``None`` (any other file, or no such key).
+
+    Raises:
+        ModelStorageError: the token has the wrong shape.
+    """
+    from chatcodec.model.config import config_special_tokens
+
+    try:
+        data = read_json(source, "response template")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or "response_template" not in data or "fields" in data:
+        return None
+    return config_special_tokens(data, source).get("eos_token")
 
 
 def read_response_template(source: str) -> dict[str, Any]:
@@ -296,14 +345,18 @@ def read_response_template(source: str) -> dict[str, Any]:
     if bundled is not None:
         return bundled
     if path.exists():  # a regular file, or a device / pipe (read up to MAX_INPUT_BYTES)
-        data = read_json(source, "response template")
+        try:
+            data = read_json(source, "response template")
+        except ValueError as error:
+            if looks_like_chat_template(read_text(source)):
+                raise ValueError(f"{source}: {CHAT_TEMPLATE_GIVEN}") from None
+            raise error from None
         if isinstance(data, dict) and "response_template" in data and "fields" not in data:
             data = data["response_template"]  # a tokenizer_config.json
         elif isinstance(data, dict) and "fields" not in data and not _TOKENIZER_CONFIG_KEYS.isdisjoint(data):
             raise ValueError(f"{source}: {TOKENIZER_CONFIG_WITHOUT_TEMPLATE}")
         return _expect_object(data, source)
-    raise OSError(f"{source}: no such file or directory (expected a response template JSON file or a model "
-                  "directory)")
+    raise OSError(not_found(source, "a response template JSON file, a model directory"))
 
 
 def _directory_response_template(directory: Path) -> dict[str, Any]:

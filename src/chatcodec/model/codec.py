@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.model.config import TokenizerConfig, check_side
-from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.responses import ModelResponseParser, ResponseDecoding
 from chatcodec.model.sequences import to_python, token_id, token_id_sequences
 from chatcodec.model.special_tokens import SpecialTokenAttributes
@@ -224,12 +223,13 @@ class ChatCodec(SpecialTokenAttributes):
         ids = {self.config.pad_token_id, self._token_id(self.special_tokens_map.get("pad_token"))}
         return frozenset(index for index in ids if index is not None)
 
-    def _prompt_model(self, sanitize_control_tokens: bool) -> PromptModel:
-        """What ``apply_chat_template`` needs of the model, from its current state."""
+    def _prompt_model(self, sanitize_control_tokens: bool, tokenize: bool = True) -> PromptModel:
+        """What ``apply_chat_template`` needs of the model, from its current state (the pad id only
+        when ids are asked for, so a prompt rendered as text never loads a lazy tokenizer)."""
         from chatcodec.model.prompts import PromptModel, control_tokens_of
 
         pad = self.special_tokens_map.get("pad_token")
-        pad_id = self._token_id(pad)
+        pad_id = self._token_id(pad) if tokenize else None
         return PromptModel(
             tokenizer=self._tokenizer_handle(),
             variables={**self.special_tokens_map, **self.template_variables},
@@ -240,11 +240,17 @@ class ChatCodec(SpecialTokenAttributes):
             model_max_length=self.config.model_max_length,
         )
 
-    def _response_decoding(self) -> ResponseDecoding:
-        """What parsing the model's output needs of the model, from its current state."""
+    def _response_decoding(self, ids: bool = True) -> ResponseDecoding:
+        """What parsing the model's output needs of the model, from its current state.
+
+        ``ids=False``: the output and the prompt are text, so the end-of-sequence and pad ids are
+        not looked up (a lazy tokenizer is then loaded only to decode ``generation_config.json``'s
+        end-of-sequence ids into their texts)."""
         texts = [self.special_tokens_map.get("eos_token") or ""]
         if self.tokenizer is not None:
             texts += [self.tokenizer.decode([index]) for index in self.config.eos_token_ids]
+        if not ids:
+            return ResponseDecoding(tokenizer=self._tokenizer_handle(), eos_texts=tuple(texts))
         return ResponseDecoding(tokenizer=self._tokenizer_handle(),
                                 eos_token_ids=frozenset(self.eos_token_ids), eos_texts=tuple(texts),
                                 pad_ids=self._pad_ids())
@@ -368,7 +374,7 @@ class ChatCodec(SpecialTokenAttributes):
             return_dict=return_dict, return_assistant_tokens_mask=return_assistant_tokens_mask,
             tokenizer_kwargs=tokenizer_kwargs, variables=kwargs,
         )
-        return apply_chat_template(template, request, self._prompt_model(sanitize_control_tokens))
+        return apply_chat_template(template, request, self._prompt_model(sanitize_control_tokens, tokenize))
 
     def apply_chat_request(
         self,
@@ -421,7 +427,7 @@ class ChatCodec(SpecialTokenAttributes):
             continue_final_message=inputs.continue_final_message, tokenize=tokenize,
             sanitize_control_tokens=sanitize_control_tokens, return_tensors=return_tensors,
             return_dict=return_dict, variables={**kwargs, **inputs.variables})
-        return apply_chat_template(template, prompt, self._prompt_model(sanitize_control_tokens))
+        return apply_chat_template(template, prompt, self._prompt_model(sanitize_control_tokens, tokenize))
 
     def encode(self, text: str, *, add_special_tokens: bool = True) -> list[int]:
         """Token ids of ``text``; special and added tokens written in it become their ids.
@@ -531,8 +537,9 @@ class ChatCodec(SpecialTokenAttributes):
         from chatcodec.model.responses import parse_sequences
 
         template = self._response_template(schema, "parse_response")
-        parsed = parse_sequences(response, template, self._response_decoding(), prefix=prefix, tools=tools,
-                                 errors=errors)
+        text_only = isinstance(response, str) and isinstance(prefix, str)
+        decoding = self._response_decoding(ids=not text_only)
+        parsed = parse_sequences(response, template, decoding, prefix=prefix, tools=tools, errors=errors)
         if schema is None and self.response_template_source == "derived":
             warn_unverified(str(self.name_or_path), self.response_template_capabilities,
                             self._warned_unverified, parsed if isinstance(parsed, list) else [parsed])
@@ -540,7 +547,7 @@ class ChatCodec(SpecialTokenAttributes):
 
     def get_response_parser(self, response_template: dict[str, Any] | None = None, *,
                             prefix: Any = None, tools: list[Tool] | None = None,
-                            errors: str = "strict") -> ModelResponseParser:
+                            errors: str = "strict", value_deltas: bool = False) -> ModelResponseParser:
         """A streaming parser for one generation, fed text or token ids at every step.
 
         ``prefix`` (text or one sequence of ids) is required, as in the reference: ``""`` opts
@@ -553,6 +560,7 @@ class ChatCodec(SpecialTokenAttributes):
                 ``apply_chat_template`` dict of one prompt).
             tools: JSON schemas or Python functions; tool-call arguments are typed with them.
             errors: ``"strict"`` or ``"keep"`` (see :func:`chatcodec.parse_response`).
+            value_deltas: also emit ``region_value`` events (see :class:`~chatcodec.ResponseParser`).
 
         Returns:
             A parser for one generation.
@@ -568,13 +576,13 @@ class ChatCodec(SpecialTokenAttributes):
         template = self._response_template(response_template, "get_response_parser")
         decoding = self._response_decoding()
         prompt = parser_prompt_text(prefix, decoding.tokenizer, decoding.pad_ids)
-        parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors)
-        handle = decoding.tokenizer
-
-        def new_decoder() -> IncrementalDecoder:
-            return handle.require().incremental_decoder()
-
-        model_parser = ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)
+        parser = ResponseParser(template, prefix=prompt, tools=tools, errors=errors,
+                                value_deltas=value_deltas)
+        tokenizer = decoding.tokenizer.tokenizer
+        # the decoder is made on the first id (a bound method: the parser keeps nothing else alive;
+        # without a tokenizer, require() raises the TokenizerUnavailableError that names the cause)
+        new_decoder = decoding.tokenizer.require if tokenizer is None else tokenizer.incremental_decoder
+        model_parser = ModelResponseParser(parser, decoding.end_of_sequence(), new_decoder)  # type: ignore[arg-type]
         labels = self.response_template_capabilities
         if response_template is None and self.response_template_source == "derived" and labels:
             from chatcodec.model.derived import watch_parser

@@ -394,7 +394,9 @@ def json_file_text(data: Mapping[str, Any]) -> str:
 
 
 def write_tokenizer_config(directory: str | Path, data: Mapping[str, Any]) -> Path:
-    """Write ``tokenizer_config.json`` as :func:`json_file_text` lays it out (UTF-8).
+    """Write ``tokenizer_config.json`` as :func:`json_file_text` lays it out (UTF-8), atomically, never
+    through a symbolic link that leads out of ``directory``
+    (:func:`~chatcodec.model.file_changes.apply_file_changes`).
 
     Args:
         directory: the model directory (must exist).
@@ -403,6 +405,7 @@ def write_tokenizer_config(directory: str | Path, data: Mapping[str, Any]) -> Pa
     Returns:
         The path written.
     """
-    path = Path(directory) / TOKENIZER_CONFIG_FILE
-    path.write_text(json_file_text(data), encoding="utf-8")
-    return path
+    from chatcodec.model.file_changes import apply_file_changes
+
+    apply_file_changes(Path(directory), [(TOKENIZER_CONFIG_FILE, json_file_text(data))])
+    return Path(directory) / TOKENIZER_CONFIG_FILE

@@ -129,11 +129,8 @@ def warn_unverified(where: str, labels: Mapping[str, Mapping[str, Any]] | None, 
 def watch_parser(parser: ModelResponseParser, where: str, labels: Mapping[str, Mapping[str, Any]],
                  warned: set[str]) -> None:
     """Make ``parser.finalize`` warn as :func:`warn_unverified` does, for its final message."""
-    finalize = parser.finalize
 
-    def finalize_and_warn() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        message, events = finalize()
+    def warn(message: dict[str, Any]) -> None:
         warn_unverified(where, labels, warned, [message])
-        return message, events
 
-    setattr(parser, "finalize", finalize_and_warn)  # noqa: B010 (an instance attribute, not the class's)
+    parser.finalize_hook = warn

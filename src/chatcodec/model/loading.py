@@ -160,7 +160,7 @@ def _load_directory(path: Path, tokenizer_wanted: bool | None = None) -> LoadedM
         "from_pretrained(..., load_tokenizer=False) did not load one",
         "Load the model with load_tokenizer=True"))
     if tokenizer_wanted is not False:
-        tokenizer, missing = load_tokenizer(path)
+        tokenizer, missing = load_tokenizer(path, lazy=True)  # read on first use
     template, source, derivation = _response_template_of(path, config, templates)
     detected = source is not None and source.startswith("profile:")
     profile = source.removeprefix("profile:") if source is not None and detected else None

@@ -14,6 +14,7 @@ they are for truncated output.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,13 +51,13 @@ class EndOfSequence:
         texts: the end-of-sequence tokens' texts.
     """
 
+    __slots__ = ("_held", "_starts", "ended", "texts", "token_ids")
+
     def __init__(self, token_ids: Iterable[int], texts: Iterable[str]) -> None:
-        self.token_ids = frozenset(token_ids)
-        self.texts = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
+        #: the characters an end text starts with: text without any of them passes at once
+        self.token_ids, self.texts, self._starts = _end_rule(frozenset(token_ids), tuple(texts))
         self.ended = False
         self._held = ""
-        #: the characters an end text starts with: text without any of them passes at once
-        self._starts = frozenset(text[0] for text in self.texts)
 
     def cut_ids(self, ids: Sequence[int]) -> tuple[list[int], bool]:
         """The ids before the first end-of-sequence id, and whether there was one.
@@ -115,6 +116,15 @@ class EndOfSequence:
                     break
                 index = text.find(eos[0], index + 1)
         return longest
+
+
+@functools.lru_cache(maxsize=64)
+def _end_rule(token_ids: frozenset[int], texts: tuple[str, ...]) -> tuple[frozenset[int], tuple[str, ...],
+                                                                          frozenset[str]]:
+    """The end ids, the end texts longest first and their first characters: made once per model and
+    shared by its parsers (a server keeps thousands alive)."""
+    ordered = tuple(sorted({text for text in texts if text}, key=len, reverse=True))
+    return token_ids, ordered, frozenset(text[0] for text in ordered)
 
 
 @dataclass(frozen=True)
@@ -190,30 +200,37 @@ class ModelResponseParser:
         ended: an end-of-sequence token was seen; later steps are not output and are ignored.
     """
 
+    __slots__ = ("_decoder", "_end", "_finished", "_joined", "_new_decoder", "_parts", "finalize_hook",
+                 "parser")
+
     def __init__(self, parser: Any, end: EndOfSequence,
                  decoder: Callable[[], IncrementalDecoder]) -> None:
         self.parser = parser
         self._end = end
         self._new_decoder = decoder
         self._decoder: IncrementalDecoder | None = None
+        #: called with the final message when :meth:`finalize` returns it (``None``: nothing)
+        self.finalize_hook: Callable[[dict[str, Any]], None] | None = None
         self._finished = False
         self._parts: list[str] = []
         self._joined: list[str] = []
 
     @classmethod
-    def for_text(cls, parser: Any) -> ModelResponseParser:
-        """A parser of text steps only, with no end-of-sequence token (a bare response template).
+    def for_text(cls, parser: Any, end_texts: Iterable[str] = ()) -> ModelResponseParser:
+        """A parser of text steps only (a response template file), ending at ``end_texts``.
 
         The command line drives every parser through this one class, so a response template file,
         a model directory and a profile are fed, ended and reported the same way.
 
         Args:
             parser: the :class:`~chatcodec.ResponseParser` to wrap.
+            end_texts: end-of-sequence texts (the file's ``eos_token``); none: every character is
+                parsed.
 
         Returns:
             The wrapper; feeding it token ids raises ``TokenizerUnavailableError``.
         """
-        return cls(parser, EndOfSequence((), ()), _no_tokenizer)
+        return cls(parser, EndOfSequence((), end_texts), _no_tokenizer)
 
     @property
     def text(self) -> str:
@@ -265,9 +282,19 @@ class ModelResponseParser:
             TokenizerUnavailableError: ids were fed and the model has no tokenizer.
             ResponseParseError: the output cannot be parsed (strict mode).
         """
+        end = self._end
+        if type(step) is int and not end.ended and not self._finished and step not in end.token_ids:
+            # one id: the per-token path of a server
+            decoder = self._decoder
+            if decoder is None:
+                decoder = self._decoder = self._new_decoder()  # raises TokenizerUnavailableError
+            text = end.cut_text(decoder.step_id(step, what="feed"))
+            if not text:
+                return []
+            self._keep(text)
+            return self.parser.feed(text)  # type: ignore[no-any-return]
         if self._finished:
             raise ParserStateError("feed: the parser was finalized; create a new one per sequence")
-        end = self._end
         if end.ended:
             return []
         if type(step) is str and self._decoder is None:  # text, and no ids were ever fed
@@ -301,6 +328,8 @@ class ModelResponseParser:
             self._keep(text)
             events.extend(self.parser.feed(text))
         message, final_events = self.parser.finalize()
+        if self.finalize_hook is not None:
+            self.finalize_hook(message)
         return message, events + list(final_events)
 
 

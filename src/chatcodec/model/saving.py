@@ -18,14 +18,16 @@ naming each extension: transformers refuses or misreads it, so the directory nee
 be parsed as intended.
 
 Rules kept: everything is checked before anything is written, so a save that fails (a template
-name that would escape its folder, an unreadable configuration file) leaves the target as it
-was, and does not create it; each path written is listed once.
+name that would escape its folder, an unreadable configuration file, a symbolic link that leads
+out of the target) leaves the target as it was, and does not create it; every file is written the
+same way, to a temporary file then renamed over its target (:mod:`chatcodec.model.file_changes`),
+so nothing is ever written through a link and nothing outside the target is touched; each path
+written is listed once.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,7 +43,6 @@ from chatcodec.model.config import (
     TokenizerConfig,
     json_file_text,
     read_json_file,
-    write_tokenizer_config,
 )
 from chatcodec.model.tokenizer import TOKENIZER_FILE, Tokenizer
 
@@ -139,18 +140,14 @@ def _same_file(source: Path, target: Path) -> bool:
     return target.exists() and os.path.samefile(source, target)
 
 
-def _write_tokenizer(state: CodecState, directory: Path, written: list[str]) -> None:
+def _tokenizer_bytes(state: CodecState, directory: Path) -> bytes | None:
+    """The ``tokenizer.json`` to write, or ``None`` (no tokenizer, or the target is its own file)."""
     if state.tokenizer is None:
-        return
-    target = directory / TOKENIZER_FILE
+        return None
     source = state.tokenizer.path
     if source is not None and source.is_file():
-        if not _same_file(source, target):
-            shutil.copyfile(source, target)
-            written.append(str(target))
-    else:
-        state.tokenizer.backend.save(str(target))
-        written.append(str(target))
+        return None if _same_file(source, directory / TOKENIZER_FILE) else source.read_bytes()
+    return str(state.tokenizer.backend.to_str(pretty=True)).encode("utf-8")
 
 
 def _warn_if_chatcodec_only(template: Any, path: Path) -> None:
@@ -186,27 +183,28 @@ def save_codec(state: CodecState, directory: Path) -> tuple[str, ...]:
         UserWarning: the response template written uses chatcodec extensions
             (``x-`` parsers, ``flatten``, ...), which transformers cannot read as chatcodec does.
     """
-    from chatcodec.model.storage import plan_chat_template_save, save_chat_templates
+    from chatcodec.model.file_changes import apply_file_changes
+    from chatcodec.model.storage import plan_chat_template_save, remove_empty_template_folder
 
-    if state.chat_template is not None:
-        plan_chat_template_save(state.chat_template, directory)  # refuses bad names before any write
+    changes: list[tuple[str, str | bytes | None]] = []
+    if state.chat_template is not None:  # refuses bad names before any write
+        changes += [(change.path, change.content) for change in
+                    plan_chat_template_save(state.chat_template, directory)
+                    if change.path != TOKENIZER_CONFIG_FILE]  # written whole below
     config = _config_to_save(state, directory)
+    changes.append((TOKENIZER_CONFIG_FILE, json_file_text(config)))
     legacy = _special_tokens_map_to_save(state, directory, config)
-    directory.mkdir(parents=True, exist_ok=True)
-    written: list[str] = []
-    if state.chat_template is not None:
-        changes = save_chat_templates(state.chat_template, directory)
-        written.extend(str(directory / change.path) for change in changes if change.action != "delete")
-    written.append(str(write_tokenizer_config(directory, config)))
     if legacy is not None:
-        (directory / SPECIAL_TOKENS_MAP_FILE).write_text(json_file_text(legacy), encoding="utf-8")
-        written.append(str(directory / SPECIAL_TOKENS_MAP_FILE))
-    _write_tokenizer(state, directory, written)
-    _warn_if_chatcodec_only(config.get("response_template"), directory / TOKENIZER_CONFIG_FILE)
+        changes.append((SPECIAL_TOKENS_MAP_FILE, json_file_text(legacy)))
+    tokenizer = _tokenizer_bytes(state, directory)
+    if tokenizer is not None:
+        changes.append((TOKENIZER_FILE, tokenizer))
     origin = state.source_directory or (Path(state.name_or_path) if state.name_or_path else None)
     source = origin / GENERATION_CONFIG_FILE if origin is not None else None
-    target = directory / GENERATION_CONFIG_FILE
-    if source is not None and source.is_file() and not target.exists():
-        shutil.copyfile(source, target)
-        written.append(str(target))
+    if source is not None and source.is_file() and not (directory / GENERATION_CONFIG_FILE).exists():
+        changes.append((GENERATION_CONFIG_FILE, source.read_bytes()))
+    apply_file_changes(directory, changes)  # every file replaced atomically; links leading out refused
+    remove_empty_template_folder(directory)
+    _warn_if_chatcodec_only(config.get("response_template"), directory / TOKENIZER_CONFIG_FILE)
+    written = [str(directory / path) for path, content in changes if content is not None]
     return tuple(dict.fromkeys(written))

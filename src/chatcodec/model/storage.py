@@ -52,6 +52,7 @@ __all__ = [
     "load_chat_templates",
     "migrate_chat_templates",
     "plan_chat_template_save",
+    "remove_empty_template_folder",
     "save_chat_templates",
 ]
 
@@ -99,19 +100,24 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     """Load a model directory's chat templates, whatever format they are stored in.
 
     Args:
-        path: the model directory.
+        path: the model directory, or the name (or alias) of a bundled profile (its chat template),
+            as ``ChatCodec.from_pretrained`` takes them: a directory of that name wins.
 
     Returns:
         The template text when the directory holds only a default template, else a dict
         ``{name: template}`` (with ``"default"`` when there is one).
 
     Raises:
-        ChatTemplateNotFoundError: the directory holds no chat template.
+        ChatTemplateNotFoundError: the directory holds no chat template, or the profile bundles none.
         ModelStorageError: the directory does not exist, a file is malformed (not JSON, not UTF-8,
             a wrongly shaped ``chat_template`` value), or a legacy ``chat_template.json`` is combined
             with ``.jinja`` files.
     """
     directory = Path(path)
+    if not directory.is_dir():
+        bundled = _profile_chat_template(str(path))
+        if bundled is not None:
+            return bundled
     _, legacy, files = _stored_templates(directory)
     templates = {**legacy, **files}
     if not templates:
@@ -123,6 +129,26 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     if list(templates) == ["default"]:
         return templates["default"]
     return templates
+
+
+def _profile_chat_template(name: str) -> str | None:
+    """The chat template of the bundled profile ``name``, ``None`` when no profile has that name.
+
+    Raises:
+        ChatTemplateNotFoundError: the profile bundles no chat template (its license does not allow it).
+    """
+    from chatcodec import profiles
+    from chatcodec.errors import UnknownProfileError
+
+    try:
+        profile = profiles.load(name)
+    except UnknownProfileError:
+        return None
+    if profile.chat_template is None:
+        raise ChatTemplateNotFoundError(
+            f"{name}: profile {profile.name!r} bundles no chat template ({profile.license}); load it from "
+            "the model's directory")
+    return profile.chat_template
 
 
 def _stored_templates(directory: Path, *, migrating: bool = False
@@ -331,8 +357,17 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
     apply_file_changes(directory, [(change.path, change.content) for change in changes])
+    remove_empty_template_folder(directory)
+
+
+def remove_empty_template_folder(directory: Path) -> None:
+    """Remove ``additional_chat_templates/`` when saving left it empty (not a link: never followed).
+
+    Raises:
+        ModelStorageError: the folder cannot be removed.
+    """
     folder = directory / ADDITIONAL_TEMPLATES_DIR
-    if folder.is_dir() and not any(folder.iterdir()):
+    if folder.is_dir() and not folder.is_symlink() and not any(folder.iterdir()):
         try:
             folder.rmdir()
         except OSError as error:

@@ -20,6 +20,8 @@ Rules kept:
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,12 @@ from typing import Any
 
 from chatcodec.errors import TokenizerUnavailableError
 from chatcodec.model.config import AddedToken
-from chatcodec.model.incremental import REPLACEMENT_CHARACTER, IncrementalDecoder
+from chatcodec.model.incremental import (
+    REPLACEMENT_CHARACTER,
+    IncrementalDecoder,
+    StreamDecoder,
+    streams_exactly,
+)
 
 __all__ = [
     "INSTALL_FIX",
@@ -108,35 +115,59 @@ class Tokenizer:
     """
 
     def __init__(self, backend: Any, path: Path | None = None) -> None:
-        self.backend = backend
+        self._backend = backend
         self.path = path
         self._added: dict[int, AddedToken] | None = None
         self._newline_plain: list[int] | None = None
         self._offsets_backend: Any = None
         self._id_limit: int | None = None
+        self._stream_class: Any = None  # DecodeStream when it gives this tokenizer's text; False: not
 
     @classmethod
-    def from_file(cls, path: str | Path) -> Tokenizer:
+    def from_file(cls, path: str | Path, *, lazy: bool = False) -> Tokenizer:
         """Load a ``tokenizer.json``.
 
         Args:
             path: the file.
+            lazy: read the file when the tokenizer is first used (its first encode, decode or id
+                check), not now: a large vocabulary takes a noticeable part of a second to load,
+                which a process that only renders and parses text never needs to pay.
 
         Returns:
             The tokenizer, remembering ``path`` (``save_pretrained`` copies the file).
 
         Raises:
             TokenizerUnavailableError: the ``tokenizers`` package is not installed.
-            ModelStorageError: the file cannot be parsed by ``tokenizers``.
+            ModelStorageError: the file cannot be parsed by ``tokenizers`` (with ``lazy``, raised
+                by the first use instead).
         """
+        if importlib.util.find_spec("tokenizers") is None:
+            raise tokenizer_unavailable("the tokenizers package is not installed")
+        tokenizer = cls(None, Path(path))
+        if not lazy:
+            tokenizer._load()
+        return tokenizer
+
+    @property
+    def backend(self) -> Any:
+        """The ``tokenizers.Tokenizer`` (read from :attr:`path` on first use when loaded lazily).
+
+        Raises:
+            ModelStorageError: a lazily loaded file cannot be parsed by ``tokenizers``.
+        """
+        backend = self._backend
+        return backend if backend is not None else self._load()
+
+    def _load(self) -> Any:
         from chatcodec.errors import ModelStorageError
 
         tokenizers = _import_tokenizers()
         try:
-            backend = tokenizers.Tokenizer.from_file(str(path))
+            self._backend = tokenizers.Tokenizer.from_file(str(self.path))
         except Exception as error:  # tokenizers raises a bare Exception on malformed files
-            raise ModelStorageError(f"{path}: tokenizers cannot load it: {error}", path=str(path)) from None
-        return cls(backend, Path(path))
+            raise ModelStorageError(f"{self.path}: tokenizers cannot load it: {error}",
+                                    path=str(self.path)) from None
+        return self._backend
 
     # -- vocabulary ------------------------------------------------------------------------------
 
@@ -307,9 +338,31 @@ class Tokenizer:
         return str(self.backend.decode(ids, skip_special_tokens=skip_special_tokens))
 
     def incremental_decoder(self) -> IncrementalDecoder:
-        """A fresh :class:`~chatcodec.model.incremental.IncrementalDecoder` over this tokenizer
-        (special tokens kept, ids checked)."""
-        return IncrementalDecoder(self._decode, check=self.check_ids)
+        """A fresh incremental decoder over this tokenizer (special tokens kept, ids checked).
+
+        Returns:
+            A :class:`~chatcodec.model.incremental.StreamDecoder` (``tokenizers``' own streaming
+            decoder, in Rust) when this tokenizer's decoder streams exactly
+            (:func:`~chatcodec.model.incremental.streams_exactly`) and the installed ``tokenizers``
+            has ``DecodeStream`` (0.21 and later); otherwise the Python
+            :class:`~chatcodec.model.incremental.IncrementalDecoder`. Both give the same text.
+        """
+        stream_class = self._stream_class
+        if stream_class is None:
+            stream_class = self._stream_class = self._decode_stream_class()
+        if stream_class is False:
+            return IncrementalDecoder(self._decode, check=self.check_ids, limit=self.id_limit)
+        return StreamDecoder(self.backend, stream_class(skip_special_tokens=False), self._decode,
+                             check=self.check_ids, limit=self.id_limit)
+
+    def _decode_stream_class(self) -> Any:
+        """``tokenizers.decoders.DecodeStream``, or ``False`` when it is missing or would not give
+        the Python decoder's text for this tokenizer's decoder."""
+        decoders = importlib.import_module("tokenizers.decoders")
+        stream_class = getattr(decoders, "DecodeStream", None)
+        decoder = self.backend.decoder
+        state = None if decoder is None else json.loads(decoder.__getstate__())
+        return stream_class if stream_class is not None and streams_exactly(state) else False
 
     def decode_generated(self, ids: Sequence[int], *, what: str = "response") -> str:
         """Text of generated ids, the same as :meth:`incremental_decoder` streams it (SPEC §1.8a).
@@ -336,11 +389,12 @@ class Tokenizer:
         return decoder.step(ids) + decoder.flush()
 
 
-def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]:
+def load_tokenizer(directory: str | Path, *, lazy: bool = False) -> tuple[Tokenizer | None, str | None]:
     """Load ``directory/tokenizer.json`` when it exists and ``tokenizers`` is installed.
 
     Args:
         directory: a model directory.
+        lazy: read the file on the tokenizer's first use (:meth:`Tokenizer.from_file`).
 
     Returns:
         ``(tokenizer, None)``, or ``(None, message)``: the message of the
@@ -348,7 +402,7 @@ def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]
         later, naming the actual cause (the file is missing, or the package is) and its fix.
 
     Raises:
-        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed.
+        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed (with ``lazy``: on first use).
     """
     path = Path(directory) / TOKENIZER_FILE
     if not path.is_file():
@@ -356,7 +410,6 @@ def load_tokenizer(directory: str | Path) -> tuple[Tokenizer | None, str | None]
             f"{path} does not exist",
             "Add the model's tokenizer.json to the directory (chatcodec reads no other tokenizer format)"))
     try:
-        _import_tokenizers()
+        return Tokenizer.from_file(path, lazy=lazy), None
     except TokenizerUnavailableError as error:
         return None, str(error)
-    return Tokenizer.from_file(path), None

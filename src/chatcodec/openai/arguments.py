@@ -22,18 +22,23 @@ call from the region's final value (``docs/openai.md``).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from chatcodec.openai.messages import arguments_text
 
 __all__ = ["ArgumentWriter", "escape"]
 
+#: What ``json.dumps(..., ensure_ascii=False)`` escapes inside a string.
+_ESCAPED = re.compile(r'["\\\x00-\x1f]')
 _OPENERS = {"object": "{", "array": "[", "string": '"'}
 _CLOSERS = {"object": "}", "array": "]", "string": '"'}
 
 
 def escape(text: str) -> str:
     """``text`` as the inside of a JSON string (``json.dumps(text, ensure_ascii=False)`` unquoted)."""
+    if _ESCAPED.search(text) is None:  # the usual text: nothing to escape
+        return text
     return json.dumps(text, ensure_ascii=False)[1:-1]
 
 
@@ -96,7 +101,11 @@ class ArgumentWriter:
         stack = self._stack
         if self.broken or not stack or stack[-1].kind != "string" or stack[-1].depth != len(path):
             return self._break()
-        return self._write(text if self._raw else escape(text))
+        if not self._raw and _ESCAPED.search(text) is not None:  # (escape(), inlined: once per chunk)
+            text = json.dumps(text, ensure_ascii=False)[1:-1]
+        if text:
+            self._parts.append(text)
+        return text
 
     def set(self, path: list[Any], value: Any) -> str:
         """The complete value at ``path``."""

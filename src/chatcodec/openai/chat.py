@@ -61,12 +61,18 @@ class ChatCompletionStream(StreamBase):
         ValueError: the template's reasoning or content field is not plain text.
 
     Example:
-        >>> from chatcodec import ResponseParser, profiles
-        >>> parser = ResponseParser(profiles.load("hermes").response_template, prefix="")
-        >>> stream = ChatCompletionStream(parser, model="m", id="c", created=0,
-        ...                               ids=lambda name, index: f"call_{index}")
-        >>> [chunk["choices"][0]["delta"] for chunk in stream.feed("Hi <tool_call>")]
-        [{'role': 'assistant', 'content': 'Hi '}]
+        >>> from chatcodec import ResponseParser
+        >>> template = {"start_anchor": "<|im_start|>assistant\\n", "fields": {
+        ...     "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True,
+        ...                    "content": "json", "transform": {"type": "function", "function": "{content}"}},
+        ...     "content": {"close": "<|im_end|>"}}}
+        >>> parser = ResponseParser(template, prefix="", value_deltas=True)
+        >>> stream = ChatCompletionStream(parser, model="m", ids=lambda name, index: f"call_{index}")
+        >>> for chunk in stream.feed('Hi <tool_call>{"name": "f", "arguments": {"a": "x'):
+        ...     print(chunk["choices"][0]["delta"].get("tool_calls", chunk["choices"][0]["delta"]))
+        {'role': 'assistant', 'content': 'Hi'}
+        [{'index': 0, 'id': 'call_0', 'type': 'function', 'function': {'name': 'f', 'arguments': ''}}]
+        [{'index': 0, 'function': {'arguments': '{"a": "x'}}]
     """
 
     def __init__(self, parser: Any, *, model: str = "", id: str | None = None, created: int | None = None,
@@ -85,9 +91,14 @@ class ChatCompletionStream(StreamBase):
 
         Raises:
             ResponseParseError: (``errors="strict"``) the output cannot be parsed.
-            ParserStateError: the stream already finished.
+            ParserStateError: the stream already finished (its parser refuses more).
         """
-        return self._chunks(self._feed_steps(step))
+        events = self._feed(step)
+        if self._role_sent:
+            steps = self._events(events) if events else events
+            return self._chunks(steps) if steps else []
+        steps, self._initial = self._events([*self._initial, *events]), []
+        return self._chunks(steps)
 
     def finish(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         """End the generation: the last chunks, the final one carrying the ``finish_reason``.
@@ -107,7 +118,8 @@ class ChatCompletionStream(StreamBase):
             ParserStateError: the stream already finished.
         """
         finish_reason_for(finish_reason, 0)  # an unknown reason is an error before anything ends
-        chunks = self._chunks(self._finish_steps())  # the role chunk too, if nothing went out yet
+        steps = self._finish_steps()
+        chunks = self._chunks(steps)  # the role chunk too, if nothing went out yet
         assert self.message is not None
         delta = dict(extra_keys(self.message, self.reasoning_key))
         reason = finish_reason_for(finish_reason, self._steps.completed)
@@ -135,7 +147,9 @@ class ChatCompletionStream(StreamBase):
             if not self._role_sent:
                 delta = {"role": "assistant", **delta}
                 self._role_sent = True
-            chunks.append(self._chunk(delta, None))
+            chunks.append({"id": self.id, "object": "chat.completion.chunk", "created": self.created,
+                           "model": self.model, "choices": [{"index": 0, "delta": delta, "logprobs": None,
+                                                             "finish_reason": None}]})
         if not self._role_sent:
             self._role_sent = True
             chunks.append(self._chunk({"role": "assistant"}, None))

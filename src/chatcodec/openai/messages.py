@@ -11,9 +11,10 @@ The parsed message (``{"role", "reasoning_content", "content", "tool_calls": [{"
 * ``tool_calls``: ``{"id", "type": "function", "function": {"name", "arguments"}}`` with the
   arguments as one JSON text, :func:`arguments_text` (the streams write exactly the same text);
   the id the model wrote, else one from ``ids`` (:class:`~chatcodec.openai.ToolCallIds`);
-* every other key of the message (gpt-oss's ``builtin_tool_calls``) unchanged, except
-  ``parse_errors`` (``errors="keep"`` diagnostics: the failed region's text is already in
-  ``content``) and ``role`` (always ``"assistant"``).
+* every other key of the message (gpt-oss's ``builtin_tool_calls``) unchanged, except the
+  diagnostics ``parse_errors`` (``errors="keep"``: the failed region's text is already in
+  ``content``) and ``parse_warnings`` (calls to functions not among ``tools``: the calls are
+  kept), and ``role`` (always ``"assistant"``).
 
 Rule kept: this module is the one place a parsed value becomes wire text, so a stream and a
 whole message can never disagree on how arguments or ids are written.
@@ -40,7 +41,7 @@ __all__ = [
 #: Keys a parsed message may hold its reasoning under (SPEC §2.2's aliases), in the order read.
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 #: Keys that are never passed through as they are.
-_HANDLED = frozenset({"role", "content", "tool_calls", "parse_errors", *REASONING_KEYS})
+_HANDLED = frozenset({"role", "content", "tool_calls", "parse_errors", "parse_warnings", *REASONING_KEYS})
 
 
 def arguments_text(arguments: Any) -> str:
@@ -148,8 +149,8 @@ def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "
 
 def extra_keys(message: Mapping[str, Any], reasoning_key: str | None) -> list[tuple[str, Any]]:
     """The keys of a parsed message OpenAI has no field for, passed through unchanged (gpt-oss's
-    ``builtin_tool_calls``): every key but ``role``, ``content``, ``tool_calls``, the reasoning
-    and ``parse_errors``."""
+    ``builtin_tool_calls``): every key but ``role``, ``content``, ``tool_calls``, the reasoning,
+    ``parse_errors`` and ``parse_warnings``."""
     return [(key, value) for key, value in message.items() if key not in _HANDLED and key != reasoning_key]
 
 

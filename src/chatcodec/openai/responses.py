@@ -100,7 +100,12 @@ class ResponsesStream(StreamBase):
             ResponseParseError: (``errors="strict"``) the output cannot be parsed.
             ParserStateError: the stream already finished.
         """
-        return self._events(self._feed_steps(step))
+        events = self._feed(step)
+        if self._started:
+            steps = self._events(events) if events else events
+            return self._encode(steps) if steps else []
+        steps, self._initial = self._events([*self._initial, *events]), []
+        return self._encode(steps)
 
     def finish(self, finish_reason: str | None = None) -> list[dict[str, Any]]:
         """End the generation: the last events, ending with ``response.completed`` (or ``.incomplete``).
@@ -119,7 +124,8 @@ class ResponsesStream(StreamBase):
         """
         reason = finish_reason_for(finish_reason, 0)
         self._truncated = reason in _INCOMPLETE
-        events = self._events(self._finish_steps())
+        steps = self._finish_steps()
+        events = self._encode(steps)
         self._end_item(events)
         status = "incomplete" if self._truncated else "completed"
         incomplete = {"reason": _INCOMPLETE[reason]} if self._truncated else None
@@ -128,7 +134,7 @@ class ResponsesStream(StreamBase):
 
     # -- steps to events ----------------------------------------------------------------------
 
-    def _events(self, steps: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    def _encode(self, steps: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
         events: list[dict[str, Any]] = []
         if not self._started:
             self._started = True

@@ -17,11 +17,10 @@ final message for any chunking of the output (``docs/openai.md``):
 
 * **Text as the message has it.** A text field that strips whitespace (``content_args.strip``, the
   default) holds back leading whitespace until text follows and trailing whitespace until more
-  text follows (dropped at the end); a ``join`` field strips each region and writes the separator
-  between regions. A ``"strip": "blank"`` field (text as written) holds back a region's leading
-  whitespace until text follows in that region, drops it when the region ends without text, and
-  drops whitespace the prompt wrote at the region's start (the message leaves those out too).
-  Nothing else is held back.
+  text follows (dropped at the end); a ``"blank"`` field holds back a region's whitespace until
+  text follows in the region (dropped if none does), and leaves out whitespace the prompt wrote
+  (:meth:`StepWriter.prompt`); a ``join`` field strips each region and writes the separator
+  between regions. Nothing else is held back.
 * **Calls in order, arguments as written.** A call starts once its name is known and either its
   id is known or its arguments begin (the model's id, else one from ``ids``); its arguments go
   out as the engine's ``region_value`` events deliver them (:class:`ArgumentWriter`), or whole at
@@ -54,13 +53,20 @@ TOOL_CALLS = "tool_calls"
 
 
 class _TextField:
-    """How one reasoning or content field's text reaches the client (see the module docstring)."""
+    """How one reasoning or content field's text reaches the client (see the module docstring).
 
-    __slots__ = ("join", "kind", "pending", "regions", "separator", "started", "strip")
+    ``strip`` is the field's ``content_args.strip``: ``True`` (leading and trailing whitespace of
+    the value are not part of it), ``False`` (text as written) or ``"blank"`` (each region's text
+    as written, but a region of only whitespace is layout: its whitespace waits until text
+    follows in the same region, and is dropped when the region ends first).
+    """
+
+    __slots__ = ("blank", "join", "kind", "pending", "regions", "separator", "started", "strip")
 
     def __init__(self, kind: str, strip: bool | str, join: str | None) -> None:
         self.kind = kind
-        self.strip = strip  # True, False or "blank"
+        self.blank = strip == BLANK
+        self.strip = strip is True
         self.join = join
         self.started = False  # non-whitespace text went out (in this region, for a join field)
         self.pending: list[str] = []  # whitespace held back until text follows
@@ -68,56 +74,53 @@ class _TextField:
         self.regions = 0
 
     def open(self) -> None:
-        if self.strip == BLANK:  # each region on its own: whitespace alone is no text
+        """A region starts: a join field or a ``"blank"`` one judges each region's text on its own."""
+        if self.blank or self.join is not None:
             self.started, self.pending = False, []
         if self.join is not None:
             self.regions += 1
-            self.started, self.pending = False, []
             self.separator = self.join if self.regions > 1 else ""
 
     def feed(self, text: str) -> str:
         if not text:
             return ""
-        if self.strip == BLANK:
-            if not self.started:
-                if not text.strip():
-                    self.pending.append(text)
-                    return ""
-                self.started = True
-                text, self.pending = "".join(self.pending) + text, []
-        elif self.strip:
-            if not self.started:
-                text = text.lstrip()
-                if not text:
-                    return ""
-                self.started = True
-            body, tail = text, ""
-            if text[-1].isspace():
-                body = text.rstrip()
-                if not body:
-                    self.pending.append(text)
-                    return ""
-                tail = text[len(body) :]
+        if self.strip:
+            text = self._stripped(text)
+        elif self.blank and not self.started:
+            if text.isspace():
+                self.pending.append(text)
+                return ""
+            self.started = True
             if self.pending:
-                body = "".join(self.pending) + body
-            self.pending = [tail] if tail else []
-            text = body
-        if self.separator:
+                text, self.pending = "".join(self.pending) + text, []
+        if text and self.separator:
             text, self.separator = self.separator + text, ""
         return text
 
-    def prompt_done(self) -> None:
-        """The prompt's events are over: whitespace it wrote at a blank field's region start is layout."""
-        if self.strip == BLANK and not self.started:
-            self.pending = []
+    def _stripped(self, text: str) -> str:
+        """``text`` without leading whitespace of the value; trailing whitespace waits for text."""
+        if not self.started:
+            text = text.lstrip()
+            if not text:
+                return ""
+            self.started = True
+        body, tail = text, ""
+        if text[-1].isspace():
+            body = text.rstrip()
+            if not body:
+                self.pending.append(text)
+                return ""
+            tail = text[len(body) :]
+        if self.pending:
+            body = "".join(self.pending) + body
+        self.pending = [tail] if tail else []
+        return body
 
     def close(self) -> str:
-        """A region ended: a join field writes the separator of an empty region and drops its tail."""
-        if self.strip == BLANK:
+        """A region ended: a join or ``"blank"`` field drops the whitespace it held (a region of only
+        whitespace is layout); a join field writes the separator of an empty region."""
+        if self.blank or self.join is not None:
             self.pending = []
-        if self.join is None:
-            return ""
-        self.pending = []
         separator, self.separator = self.separator, ""
         return separator
 
@@ -163,6 +166,21 @@ class _Call:
         self.done = False
 
 
+class _Region:
+    """The open tool-call region: its calls in order, the first one not done yet, and the string
+    being written (its ``text`` events take a short path)."""
+
+    __slots__ = ("calls", "first", "string", "string_call", "string_path", "string_target")
+
+    def __init__(self) -> None:
+        self.calls: list[_Call] = []
+        self.first = 0  # calls before this one are done
+        self.string: list[Any] | None = None  # the event path of the string being written
+        self.string_call: _Call | None = None
+        self.string_target = ""  # "arguments", "name" or "id"
+        self.string_path: list[Any] = []  # for arguments: the path inside them
+
+
 class StepWriter:
     """Turns one parser's events into steps (see the module docstring).
 
@@ -177,22 +195,13 @@ class StepWriter:
     def __init__(self, template: Any, ids: IdFactory) -> None:
         self._texts = text_fields(template)
         self._ids = ids
-        self._region: list[_Call] | None = None  # the calls of the open tool-call region
+        self._region: _Region | None = None  # the open tool-call region
         self.calls = 0
         self.completed = 0
 
-    def events(self, events: list[dict[str, Any]],
-               prompt: list[dict[str, Any]] | None = None) -> list[tuple[Any, ...]]:
-        """The steps a list of events gives (after ``prompt``, the parser's initial events, if any)."""
+    def events(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        """The steps a list of events gives."""
         out: list[tuple[Any, ...]] = []
-        if prompt is not None:
-            self._events(out, prompt)
-            for text_field in self._texts.values():
-                text_field.prompt_done()
-        self._events(out, events)
-        return out
-
-    def _events(self, out: list[tuple[Any, ...]], events: list[dict[str, Any]]) -> None:
         texts = self._texts
         for event in events:
             kind = event["type"]
@@ -208,18 +217,42 @@ class StepWriter:
                 if field in texts:
                     texts[field].open()
                 elif field == TOOL_CALLS:
-                    self._region = []
+                    self._region = _Region()
             elif field in texts:
                 text_field = texts[field]
                 self._text(out, text_field.kind, text_field.close())
             elif field == TOOL_CALLS and self._region is not None:
                 self._close_calls(out, self._region, event)
                 self._region = None
+        return out
 
-    def finish(self, events: list[dict[str, Any]],
-               prompt: list[dict[str, Any]] | None = None) -> list[tuple[Any, ...]]:
+    def prompt(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The prompt's events (a parser's ``initial_events``) as the message counts them.
+
+        A ``"blank"`` text field leaves out what the prompt wrote in a region when it is only
+        whitespace: the template's layout (the newline after a pre-opened ``<think>``), not text
+        the model wrote (the engine's rule for regions that start in the prompt).
+        """
+        out: list[dict[str, Any]] = []
+        held: dict[str, list[str]] = {}
+        for event in events:
+            field = event["field"]
+            text_field = self._texts.get(field)
+            if text_field is None or not text_field.blank:
+                out.append(event)
+            elif event["type"] == "region_chunk":
+                held.setdefault(field, []).append(event["text"])
+            else:
+                if event["type"] == "region_close":
+                    _written(out, field, held.pop(field, []))
+                out.append(event)
+        for field, parts in held.items():
+            _written(out, field, parts)
+        return out
+
+    def finish(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         """The steps of the events the end of generation gave; trailing whitespace held back is dropped."""
-        out = self.events(events, prompt)
+        out = self.events(events)
         for text_field in self._texts.values():
             text_field.pending = []
         return out
@@ -237,17 +270,21 @@ class StepWriter:
 
     # -- calls from value events --------------------------------------------------------------
 
-    def _value(self, out: list[tuple[Any, ...]], region: list[_Call], event: dict[str, Any]) -> None:
+    def _value(self, out: list[tuple[Any, ...]], region: _Region, event: dict[str, Any]) -> None:
         path = event["path"]
+        op = event["op"]
+        if op == "text" and path == region.string:  # the usual event: more of the string being written
+            self._string_text(out, region, event["text"])
+            return
         if not path:
             return  # the region's value itself (a list of calls, or one call) begins or ends
         key, rest = (path[0], path[1:]) if isinstance(path[0], int) else (0, path)
-        while len(region) <= key:
-            region.append(_Call())
-        call = region[key]
-        if len(region) > key + 1 or call.done:
+        calls = region.calls
+        while len(calls) <= key:
+            calls.append(_Call())
+        call = calls[key]
+        if len(calls) > key + 1 or call.done:
             return  # an event for a call the engine already moved past breaks the contract
-        op = event["op"]
         if not rest:
             if op == "end":
                 call.ended = True
@@ -258,6 +295,7 @@ class StepWriter:
                 self._arguments(call, call.args.set([], arguments))
         elif rest == ["id"]:
             call.id_done = _scalar(call.id, op, event) or call.id_done
+            self._follow(region, call, event, "id", [])
         else:
             if rest[0] == "function":
                 rest = rest[1:]
@@ -269,22 +307,52 @@ class StepWriter:
                     return self._advance(out, region)
             if rest == ["name"]:
                 call.name_done = _scalar(call.name, op, event) or call.name_done
+                self._follow(region, call, event, "name", [])
             elif rest[0] == "arguments":
                 self._arguments(call, _write(call.args, op, rest[1:], event))
+                self._follow(region, call, event, "arguments", rest[1:])
         self._advance(out, region)
+
+    @staticmethod
+    def _follow(region: _Region, call: _Call, event: dict[str, Any], target: str, inner: list[Any]) -> None:
+        """Remember the string a ``begin`` starts (its ``text`` events take the short path)."""
+        op = event["op"]
+        if op == "begin" and event.get("kind") == "string":
+            region.string, region.string_call = event["path"], call
+            region.string_target, region.string_path = target, inner
+        elif op == "end" and event["path"] == region.string:
+            region.string = None
+
+    @staticmethod
+    def _string_text(out: list[tuple[Any, ...]], region: _Region, text: str) -> None:
+        call = region.string_call
+        assert call is not None
+        if region.string_target != "arguments":
+            (call.name if region.string_target == "name" else call.id).append(text)
+            return
+        fragment = call.args.add_text(region.string_path, text)
+        if not fragment:
+            return
+        index = call.header
+        if index is None or call.pending:
+            call.pending.append(fragment)
+        elif out and out[-1][0] == ARGUMENTS and out[-1][1] == index:  # (_fragment(), inlined)
+            out[-1] = (ARGUMENTS, index, out[-1][2] + fragment)
+        else:
+            out.append((ARGUMENTS, index, fragment))
 
     @staticmethod
     def _arguments(call: _Call, fragment: str) -> None:
         if fragment:
             call.pending.append(fragment)
 
-    def _advance(self, out: list[tuple[Any, ...]], region: list[_Call]) -> None:
+    def _advance(self, out: list[tuple[Any, ...]], region: _Region) -> None:
         """Start, write and end the calls of ``region`` as far as they are known, in order."""
-        for position, call in enumerate(region):
-            if call.done:
-                continue
+        calls = region.calls
+        while region.first < len(calls):
+            call = calls[region.first]
             if call.header is None:
-                later = position + 1 < len(region)
+                later = region.first + 1 < len(calls)
                 if not call.name_done or not (call.id_done or call.args.started or call.ended or later):
                     return
                 self._start(out, call, "".join(call.name), "".join(call.id) or None)
@@ -294,6 +362,7 @@ class StepWriter:
             if not call.args.complete or call.args.broken:
                 return
             self._done(out, call, call.args.text, "completed")
+            region.first += 1
 
     def _start(self, out: list[tuple[Any, ...]], call: _Call, name: str, own: str | None) -> None:
         index = self.calls
@@ -316,9 +385,10 @@ class StepWriter:
 
     # -- the region's close: settle every call from its final value ---------------------------
 
-    def _close_calls(self, out: list[tuple[Any, ...]], region: list[_Call], event: dict[str, Any]) -> None:
+    def _close_calls(self, out: list[tuple[Any, ...]], region: _Region, event: dict[str, Any]) -> None:
+        started = region.calls
         if "error" in event:  # errors="keep": what began ends as it is; the text comes back as content
-            for call in region:
+            for call in started:
                 if call.header is not None and not call.done:
                     self._flush(out, call)
                     self._done(out, call, call.args.text, "incomplete")
@@ -328,7 +398,7 @@ class StepWriter:
         for position, parsed in enumerate(calls):
             name, arguments, own = call_parts(parsed, f"tool_calls[{self.calls}]")
             whole = arguments_text(arguments)
-            call = region[position] if position < len(region) else _Call()
+            call = started[position] if position < len(started) else _Call()
             if call.header is None:
                 self._start(out, call, name, own)
                 self._fragment(out, call.header, whole)  # type: ignore[arg-type]
@@ -345,7 +415,7 @@ class StepWriter:
             else:
                 _contract_warning(name, written, whole)
                 self._done(out, call, written, "incomplete")
-        for call in region[len(calls) :]:
+        for call in started[len(calls) :]:
             if call.header is not None and not call.done:
                 self._flush(out, call)
                 self._done(out, call, call.args.text, "incomplete")
@@ -354,6 +424,13 @@ class StepWriter:
         if call.pending:
             self._fragment(out, call.header, "".join(call.pending))  # type: ignore[arg-type]
             call.pending = []
+
+
+def _written(out: list[dict[str, Any]], field: str, parts: list[str]) -> None:
+    """The prompt's text of one region as a chunk, unless it is only whitespace."""
+    text = "".join(parts)
+    if text and not text.isspace():
+        out.append({"type": "region_chunk", "field": field, "text": text, "dirty": False})
 
 
 def _scalar(parts: list[str], op: str, event: dict[str, Any]) -> bool:

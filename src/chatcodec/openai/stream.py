@@ -38,6 +38,9 @@ def finish_reason_for(requested: str | None, calls_completed: int) -> str:
 class StreamBase:
     """The parser, the step writer and the lifecycle one stream needs.
 
+    The parser's ``initial_events`` (regions the prompt opened) go out with the first ``feed``. A
+    stream that finished refuses more: its parser raises :class:`~chatcodec.errors.ParserStateError`.
+
     Args:
         parser: a fresh :class:`~chatcodec.ResponseParser` or ``ChatCodec.get_response_parser()``
             parser (create it with ``value_deltas=True`` to stream arguments as they are written).
@@ -58,22 +61,18 @@ class StreamBase:
         self.parser = parser
         self.created = int(time.time()) if created is None else created
         self._steps = StepWriter(template, ids or ToolCallIds())
-        self._initial: list[dict[str, Any]] | None = list(parser.initial_events)
+        self._feed = parser.feed
+        self._events = self._steps.events
+        #: the prompt's events, replayed with the first feed
+        self._initial: list[dict[str, Any]] = self._steps.prompt(list(parser.initial_events))
+        #: The parsed message, once :meth:`finish` ran (``to_chat_message`` turns it into the wire form).
         self.message: dict[str, Any] | None = None
 
-    def _feed_steps(self, step: Any) -> list[tuple[Any, ...]]:
-        if self.message is not None:
-            raise _finished()
-        events = self.parser.feed(step)
-        prompt, self._initial = self._initial, None
-        return self._steps.events(events, prompt)
-
     def _finish_steps(self) -> list[tuple[Any, ...]]:
-        if self.message is not None:
-            raise _finished()
+        """Finalize the parser; the steps of the end of generation (the parsed message is kept)."""
         message, events = self.parser.finalize()
-        prompt, self._initial = self._initial, None
-        steps = self._steps.finish(events, prompt)
+        steps = self._steps.finish([*self._initial, *events])
+        self._initial = []
         self.message = message
         return steps
 
@@ -81,9 +80,3 @@ class StreamBase:
 def new_id(prefix: str) -> str:
     """A random id: ``prefix`` and 32 hexadecimal digits."""
     return f"{prefix}{secrets.token_hex(16)}"
-
-
-def _finished() -> Exception:
-    from chatcodec.errors import ParserStateError
-
-    return ParserStateError("the stream already finished: create a new parser and stream per generation")

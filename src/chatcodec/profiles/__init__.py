@@ -26,7 +26,7 @@ from typing import Any
 from chatcodec.errors import UnknownProfileError
 from chatcodec.profiles.markers import Markers
 
-__all__ = ["COVERAGE_FILE", "Demo", "Markers", "Profile", "detect", "load", "names"]
+__all__ = ["COVERAGE_FILE", "Demo", "Markers", "Profile", "close_name", "detect", "load", "names"]
 
 #: Generated file (beside this module) with each family's peer-vector pass counts.
 COVERAGE_FILE = "coverage.json"
@@ -190,6 +190,22 @@ def load(name: str) -> Profile:
         copy.deepcopy(_read_json(folder, "profile.json")),
         copy.deepcopy(_read_json(folder, "response_template.json")),
     )
+
+
+def close_name(name: str) -> str | None:
+    """The bundled profile name or alias closest to ``name`` (a typo such as ``qwen33``), or ``None``.
+
+    Args:
+        name: what the user wrote.
+
+    Returns:
+        A profile name or alias that :func:`load` accepts, or ``None`` when nothing is close.
+    """
+    import difflib
+
+    stem = name.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    close = difflib.get_close_matches(_normalize(stem), list(_index()), n=1)
+    return close[0] if close else None
 
 
 def detect(chat_template: str) -> str | None:

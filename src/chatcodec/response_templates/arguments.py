@@ -27,11 +27,13 @@ from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 
 __all__ = [
     "ToolParameters",
+    "argument_room",
     "called_names",
     "cast_tool_calls",
     "coerce_argument",
     "schema_types",
     "tool_parameters",
+    "type_argument",
 ]
 
 #: Tool name -> the ``properties`` of its parameter schema.
@@ -182,17 +184,40 @@ def coerce_argument(raw: str, types: tuple[str, ...], max_depth: int = MAX_NESTI
     return raw
 
 
+def type_argument(argument: Any, types: tuple[str, ...], room: int) -> Any:
+    """One argument of a tool call, typed with its parameter's ``types`` (:func:`schema_types`).
+
+    A string is cast by :func:`coerce_argument`; a list (repeated keys collected by xml-inline's
+    ``merge_duplicates``) of a parameter that is not an ``array`` has each string element cast; any
+    other value is returned as it is.
+
+    Args:
+        argument: the argument's value.
+        types: the JSON types its schema allows, in order (empty: no typing).
+        room: how deep a value decoded here may nest.
+
+    Returns:
+        The typed value (``argument`` itself when nothing is cast).
+    """
+    if types and isinstance(argument, str):
+        return coerce_argument(argument, types, room)
+    if types and isinstance(argument, list) and "array" not in types:
+        return [coerce_argument(a, types, room - 1) if isinstance(a, str) else a for a in argument]
+    return argument
+
+
 def _cast_arguments(arguments: dict[str, Any], properties: Mapping[str, Any], room: int) -> dict[str, Any]:
-    typed = {}
-    for key, argument in arguments.items():
-        types = schema_types(properties.get(key)) if key in properties else ()
-        if types and isinstance(argument, str):
-            argument = coerce_argument(argument, types, room)
-        elif types and isinstance(argument, list) and "array" not in types:
-            # repeated keys collected by xml-inline's merge_duplicates: cast each element
-            argument = [coerce_argument(a, types, room - 1) if isinstance(a, str) else a for a in argument]
-        typed[key] = argument
-    return typed
+    return {key: type_argument(argument, schema_types(properties.get(key)) if key in properties else (), room)
+            for key, argument in arguments.items()}
+
+
+def argument_room(depth: int) -> int:
+    """How deep an argument value decoded by a cast may nest, for a call ``depth`` lists deep.
+
+    The call, its ``"function"`` and its ``"arguments"`` are three levels; each argument's value
+    starts below them, and the whole value stays within ``MAX_NESTING_DEPTH``.
+    """
+    return MAX_NESTING_DEPTH - depth - 3
 
 
 def cast_tool_calls(value: Any, params: ToolParameters, depth: int = 0) -> Any:
@@ -223,8 +248,7 @@ def cast_tool_calls(value: Any, params: ToolParameters, depth: int = 0) -> Any:
     properties = params.get(name)
     if not properties:
         return value
-    # the call, its "function" and its "arguments" are three levels; each argument's value starts below
-    room = MAX_NESTING_DEPTH - depth - 3
+    room = argument_room(depth)
     return {**value, "function": {**function, "arguments": _cast_arguments(arguments, properties, room)}}
 
 

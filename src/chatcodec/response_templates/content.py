@@ -72,11 +72,14 @@ class Extension(NamedTuple):
         validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
         string_aware: the region's text is JSON-like, so its close delimiter only counts outside
             strings (``"..."`` and the ``string_delims`` pairs of ``content_args``).
+        scanner: ``(content_args) -> ValueScanner | None``, the parser's value scanner for
+            ``value_deltas`` (``docs/streaming_values.md``); ``None``: the bundled one by name, if any.
     """
 
     parse: ParseFn
     validate: ValidateFn
     string_aware: bool = False
+    scanner: Callable[[Mapping[str, Any]], Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +92,7 @@ class ContentParser:
         validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
         streams_verbatim: every streamed chunk is part of the final value (``dirty: false`` events).
         extension: an ``x-`` parser, unknown to the reference; a template using it needs chatcodec.
+        scanner: an extension's own value scanner factory (``Extension.scanner``), or ``None``.
         string_aware: the region's close delimiter only counts outside JSON strings (``"..."`` with
             escapes, and the ``string_delims`` pairs of ``content_args``); true for ``json`` and for
             the extensions that declare it.
@@ -100,6 +104,7 @@ class ContentParser:
     streams_verbatim: bool
     extension: bool = False
     string_aware: bool = False
+    scanner: Callable[[Mapping[str, Any]], Any] | None = None
 
 
 #: ``content_args.strip`` of a ``text`` field that keeps text as written but reads a region of only
@@ -410,8 +415,9 @@ def lookup_parser(name: str) -> ContentParser | None:
         entry = EXTENSIONS.get(name)
         if entry is not None:
             aware = bool(entry[2]) if len(entry) > 2 else False
+            scanner = entry[3] if len(entry) > 3 else None
             parser = ContentParser(name, entry[0], entry[1], streams_verbatim=False, extension=True,
-                                   string_aware=aware)
+                                   string_aware=aware, scanner=scanner)
     return parser
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import (
     ChatCodecError,
@@ -71,6 +71,9 @@ from chatcodec.response_templates.prefix import (
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform, apply_transform_each
 
+if TYPE_CHECKING:
+    from chatcodec.response_templates.value_stream import RegionValues
+
 __all__ = ["LOOKBEHIND_CONTEXT", "TRANSITIONS", "Lifecycle", "ResponseParser"]
 
 #: The region transition table: (state, input, next state, events). Documentation as data.
@@ -100,6 +103,7 @@ class Lifecycle(enum.Enum):
 
 _FEEDING = Lifecycle.FEEDING
 _NONE: frozenset[Delimiter] = frozenset()
+_NONE_HELD: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -115,6 +119,7 @@ class _Region:
     opening: str = ""  # the open delimiter's text ("" for the implicit field)
     vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
     strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
+    values: RegionValues | None = None  # value_deltas: this region's region_value events
     joined: int = 0  # parts[:joined] were joined by compact()
 
     def compact(self) -> None:
@@ -154,6 +159,14 @@ class ResponseParser:
             a call to a function that is not among them is kept and recorded under the message's
             ``"parse_warnings"`` (:attr:`parse_warnings`).
         errors: ``"strict"`` or ``"keep"``.
+        offsets: when true, every ``region_open`` event also carries ``"start"`` (where the region's
+            raw text begins: its open delimiter, or its first character for the implicit field) and
+            every ``region_close`` event ``"end"`` (just after its raw text: after its close
+            delimiter when it has one), both offsets into the generated text (negative: inside the
+            prefix). The engine plugins use them to hand raw text on (``chatcodec.integrations``).
+        value_deltas: also emit ``region_value`` events: the value of every region whose content
+            parser has a value scanner, as it grows (``docs/streaming_values.md``). Off by default,
+            so a parser without them pays nothing for them.
 
     Raises:
         ResponseTemplateError: the template is invalid.
@@ -173,8 +186,9 @@ class ResponseParser:
 
     def __init__(self, response_template: dict[str, Any] | ResponseTemplate, prefix: str | None = None,
                  *, tools: Iterable[dict[str, Any] | Callable[..., Any]] | None = None,
-                 errors: str = "strict") -> None:
+                 errors: str = "strict", value_deltas: bool = False, offsets: bool = False) -> None:
         self._template = load_response_template(response_template)
+        self._offsets = offsets
         prefix = require_prefix(prefix)
         if errors not in ("strict", "keep"):
             raise ValueError(f"errors: expected 'strict' or 'keep', got {errors!r}")
@@ -196,10 +210,13 @@ class ResponseParser:
         #: holds only ``_hold_chars`` (any non-ASCII character too when ``_hold_wide``) and fits in
         #: ``_room`` more characters
         self._held: list[str] | None = None
-        self._hold_chars: frozenset[str] = frozenset()
+        self._hold_chars: frozenset[str] = _NONE_HELD
         self._hold_wide = False
         self._room = 0
         self._region = self._outside()
+        self._value_deltas = bool(value_deltas)
+        if self._value_deltas:
+            self._route = self._route_values  # type: ignore[method-assign]
         #: Events produced by the prefix, to replay before the first ``feed``.
         self.initial_events: list[dict[str, Any]] = []
         prompt = prefix_text(prefix)
@@ -217,6 +234,13 @@ class ResponseParser:
     def lifecycle(self) -> Lifecycle:
         """``FEEDING``, ``FINISHED`` or ``FAILED``."""
         return self._lifecycle
+
+    @property
+    def resolved(self) -> int:
+        """How much of the generated text has been decided: every character before this offset was
+        routed to a region or consumed by a delimiter; the rest is held back (it may start a
+        delimiter). Negative while the prefix's own tail is undecided."""
+        return self._origin + self._pos
 
     @property
     def template(self) -> ResponseTemplate:
@@ -324,7 +348,7 @@ class ResponseParser:
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:
-                    self._close(events, cut_off=True)
+                    self._close(events, cut_off=True, end=self._origin + pos)
                 elif matcher is not None and pos < len(buf) \
                         and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
@@ -384,10 +408,10 @@ class ResponseParser:
         self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
         delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
-            self._close(events)
+            self._close(events, end=self._origin + commit.start)
             self._open(events, commit, delimiter_text)
         else:  # the region's own close: its text, and its named groups for the transform
-            self._close(events, delimiter_text, commit.captures)
+            self._close(events, delimiter_text, commit.captures, end=self._origin + commit.end)
         return commit.end
 
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
@@ -399,7 +423,8 @@ class ResponseParser:
         if not region.opened:
             region.opened, region.vacant = True, False
             region.offset = self._origin + at
-            events.append({"type": "region_open", "field": spec.name})
+            events.append({"type": "region_open", "field": spec.name, "start": region.offset} if self._offsets
+                          else {"type": "region_open", "field": spec.name})
         region.parts.append(text)
         if region.strings is not None:
             region.strings.feed(text)
@@ -407,23 +432,58 @@ class ResponseParser:
 
     def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
-        self._region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
-                               offset=self._origin + commit.end, opening=opening, strings=_strings(spec))
-        events.append({"type": "region_open", "field": spec.name})
+        self._region = region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
+                                        offset=self._origin + commit.end, opening=opening,
+                                        strings=_strings(spec))
+        events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
+                      if self._offsets else {"type": "region_open", "field": spec.name})
+        if self._value_deltas or spec.close_at_value_end:
+            self._open_values(events, region, commit.captures)
+
+    # -- the value_deltas path (docs/streaming_values.md); only parsers made with value_deltas=True --
+
+    def _open_values(self, events: list[dict[str, Any]], region: _Region, captures: dict[str, str]) -> None:
+        """Start a region's ``region_value`` events and, for ``close_at_value_end``, its value end."""
+        from chatcodec.response_templates.value_stream import region_values
+
+        spec = region.spec
+        assert spec is not None
+        values = region_values(spec, captures, self._tools, self._value_deltas)
+        if values is None:
+            return
+        if self._value_deltas:
+            region.values = values
+            events += values.start()
+        if spec.close_at_value_end:
+            from chatcodec.response_templates.value_end import ValueEndMatcher
+
+            if self._value_deltas:
+                values.pending = []
+            region.matcher = ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[assignment]
+                                             values.pending)
+
+    def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
+        """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
+        ResponseParser._route(self, events, text, at)
+        values = self._region.values
+        if values is not None:
+            events += values.feed(text)
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
         return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
-               close_captures: dict[str, str] | None = None, *, cut_off: bool = False) -> None:
+               close_captures: dict[str, str] | None = None, *, cut_off: bool = False,
+               end: int = 0) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE.
 
         ``closing`` is the text of the region's own close delimiter (``""`` when something else
         ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
         which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
         ``cut_off``: the end of generation closes it, so a ``require_close`` field's region is a
-        parse problem (what it holds may be incomplete).
+        parse problem (what it holds may be incomplete). ``end`` is the offset just after the
+        region's raw text (for ``offsets=True``).
         """
         region = self._region
         self._region = self._outside()
@@ -440,14 +500,28 @@ class ResponseParser:
             value = self._value(spec, text, captures)
             self._message.add(spec, value, text)
             self._check_tool_names(spec, region, value)
+            closing_values = region.values.close(value) if region.values is not None else None
         except Exception as error:  # whatever fails here is this region's problem, never a half-close
             if not isinstance(error, (ValueError, KeyError)):
                 error = ValueError(f"{type(error).__name__}: {error}")
             record = self._problem(spec, region, raw, closing, error)
-            events.append({"type": "region_close", "field": spec.name, "value": None, "error": record})
-            self._restore(events, spec, record["raw"])
+            failed: dict[str, Any] = {"type": "region_close", "field": spec.name, "value": None,
+                                      "error": record}
+            if self._offsets:
+                failed["end"] = end
+            events.append(failed)
+            self._restore(events, spec, record)
             return
-        events.append({"type": "region_close", "field": spec.name, "value": copy_value(value)})
+        if closing_values:
+            events += closing_values
+        close = {"type": "region_close", "field": spec.name, "value": self._event_value(value)}
+        if self._offsets:
+            close["end"] = end
+        events.append(close)
+
+    #: The value a ``region_close`` event carries: a copy, so a caller editing an event's value
+    #: never edits the message (``parse_response``, which returns no events, skips the copy).
+    _event_value = staticmethod(copy_value)
 
     def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
         """Record (both modes) each tool call to a function that ``tools=`` does not list: the call
@@ -461,17 +535,21 @@ class ResponseParser:
                     "message": f"field {spec.name!r}: a call to {name!r}, which is not one of the tools "
                                f"given ({', '.join(sorted(self._tools))}); the call is kept as written"})
 
-    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, raw: str) -> None:
+    def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, record: dict[str, Any]) -> None:
         """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
         field as a region of its own, so the message loses nothing and agrees with the events."""
         implicit = self._template.implicit
+        raw = record["raw"]
         if implicit is None or implicit is failed or not implicit.concatenates or not raw:
             return
         value = implicit.parser.parse(raw, implicit.content_args)
         self._message.add(implicit, value, raw)
-        events += [{"type": "region_open", "field": implicit.name},
-                   {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty},
-                   {"type": "region_close", "field": implicit.name, "value": value}]
+        opening: dict[str, Any] = {"type": "region_open", "field": implicit.name}
+        closing: dict[str, Any] = {"type": "region_close", "field": implicit.name, "value": value}
+        if self._offsets:
+            opening["start"], closing["end"] = record["span"]
+        chunk = {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty}
+        events += [opening, chunk, closing]
 
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
         """Content parser, then transform, then tool-argument typing (pure; raises on bad content).

@@ -23,6 +23,7 @@ region as JSON``), with the JSON error's position.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -231,6 +232,18 @@ def _clip(text: str, limit: int = 200) -> str:
 #: Characters after which (ignoring whitespace) a quote opens a JSON string; other quotes are stray.
 _STRING_MAY_START = frozenset({"", "{", "[", ",", ":"})
 _IN_QUOTED = regex.compile(r'["\\]')
+#: Text this long is first tried as a whole (:data:`_WHOLE`): shorter pieces (streamed tokens)
+#: go straight to the step-by-step scan.
+_WHOLE_AT_ONCE = 32
+_STRING = r'"(?:[^"\\]++|\\.)*+"'
+_OPENER = r'[^"]*?[{\[,:][ \t\n\r]*'  # JSON's whitespace: any other text goes step by step
+#: A piece of plain-JSON text (``"`` strings only) that ends outside a string and where every quote
+#: opens a string in a place where JSON allows one (after ``{ [ , :`` and whitespace) or belongs to
+#: one: what the step-by-step scan would conclude, in one match. Atomic groups keep it linear.
+_WHOLE = regex.compile(rf'(?>{_OPENER}{_STRING})*+[^"]*+\Z', regex.DOTALL)
+#: :data:`_WHOLE` when the text before the piece ends where a string may start.
+_WHOLE_AFTER_OPENER = regex.compile(rf'(?>[ \t\n\r]*{_STRING})?+(?>{_OPENER}{_STRING})*+[^"]*+\Z',
+                                    regex.DOTALL)
 
 
 class StringTracker:
@@ -247,12 +260,7 @@ class StringTracker:
     __slots__ = ("_carry", "_closer", "_closers", "_escape", "_last", "_outside")
 
     def __init__(self, string_delims: Sequence[Sequence[str]] = ()) -> None:
-        self._closers = {'"': '"', **{open_: close for open_, close in string_delims}}
-        tokens = sorted(self._closers, key=len, reverse=True)
-        prefixes = sorted({t[:i] for t in tokens for i in range(1, len(t))}, key=len, reverse=True)
-        tail = "|".join(regex.escape(p) for p in prefixes)
-        self._outside = regex.compile(
-            "(" + "|".join(regex.escape(t) for t in tokens) + ")" + (f"|(?:{tail})\\Z" if tail else ""))
+        self._closers, self._outside = _dialect(tuple(tuple(pair) for pair in string_delims))
         self._closer: str | None = None  # what ends the string we are in
         self._escape = False  # the last character fed was a backslash inside a "..." string
         self._last = ""  # the last non-whitespace character outside strings
@@ -260,6 +268,14 @@ class StringTracker:
 
     def feed(self, text: str) -> None:
         """Advance over the next piece of the region's text."""
+        if self._closer is None and not self._carry and not self._escape and len(self._closers) == 1 \
+                and len(text) >= _WHOLE_AT_ONCE:
+            whole = (_WHOLE_AFTER_OPENER if self._last in _STRING_MAY_START else _WHOLE).match(text)
+            if whole is not None:  # complete strings, each where a string may start: one C-level match
+                significant = text.rstrip()
+                if significant:
+                    self._last = significant[-1]
+                return
         text, self._carry = self._carry + text, ""
         i, n = 0, len(text)
         if self._escape and n:
@@ -318,6 +334,19 @@ class StringTracker:
             return False
         joined = self._carry + delimiter_text
         return any(joined.startswith(token) for token in self._closers)
+
+
+@functools.lru_cache(maxsize=64)
+def _dialect(string_delims: tuple[tuple[str, ...], ...]) -> tuple[dict[str, str], Any]:
+    """What ends each string opener, and the search for openers outside strings (compiled once per
+    dialect, not once per region)."""
+    closers = {'"': '"', **{open_: close for open_, close in string_delims}}
+    tokens = sorted(closers, key=len, reverse=True)
+    prefixes = sorted({t[:i] for t in tokens for i in range(1, len(t))}, key=len, reverse=True)
+    tail = "|".join(regex.escape(p) for p in prefixes)
+    outside = regex.compile(
+        "(" + "|".join(regex.escape(t) for t in tokens) + ")" + (f"|(?:{tail})\\Z" if tail else ""))
+    return closers, outside
 
 
 def _cut_prefix(text: str, start: int, token: str) -> str:

@@ -35,13 +35,19 @@ def exceeds_depth(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
     Returns:
         ``True`` when some list or dict sits more than ``limit`` levels deep.
     """
-    if not isinstance(value, (dict, list)):
+    if not isinstance(value, _CONTAINERS):
         return False
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
+    level, depth = [value], 1  # the containers ``depth`` levels deep, one level at a time
+    while level:
         if depth > limit:
             return True
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        deeper = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, _CONTAINERS):
+                    deeper.append(child)
+        level, depth = deeper, depth + 1
     return False
+
+
+_CONTAINERS = (dict, list)

@@ -46,6 +46,7 @@ from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 from chatcodec.response_templates.lookbehind import lookbehind_problem
 from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
+from chatcodec.response_templates.value_end import value_end_problem
 
 __all__ = ["TEMPLATE_CACHE_SIZE", "FieldSpec", "ResponseTemplate", "load_response_template"]
 
@@ -58,6 +59,7 @@ _FIELD_KEYS = frozenset({
     "optional", "transform", "transform_each",
     "flatten",  # chatcodec extension: a repeating field whose every match is a list gives one list
     "require_close",  # chatcodec extension: a region cut off by the end of generation is a problem
+    "close_at_value_end",  # chatcodec extension: the region closes where its content parser's value ends
 })
 
 
@@ -74,6 +76,8 @@ class FieldSpec:
         repeats, join, optional, transform, transform_each: as in the JSON spec.
         flatten: (chatcodec extension, with ``repeats``) every match's value is a list whose items
             are appended one by one, so several blocks of calls give one flat list.
+        close_at_value_end: (chatcodec extension) the region also closes where its content
+            parser's value ends (``value_end.py``).
         require_close: (chatcodec extension) a region that the end of generation closes, before
             its own close delimiter, is a parse problem (a cut-off call whose text cannot show it
             is incomplete).
@@ -92,6 +96,7 @@ class FieldSpec:
     repeats: bool
     flatten: bool
     require_close: bool
+    close_at_value_end: bool
     join: str | None
     optional: bool
     transform: Any
@@ -311,9 +316,16 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
     if require_close and (open_ is None or close is None):
         raise _error("'require_close' needs both an open and a close delimiter (the region it makes a "
                      "problem is an explicit one cut off before its close)", field=name, key="require_close")
+    at_value_end = _check_bool(spec, name, "close_at_value_end", False)
+    if at_value_end:
+        problem = "it needs an open or open_pattern (the implicit field has no value to end)" \
+            if open_ is None else value_end_problem(parser.name, args)
+        if problem is not None:
+            raise _error(f"'close_at_value_end': {problem}", field=name, key="close_at_value_end")
     return FieldSpec(
         name=name, open=open_, close=close, content=parser.name, content_args=args, parser=parser,
-        repeats=repeats, flatten=spec.get("flatten", False), require_close=require_close, join=join,
+        repeats=repeats, flatten=spec.get("flatten", False), require_close=require_close,
+        close_at_value_end=at_value_end, join=join,
         optional=optional,
         transform=transform,
         transform_each=transform_each, dirty=not parser.streams_verbatim,
@@ -327,6 +339,10 @@ def _check_shape(spec: Any) -> None:
         hint = ("; to use a file, load it first (json.load), and for a bundled profile or a model use "
                 "chatcodec.profiles.load(name).response_template or ChatCodec.from_pretrained(name)"
                 if isinstance(spec, str) else "")
+        if isinstance(spec, str) and ("{%" in spec or "{{" in spec):
+            hint = ("; this string is a chat template (Jinja), not a response template, which is a JSON "
+                    "object saying how to read the model's output (chatcodec.profiles.load(name)"
+                    ".response_template, or ChatCodec.from_pretrained(name), which brings its own)")
         raise _error(f"A response template must be a JSON object, got {type(spec).__name__}{hint}")
     if exceeds_depth(spec):
         field, key = _too_deep(spec)

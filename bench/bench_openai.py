@@ -1,0 +1,253 @@
+"""OpenAI streams: their cost per fed chunk against the bare parser, and how early arguments arrive.
+
+1. **Cost per chunk.** A tool-heavy output (reasoning, a sentence, then tool calls with string,
+   number and nested arguments making up most of the text) is streamed in 1- and 4-character
+   chunks through the bare ``ResponseParser.feed``, ``ChatCompletionStream.feed`` and
+   ``ResponsesStream.feed`` over a parser of the same template, in the same process; the ratio is
+   the stream's cost per chunk over the bare parser's (target: at most 1.5x for Chat Completions).
+   Two templates: JSON calls read by the ``json`` parser (ChatML, ``<tool_call>{...}</tool_call>``)
+   and XML parameters (the ``qwen3_coder`` profile: ``<parameter=k>v</parameter>``).
+2. **Time to the first argument fragment.** One ``write_file`` call whose ``content`` argument is
+   17,500 characters (the size of the vLLM report where a client waited 32 s for one delta),
+   streamed 4 characters per feed: the feed that delivers the argument's first character against
+   the feed whose chunks first carry it (target: the same feed), and how many argument deltas the
+   call takes.
+
+Parsers are created with ``value_deltas=True`` when the engine has it (arguments streamed as
+written); without it, arguments go out whole when the call's region closes. The results replace
+the "OpenAI streams" section of ``docs/performance.md`` (between its markers).
+
+Usage::
+
+    python bench/bench_openai.py               # writes docs/performance.md
+    python bench/bench_openai.py --no-write    # print only
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import inspect
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "performance.md"
+START, END = "<!-- bench_openai:start -->", "<!-- bench_openai:end -->"
+
+_REASONING = "The user wants the files updated and the weather checked; several calls are needed. "
+_TEXT = "I will update the files and check the weather now."
+_ARGUMENTS = [
+    {"path": "src/app/main.py", "content": "def main() -> None:\n    print(\"hello\")\n" * 6},
+    {"city": "Paris", "days": 3, "units": "metric"},
+    {"query": "open issues about streaming", "filters": {"state": "open", "labels": ["bug", "api"]}},
+]
+_NAMES = ["write_file", "get_weather", "search_issues"]
+
+
+def json_call(name: str, arguments: dict[str, Any]) -> str:
+    body = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
+    return f"<tool_call>\n{body}\n</tool_call>\n"
+
+
+def xml_call(name: str, arguments: dict[str, Any]) -> str:
+    parameters = "".join(
+        f"<parameter={key}>\n{value if isinstance(value, str) else json.dumps(value)}\n</parameter>\n"
+        for key, value in arguments.items())
+    return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>\n"
+
+
+#: ChatML with ``<think>`` reasoning and JSON tool calls read by the standard ``json`` parser.
+JSON_TEMPLATE: dict[str, Any] = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>"},
+        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                       "transform": {"type": "function", "function": "{content}"}},
+        "content": {"close": "<|im_end|>"},
+    },
+}
+
+#: name -> (the response template: a dict, or a bundled profile's name; how it writes one call)
+CASES: dict[str, tuple[Any, Any]] = {
+    "json": (JSON_TEMPLATE, json_call),
+    "qwen3_coder": ("qwen3_coder", xml_call),
+}
+
+
+def tool_heavy_output(profile: str, size: int) -> str:
+    """About ``size`` characters: reasoning, a sentence, then rounds of three calls."""
+    call = CASES[profile][1]
+    calls = "".join(call(name, arguments) for name, arguments in zip(_NAMES, _ARGUMENTS, strict=True))
+    rounds = max(1, (size - len(_REASONING) * 4) // len(calls))
+    return f"<think>\n{_REASONING * 4}\n</think>\n\n{_TEXT}\n" + calls * rounds
+
+
+def new_parser(case: str) -> Any:
+    from chatcodec import ResponseParser, profiles
+
+    template = CASES[case][0]
+    if isinstance(template, str):
+        template = profiles.load(template).response_template
+    options = {"value_deltas": True} if value_deltas() else {}
+    return ResponseParser(template, prefix="", errors="keep", **options)
+
+
+def value_deltas() -> bool:
+    from chatcodec import ResponseParser
+
+    return "value_deltas" in inspect.signature(ResponseParser).parameters
+
+
+def time_feeds(make: Any, chunks: list[str]) -> float:
+    """CPU time of one ``feed`` call, in microseconds (``finish`` / ``finalize`` not included).
+
+    CPU time of this process, not wall time: on a machine shared with other work, wall time
+    mostly measures the others.
+    """
+    target = make()
+    feed = target.feed
+    gc.collect()
+    gc.disable()
+    start = time.process_time()
+    for piece in chunks:
+        feed(piece)
+    elapsed = time.process_time() - start
+    gc.enable()
+    return elapsed / len(chunks) * 1e6
+
+
+def calls_per_chunk(make: Any, chunks: list[str]) -> float:
+    """Python function calls per ``feed`` (cProfile's count): a measure the machine's load cannot move."""
+    import cProfile
+    import pstats
+
+    target = make()
+    profile = cProfile.Profile()
+    profile.enable()
+    for piece in chunks:
+        target.feed(piece)
+    profile.disable()
+    return float(pstats.Stats(profile).total_calls) / len(chunks)  # type: ignore[attr-defined]
+
+
+def per_chunk(size: int, repeats: int) -> list[dict[str, Any]]:
+    """The three implementations timed in turn, ``repeats`` rounds; the best round of each counts."""
+    from chatcodec.openai import ChatCompletionStream, ResponsesStream
+
+    rows = []
+    for profile in CASES:
+        text = tool_heavy_output(profile, size)
+        makers = {
+            "bare": lambda profile=profile: new_parser(profile),
+            "chat": lambda profile=profile: ChatCompletionStream(new_parser(profile)),
+            "responses": lambda profile=profile: ResponsesStream(new_parser(profile)),
+        }
+        for chunk in (1, 4):
+            chunks = [text[start : start + chunk] for start in range(0, len(text), chunk)]
+            best = {name: float("inf") for name in makers}
+            for _ in range(repeats):
+                for name, make in makers.items():
+                    best[name] = min(best[name], time_feeds(make, chunks))
+            counted = {f"{name}_calls": calls_per_chunk(make, chunks) for name, make in makers.items()}
+            rows.append({"profile": profile, "chars": len(text), "chunk": chunk, **best, **counted})
+    return rows
+
+
+def first_fragment(length: int = 17_500, chunk: int = 4) -> dict[str, Any]:
+    """Which feed first carries the long argument, against the feed that delivers its first character."""
+    from chatcodec.openai import ChatCompletionStream
+
+    content = ("Lorem ipsum dolor sit amet, \"quoted\" and\nnew lines. " * (length // 50 + 1))[:length]
+    arguments = {"path": "notes.md", "content": content}
+    text = json_call("write_file", arguments)
+    first_char = text.index('"content": "') + len('"content": "')
+    whole = json.dumps(arguments, ensure_ascii=False)
+    in_arguments = whole.index('"content": "') + len('"content": "')  # where it starts in the arguments
+    stream = ChatCompletionStream(new_parser("json"))
+    arrived = None
+    deltas = 0
+    sent = 0
+    pieces = [text[start : start + chunk] for start in range(0, len(text), chunk)]
+    outputs = [stream.feed(piece) for piece in pieces]
+    for number, chunks in enumerate([*outputs, stream.finish()]):
+        for out in chunks:
+            for call in out["choices"][0]["delta"].get("tool_calls", []):
+                fragment = call.get("function", {}).get("arguments", "")
+                deltas += bool(fragment)
+                sent += len(fragment)
+        if arrived is None and sent > in_arguments:
+            arrived = number
+    return {"length": length, "chunk": chunk, "delivered": first_char // chunk, "arrived": arrived,
+            "feeds": len(pieces), "deltas": deltas}
+
+
+def render(rows: list[dict[str, Any]], early: dict[str, Any]) -> str:
+    mode = "streamed as written (`value_deltas=True`)" if value_deltas() else \
+        "whole at the region's close (this engine has no `value_deltas`)"
+    lines = [
+        "## OpenAI streams",
+        "",
+        "Written by `python bench/bench_openai.py` (do not edit by hand). Cost of one `feed` call while "
+        "a tool-heavy output streams (reasoning, a sentence, then rounds of three tool calls with string, "
+        "number and nested arguments), best of several interleaved runs (CPU time of the process): the "
+        "bare `ResponseParser`, and `ChatCompletionStream` / `ResponsesStream` over the same parser. "
+        f"Arguments are {mode}.",
+        "",
+        f"Machine: Python {platform.python_version()} on {platform.machine()}.",
+        "",
+        "| template | chars | chunk | parser µs/chunk | chat µs/chunk | chat / parser | responses µs/chunk "
+        "| responses / parser | Python calls/chunk (parser, chat, responses) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for row in rows:
+        chat, responses = row["chat"] / row["bare"], row["responses"] / row["bare"]
+        lines.append(
+            f"| {row['profile']} | {row['chars']:,} | {row['chunk']} | {row['bare']:.2f} | {row['chat']:.2f} "
+            f"| {chat:.2f}x | {row['responses']:.2f} | {responses:.2f}x "
+            f"| {row['bare_calls']:.1f}, {row['chat_calls']:.1f}, {row['responses_calls']:.1f} |")
+    worst = max(row["chat"] / row["bare"] for row in rows)
+    lines += ["", f"Largest Chat Completions / parser ratio: {worst:.2f}x (target <= 1.5x).", ""]
+    gap = early["arrived"] - early["delivered"]
+    lines.append(
+        f"Time to the first argument fragment: a `write_file` call whose `content` is {early['length']:,} "
+        f"characters, fed {early['chunk']} characters at a time ({early['feeds']:,} feeds): its first "
+        f"character is delivered by feed {early['delivered']:,} and first reaches the client in feed "
+        f"{early['arrived']:,} ({gap:,} feeds later; target: 0); the arguments take {early['deltas']:,} "
+        "deltas.")
+    return "\n".join(lines) + "\n"
+
+
+def write_section(section: str) -> None:
+    text = DOC.read_text(encoding="utf-8")
+    block = f"{START}\n{section}{END}\n"
+    if START in text and END in text:
+        head, rest = text.split(START, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        text = head + block + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    DOC.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=20_000, help="characters of the tool-heavy output")
+    parser.add_argument("--repeats", type=int, default=7, help="rounds per measurement (the best counts)")
+    parser.add_argument("--no-write", action="store_true", help="print the section, leave the docs alone")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "src"))
+    section = render(per_chunk(args.size, args.repeats), first_fragment())
+    print(section)
+    if not args.no_write:
+        write_section(section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,55 @@
+"""The engines' record of what a tool parser has streamed, kept in step with what was sent.
+
+vLLM and SGLang both read four attributes of a tool parser (vLLM's ``ToolParser``, SGLang's
+``BaseFormatDetector``): ``prev_tool_call_arr`` (one dict per call, with ``name`` and
+``arguments``), ``streamed_args_for_tool`` (the argument text sent per call), ``current_tool_id``
+and ``current_tool_name_sent``. At the end of a stream each engine sends "the arguments parsed but
+not yet streamed": the text of ``prev_tool_call_arr[-1]["arguments"]`` beyond
+``streamed_args_for_tool[-1]`` (vLLM's ``ToolParser.get_remaining_unstreamed_args``, SGLang's
+``_check_for_unstreamed_tool_args``). A plugin that records parsed arguments but not what it sent
+gets its arguments sent twice; one that records nothing gets nothing appended.
+
+chatcodec sends every fragment itself, so :func:`record` keeps both records equal to what was sent:
+``prev_tool_call_arr[i]["arguments"]`` is the argument text sent for call ``i`` (a string, which
+both engines compare as is), ``streamed_args_for_tool[i]`` the same text. The remainder is then
+always empty: nothing is sent twice, and nothing is missing because the stream itself ends every call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["record", "reset"]
+
+
+def reset(parser: Any) -> None:
+    """Empty the records (a parser starts, or starts over)."""
+    parser.prev_tool_call_arr = []
+    parser.streamed_args_for_tool = []
+    parser.current_tool_id = -1
+    parser.current_tool_name_sent = False
+
+
+def record(parser: Any, entries: list[dict[str, Any]]) -> None:
+    """Add Chat Completions ``delta.tool_calls`` entries that are being sent to the records.
+
+    Args:
+        parser: the engine's tool parser object (its four attributes are updated in place).
+        entries: entries in sending order; an entry with ``function.name`` starts call ``index``.
+    """
+    calls: list[dict[str, Any]] = parser.prev_tool_call_arr
+    sent: list[str] = parser.streamed_args_for_tool
+    for entry in entries:
+        index = entry["index"]
+        function = entry.get("function") or {}
+        while len(calls) <= index:
+            calls.append({"name": None, "arguments": ""})
+            sent.append("")
+        if function.get("name"):
+            calls[index]["name"] = function["name"]
+            parser.current_tool_id = index
+            parser.current_tool_name_sent = True
+        fragment = function.get("arguments") or ""
+        if fragment:
+            sent[index] += fragment
+            calls[index]["arguments"] = sent[index]

@@ -1,0 +1,316 @@
+"""One request's parse inside an engine: a response parser, its OpenAI deltas, and its raw text.
+
+A :class:`Session` is what both engine plugins feed: each engine delta goes in once, and comes out
+as a :class:`Step`, the OpenAI Chat Completions delta fields that the delta produced (reasoning,
+content, tool-call entries), as :class:`chatcodec.openai.ChatCompletionStream` writes them. The
+engines' own plumbing also needs *raw* text (vLLM hands the text after the reasoning on to its tool
+stage; SGLang's reasoning stage passes everything outside reasoning on to its tool stage), so the
+session keeps the generated text and reads where reasoning regions lie from the parser's offsets
+(``ResponseParser(offsets=True)``).
+
+The parser runs with ``errors="keep"``: a region that cannot be parsed never stops the stream, and
+its text goes back into ``content`` (nothing is lost).
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from chatcodec.integrations.discovery import ServingTemplate
+from chatcodec.response_templates.engine import ResponseParser
+from chatcodec.response_templates.template import ResponseTemplate
+
+__all__ = ["REASONING_FIELDS", "RawText", "Session", "Step", "assemble", "new_parser", "reasoning_field"]
+
+#: Field names that hold reasoning, in the order they are looked for (transformers 5.24 reads
+#: ``reasoning_content`` and ``thinking``; vLLM and SGLang's own templates use ``thinking``).
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+#: The key the session asks the OpenAI layer to put reasoning under.
+_REASONING_KEY = "reasoning_content"
+
+
+def reasoning_field(template: ResponseTemplate) -> str | None:
+    """The name of the template's reasoning field, or ``None`` when it has none."""
+    return next((name for name in REASONING_FIELDS if name in template.fields), None)
+
+
+@dataclass
+class Step:
+    """What one fed delta (or the end of the stream) produced.
+
+    Attributes:
+        reasoning: reasoning text.
+        content: content text.
+        tool_calls: Chat Completions ``delta.tool_calls`` entries, in order: the first entry of a
+            call has ``index``, ``id``, ``type`` and ``function.name``; later ones ``index`` and
+            ``function.arguments`` fragments.
+        reasoning_end: where a reasoning region closed in this step (offset just after its close
+            delimiter in the generated text), the last one when several did.
+        other_start: where the first region other than reasoning opened in this step (its raw
+            text's start), if one did.
+        finish_reason: the Chat Completions ``finish_reason`` of the last chunk (only at the end).
+        outside: the raw generated text outside reasoning regions that this step decided
+            (delimiters of other regions included), with ``track_outside=True``.
+    """
+
+    reasoning: str = ""
+    content: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    reasoning_end: int | None = None
+    other_start: int | None = None
+    finish_reason: str | None = None
+    outside: str = ""
+
+    @property
+    def has_output(self) -> bool:
+        """Whether the step carries anything for the client."""
+        return bool(self.reasoning or self.content or self.tool_calls)
+
+    def without_reasoning(self) -> Step:
+        """The same step with its reasoning left out (what a tool stage hands on)."""
+        return Step(content=self.content, tool_calls=self.tool_calls, finish_reason=self.finish_reason)
+
+
+class RawText:
+    """The generated text, appended piece by piece and read back by offsets (O(1) per append).
+
+    Text before :meth:`drop_before`'s offset may be forgotten; reading it is an error.
+    """
+
+    def __init__(self) -> None:
+        self._text = ""  # the kept text, from offset _start
+        self._pieces: list[str] = []  # appended since _text was last joined
+        self._start = 0
+        self.length = 0
+
+    def append(self, text: str) -> None:
+        """Add the next generated text."""
+        if text:
+            self._pieces.append(text)
+            self.length += len(text)
+
+    def _joined(self) -> str:
+        if self._pieces:
+            self._text = self._text + "".join(self._pieces)
+            self._pieces = []
+        return self._text
+
+    def slice(self, start: int, end: int | None = None) -> str:
+        """``text[start:end]`` of the generated text (``start`` clamped to what is kept)."""
+        text = self._joined()
+        begin = max(start, self._start) - self._start
+        return text[begin:] if end is None else text[begin : max(end - self._start, begin)]
+
+    def drop_before(self, offset: int) -> None:
+        """Forget the text before ``offset`` (it will never be read again)."""
+        cut = min(offset, self.length) - self._start
+        if cut > 0:
+            self._text = self._joined()[cut:]
+            self._start += cut
+
+
+class _Recorder:
+    """Stands between the OpenAI stream and the parser, keeping the events each call produced."""
+
+    def __init__(self, parser: ResponseParser) -> None:
+        self.parser = parser
+        self.events: list[dict[str, Any]] = []
+
+    @property
+    def initial_events(self) -> list[dict[str, Any]]:
+        return self.parser.initial_events
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        events = self.parser.feed(text)
+        self.events += events
+        return events
+
+    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        message, events = self.parser.finalize()
+        self.events += events
+        return message, events
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.parser, name)
+
+
+#: whether this chatcodec's parser can stream values (``value_deltas``), looked up once
+_STREAMS_VALUES = "value_deltas" in inspect.signature(ResponseParser).parameters
+#: profile name -> its tool-call id form (reading a profile costs more than a whole short stream)
+_ID_FORMS: dict[str, str] = {}
+
+
+def _ids(profile: str | None) -> Any:
+    """A fresh id factory in the form the profile's chat template accepts."""
+    from chatcodec.openai import ToolCallIds
+
+    if profile is None:
+        return ToolCallIds()
+    form = _ID_FORMS.get(profile)
+    if form is None:
+        form = _ID_FORMS[profile] = ToolCallIds.for_profile(profile).form
+    return ToolCallIds(form)
+
+
+def new_parser(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]] | None,
+               *, stream_values: bool = True) -> ResponseParser:
+    """The response parser a session (or a one-shot parse) uses: nothing raises on model output.
+
+    A prompt without the template's start anchor is parsed whole, as everywhere in chatcodec; the
+    warning that says so is not repeated for every request (the engines decode the prompt
+    themselves, so it says nothing the user can act on per request).
+    """
+    options: dict[str, Any] = {"tools": tools or None, "errors": "keep", "offsets": True}
+    if stream_values and _STREAMS_VALUES:
+        options["value_deltas"] = True  # arguments streamed as they are written, where supported
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return ResponseParser(serving.template, prefix=prefix, **options)
+
+
+class Session:
+    """One generated sequence parsed incrementally: raw deltas in, :class:`Step` out.
+
+    Args:
+        serving: the model's response template.
+        prefix: the prompt the generation continues (``""``: unknown; the output is parsed from
+            outside every region).
+        tools: the request's tools as chat tool dicts (for argument typing).
+        keep_raw: keep the generated text in :attr:`raw` (off once nobody needs it).
+        track_outside: fill :attr:`Step.outside` (the text outside reasoning, raw), forgetting the
+            raw text as it is handed out.
+        stream_values: stream tool-call arguments as they are written (off for a stage that never
+            sends calls: it saves the value scanners' work).
+    """
+
+    def __init__(
+        self,
+        serving: ServingTemplate,
+        prefix: str,
+        tools: list[dict[str, Any]] | None,
+        *,
+        keep_raw: bool = True,
+        track_outside: bool = False,
+        stream_values: bool = True,
+    ) -> None:
+        from chatcodec.openai import ChatCompletionStream
+
+        self.serving = serving
+        self._reasoning = reasoning_field(serving.template)
+        self._recorder = _Recorder(new_parser(serving, prefix, tools, stream_values=stream_values))
+        self._stream = ChatCompletionStream(self._recorder, reasoning_key=_REASONING_KEY,
+                                            ids=_ids(serving.profile), model=serving.model)
+        self.raw = RawText()
+        self.keep_raw = keep_raw or track_outside
+        self._track_outside = track_outside
+        self._cursor = 0  # with track_outside: the text before this offset was handed out or skipped
+        self.finished = False
+        #: whether a reasoning region is open right now (the prefix may have opened one)
+        self.in_reasoning = (
+            self._reasoning is not None and _open_field(self._recorder.initial_events) == self._reasoning
+        )
+
+    @property
+    def resolved(self) -> int:
+        """How much of the generated text the parser has decided (see ``ResponseParser.resolved``)."""
+        return self._recorder.parser.resolved
+
+    def feed(self, text: str) -> Step:
+        """Feed one engine delta (any number of tokens' text)."""
+        if self.keep_raw:
+            self.raw.append(text)
+        return self._step(self._stream.feed(text) if text else [])
+
+    def finish(self, finish_reason: str | None = None) -> Step:
+        """End the sequence: held text resolves, the open region closes (idempotent)."""
+        if self.finished:
+            return Step()
+        self.finished = True
+        return self._step(self._stream.finish(finish_reason))
+
+    def _step(self, chunks: list[dict[str, Any]]) -> Step:
+        step = Step()
+        if chunks:
+            reasoning, content = [], []
+            for chunk in chunks:
+                for choice in chunk["choices"]:
+                    delta = choice["delta"]
+                    if _REASONING_KEY in delta:
+                        reasoning.append(delta[_REASONING_KEY])
+                    if delta.get("content"):
+                        content.append(delta["content"])
+                    if "tool_calls" in delta:
+                        step.tool_calls += delta["tool_calls"]
+                    if choice.get("finish_reason"):
+                        step.finish_reason = choice["finish_reason"]
+            step.reasoning, step.content = "".join(reasoning), "".join(content)
+        events = self._recorder.events
+        outside: list[str] = []
+        if events:
+            self._recorder.events = []
+            field = self._reasoning
+            for event in events:
+                kind = event["type"]
+                if kind == "region_open":
+                    if event["field"] == field:
+                        self.in_reasoning = True
+                        self._hand_out(outside, event["start"])
+                    elif step.other_start is None:
+                        step.other_start = event["start"]
+                elif kind == "region_close" and event["field"] == field:
+                    self.in_reasoning = False
+                    step.reasoning_end = event["end"]
+                    self._cursor = max(self._cursor, event["end"])
+        if self._track_outside:
+            if self.in_reasoning:  # nothing decided inside reasoning goes out
+                self._cursor = max(self._cursor, self.resolved)
+            else:
+                self._hand_out(outside, self.resolved)
+            self.raw.drop_before(self._cursor)
+            step.outside = "".join(outside)
+        return step
+
+    def _hand_out(self, outside: list[str], upto: int) -> None:
+        if self._track_outside and upto > self._cursor:
+            outside.append(self.raw.slice(self._cursor, upto))
+            self._cursor = upto
+
+
+def assemble(steps: list[Step]) -> dict[str, Any]:
+    """The whole message that a list of steps streamed: ``{"reasoning", "content", "tool_calls"}``.
+
+    Tool-call entries are merged per ``index``: ``id``, ``type`` and ``function.name`` from the
+    entries that carry them, ``function.arguments`` concatenated. ``reasoning`` / ``content`` are
+    ``None`` when nothing was streamed for them.
+    """
+    calls: dict[int, dict[str, Any]] = {}
+    for step in steps:
+        for entry in step.tool_calls:
+            call = calls.setdefault(
+                entry["index"], {"id": None, "type": "function", "function": {"name": None, "arguments": ""}}
+            )
+            call["id"] = entry.get("id") or call["id"]
+            function = entry.get("function") or {}
+            call["function"]["name"] = function.get("name") or call["function"]["name"]
+            call["function"]["arguments"] += function.get("arguments") or ""
+    reasoning = "".join(step.reasoning for step in steps)
+    content = "".join(step.content for step in steps)
+    return {
+        "reasoning": reasoning or None,
+        "content": content or None,
+        "tool_calls": [calls[index] for index in sorted(calls)],
+    }
+
+
+def _open_field(events: list[dict[str, Any]]) -> str | None:
+    """The field whose region ``events`` leave open (``None``: none)."""
+    open_field = None
+    for event in events:
+        if event["type"] == "region_open":
+            open_field = event["field"]
+        elif event["type"] == "region_close":
+            open_field = None
+    return open_field

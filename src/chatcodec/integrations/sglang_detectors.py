@@ -1,0 +1,214 @@
+"""SGLang's reasoning and tool-call detectors, backed by chatcodec sessions.
+
+SGLang's chat serving (``serving_chat.py``, 0.5.23) runs two stages per choice: a reasoning parser
+splits each delta into reasoning text and "normal" text, and a tool-call parser reads the normal
+text. The stages never see each other, and SGLang builds them lazily in its own order, so each stage
+here has a session of its own:
+
+* :class:`ChatcodecReasoningDetector` parses the whole output (from a prompt inferred from
+  SGLang's ``force_reasoning``: SGLang shows reasoning parsers nothing else of the prompt), returns
+  the reasoning, and hands on the raw text outside reasoning regions, delimiters included, as soon
+  as the parser has decided it;
+* :class:`ChatcodecToolDetector` parses that text and returns content and tool calls: a call's
+  first item has its name, later items argument fragments; ``tool_index`` counts calls in output
+  order; SGLang's records of what was streamed are kept in step (:mod:`.bookkeeping`), so its
+  end-of-stream check sends nothing twice.
+
+``tool_choice="required"`` / a named function use SGLang's own path (a JSON-schema constraint and
+its JSON-array parser), as for its other detectors without structural tags; a malformed call
+stays content; ``detect_and_parse`` gives the message streaming gives.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sglang.srt.function_call.base_format_detector import BaseFormatDetector
+from sglang.srt.function_call.core_types import StreamingParseResult as ToolResult
+from sglang.srt.function_call.core_types import StructureInfo, ToolCallItem
+from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector
+from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
+
+from chatcodec.integrations import bookkeeping
+from chatcodec.integrations.compat import example_match, tool_dicts
+from chatcodec.integrations.discovery import ServingTemplate, serving_template
+from chatcodec.integrations.session import Session, Step, reasoning_field
+
+__all__ = ["ChatcodecReasoningDetector", "ChatcodecToolDetector", "inferred_prefix"]
+
+logger = logging.getLogger("chatcodec")
+
+
+def _template_for(tokenizer: Any) -> ServingTemplate:
+    if tokenizer is None:  # SGLang passes the tokenizer when the signature asks for it
+        import os
+
+        from chatcodec.integrations.discovery import ENV_VAR, template_from_setting
+
+        setting = os.environ.get(ENV_VAR, "").strip()
+        if not setting:
+            from chatcodec.errors import ResponseTemplateNotFoundError
+
+            raise ResponseTemplateNotFoundError(
+                f"chatcodec: SGLang gave the parser no tokenizer; name the response template with {ENV_VAR}"
+            )
+        return ServingTemplate(template_from_setting(setting), f"{ENV_VAR}={setting}", "?")
+    return serving_template(tokenizer)
+
+
+def inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
+    """The end of a prompt that SGLang does not show: the start anchor, plus the reasoning opener
+    when SGLang says the prompt opened reasoning (``force_reasoning``).
+
+    Returns:
+        The prefix; ``""`` (parse from outside every region) when the anchor has no literal form.
+    """
+    source = serving.template.source
+    anchor = source.get("start_anchor")
+    anchor = anchor[0] if isinstance(anchor, list) else anchor
+    if not isinstance(anchor, str):
+        anchor = example_match(str(source.get("start_anchor_pattern", ""))) or ""
+    if not in_reasoning:
+        return anchor
+    field = reasoning_field(serving.template)
+    spec = serving.template.fields.get(field) if field else None
+    opener = None
+    if spec is not None and spec.open is not None:
+        opener = spec.open.literals[0] if spec.open.literals else example_match(spec.open.pattern.pattern)
+    if not anchor or opener is None:
+        logger.warning(
+            "chatcodec: cannot write a prompt that opens reasoning for %s; the output is parsed "
+            "as if the prompt opened none",
+            serving.model,
+        )
+        return anchor
+    return anchor + opener
+
+
+class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
+    """SGLang reasoning parser ``chatcodec``.
+
+    Args:
+        stream_reasoning: send reasoning as it comes (else each reasoning region whole, at its end).
+        force_reasoning: the prompt opened reasoning (SGLang decides from the chat template).
+        tokenizer: the model's tokenizer (the response template is found from it).
+        **kwargs: whatever else SGLang passes (accepted, unused).
+    """
+
+    def __init__(
+        self,
+        stream_reasoning: bool = True,
+        force_reasoning: bool | None = None,
+        tokenizer: Any = None,
+        **kwargs: Any,
+    ) -> None:
+        self._serving = _template_for(tokenizer)
+        field = reasoning_field(self._serving.template)
+        spec = self._serving.template.fields.get(field) if field else None
+        start = spec.open.literals[0] if spec and spec.open and spec.open.literals else ""
+        end = spec.close.literals[0] if spec and spec.close and spec.close.literals else ""
+        super().__init__(start, end, force_reasoning=bool(force_reasoning), stream_reasoning=stream_reasoning)
+        self._prefix = inferred_prefix(self._serving, bool(force_reasoning))
+        self._session: Session | None = None
+        self._held: list[str] = []  # reasoning kept back while stream_reasoning is off
+
+    def _stream(self) -> Session:
+        if self._session is None:
+            self._session = Session(
+                self._serving, self._prefix, None, track_outside=True, stream_values=False
+            )
+        return self._session
+
+    def _result(self, step: Step, session: Session) -> ReasoningResult:
+        reasoning = step.reasoning
+        if not self.stream_reasoning:
+            self._held.append(reasoning)
+            reasoning = ""
+            if not session.in_reasoning or session.finished:
+                reasoning, self._held = "".join(self._held), []
+        return ReasoningResult(normal_text=step.outside, reasoning_text=reasoning)
+
+    def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
+        session = self._stream()
+        return self._result(session.feed(new_text), session)
+
+    def finish(self) -> ReasoningResult:
+        session = self._stream()
+        return self._result(session.finish(), session)
+
+    def detect_and_parse(self, text: str) -> ReasoningResult:
+        session = Session(self._serving, self._prefix, None, track_outside=True, stream_values=False)
+        steps = [session.feed(text), session.finish()]
+        return ReasoningResult(
+            normal_text="".join(step.outside for step in steps),
+            reasoning_text="".join(step.reasoning for step in steps),
+        )
+
+
+class ChatcodecToolDetector(BaseFormatDetector):
+    """SGLang tool-call parser ``chatcodec``.
+
+    Args:
+        tokenizer: the model's tokenizer (the response template is found from it).
+        **kwargs: whatever else SGLang passes (accepted, unused).
+    """
+
+    def __init__(self, tokenizer: Any = None, **kwargs: Any) -> None:
+        super().__init__()
+        self._serving = _template_for(tokenizer)
+        self._session: Session | None = None
+        bookkeeping.reset(self)
+
+    def _stream(self, tools: Any) -> Session:
+        if self._session is None:
+            self._session = Session(self._serving, "", tool_dicts(tools), keep_raw=False)
+        return self._session
+
+    def _result(self, step: Step) -> ToolResult:
+        bookkeeping.record(self, step.tool_calls)
+        calls = [
+            ToolCallItem(
+                tool_index=entry["index"],
+                name=(entry.get("function") or {}).get("name"),
+                parameters=(entry.get("function") or {}).get("arguments") or "",
+            )
+            for entry in step.tool_calls
+        ]
+        return ToolResult(normal_text=step.reasoning + step.content, calls=calls)
+
+    def parse_streaming_increment(self, new_text: str, tools: Any) -> ToolResult:
+        return self._result(self._stream(tools).feed(new_text))
+
+    def finish(self, tools: Any) -> ToolResult:
+        return self._result(self._stream(tools).finish())
+
+    def detect_and_parse(self, text: str, tools: Any) -> ToolResult:
+        session = Session(self._serving, "", tool_dicts(tools), keep_raw=False)
+        steps = [session.feed(text), session.finish()]
+        calls: dict[int, ToolCallItem] = {}
+        for step in steps:
+            for entry in step.tool_calls:
+                function = entry.get("function") or {}
+                call = calls.setdefault(
+                    entry["index"], ToolCallItem(tool_index=entry["index"], parameters="")
+                )
+                call.name = function.get("name") or call.name
+                call.parameters += function.get("arguments") or ""
+        normal = "".join(step.reasoning + step.content for step in steps)
+        return ToolResult(normal_text=normal, calls=[calls[index] for index in sorted(calls)])
+
+    def has_tool_call(self, text: str) -> bool:
+        """Whether the text holds markup this parser reads: a call, or anything that is not content
+        as written (SGLang keeps the text unparsed when this says no)."""
+        result = self.detect_and_parse(text, None)
+        return bool(result.calls) or result.normal_text != text
+
+    def supports_structural_tag(self) -> bool:
+        return False  # required / named tool choice: SGLang's JSON-schema path
+
+    def structure_info(self) -> Any:
+        def info(name: str) -> StructureInfo:
+            raise NotImplementedError("chatcodec: no structural tags (see supports_structural_tag)")
+
+        return info

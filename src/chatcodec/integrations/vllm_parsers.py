@@ -1,0 +1,446 @@
+"""vLLM's two parser halves, backed by one chatcodec :class:`~.session.Session` per request.
+
+vLLM composes a *reasoning* parser and a *tool* parser into one ``DelegatingParser`` per request
+(``vllm/parser/abstract_parser.py``, 0.33): text goes to the reasoning half until that half says
+reasoning ended, then to the tool half; the non-streaming path calls ``extract_reasoning`` and then
+``extract_tool_calls`` on the content it returned. chatcodec parses a whole message with one parser,
+so the halves of one request share their state: vLLM builds them one right after the other (same
+thread, same tokenizer object), and the tool half takes the reasoning half built just before it
+(:class:`_Pairing`). Then:
+
+* the reasoning half feeds each delta to the request's session and returns its reasoning; once the
+  session leaves reasoning (the reasoning region closed, or content / a tool call began), it returns
+  the raw text from there as ``content`` and says reasoning ended. vLLM hands that raw text to its
+  tool stage: to the tool half (``tool_choice`` auto), which sends what the session made of it (the
+  text was parsed already), or to vLLM's own paths (``"none"``: raw content; ``"required"`` / a named
+  function: vLLM's JSON tool-call path, which its structured output guarantees, as for its own
+  parsers);
+* the tool half feeds the rest and returns reasoning, content and tool-call deltas (arguments as
+  they are written, id and name in each call's first delta, indexes in output order); it keeps
+  vLLM's tool-call records in step with what it sent (:mod:`.bookkeeping`) and, at the end of the
+  stream (``finish_streaming``), sends what the end of generation decides;
+* ``extract_reasoning`` parses the whole output once and returns the reasoning and the raw text
+  outside it; ``extract_tool_calls`` returns the tool calls and content of that same parse, so a
+  non-streamed message equals the streamed one.
+
+Without a tool half (``--reasoning-parser chatcodec`` alone) the reasoning half works the same way
+and vLLM passes the raw rest on as content. Without a reasoning half (``--tool-call-parser chatcodec``
+alone) vLLM never shows the plugin the prompt: the output is parsed as if the prompt opened no
+region, and reasoning is still reported (streaming: as ``reasoning``; non-streaming, where vLLM has
+no place for it: its raw text in front of the content).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from vllm.entrypoints.generate.base.protocol import (
+    DeltaFunctionCall,
+    DeltaMessage,
+    DeltaToolCall,
+    ExtractedToolCallInformation,
+    FunctionCall,
+    ToolCall,
+)
+from vllm.reasoning import ReasoningParser
+from vllm.tool_parsers import ToolParser
+
+from chatcodec.integrations import bookkeeping
+from chatcodec.integrations.compat import decode, tool_dicts
+from chatcodec.integrations.discovery import ServingTemplate, serving_template
+from chatcodec.integrations.session import Session, Step, assemble, new_parser, reasoning_field
+
+__all__ = ["ChatcodecReasoningParser", "ChatcodecToolParser"]
+
+logger = logging.getLogger("chatcodec")
+
+
+class _Request:
+    """The state the two halves of one request share."""
+
+    def __init__(self, serving: ServingTemplate, tokenizer: Any) -> None:
+        self.serving = serving
+        self.tokenizer = tokenizer
+        self.prompt: str | None = None
+        self.prompt_ids: list[int] | None = None
+        self.tools: list[dict[str, Any]] = []
+        self.session: Session | None = None
+        #: "start" (nothing fed), "reasoning" (the reasoning half feeds), "handoff" (reasoning ended;
+        #: the tool stage has not asked yet), "tools" (the tool half feeds)
+        self.phase = "start"
+        self.pending: Step | None = None  # the transition step's content and calls, for the tool half
+        self.transition = False  # the reasoning half's last step ended reasoning
+        self.paired = False
+        self.tool_half: weakref.ref[ChatcodecToolParser] | None = None
+        #: the raw content extract_reasoning returned, and the whole message it parsed
+        self.one_shot: tuple[str, dict[str, Any]] | None = None
+
+    def set_prompt(self, prompt_ids: Sequence[int]) -> None:
+        ids = list(prompt_ids)
+        if ids == self.prompt_ids:
+            return
+        self.prompt_ids, self.prompt = ids, decode(self.tokenizer, ids)
+        self.session, self.phase, self.pending, self.transition = None, "start", None, False
+
+    def stream(self) -> Session:
+        if self.session is None:
+            self.session = Session(self.serving, self.prompt or "", self.tools)
+        return self.session
+
+    def record(self, step: Step) -> None:
+        half = self.tool_half() if self.tool_half is not None else None
+        if half is not None and step.tool_calls:
+            bookkeeping.record(half, step.tool_calls)
+
+
+class _Pairing:
+    """Hands the reasoning half built last in this thread to the tool half built right after it."""
+
+    _local = threading.local()
+
+    @classmethod
+    def offer(cls, half: ChatcodecReasoningParser) -> None:
+        cls._local.half = weakref.ref(half)
+
+    @classmethod
+    def take(cls, tokenizer: Any) -> ChatcodecReasoningParser | None:
+        ref = getattr(cls._local, "half", None)
+        cls._local.half = None
+        half: ChatcodecReasoningParser | None = ref() if ref is not None else None
+        if half is None or half.model_tokenizer is not tokenizer or half._request.paired:
+            return None
+        return half
+
+
+def _delta(step: Step, *, content: str | None = None) -> DeltaMessage | None:
+    """A vLLM delta from a step (``content`` replaces the step's content when given)."""
+    text = step.content if content is None else content
+    calls = [
+        DeltaToolCall(
+            index=entry["index"],
+            id=entry.get("id"),
+            type=entry.get("type"),
+            function=DeltaFunctionCall(
+                name=(entry.get("function") or {}).get("name"),
+                arguments=(entry.get("function") or {}).get("arguments"),
+            ),
+        )
+        for entry in step.tool_calls
+    ]
+    if not (step.reasoning or text or calls):
+        return None
+    return DeltaMessage(reasoning=step.reasoning or None, content=text or None, tool_calls=calls)
+
+
+def _adjust(request: Any) -> None:
+    """Delimiters are often special tokens: the text the plugin sees must keep them."""
+    if hasattr(request, "skip_special_tokens"):
+        request.skip_special_tokens = False
+    if hasattr(request, "spaces_between_special_tokens"):
+        request.spaces_between_special_tokens = False
+
+
+class ChatcodecReasoningParser(ReasoningParser):
+    """vLLM reasoning parser ``chatcodec``: reasoning by the model's response template.
+
+    Args:
+        tokenizer: the model's tokenizer (the response template is found from it, see
+            :mod:`chatcodec.integrations.discovery`).
+        *args, **kwargs: whatever vLLM passes (``model_config``, ``chat_template_kwargs``, ...).
+
+    Raises:
+        ResponseTemplateNotFoundError: the model has no response template chatcodec can find; vLLM
+            builds its parsers at startup, so this stops the server with the message.
+    """
+
+    #: alone, vLLM drives this half in its "engine" mode (deltas only); a tool half paired with it
+    #: switches that off for the pair, so vLLM's required / named tool-choice paths keep their text
+    engine_based_streaming = True
+
+    def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, *args, **kwargs)
+        self._request = _Request(serving_template(tokenizer), tokenizer)
+        self._field = reasoning_field(self._request.serving.template)
+        spec = self._request.serving.template.fields.get(self._field) if self._field else None
+        self._open_literal = spec.open.literals[0] if spec and spec.open and spec.open.literals else None
+        self._close_literals = spec.close.literals if spec and spec.close and spec.close.literals else None
+        self._end_ids: list[list[int]] | None = None
+        self._fed = False
+        _Pairing.offer(self)
+
+    @property
+    def reasoning_start_str(self) -> str | None:
+        return self._open_literal
+
+    @property
+    def reasoning_end_str(self) -> str | None:
+        return self._close_literals[0] if self._close_literals else None
+
+    # -- the prompt ------------------------------------------------------------------------------
+
+    def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
+        self._request.set_prompt(prompt_token_ids)
+
+    def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
+        self._request.set_prompt(prompt_token_ids)
+
+    def adjust_request(self, request: Any) -> Any:
+        _adjust(request)
+        return request
+
+    # -- where reasoning ends, from token ids (also used by vLLM's structured output) --------------
+
+    def is_reasoning_end(self, input_ids: Sequence[int]) -> bool:
+        """Whether reasoning is over after this text (the prompt, or the prompt and some output).
+
+        True when the template has no reasoning field, a reasoning region closed after the last
+        start anchor, or content or a tool call began; False inside reasoning and before anything.
+        """
+        if self._field is None:
+            return True
+        text = decode(self.model_tokenizer, input_ids)
+        parser = new_parser(self._request.serving, text, None)
+        events = list(parser.initial_events)
+        probe = "\0"  # resolves a delimiter the text ends in; never counts as output
+        events += parser.feed(probe)
+        implicit = self._request.serving.template.implicit
+        inside = ended = False
+        for event in events:
+            kind, field = event["type"], event["field"]
+            if kind == "region_value":
+                continue
+            if field == self._field:
+                inside = kind != "region_close"
+                ended = ended or kind == "region_close"
+            elif (kind == "region_chunk" and event["text"].replace(probe, "").strip()) or (
+                kind == "region_open" and (implicit is None or field != implicit.name)
+            ):
+                ended = True
+        return not inside and ended
+
+    def is_reasoning_end_streaming(self, input_ids: Sequence[int], delta_ids: Iterable[int]) -> bool:
+        if self._fed:  # this request's own stream decided it
+            return self._request.transition
+        end_ids = self._literal_end_ids()
+        if end_ids is None:
+            return self.is_reasoning_end(input_ids)
+        new = len(list(delta_ids))
+        ids = list(input_ids)
+        return any(_ends_within(ids, end, new) for end in end_ids)
+
+    def _literal_end_ids(self) -> list[list[int]] | None:
+        if self._end_ids is None and self._close_literals:
+            self._end_ids = _token_ids(self.model_tokenizer, self._close_literals)
+        return self._end_ids or None
+
+    def extract_content_ids(self, input_ids: list[int]) -> list[int]:
+        end_ids = self._literal_end_ids() or []
+        last = -1
+        for end in end_ids:
+            for start in range(len(input_ids) - len(end), -1, -1):
+                if input_ids[start : start + len(end)] == end:
+                    last = max(last, start + len(end))
+                    break
+        return list(input_ids[last:]) if last >= 0 else list(input_ids)
+
+    # -- non-streaming ---------------------------------------------------------------------------
+
+    def extract_reasoning(self, model_output: str, request: Any = None) -> tuple[str | None, str | None]:
+        """The reasoning of the whole output, and the rest, which vLLM hands to its tool stage."""
+        state = self._request
+        tools = tool_dicts(getattr(request, "tools", None)) or state.tools
+        session = Session(state.serving, state.prompt or "", tools, track_outside=True)
+        steps = [session.feed(model_output), session.finish()]
+        message = assemble(steps)
+        # vLLM hands this text to its tool stage, and keeps it as the content when that stage finds
+        # no call: the raw text outside reasoning where calls were parsed (tool_choice "none" and
+        # the JSON paths need it raw), the parsed content where none were
+        rest = "".join(step.outside for step in steps) if message["tool_calls"] else message["content"] or ""
+        state.one_shot = (rest, message)
+        return message["reasoning"], rest or None
+
+    # -- streaming -------------------------------------------------------------------------------
+
+    def extract_reasoning_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int] = (),
+        current_token_ids: Sequence[int] = (),
+        delta_token_ids: Sequence[int] = (),
+        *args: Any,
+        **kwargs: Any,
+    ) -> DeltaMessage | None:
+        state = self._request
+        self._fed = True
+        state.transition = False
+        if state.phase != "start" and state.phase != "reasoning":  # vLLM asks again after the handoff
+            return DeltaMessage(content=delta_text) if delta_text else None
+        state.phase = "reasoning"
+        return self._reasoning_delta(state.stream().feed(delta_text))
+
+    def _reasoning_delta(self, step: Step) -> DeltaMessage | None:
+        state = self._request
+        boundary = step.other_start if step.other_start is not None else step.reasoning_end
+        if boundary is None:
+            return _delta(Step(reasoning=step.reasoning))
+        session = state.stream()
+        rest = session.raw.slice(max(boundary, 0))
+        session.keep_raw = False
+        state.transition, state.phase, state.pending = True, "handoff", step.without_reasoning()
+        return _delta(Step(reasoning=step.reasoning), content=rest)
+
+    def has_engine_confirmed_reasoning_end(self) -> bool:
+        return self._request.transition
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """vLLM's call at a transition (nothing more to add) and at the end of a stream that never
+        left reasoning (the end decides the held text)."""
+        state = self._request
+        if state.phase != "reasoning" or state.session is None:
+            return None
+        return self._reasoning_delta(state.session.finish())
+
+
+class ChatcodecToolParser(ToolParser):
+    """vLLM tool parser ``chatcodec``: tool calls (and the whole message) by the response template.
+
+    Args:
+        tokenizer: the model's tokenizer.
+        tools: the request's tools (chat or Responses function tools).
+        *args, **kwargs: accepted and ignored (interfaces change between vLLM releases).
+
+    Raises:
+        ResponseTemplateNotFoundError: the model has no response template chatcodec can find.
+    """
+
+    engine_based_streaming = True
+
+    def __init__(self, tokenizer: Any, tools: list[Any] | None = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(tokenizer, tools)
+        partner = _Pairing.take(tokenizer)
+        if partner is not None:
+            state = partner._request
+            state.paired = True
+            partner.engine_based_streaming = False
+        else:
+            state = _Request(serving_template(tokenizer), tokenizer)
+        state.tools = tool_dicts(tools)
+        state.tool_half = weakref.ref(self)
+        self._request = state
+        bookkeeping.reset(self)
+
+    def adjust_request(self, request: Any) -> Any:
+        _adjust(request)
+        return super().adjust_request(request)
+
+    def extract_tool_calls(self, model_output: str, request: Any = None) -> ExtractedToolCallInformation:
+        state = self._request
+        one_shot, state.one_shot = state.one_shot, None
+        if one_shot is not None and one_shot[0] == model_output:
+            message = one_shot[1]
+            content = message["content"]
+        else:  # no reasoning half parsed it: parse it here (the prompt is unknown)
+            tools = tool_dicts(getattr(request, "tools", None)) or state.tools
+            session = Session(state.serving, state.prompt or "", tools, track_outside=True)
+            steps = [session.feed(model_output), session.finish()]
+            message = assemble(steps)
+            content = message["content"]
+            if message["reasoning"]:  # vLLM has no place for it here: keep its raw text in front
+                raw_reasoning = _reasoning_raw(state.serving, state.prompt or "", tools, model_output)
+                content = raw_reasoning + (content or "")
+        calls = [
+            ToolCall(
+                id=call["id"],
+                type="function",
+                function=FunctionCall(
+                    id=call["id"],
+                    name=call["function"]["name"] or "",
+                    arguments=call["function"]["arguments"] or "{}",
+                ),
+            )
+            if call["id"]
+            else ToolCall(
+                function=FunctionCall(
+                    name=call["function"]["name"] or "", arguments=call["function"]["arguments"] or "{}"
+                )
+            )
+            for call in message["tool_calls"]
+        ]
+        return ExtractedToolCallInformation(
+            tools_called=bool(calls), tool_calls=calls, content=content or None
+        )
+
+    def extract_tool_calls_streaming(
+        self,
+        previous_text: str,
+        current_text: str,
+        delta_text: str,
+        previous_token_ids: Sequence[int] = (),
+        current_token_ids: Sequence[int] = (),
+        delta_token_ids: Sequence[int] = (),
+        request: Any = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> DeltaMessage | None:
+        state = self._request
+        if state.phase == "handoff":  # the reasoning half's last delta: the session parsed it already
+            step = state.pending or Step()
+            state.pending, state.phase = None, "tools"
+        else:
+            state.phase = "tools"
+            step = state.stream().feed(delta_text)
+        state.record(step)
+        return _delta(step)
+
+    def finish_streaming(self) -> DeltaMessage | None:
+        """The end of the stream: held text and the last region are decided and sent."""
+        state = self._request
+        if state.phase not in ("reasoning", "tools") or state.session is None:
+            return None  # nothing fed, or vLLM's own path ran after the handoff
+        step = state.session.finish()
+        state.record(step)
+        return _delta(step)
+
+
+_END_IDS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[list[int]]]] = weakref.WeakKeyDictionary()
+
+
+def _token_ids(tokenizer: Any, literals: tuple[str, ...]) -> list[list[int]]:
+    """The token ids of each literal (cached per tokenizer); ``[]`` when one has none."""
+    try:
+        cache = _END_IDS.setdefault(tokenizer, {})
+    except TypeError:
+        cache = {}
+    ids = cache.get(literals)
+    if ids is None:
+        ids = [list(tokenizer.encode(text, add_special_tokens=False)) for text in literals]
+        ids = cache[literals] = ids if all(ids) else []
+    return ids
+
+
+def _ends_within(token_ids: list[int], end_ids: list[int], new: int) -> bool:
+    """Whether ``end_ids`` ends within the last ``new`` ids of ``token_ids``."""
+    window = token_ids[max(0, len(token_ids) - new - len(end_ids) + 1) :]
+    return any(window[at : at + len(end_ids)] == end_ids for at in range(len(window) - len(end_ids) + 1))
+
+
+def _reasoning_raw(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]], output: str) -> str:
+    """The raw text of the output's reasoning regions, delimiters included, in order."""
+    field = reasoning_field(serving.template)
+    parser = new_parser(serving, prefix, tools)
+    events = parser.feed(output) + parser.finalize()[1]
+    parts, start = [], 0
+    for event in events:
+        if event["field"] != field:
+            continue
+        if event["type"] == "region_open":
+            start = max(event["start"], 0)
+        elif event["type"] == "region_close":
+            parts.append(output[start : event["end"]])
+    return "".join(parts)

@@ -1,0 +1,88 @@
+"""Value scanners: incremental readers that say what a region's value already is, as it is written.
+
+The partial-value protocol (``docs/streaming_values.md``) has two halves. This package is the
+content-parser half: one scanner per content parser that can be followed soundly (:mod:`.protocol`
+says what a scanner promises, :mod:`.shadow` how a partly emitted value is finished from the real
+one). The engine half (path mapping through transforms, argument typing, events) is
+:mod:`chatcodec.response_templates.value_stream`.
+
+:func:`scanner_for` finds the scanner of a parser by name; a parser without one (``x-first``,
+``kv-lines``, ``json`` with ``allow_non_json``, the scalar parsers) streams no values: its value
+arrives whole at close. The scanner modules are imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from typing import Any
+
+from chatcodec.response_templates.scanners.protocol import Delta, Path, ScannerFactory, ValueScanner
+
+__all__ = ["SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "granularity", "has_scanner",
+           "scanner_for"]
+
+#: content parser name -> ``"module:factory"`` of its scanner (modules of this package).
+SCANNERS: dict[str, str] = {
+    "json": "json_scan:json_scanner",
+    "text": "text_scan:text_scanner",
+    "x-json-calls": "json_calls_scan:json_calls_scanner",
+    "x-findall": "regex_items_scan:findall_scanner",
+    "xml-inline": "regex_items_scan:xml_inline_scanner",
+    "x-bare-object": "bare_object_scan:bare_object_scanner",
+    "x-pythonic": "pythonic_scan:pythonic_scanner",
+    "python-call-list": "pythonic_scan:python_call_list_scanner",
+    "x-first": "first_scan:first_scanner",
+    "x-xml-tree": "xml_tree_scan:xml_tree_scanner",
+}
+
+
+def _factory(name: str) -> ScannerFactory | None:
+    from chatcodec.response_templates.content import lookup_parser
+
+    parser = lookup_parser(name)
+    own: ScannerFactory | None = getattr(parser, "scanner", None) if parser is not None else None
+    target = SCANNERS.get(name)
+    if own is not None or target is None:
+        return own
+    module, function = target.split(":")
+    factory: ScannerFactory = getattr(importlib.import_module(f"{__name__}.{module}"), function)
+    return factory
+
+
+def scanner_for(name: str, args: Mapping[str, Any]) -> ValueScanner | None:
+    """A new scanner for one region (or nested part) read by the content parser ``name``.
+
+    Args:
+        name: the content parser's name.
+        args: its ``content_args`` (validated at load).
+
+    Returns:
+        A fresh scanner, or ``None`` when the parser (with these arguments) has none.
+    """
+    factory = _factory(name)
+    return None if factory is None else factory(args)
+
+
+def granularity(name: str, args: Mapping[str, Any]) -> str:
+    """How a region of parser ``name`` streams its value, in words (for docs and reports).
+
+    Returns:
+        ``"as written"``, ``"each match whole"`` (a regex that does not split around its value
+        group), ``"as its parsers agree"`` (``x-first``: what the parsers still possible read alike,
+        then the one left) or ``"whole at close"``.
+    """
+    if not has_scanner(name, args):
+        return "whole at close"
+    if name == "x-first":
+        return "as its parsers agree"
+    if name in ("x-findall", "xml-inline"):
+        from chatcodec.response_templates.scanners.regex_items_scan import streamed_group
+
+        return "as written" if streamed_group(name, args) is not None else "each match whole"
+    return "as written"
+
+
+def has_scanner(name: str, args: Mapping[str, Any]) -> bool:
+    """Whether regions of parser ``name`` with ``args`` stream their values (``scanner_for`` gives one)."""
+    return scanner_for(name, args) is not None

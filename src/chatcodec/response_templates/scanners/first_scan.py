@@ -1,0 +1,104 @@
+"""The value scanner of ``x-first``: stream what every parser still possible agrees on.
+
+``x-first`` returns the value of the first of its parsers that accepts the whole text, so the
+value is one of the values of the parsers whose scanners are not *refuted* (``json``,
+``x-json-calls`` and ``python-call-list`` know when a text can never be valid for them; scanners
+that merely stopped following do not). Each of those scanners' deltas is certain for its own
+parser, so the deltas they all agree on (their common prefix, a string's text included up to
+where they differ) are certain for ``x-first``: those go out. Once only one parser is left it
+streams alone. A parser without a scanner agrees on nothing. So Python calls stream under
+``[python-call-list, x-pythonic]`` (both read them alike), and Llama 4's JSON-or-Python calls
+once the text shows Python calls (``[get_weather(`` is not JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
+
+__all__ = ["FirstScanner", "first_scanner"]
+
+
+class FirstScanner:
+    """See the module docstring."""
+
+    def __init__(self, scanners: list[ValueScanner | None]) -> None:
+        self._scanners = scanners
+        self._merged: list[list[Delta]] = [[] for _ in scanners]  # each parser's deltas, text merged
+        self._entries = 0  # entries of the common prefix emitted whole
+        self._text = 0  # characters emitted of the next entry (a text entry still agreed on in part)
+        self.complete: int | None = None
+
+    def _live(self) -> list[int]:
+        return [index for index, scanner in enumerate(self._scanners)
+                if scanner is None or not getattr(scanner, "refuted", False)]
+
+    def feed(self, text: str) -> list[Delta]:
+        for index, scanner in enumerate(self._scanners):
+            if scanner is not None and not getattr(scanner, "refuted", False):
+                _merge(self._merged[index], scanner.feed(text))
+        return self._common()
+
+    def end(self) -> list[Delta]:
+        for index, scanner in enumerate(self._scanners):
+            if scanner is not None and not getattr(scanner, "refuted", False):
+                _merge(self._merged[index], scanner.end())
+        return self._common()
+
+    def _common(self) -> list[Delta]:
+        """The deltas every parser still possible agrees on, beyond those emitted already."""
+        live = self._live()
+        if not live or any(self._scanners[index] is None for index in live):
+            return []
+        lists = [self._merged[index] for index in live]
+        if len(live) == 1:
+            scanner = self._scanners[live[0]]
+            self.complete = scanner.complete if scanner is not None else None
+        out: list[Delta] = []
+        while True:
+            k = self._entries
+            if any(len(deltas) <= k for deltas in lists):
+                return out
+            first = lists[0][k]
+            last = any(len(deltas) == k + 1 for deltas in lists)  # a text entry may still grow
+            if first[0] == "text" and all(d[k][0] == "text" and d[k][1] == first[1] for d in lists):
+                common = _common_prefix([d[k][2] for d in lists])
+                if len(common) > self._text:
+                    out.append(("text", first[1], common[self._text :]))
+                    self._text = len(common)
+                if last or any(d[k][2] != common for d in lists):
+                    return out
+            elif all(d[k] == first for d in lists):
+                out.append(first)
+            else:
+                return out
+            self._entries, self._text = k + 1, 0
+
+
+def _merge(merged: list[Delta], deltas: list[Delta]) -> None:
+    for delta in deltas:
+        if delta[0] == "text" and merged and merged[-1][0] == "text" and merged[-1][1] == delta[1]:
+            merged[-1] = ("text", delta[1], merged[-1][2] + delta[2])
+        else:
+            merged.append(delta)
+
+
+def _common_prefix(texts: list[str]) -> str:
+    first = texts[0]
+    size = min(len(text) for text in texts)
+    for text in texts[1:]:
+        while size and not text.startswith(first[:size]):
+            size -= 1
+    return first[:size]
+
+
+def first_scanner(args: Mapping[str, Any]) -> FirstScanner | None:
+    """The scanner of an ``x-first`` region (``None`` when none of its parsers has a scanner)."""
+    from chatcodec.response_templates.scanners import scanner_for
+
+    scanners = [scanner_for(spec.get("name", "text"), spec.get("args", {})) for spec in args["parsers"]]
+    if all(scanner is None for scanner in scanners):
+        return None
+    return FirstScanner(scanners)

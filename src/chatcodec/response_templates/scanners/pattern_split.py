@@ -1,0 +1,177 @@
+"""Splitting a content regex around the group whose value streams: head, lazy body, terminator.
+
+``x-findall`` and ``xml-inline`` read every match of a regex (``<invoke name="(?P<name>[^"]+)">
+(?P<arguments>.*?)</invoke>``). To stream the ``arguments`` group while it is written, the scanner
+must know where the group starts before the match is complete, and which characters are surely
+inside it. That holds for the common shape :func:`split_pattern` recognises: the group stands at
+the top level of the pattern (no ``|`` there, no quantifier on it) and its body is a literal, a
+lazy ``.*?`` (or a tempered ``(?:(?!X).)*?``), and a literal (``\\{.*?\\}`` for a JSON object, or
+just ``.*?``). Then
+
+* the *head* (everything before the ``.*?``) is matched first, as a delimiter: its match is final
+  once the matcher commits it (:mod:`..matcher`), and its named groups are known;
+* the group's text then runs up to the first place where the *terminator* (the body's closing
+  literal and everything after the group) matches, exactly as the lazy ``.*?`` decides, so the
+  text before the terminator's earliest possible start is surely the group's.
+
+A pattern of another shape (the group inside an alternation, a greedy body, inline flags, a
+numbered back-reference, a conditional) gets no split; its scanner then emits each match whole
+when it completes. A named back-reference in the terminator to a group of the head
+(``</(?P=key)>``) is filled with that group's text for each match. ``$`` keeps the meaning it has
+in these patterns (the end of the text or before a final newline).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import regex
+
+from chatcodec.response_templates.pattern_tokens import tokens
+
+__all__ = ["Split", "literal_text", "python_dollar", "split_pattern"]
+
+_GROUP = regex.compile(r"\(\?P?<(\w+)>")
+_FLAGS = regex.compile(r"\(\?[a-zA-Z-]+\)")
+_QUANTIFIERS = ("*", "+", "?")
+_SPECIAL = frozenset(".^$*+?{}[]()|\\")
+_ESCAPED = {"\\n": "\n", "\\t": "\t", "\\r": "\r", "\\f": "\f", "\\v": "\v"}
+_BACKREF = regex.compile(r"\(\?P=(\w+)\)")
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A pattern split around its streamed group (see the module docstring).
+
+    Attributes:
+        head: the regex up to the group's ``.*?`` (the group's leading literal included), with
+            ``$`` as written (see :func:`python_dollar`).
+        lead: the group's leading literal (its text starts with it).
+        close: the group's closing literal (its text ends with it).
+        terminator: the regex from the closing literal on (``close`` and what follows the group).
+        backrefs: the head groups the terminator refers to (``(?P=key)``), filled per match.
+        guard: for a tempered body ``(?:(?!X).)*?``, ``X``: the group cannot run over a place where
+            it matches (the scanner stops if it comes before the terminator).
+    """
+
+    head: str
+    lead: str
+    close: str
+    terminator: str
+    backrefs: tuple[str, ...]
+    guard: str | None = None
+
+
+def python_dollar(source: str, final: bool = True) -> str:
+    """``source`` with each ``$`` written out as Python's: the end, or before a final newline.
+
+    With ``final=False`` (more text may follow) ``$`` never matches: the text is not at its end.
+    """
+    dollar = r"(?=\n?\Z)" if final else "(?!)"
+    return "".join(dollar if token == "$" else token for token in tokens(source))
+
+
+def _literal(token: str) -> str | None:
+    if len(token) == 1 and token not in _SPECIAL:
+        return token
+    if token in _ESCAPED:
+        return _ESCAPED[token]
+    if len(token) == 2 and token[0] == "\\" and not token[1].isalnum():
+        return token[1]
+    return None
+
+
+def _literal_run(body: list[str]) -> tuple[str, int] | None:
+    """The literal text at the start of ``body`` and how many tokens it takes (``None``: a
+    literal followed by a quantifier, which is not literal)."""
+    text: list[str] = []
+    for index, token in enumerate(body):
+        char = _literal(token)
+        if char is None:
+            if token in _QUANTIFIERS or token.startswith("{"):
+                return None
+            return "".join(text), index
+        text.append(char)
+    return "".join(text), len(body)
+
+
+def literal_text(source: str) -> str | None:
+    """The text ``source`` matches when it is a plain literal (``</invoke>``, ``\\}``), else ``None``."""
+    toks = tokens(source)
+    run = _literal_run(toks)
+    return run[0] if run is not None and run[1] == len(toks) and run[0] else None
+
+
+def split_pattern(source: str, group: str) -> Split | None:
+    """Split ``source`` around the named ``group`` (see the module docstring), or ``None``.
+
+    Args:
+        source: the regex as written in the template.
+        group: the name of the group whose value streams.
+
+    Returns:
+        The split, or ``None`` when the pattern does not have the shape that makes it sound.
+    """
+    toks = tokens(source)
+    depth = 0
+    start = end = -1
+    for index, token in enumerate(toks):
+        if (token == "|" and depth == 0) or _FLAGS.fullmatch(token) or token.startswith("(?(") \
+                or (token.startswith("\\") and token[1:2].isdigit() and token[1:2] != "0") \
+                or token.startswith(("\\g", "(?R", "(?&")) or token[:3] in ("(?1", "(?2", "(?3"):
+            return None
+        if token.startswith("(") and not token.endswith(")"):
+            if depth == 0 and start < 0:
+                found = _GROUP.fullmatch(token)
+                if found is not None and found.group(1) == group:
+                    start = index
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth == 0 and start >= 0 and end < 0:
+                end = index
+    if start < 0 or end < 0:
+        return None
+    after = toks[end + 1 : end + 2]
+    if after and (after[0] in _QUANTIFIERS or after[0].startswith("{")):
+        return None
+    body = toks[start + 1 : end]
+    lead = _literal_run(body)
+    if lead is None:
+        return None
+    lazy = _lazy_any(body, lead[1])
+    if lazy is None:
+        return None
+    guard, after_lazy = lazy
+    rest = body[after_lazy:]
+    close = _literal_run(rest)
+    if close is None or close[1] != len(rest):
+        return None
+    head = "".join(toks[:start]) + regex.escape(lead[0])
+    terminator = regex.escape(close[0]) + "".join(toks[end + 1 :])
+    if not head or regex.compile(python_dollar(head), regex.DOTALL).fullmatch("") is not None:
+        return None  # a head that matches nothing would start a match anywhere
+    backrefs = tuple(_BACKREF.findall(terminator))
+    if guard is not None and _BACKREF.search(guard):
+        return None
+    return Split(head, lead[0], close[0], terminator, backrefs, guard)
+
+
+def _lazy_any(body: list[str], at: int) -> tuple[str | None, int] | None:
+    """At ``body[at]``, ``.*?`` or the tempered ``(?:(?!X).)*?``: ``(X or None, index after it)``."""
+    if body[at : at + 3] == [".", "*", "?"]:
+        return None, at + 3
+    if body[at : at + 2] != ["(?:", "(?!"]:
+        return None
+    depth = 1
+    index = at + 2
+    while index < len(body) and depth:
+        token = body[index]
+        if token.startswith("(") and not token.endswith(")"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        index += 1
+    if depth or body[index : index + 4] != [".", ")", "*", "?"]:
+        return None
+    return "".join(body[at + 2 : index - 1]), index + 4

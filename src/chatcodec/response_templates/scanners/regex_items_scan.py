@@ -1,0 +1,455 @@
+"""The value scanners of ``x-findall`` and ``xml-inline``: regex matches, read as they complete.
+
+Both parsers read every match of a regex over the region's text (``finditer``): ``x-findall``
+makes each match a dict of its parsed named groups (``into: "list"``) or a ``key -> value`` entry
+(``into: "dict"``), ``xml-inline`` a ``key -> value`` entry. :class:`RegexItemsScanner` follows the
+matches with the engine's own delimiter matchers (:mod:`..matcher`), so a match is taken only once
+no later text can change it:
+
+* when the pattern splits around the group that holds the value worth streaming
+  (:mod:`.pattern_split`: ``arguments``, or ``xml-inline``'s ``value``), the match begins as soon as
+  its head is certain: the head's groups are ``set`` (a call's name before its arguments), the
+  group's text streams through the scanner of its value parser (``json`` for arguments) while it
+  is written, and the groups after it are ``set`` when the match ends;
+* otherwise each match is ``set`` whole when it completes.
+
+Every match is checked against the real pattern when it ends, and its value is computed by the
+same parsers the content parser uses (:func:`~..content.run_parser`); a value the group's scanner
+left open is finished from it (:class:`.nested.Part`). Matches that the content parser would
+refuse (a repeated key, a group its value parser rejects) stop the scanner; text between matches
+is the content parser's to check. With ``merge_duplicates`` (``xml-inline``) there is no scanner:
+a key's value becomes a list only when the key comes again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from typing import Any
+
+import regex
+
+from chatcodec.response_templates.content import compile_user_pattern, run_parser
+from chatcodec.response_templates.delimiters import first_chars, literal_delimiter, regex_delimiter
+from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
+from chatcodec.response_templates.matcher import Commit, build_matcher
+from chatcodec.response_templates.scanners.nested import Part
+from chatcodec.response_templates.scanners.pattern_split import (
+    Split,
+    literal_text,
+    python_dollar,
+    split_pattern,
+)
+from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
+
+__all__ = ["RegexItemsScanner", "findall_scanner", "streamed_group", "xml_inline_scanner"]
+
+#: ``(group name, its text) -> its value``; raises ``ValueError``.
+GroupParser = Callable[[str, str], Any]
+#: ``group name -> a scanner for its text``, or ``None`` when it cannot stream.
+GroupScanner = Callable[[str], "ValueScanner | None"]
+
+_SEARCH, _GROUP, _DEAD = range(3)
+_GUARD = "chatcodec_guard"
+#: How much of the text between matches is checked against ``between`` (kept in the window).
+_GAP_CHECKED = LOOKBEHIND_CONTEXT // 2
+
+
+@lru_cache(maxsize=256)
+def _matchers(source: str) -> _Matchers:
+    """The matchers of ``source``, built once (a matcher keeps no state between scans)."""
+    return _Matchers(source)
+
+
+class _Matchers:
+    """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
+
+    __slots__ = ("_pattern", "_starts", "_wide", "dollar", "final", "open")
+
+    def __init__(self, source: str) -> None:
+        literal = literal_text(source)
+        if literal:  # a literal commits as soon as it is complete (a regex waits for one more character)
+            self.open = self.final = build_matcher([literal_delimiter("value", False, [literal])])
+        else:
+            self.open = build_matcher([regex_delimiter("value", False, python_dollar(source, final=False))])
+            self.final = build_matcher([regex_delimiter("value", False, python_dollar(source))])
+        self.dollar = python_dollar(source) != source
+        delimiter = self.open.delimiters[0]
+        starts = first_chars(delimiter)
+        self._starts = None if starts is None else regex.compile(f"[{regex.escape(starts)}]")
+        self._pattern = delimiter.pattern
+        self._wide: dict[str, bool] = {}  # non-ASCII character -> whether a match may start with it
+
+    def may_start(self, text: str) -> bool:
+        """Whether a match could start anywhere in ``text`` (``False``: all of it is plain text)."""
+        if self._starts is None or self._starts.search(text) is not None:
+            return True
+        if text.isascii():
+            return False
+        for char in set(text):
+            if char >= "\x80":
+                known = self._wide.get(char)
+                if known is None:
+                    known = self._wide[char] = self._pattern.match(char, partial=True) is not None
+                if known:
+                    return True
+        return False
+
+    def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
+        if eos:
+            return self.final.scan(text, pos, True, {})
+        result = self.open.scan(text, pos, False, {})
+        if self.dollar and type(result) is int and result == len(text) and text.endswith("\n") \
+                and result > pos:
+            return result - 1  # "$" also matches before a final newline
+        return result
+
+
+class RegexItemsScanner:
+    """Matches of ``pattern`` as a list of items or a ``key -> value`` object (module docstring).
+
+    Args:
+        pattern: the regex as written in the template.
+        into: ``"list"`` (one dict of groups per match) or ``"dict"`` (``key -> value``).
+        group: the group whose text streams (``None``: every match is set whole).
+        parse: parses one group's text into its value.
+        scan: makes the scanner of the streamed group's text.
+        value_of: with ``"dict"``, the entry's value from the match's parsed groups (``None``:
+            the match cannot be an entry).
+    """
+
+    def __init__(self, pattern: str, into: str, group: str | None, parse: GroupParser, scan: GroupScanner,
+                 value_of: Callable[[dict[str, Any]], Any] | None = None,
+                 between: regex.Pattern[str] | None = None) -> None:
+        self._pattern = compile_user_pattern(pattern)
+        self._between = between
+        self._gap = 0  # region offset where the text between matches began
+        self._gap_done = False  # its first _GAP_CHECKED characters were checked
+        self.refuted = False
+        self._into = into
+        self._parse = parse
+        self._scan = scan
+        self._value_of = value_of
+        self._split = _split(pattern, group, into)
+        self._group = group if self._split is not None else None
+        self._head = _matchers(self._split.head if self._split is not None else pattern)
+        self._text = ""  # the text from _base on (the matchers' buffer)
+        self._base = 0  # region offset of _text[0]
+        self._pos = 0  # region offset up to which the text is decided
+        self._state = _SEARCH
+        self._items = 0
+        self._keys: set[str] = set()
+        self._match: tuple[int, int, dict[str, str]] | None = None  # start, head end, head groups
+        self._part: Part | None = None
+        self._under: Path = ()
+        self._inner: ValueScanner | None = None
+        self._key: str | None = None
+        self._verify: list[str] = []  # the streamed match's text (with context before it)
+        self._verify_base = 0
+        self._current: _Matchers | None = None  # the terminator of the match being streamed
+        self._started = False
+        self.complete: int | None = None
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def feed(self, text: str) -> list[Delta]:
+        out: list[Delta] = []
+        if not self._started:
+            self._started = True
+            out.append(("begin", (), "array" if self._into == "list" else "object"))
+        if self._state == _DEAD:
+            return out
+        term = self._current
+        if term is not None and self._state == _GROUP and self._pos == self._base + len(self._text) \
+                and not term.may_start(text):  # the group's text, surely: no search
+            self._text += text
+            self._pos += len(text)
+            self._verify.append(text)
+            if self._inner is not None and self._part is not None and self._part.ok:
+                self._part.emit(self._inner.feed(text), out, self._under)
+            if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
+                self._trim()
+            return out
+        self._text += text
+        self._advance(out, eos=False)
+        self._trim()
+        return out
+
+    def end(self) -> list[Delta]:
+        out: list[Delta] = []
+        if not self._started:
+            self._started = True
+            out.append(("begin", (), "array" if self._into == "list" else "object"))
+        if self._state != _DEAD:
+            self._advance(out, eos=True)
+        return out
+
+    def _trim(self) -> None:
+        keep = self._pos - LOOKBEHIND_CONTEXT  # a streamed match's text is kept in _verify
+        if keep - self._base > 4 * LOOKBEHIND_CONTEXT:
+            self._text = self._text[keep - self._base :]
+            self._base = keep
+
+    def _advance(self, out: list[Delta], eos: bool) -> None:
+        while self._state != _DEAD:
+            rel = self._pos - self._base
+            if self._state == _SEARCH:
+                result = self._head.scan(self._text, rel, eos)
+                if type(result) is int:
+                    self._pos = self._base + result
+                    self._check_gap(self._pos, eos)
+                    return
+                assert isinstance(result, Commit)
+                self._check_gap(self._base + result.start, True)
+                if self._state == _DEAD:
+                    return
+                if self._split is None:
+                    self._whole(result, out)
+                else:
+                    self._begin(result, out)
+            else:
+                term = self._current
+                if term is None:
+                    self._state = _DEAD
+                    return
+                result = term.scan(self._text, rel, eos)
+                if type(result) is int:
+                    self._group_text(self._text[rel:result], out)
+                    self._pos = self._base + result
+                    if eos:
+                        self._state = _DEAD  # the match never ended: finditer does not take it
+                    return
+                assert isinstance(result, Commit)
+                if _GUARD in result.captures:
+                    self._state = _DEAD  # the tempered body ends before its terminator: not followed
+                    return
+                self._group_text(self._text[rel : result.start], out)
+                self._end(result, out)
+
+    def _check_gap(self, end: int, final: bool) -> None:
+        """``refuted`` when the text since the last match (up to ``end``, where no match starts; all of
+        it when ``final``) is not what ``between`` allows. Only its first :data:`_GAP_CHECKED`
+        characters are checked, so the answer comes at the same character whatever the chunking."""
+        between = self._between
+        if between is None or self._gap_done:
+            return
+        stop = min(end, self._gap + _GAP_CHECKED)
+        final = final and stop == end
+        if stop - self._gap >= _GAP_CHECKED or final:
+            self._gap_done = True
+        gap = between.fullmatch(self._text, self._gap - self._base, stop - self._base, partial=not final)
+        if gap is None:
+            self.refuted = True
+            self._state = _DEAD
+
+    # -- matches set whole -------------------------------------------------------------------------
+
+    def _whole(self, commit: Commit, out: list[Delta]) -> None:
+        try:
+            values = {name: self._parse(name, text) for name, text in commit.captures.items()}
+        except ValueError:
+            self._state = _DEAD
+            return
+        if not self._place(values, None, out):
+            return
+        self._pos = self._gap = self._base + commit.end
+        self._gap_done = False
+        if commit.end == commit.start:
+            self._state = _DEAD  # an empty match: the content parser decides what it means
+
+    def _place(self, values: dict[str, Any], part: Part | None, out: list[Delta]) -> bool:
+        """Put a complete match's parsed groups in the value (``part``: the match streamed so far)."""
+        if self._into == "list":
+            if part is None:
+                out.append(("set", (self._items,), values))
+            else:
+                part.finish(values, out)
+            self._items += 1
+        else:
+            key = values.pop("key", None)
+            value = self._value_of(values) if self._value_of is not None else None
+            if not isinstance(key, str) or value is _NO_ENTRY or (part is None and key in self._keys):
+                self._state = _DEAD
+                return False
+            self._keys.add(key)
+            if part is None:
+                out.append(("set", (key,), value))
+            else:
+                part.finish(value, out)
+        if part is not None and not part.ok:
+            self._state = _DEAD
+            return False
+        return True
+
+    # -- streamed matches --------------------------------------------------------------------------
+
+    def _begin(self, commit: Commit, out: list[Delta]) -> None:
+        """The head of a match is certain: start the match's value and its group's scanner."""
+        assert self._split is not None and self._group is not None
+        captures = commit.captures
+        self._match = (self._base + commit.start, self._base + commit.end, captures)
+        self._pos = self._base + commit.end
+        self._verify = [self._text[max(0, commit.start - LOOKBEHIND_CONTEXT) : commit.end]]
+        self._verify_base = self._base + max(0, commit.start - LOOKBEHIND_CONTEXT)
+        try:
+            heads = {name: self._parse(name, text) for name, text in captures.items()}
+        except ValueError:
+            self._state = _DEAD
+            return
+        if self._into == "list":
+            part = Part((self._items,))
+            part.emit([("begin", (), "object")], out)
+            part.emit([("set", (name,), value) for name, value in heads.items()], out)
+            under: Path = (self._group,)
+        else:
+            key = heads.pop("key", None)
+            if not isinstance(key, str) or key in self._keys or heads:
+                self._state = _DEAD  # no key, a repeated key, or another group beside the value
+                return
+            self._keys.add(key)
+            self._key = key
+            part, under = Part((key,)), ()
+        self._part, self._under = part, under
+        self._inner = self._scan(self._group)
+        self._state = _GROUP
+        self._current = self._term()
+        if self._split.lead:
+            self._inner_feed(self._split.lead, out)
+
+    def _term(self) -> _Matchers | None:
+        split = self._split
+        assert split is not None and self._match is not None
+        source = split.terminator
+        if split.guard is not None:  # where the tempered body stops: a place the scanner stops too
+            source = f"(?:{source})|(?P<{_GUARD}>(?={split.guard}))"
+        for name in split.backrefs:
+            value = self._match[2].get(name)
+            if value is None:
+                return None
+            source = source.replace(f"(?P={name})", regex.escape(value))
+        return _matchers(source)
+
+    def _group_text(self, text: str, out: list[Delta]) -> None:
+        if text:
+            self._verify.append(text)
+            self._inner_feed(text, out)
+
+    def _inner_feed(self, text: str, out: list[Delta]) -> None:
+        if self._inner is not None and self._part is not None and self._part.ok:
+            self._part.emit(self._inner.feed(text), out, self._under)
+
+    def _end(self, commit: Commit, out: list[Delta]) -> None:
+        """The terminator committed: check the whole match against the pattern, finish its value."""
+        split, match, part, group = self._split, self._match, self._part, self._group
+        assert split is not None and match is not None and part is not None and group is not None
+        if split.close:
+            self._inner_feed(split.close, out)
+        if self._inner is not None and part.ok:
+            part.emit(self._inner.end(), out, self._under)
+        verify = "".join(self._verify) + self._text[commit.start :]
+        origin = self._verify_base
+        end = self._base + commit.end
+        group_end = self._base + commit.start + len(split.close)
+        group_span = (match[1] - len(split.lead) - origin, group_end - origin)
+        real = self._pattern.match(verify, match[0] - origin)
+        if real is None or real.end() != end - origin or real.span(group) != group_span:
+            self._state = _DEAD
+            return
+        try:
+            values = {name: self._parse(name, text) for name, text in real.groupdict().items()
+                      if text is not None}
+        except ValueError:
+            self._state = _DEAD
+            return
+        if self._into == "dict" and values.get("key") != self._key:
+            self._state = _DEAD
+            return
+        if not self._place(values, part, out):
+            return
+        self._match = self._part = self._inner = self._current = None
+        self._pos = self._gap = end
+        self._gap_done = False
+        self._state = _SEARCH
+
+
+_NO_ENTRY = object()
+
+
+@lru_cache(maxsize=256)
+def _split(pattern: str, group: str | None, into: str) -> Split | None:
+    split = split_pattern(pattern, group) if group is not None else None
+    if split is not None and into == "dict" \
+            and "key" not in regex.compile(split.head, regex.DOTALL).groupindex:
+        return None  # the entry's key must be known when its value starts
+    return split
+
+
+def _findall_entry(values: dict[str, Any]) -> Any:
+    """``into: "dict"``: the one value group beside ``key`` (``""`` when none took part)."""
+    if len(values) > 1:
+        return _NO_ENTRY
+    return next(iter(values.values()), "")
+
+
+def streamed_group(content: str, args: Mapping[str, Any]) -> str | None:
+    """The group whose text streams in an ``x-findall`` or ``xml-inline`` region, or ``None`` when
+    each match is set whole."""
+    if content == "xml-inline":
+        return "value" if _split(args["tag_pattern"], "value", "dict") is not None else None
+    return findall_scanner(args)._group
+
+
+def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
+    """The scanner of an ``x-findall`` region (see the module docstring)."""
+    from chatcodec.response_templates.scanners import scanner_for
+
+    pattern: str = args["pattern"]
+    parsers: Mapping[str, Mapping[str, Any]] = args.get("value_parsers", {})
+    groups = list(compile_user_pattern(pattern).groupindex)
+
+    def parse(name: str, text: str) -> Any:
+        return run_parser(parsers[name], text) if name in parsers else text
+
+    def scan(name: str) -> ValueScanner | None:
+        spec = parsers.get(name)
+        if spec is None:
+            return scanner_for("text", {"strip": False})
+        return scanner_for(spec.get("name", "text"), spec.get("args", {}))
+
+    # the arguments group (as text when it has no value parser), else the last group whose parser streams
+    streamable = [g for g in groups if (g in parsers or g == "arguments") and scan(g) is not None
+                  and _split(pattern, g, "list")]
+    group = "arguments" if "arguments" in streamable else (streamable[-1] if streamable else None)
+    into = args.get("into", "list")
+    between = compile_user_pattern(args.get("between", r"\s*"))
+    return RegexItemsScanner(pattern, into, group, parse, scan, _findall_entry if into == "dict" else None,
+                             between)
+
+
+def xml_inline_scanner(args: Mapping[str, Any]) -> RegexItemsScanner | None:
+    """The scanner of an ``xml-inline`` region, or ``None`` with ``merge_duplicates``."""
+    from chatcodec.response_templates.scanners import scanner_for
+
+    if args.get("merge_duplicates"):
+        return None
+    spec = args.get("value_parser")
+
+    def parse(name: str, text: str) -> Any:
+        if name != "value" or spec is None:
+            return text
+        return run_parser(spec, text)
+
+    def scan(name: str) -> ValueScanner | None:
+        if spec is None:
+            return scanner_for("text", {"strip": False})
+        return scanner_for(spec.get("name", "text"), spec.get("args", {}))
+
+    def entry(values: dict[str, Any]) -> Any:
+        if "value" in values:
+            return values["value"]
+        try:
+            return parse("value", "")  # the value group did not take part
+        except ValueError:
+            return _NO_ENTRY
+
+    return RegexItemsScanner(args["tag_pattern"], "dict", "value", parse, scan, entry)

@@ -1,0 +1,113 @@
+"""A region that ends where its value ends: the ``close_at_value_end`` field key (chatcodec extension).
+
+Some formats write a tool call bare, with no close marker, and go on with prose or another block
+after it (Llama 3's ``{"name": ..., "parameters": ...}``, ``;``- or newline-separated JSON calls).
+A field with ``"close_at_value_end": true`` closes its region where its content parser's value is
+complete: its value scanner (:mod:`.scanners`) reads the region's text as it is routed, and the
+first character that cannot continue the value (after a JSON value, anything but whitespace; after
+``x-json-calls``' values, anything but whitespace, a separator or another ``{``/``[``) is where the
+region closes. That character and what follows are read again outside any region (the implicit
+field, or another field's open). The field's ``close``, when it has one, still closes it when it
+comes first; the end of generation closes it as any region.
+
+:class:`ValueEndMatcher` is how the engine asks: it stands in for the region's close matcher,
+feeds the scanner exactly the text that the engine is about to route (each character once, in
+order, whatever the chunking), and answers with a zero-width commit at the value's end. Text the
+scanner has not decided on yet (the start of a separator) is held back like a partial delimiter,
+so nothing after the value is ever routed into the region. Streaming and one-shot parsing agree
+because both run this same engine.
+
+:data:`VALUE_END_PARSERS` are the content parsers whose scanners find a value's end; the
+template loader refuses the key for any other parser, naming the field and the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import regex
+
+from chatcodec.response_templates.delimiters import Delimiter
+from chatcodec.response_templates.matcher import Commit, Matcher
+from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
+
+__all__ = ["VALUE_END_PARSERS", "ValueEndMatcher", "value_end_problem"]
+
+#: Content parsers whose scanners say where a value ends (``json`` without ``allow_non_json``).
+VALUE_END_PARSERS = ("json", "x-json-calls", "x-bare-object", "x-pythonic", "python-call-list")
+
+_NEVER = regex.compile("(?!)")
+
+
+def value_end_problem(content: str, args: Mapping[str, Any]) -> str | None:
+    """Why a field with this content parser cannot close at its value's end, or ``None``."""
+    if content not in VALUE_END_PARSERS:
+        return (f"the content parser {content!r} cannot say where its value ends; "
+                f"close_at_value_end works with {', '.join(VALUE_END_PARSERS)}")
+    if content == "json" and args.get("allow_non_json"):
+        return "a json region with allow_non_json has no value end (any text is a value)"
+    return None
+
+
+class ValueEndMatcher:
+    """The close matcher of a ``close_at_value_end`` region (see the module docstring).
+
+    Args:
+        field: the field's name.
+        inner: the field's own close matcher (``None``: no close delimiter).
+        scanner: the region's value scanner.
+        keep: where the scanner's deltas go (``RegionValues.pending``), or ``None`` to drop them.
+    """
+
+    __slots__ = ("_buf", "_delimiter", "_ended", "_fed", "_held", "_inner", "_keep", "_offset", "absorbed",
+                 "scanner")
+
+    def __init__(self, field: str, inner: Matcher | None, scanner: ValueScanner,
+                 keep: list[Delta] | None) -> None:
+        self._inner = inner
+        self.scanner = scanner
+        self._keep = keep
+        self._delimiter = Delimiter(field, False, _NEVER, None, (1, field))
+        self.absorbed = inner.absorbed if inner is not None else ""
+        self._buf: str | None = None
+        self._fed = 0  # buffer index up to which the scanner has read
+        self._held = 0  # of that, how much it has not decided on (left in the buffer)
+        self._offset = 0  # region offset of buffer index _fed
+        self._ended = False
+
+    def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
+             zero_width: frozenset[Delimiter] = frozenset(), vacant: bool = False) -> Commit | int:
+        """As :meth:`~chatcodec.response_templates.matcher.RegexMatcher.scan`, plus the value's end."""
+        inner = self._inner
+        result: Commit | int = len(buf) if inner is None else \
+            inner.scan(buf, pos, eos, memo, zero_width, vacant)
+        if self._ended:
+            return result
+        if buf is not self._buf:  # a new feed: the engine consumed everything up to pos
+            self._buf, self._fed = buf, pos + self._held
+        elif pos > self._fed:  # the engine routed a character itself (a close inside a JSON string)
+            self._read(buf[self._fed : pos])
+        limit = result.start if isinstance(result, Commit) else result
+        if limit > self._fed:
+            self._read(buf[self._fed : limit])
+        if eos and self.scanner.complete is None:
+            self._take(self.scanner.end())
+        complete = self.scanner.complete
+        if complete is not None:
+            self._ended = True
+            at = self._fed - (self._offset - complete)
+            return Commit(self._delimiter, at, at, {})
+        self._held = int(getattr(self.scanner, "held", 0)) if not eos else 0
+        if isinstance(result, Commit) or not self._held:
+            return result
+        return max(pos, self._fed - self._held)
+
+    def _read(self, text: str) -> None:
+        self._take(self.scanner.feed(text))
+        self._fed += len(text)
+        self._offset += len(text)
+
+    def _take(self, deltas: list[Delta]) -> None:
+        if self._keep is not None:
+            self._keep += deltas

@@ -1,0 +1,197 @@
+"""One region's ``region_value`` events: scanner, path mapping, argument typing, completion at close.
+
+The engine creates a :class:`RegionValues` for a region whose content parser has a value scanner
+when the parser was made with ``value_deltas=True`` (or when the field closes at its value's end,
+which needs the scanner anyway). Data flows in one direction::
+
+    region text -> scanner (content deltas) -> PathMapper (region-value deltas)
+                -> ArgumentTyping (typed, held until decided) -> Shadow (checked) -> events
+
+At close, :meth:`RegionValues.close` completes what was emitted from the region's value (the one
+from the content parser, transform and typing, the single source of truth), so replaying a
+region's ``region_value`` events always builds a value equal to its ``region_close`` value when
+the region closes without error. A region that fails emits nothing more.
+
+If a delta does not fit what was emitted before (a scanner bug), or the completion finds that
+what was emitted contradicts the value, the region's stream stops and a :class:`ValueStreamWarning`
+says so: consumers then have an incomplete value for that region and take the value from
+``region_close``. The test suite turns this warning into an error.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from chatcodec.response_templates.arguments import ToolParameters
+from chatcodec.response_templates.message import copy_value
+from chatcodec.response_templates.scanners import scanner_for
+from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
+from chatcodec.response_templates.scanners.shadow import Shadow
+from chatcodec.response_templates.value_paths import PathMapper, PathPlan, plan_paths
+from chatcodec.response_templates.value_typing import ArgumentTyping
+
+if TYPE_CHECKING:
+    from chatcodec.response_templates.template import FieldSpec
+
+__all__ = ["RegionValues", "ValueStreamWarning", "region_values"]
+
+
+class ValueStreamWarning(RuntimeWarning):
+    """A region's ``region_value`` events stopped because they could not stay consistent (a bug)."""
+
+
+#: Path plans of the fields seen lately, by ``id`` (the spec is kept to check identity).
+_PLANS: dict[int, tuple[FieldSpec, PathPlan]] = {}
+_PLANS_KEPT = 256
+
+
+def _plan(spec: FieldSpec) -> PathPlan:
+    cached = _PLANS.get(id(spec))
+    if cached is not None and cached[0] is spec:
+        return cached[1]
+
+    def groups(delimiter: Any) -> frozenset[str]:
+        if delimiter is None or delimiter.literals is not None:
+            return frozenset()
+        return frozenset(delimiter.pattern.groupindex)
+
+    plan = plan_paths(spec.transform, spec.transform_each, groups(spec.open), groups(spec.close))
+    if len(_PLANS) >= _PLANS_KEPT:
+        _PLANS.clear()
+    _PLANS[id(spec)] = (spec, plan)
+    return plan
+
+
+class RegionValues:
+    """The ``region_value`` events of one region (see the module docstring).
+
+    Args:
+        spec: the region's field.
+        scanner: its content parser's scanner.
+        captures: the open pattern's named groups.
+        params: the tools' parameter properties (typing), possibly empty.
+        emit: whether to produce events (``False``: the scanner only finds the value's end).
+    """
+
+    __slots__ = ("_events", "_fast", "_field", "_mapper", "_shadow", "_typing", "emit", "pending", "scanner",
+                 "stopped")
+
+    def __init__(self, spec: FieldSpec, scanner: ValueScanner, captures: dict[str, str],
+                 params: ToolParameters, emit: bool) -> None:
+        self.scanner = scanner
+        #: deltas read by a ValueEndMatcher, not yet turned into events (``None``: feed reads itself)
+        self.pending: list[Delta] | None = None
+        self.emit = emit
+        self.stopped = not emit
+        self._field = spec.name
+        self._shadow = Shadow()
+        self._mapper = PathMapper(_plan(spec), captures)
+        self._typing = ArgumentTyping(params, self._shadow) if params else None
+        self._events: list[dict[str, Any]] = []
+        #: (content path, region path, its text parts) of the string the last text went to
+        self._fast: tuple[Path, Path, list[str]] | None = None
+
+    def start(self) -> list[dict[str, Any]]:
+        """The events known when the region opens (the transform's skeleton, open captures)."""
+        if self.stopped:
+            return []
+        return self._out(self._mapper.start())
+
+    def feed(self, text: str) -> list[dict[str, Any]]:
+        """Read region text; return its events.
+
+        When the scanner is read by a :class:`~..value_end.ValueEndMatcher` (``pending`` is not
+        ``None``), the text was read already: its deltas wait in ``pending``.
+        """
+        if self.pending is not None:
+            deltas, self.pending[:] = list(self.pending), []
+        else:
+            deltas = self.scanner.feed(text)
+        if self.stopped or not deltas:
+            return []
+        fast = self._fast
+        if fast is not None and len(deltas) == 1:
+            op, path, payload = deltas[0]
+            if op == "text" and path == fast[0]:
+                # more text of the string that the last text went to: same place, nothing to decide
+                fast[2].append(payload)
+                return [{"type": "region_value", "field": self._field, "op": "text", "path": list(fast[1]),
+                         "text": payload}]
+        return self.take(deltas)
+
+    def take(self, deltas: list[Delta]) -> list[dict[str, Any]]:
+        """The events of content deltas already read from the scanner."""
+        self._fast = None
+        if self.stopped:
+            return []
+        mapped: list[Delta] = []
+        for delta in deltas:
+            before = len(mapped)
+            mapped += self._mapper.map(delta)
+        events = self._out(mapped)
+        op, path, payload = deltas[-1]
+        last = events[-1] if events else None
+        if (op == "text" or (op == "begin" and payload == "string")) and len(mapped) == before + 1 \
+                and last is not None and last["path"] == list(mapped[-1][1]) and last["op"] == mapped[-1][0]:
+            parts = self._shadow.open_string(mapped[-1][1])
+            if parts is not None:
+                self._fast = (path, mapped[-1][1], parts)
+        return events
+
+    def close(self, value: Any) -> list[dict[str, Any]]:
+        """The region closed with ``value``: the events that complete what was emitted into it."""
+        if self.stopped:
+            return []
+        consistent, rest = self._shadow.complete(value)
+        if not consistent:
+            self._stop("what was streamed contradicts the region's value")
+            return []
+        return [self._event(delta) for delta in rest]
+
+    def _out(self, deltas: list[Delta]) -> list[dict[str, Any]]:
+        events = self._events = []
+        typing = self._typing
+        for delta in deltas:
+            if typing is None:
+                self._emit(delta)
+            else:
+                typing.filter(delta, self._emit)
+            if self.stopped:
+                return []
+        return events
+
+    def _emit(self, delta: Delta) -> None:
+        if self.stopped:
+            return
+        if not self._shadow.apply(delta):
+            self._stop(f"the delta {delta[0]!r} at {list(delta[1])} does not fit what came before")
+            return
+        self._events.append(self._event(delta))
+
+    def _event(self, delta: Delta) -> dict[str, Any]:
+        op, path, payload = delta
+        event: dict[str, Any] = {"type": "region_value", "field": self._field, "op": op, "path": list(path)}
+        if op == "begin":
+            event["kind"] = payload
+        elif op == "text":
+            event["text"] = payload
+        elif op == "set":
+            event["value"] = copy_value(payload)
+        return event
+
+    def _stop(self, why: str) -> None:
+        self.stopped = True
+        warnings.warn(f"region_value events of field {self._field!r} stopped: {why} (please report this)",
+                      ValueStreamWarning, stacklevel=4)
+
+
+def region_values(spec: FieldSpec, captures: dict[str, str], params: ToolParameters,
+                  emit: bool) -> RegionValues | None:
+    """A :class:`RegionValues` for a region of ``spec``, or ``None`` when its parser has no scanner."""
+    if not spec.dirty:
+        return None
+    scanner = scanner_for(spec.content, spec.content_args)
+    if scanner is None:
+        return None
+    return RegionValues(spec, scanner, captures, params, emit)

@@ -1,0 +1,93 @@
+"""Engine releases and conversions the plugins rely on (``chatcodec.integrations.compat``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatcodec.integrations.compat import engine_version_problem, example_match, tool_dicts
+
+
+@pytest.mark.parametrize(
+    ("engine", "version", "expected"),
+    [
+        ("vllm", "0.33.0", None),
+        ("vllm", "0.33.2+cpu", None),
+        (
+            "vllm",
+            "0.32.1",
+            (
+                "error",
+                "chatcodec: vllm 0.32.1 is not supported (the plugin needs vllm>=0.33.0,<0.34.0); "
+                "the parsers named 'chatcodec' are not registered. Upgrade vllm, or install the "
+                "chatcodec release made for it",
+            ),
+        ),
+        (
+            "vllm",
+            "0.34.0rc1",
+            (
+                "warning",
+                "chatcodec: vllm 0.34.0rc1 is newer than the releases this plugin was tested "
+                "with (vllm>=0.33.0,<0.34.0); registering the 'chatcodec' parsers anyway",
+            ),
+        ),
+        ("sglang", "0.5.23", None),
+        (
+            "sglang",
+            "0.5.9",
+            (
+                "error",
+                "chatcodec: sglang 0.5.9 is not supported (the plugin needs sglang>=0.5.23,<0.6.0); "
+                "the parsers named 'chatcodec' are not registered. Upgrade sglang, or install the "
+                "chatcodec release made for it",
+            ),
+        ),
+    ],
+)
+def test_engine_versions(engine: str, version: str, expected: tuple[str, str] | None) -> None:
+    assert engine_version_problem(engine, version) == expected
+
+
+def test_a_missing_engine() -> None:
+    assert engine_version_problem("vllm") in (("error", "chatcodec: vllm is not installed"), None)
+
+
+def test_tools_in_every_shape_the_engines_pass() -> None:
+    class Model:
+        def __init__(self, data: dict[str, object]) -> None:
+            self.data = data
+
+        def model_dump(self, exclude_none: bool = False) -> dict[str, object]:
+            return self.data
+
+    chat = {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+    flat = {
+        "type": "function",
+        "name": "g",
+        "description": "G.",
+        "parameters": {"type": "object"},
+        "strict": True,
+    }
+    assert tool_dicts([chat, Model(flat), {"type": "web_search"}, "junk"]) == [
+        chat,
+        {
+            "type": "function",
+            "function": {"name": "g", "description": "G.", "parameters": {"type": "object"}},
+        },
+    ]
+    assert tool_dicts(None) == []
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [
+        ("(?:<think>)+", "<think>"),
+        (r"<\|channel\|>\s*analysis\s*<\|message\|>", "<|channel|>analysis<|message|>"),
+        (r"(?:<\|channel>)+thought\n?", "<|channel>thought"),
+        ("[ab]c|d", "ac"),
+        ("(?=Here)", None),
+        (r"\w+", None),
+    ],
+)
+def test_a_literal_a_delimiter_pattern_matches(pattern: str, text: str | None) -> None:
+    assert example_match(pattern) == text

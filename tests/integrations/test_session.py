@@ -1,0 +1,110 @@
+"""One request's parse inside an engine (``chatcodec.integrations.session``) and the engines' records
+of what was streamed (``chatcodec.integrations.bookkeeping``); pure Python, no engine needed."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatcodec import load_response_template, profiles
+from chatcodec.integrations import bookkeeping
+from chatcodec.integrations.discovery import ServingTemplate
+from chatcodec.integrations.session import RawText, Session, assemble
+
+QWEN3 = ServingTemplate(
+    load_response_template(profiles.load("qwen3").response_template), "profile:qwen3", "m", "qwen3"
+)
+PROMPT = "<|im_start|>assistant\n"
+OUTPUT = (
+    'Hi <think>\nwhy\n</think>\n\nChecking.<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n'
+    "</tool_call><think>more</think>Done."
+)
+TOOLS = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+
+
+def _pieces(text: str, cuts: list[int]) -> list[str]:
+    bounds = [0, *sorted({cut % (len(text) + 1) for cut in cuts}), len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _run(pieces: list[str], **options: Any) -> tuple[list[Any], Session]:
+    session = Session(QWEN3, PROMPT, TOOLS, **options)
+    steps = [session.feed(piece) for piece in pieces]
+    return [*steps, session.finish()], session
+
+
+def test_the_text_outside_reasoning_as_written() -> None:
+    steps, _ = _run([OUTPUT], track_outside=True)
+    assert "".join(step.outside for step in steps) == (
+        'Hi \n\nChecking.<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>Done.'
+    )
+
+
+@given(st.lists(st.integers(0, len(OUTPUT)), max_size=12))
+def test_any_chunking_gives_the_same_message_and_outside_text(cuts: list[int]) -> None:
+    whole, _ = _run([OUTPUT], track_outside=True)
+    steps, _ = _run(_pieces(OUTPUT, cuts), track_outside=True)
+    assert "".join(step.outside for step in steps) == "".join(step.outside for step in whole)
+    message, reference = assemble(steps), assemble(whole)
+    assert [call.pop("id")[:5] for call in message["tool_calls"] + reference["tool_calls"]] == ["call_"] * 2
+    assert (
+        message
+        == reference
+        == {
+            "reasoning": "\nwhy\nmore",
+            "content": "Hi \n\nChecking.Done.",
+            "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}],
+        }
+    )
+
+
+def test_where_reasoning_ends_and_other_regions_begin() -> None:
+    session = Session(QWEN3, PROMPT + "<think>\n", TOOLS)
+    assert session.in_reasoning
+    first = session.feed("why")
+    assert (first.reasoning, first.reasoning_end, first.other_start) == ("why", None, None)
+    second = session.feed("</think>\n\nOK")
+    assert (second.reasoning_end, second.other_start, session.in_reasoning) == (11, 11, False)
+    assert session.raw.slice(second.reasoning_end) == "\n\nOK"
+
+
+def test_raw_text_is_read_by_offsets_and_forgotten_before_a_point() -> None:
+    raw = RawText()
+    for piece in ("abc", "", "def", "g"):
+        raw.append(piece)
+    assert (raw.slice(2, 5), raw.slice(4), raw.length) == ("cde", "efg", 7)
+    raw.drop_before(3)
+    assert (raw.slice(0), raw.slice(3, 4), raw.slice(5)) == ("defg", "d", "fg")
+
+
+class Records:
+    pass
+
+
+def test_the_records_hold_exactly_what_was_sent() -> None:
+    records = Records()
+    bookkeeping.reset(records)
+    bookkeeping.record(
+        records,
+        [
+            {"index": 0, "id": "a", "type": "function", "function": {"name": "f", "arguments": ""}},
+            {"index": 0, "function": {"arguments": '{"x": '}},
+        ],
+    )
+    bookkeeping.record(
+        records,
+        [
+            {"index": 0, "function": {"arguments": "1}"}},
+            {"index": 1, "id": "b", "type": "function", "function": {"name": "g", "arguments": ""}},
+            {"index": 1, "function": {"arguments": "{}"}},
+        ],
+    )
+    assert records.prev_tool_call_arr == [
+        {"name": "f", "arguments": '{"x": 1}'},  # type: ignore[attr-defined]
+        {"name": "g", "arguments": "{}"},
+    ]
+    assert records.streamed_args_for_tool == ['{"x": 1}', "{}"]  # type: ignore[attr-defined]
+    assert (records.current_tool_id, records.current_tool_name_sent) == (1, True)  # type: ignore[attr-defined]

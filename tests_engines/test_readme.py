@@ -1,0 +1,28 @@
+"""The README's serving example runs as written, in the engine environment, and prints what it shows;
+``examples/serving/vllm_stream.py`` is the same code."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+from tests.conftest import ROOT
+
+
+def section_code() -> str:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Serving with vLLM / SGLang", 1)[1]
+    return section.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_readme_streams_what_it_says() -> None:
+    code = section_code()
+    lines = code.splitlines()
+    last_code = max(number for number, line in enumerate(lines) if line and not line.startswith("#"))
+    shown = [line[1:] for line in lines[last_code + 1 :]]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "README.md", "exec"), {})
+    assert " ".join(printed.getvalue().split()) == " ".join(" ".join(shown).split())
+    example = (ROOT / "examples" / "serving" / "vllm_stream.py").read_text(encoding="utf-8")
+    assert code == example + "".join(f"{line}\n" for line in lines[last_code + 1 :])

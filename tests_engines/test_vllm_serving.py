@@ -1,0 +1,280 @@
+"""The chatcodec parsers inside vLLM 0.33: registration, startup, request options, the stream's rules.
+
+The peer outputs are in ``test_peer_outputs.py``; here each rule vLLM applies to a parser gets an
+exact case: ``tool_choice`` (``"none"`` keeps the text, ``"required"`` / a named function take vLLM's
+JSON path, as for its own parsers), ``parallel_tool_calls=false``, ``include_reasoning=false``, a
+parser configured alone, the end-of-stream "remaining arguments" flush, the reasoning end vLLM's
+structured output asks about, and constructors called the ways vLLM releases call them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import pytest
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.reasoning import ReasoningParserManager
+from vllm.tool_parsers import ToolParserManager
+
+from chatcodec.integrations import vllm as plugin
+from chatcodec.integrations.discovery import ENV_VAR
+from chatcodec.integrations.vllm_parsers import ChatcodecReasoningParser, ChatcodecToolParser
+from tests_engines import drivers
+from tests_engines.harness import VECTORS, normal, tokenizer
+
+CALL = next(v for v in VECTORS if v["id"] == "hermes-vllm-content-then-call")  # text, then one call
+TWO_CALLS = next(v for v in VECTORS if v["id"] == "reka-lcpp-parallel-no-separator")
+THINKING = {  # a qwen3 output with reasoning and a call, the prompt having opened <think>
+    "id": "qwen3-thinking-call",
+    "family": "qwen3",
+    "prompt_suffix": "<think>\n",
+    "tools": None,
+    "output": 'The user wants Paris.\n</think>\n\nChecking.<tool_call>\n{"name": "get_weather", '
+    '"arguments": {"city": "Paris"}}\n</tool_call>',
+    "expected": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris"}}]},
+}
+
+
+def test_the_entry_point_registered_both_parsers_lazily() -> None:
+    assert "chatcodec" in ToolParserManager.list_registered()
+    assert "chatcodec" in ReasoningParserManager.list_registered()
+    assert ToolParserManager.lazy_parsers["chatcodec"] == (
+        "chatcodec.integrations.vllm_parsers",
+        "ChatcodecToolParser",
+    )
+    assert ToolParserManager.get_tool_parser("chatcodec") is ChatcodecToolParser
+    assert ReasoningParserManager.get_reasoning_parser("chatcodec") is ChatcodecReasoningParser
+
+
+def test_registering_again_changes_nothing() -> None:
+    before = (dict(ToolParserManager.lazy_parsers), dict(ReasoningParserManager.lazy_parsers))
+    assert plugin.register() == ["tool", "reasoning"]
+    assert (dict(ToolParserManager.lazy_parsers), dict(ReasoningParserManager.lazy_parsers)) == before
+
+
+def test_a_name_taken_by_another_package_is_left_alone(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setitem(ToolParserManager.lazy_parsers, "chatcodec", ("someone.else", "Parser"))
+    with caplog.at_level(logging.WARNING, logger="chatcodec"):
+        assert plugin.register() == ["reasoning"]
+    assert ToolParserManager.lazy_parsers["chatcodec"] == ("someone.else", "Parser")
+    assert "a tool parser named 'chatcodec' is already registered (someone.else)" in caplog.text
+
+
+def test_an_unsupported_vllm_registers_nothing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("importlib.metadata.version", lambda name: "0.32.1")
+    monkeypatch.delitem(ToolParserManager.lazy_parsers, "chatcodec")
+    with caplog.at_level(logging.ERROR, logger="chatcodec"):
+        assert plugin.register() == []
+    assert "chatcodec" not in ToolParserManager.lazy_parsers
+    assert "vllm 0.32.1 is not supported (the plugin needs vllm>=0.33.0,<0.34.0)" in caplog.text
+
+
+def test_a_model_without_a_response_template_stops_the_server_at_startup() -> None:
+    tok = tokenizer("hermes")
+    original = tok.chat_template
+    tok.chat_template = "{{ messages[0]['content'] }}"  # matches no bundled profile
+    try:
+        from chatcodec.integrations import discovery
+
+        discovery._cache.clear()
+        with pytest.raises(TypeError) as raised:
+            drivers.vllm_parser_cls("hermes")
+    finally:
+        tok.chat_template = original
+        discovery._cache.clear()
+    message = str(raised.value)
+    assert message.startswith(
+        "--tool-call-parser chatcodec and --reasoning-parser chatcodec cannot be used "
+        "with the tokenizer of 'hermes'"
+    )
+    assert "no response template for 'Qwen/Qwen2.5-7B-Instruct'" in message
+    assert f"environment variable {ENV_VAR}" in message
+
+
+def test_the_environment_variable_names_the_template(monkeypatch: pytest.MonkeyPatch) -> None:
+    tok = tokenizer("hermes")
+    original = tok.chat_template
+    tok.chat_template = "{{ messages[0]['content'] }}"
+    monkeypatch.setenv(ENV_VAR, "hermes")
+    try:
+        got, _, _ = drivers.vllm_stream(CALL, 3)
+    finally:
+        tok.chat_template = original
+    assert got["tool_calls"] == [("get_weather", {"city": "NYC"})]
+
+
+def _request(vector: dict[str, Any], **options: Any) -> ChatCompletionRequest:
+    return drivers.chat_request(vector, **options)
+
+
+def test_tool_choice_none_keeps_the_text_as_written() -> None:
+    for size in (1, 3, 0):
+        got, _sent, finish = drivers.vllm_stream(CALL, size, request=_request(CALL, tool_choice="none"))
+        assert got == normal(None, CALL["output"], [])
+        assert finish == "stop"
+
+
+def test_tool_choice_required_takes_vllms_json_path() -> None:
+    """vLLM constrains the output to a JSON array of calls and parses it itself (as for hermes)."""
+    request = _request(CALL, tool_choice="required")
+    parser = drivers.vllm_parser_cls("hermes")(tokenizer("hermes"), request.tools)
+    adjusted = parser.adjust_request(request)
+    assert adjusted.skip_special_tokens is False
+    assert adjusted.structured_outputs is not None and adjusted.structured_outputs.json is not None
+    output = '[{"name": "get_weather", "parameters": {"city": "NYC"}}]'
+    expected = normal(None, None, [("get_weather", {"city": "NYC"})])
+    for size in (1, 3, 0):
+        got, _sent, finish = drivers.vllm_stream(CALL, size, request=request, output=output)
+        assert (got, finish) == (expected, "tool_calls")
+    thinking = "<think>\nNYC it is.\n</think>\n\n" + output
+    got, _, _ = drivers.vllm_stream(
+        {**THINKING, "prompt_suffix": None},
+        1,
+        request=_request(THINKING, tool_choice="required"),
+        output=thinking,
+    )
+    assert got == normal("\nNYC it is.\n", None, [("get_weather", {"city": "NYC"})])
+    assert (
+        drivers.vllm_parse(
+            {**THINKING, "prompt_suffix": None},
+            request=_request(THINKING, tool_choice="required"),
+            output=thinking,
+        )
+        == got
+    )
+
+
+def test_a_named_tool_choice_takes_vllms_json_path() -> None:
+    request = _request(CALL, tool_choice={"type": "function", "function": {"name": "get_weather"}})
+    for size in (1, 0):
+        got, _, finish = drivers.vllm_stream(CALL, size, request=request, output='{"city": "NYC"}')
+        assert (got, finish) == (normal(None, None, [("get_weather", {"city": "NYC"})]), "stop")
+
+
+def test_parallel_tool_calls_false_keeps_the_first_call() -> None:
+    request = _request(TWO_CALLS, parallel_tool_calls=False)
+    full, _, _ = drivers.vllm_stream(TWO_CALLS, 1)
+    got, _, _ = drivers.vllm_stream(TWO_CALLS, 1, request=request)
+    assert len(full["tool_calls"]) == 2
+    assert got == {**full, "tool_calls": full["tool_calls"][:1]}
+
+
+def test_include_reasoning_false_leaves_reasoning_out() -> None:
+    got, _, _ = drivers.vllm_stream(THINKING, 1, request=_request(THINKING, include_reasoning=False))
+    assert got == normal(None, "\n\nChecking.", [("get_weather", {"city": "Paris"})])
+
+
+def test_reasoning_and_tools_across_the_handoff_at_every_delta_size() -> None:
+    expected = normal("\nThe user wants Paris.\n", "\n\nChecking.", [("get_weather", {"city": "Paris"})])
+    for size in (1, 2, 3, 5, 8, 0):
+        assert drivers.vllm_stream(THINKING, size)[0] == expected, size
+    assert drivers.vllm_parse(THINKING) == expected
+    assert drivers.vllm_responses(THINKING, 1)[0] == expected
+
+
+def test_the_reasoning_parser_alone_passes_the_rest_on_as_written() -> None:
+    parser_cls = drivers.vllm_parser_cls("qwen3", tool=False)
+    rest = THINKING["output"].split("</think>")[1]
+    for size in (1, 3, 0):
+        got, _, _ = drivers.vllm_stream(THINKING, size, parser_cls=parser_cls)
+        assert got == normal("\nThe user wants Paris.\n", rest, [])
+    whole = drivers.vllm_parse(THINKING, parser_cls=parser_cls)
+    assert whole == normal("\nThe user wants Paris.\n", rest, [])
+
+
+def test_the_tool_parser_alone_still_reports_reasoning() -> None:
+    """Without the reasoning half vLLM never shows the prompt: a <think> the model writes is parsed."""
+    vector = {**THINKING, "prompt_suffix": None, "output": "<think>\n" + THINKING["output"]}
+    parser_cls = drivers.vllm_parser_cls("qwen3", reasoning=False)
+    expected = normal("\nThe user wants Paris.\n", "\n\nChecking.", [("get_weather", {"city": "Paris"})])
+    for size in (1, 3, 0):
+        assert drivers.vllm_stream(vector, size, parser_cls=parser_cls)[0] == expected
+    whole = drivers.vllm_parse(vector, parser_cls=parser_cls)  # no place for reasoning: its raw text leads
+    assert whole == normal(
+        None, "<think>\nThe user wants Paris.\n</think>\n\nChecking.", [("get_weather", {"city": "Paris"})]
+    )
+
+
+def test_nothing_is_sent_twice_at_the_end_of_the_stream() -> None:
+    """vLLM appends get_remaining_unstreamed_args() to the last delta: it must be empty, always."""
+    request = _request(TWO_CALLS)
+    tok = tokenizer("hermes")
+    parser = drivers.vllm_parser_cls("hermes")(tok, request.tools)
+    pieces = drivers.deltas(tok, TWO_CALLS["output"], 1)
+    prompt = tok.encode(drivers.prefix(TWO_CALLS), add_special_tokens=False)
+    sent = []
+    for number, (text, ids) in enumerate(pieces):
+        delta = parser.parse_delta(
+            text,
+            ids,
+            request,
+            prompt_token_ids=prompt if number == 0 else None,
+            finished=number == len(pieces) - 1,
+        )
+        sent += delta.tool_calls if delta else []
+        assert parser.tool_parser.get_remaining_unstreamed_args() == ""
+    arguments = ["".join(c.function.arguments or "" for c in sent if c.index == i) for i in (0, 1)]
+    records = parser.tool_parser.prev_tool_call_arr
+    assert (
+        [record["arguments"] for record in records] == arguments == parser.tool_parser.streamed_args_for_tool
+    )
+    assert [json.loads(text) for text in arguments] == [
+        call["arguments"] for call in TWO_CALLS["expected"]["tool_calls"]
+    ]
+
+
+def test_reasoning_end_from_token_ids_as_structured_output_asks() -> None:
+    tok = tokenizer("qwen3")
+    reasoner = ChatcodecReasoningParser(tokenizer=tok)  # vLLM's engine core builds it this way
+
+    def ids(text: str) -> list[int]:
+        return list(tok.encode(text, add_special_tokens=False))
+
+    prompt = "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
+    assert reasoner.is_reasoning_end(ids(prompt + "<think>\n")) is False
+    assert reasoner.is_reasoning_end(ids(prompt + "<think>\nhmm\n</think>\n\n")) is True
+    assert reasoner.is_reasoning_end(ids(prompt + "<think>\n\n</think>\n\n")) is True  # thinking off
+    assert reasoner.is_reasoning_end(ids(prompt + "Hello")) is True  # an answer without reasoning
+    assert reasoner.is_reasoning_end(ids(prompt)) is False  # reasoning may still come
+    generated = ids(prompt + "<think>\nhmm")
+    end = ids("</think>")
+    assert reasoner.is_reasoning_end_streaming(generated, generated[-2:]) is False
+    assert reasoner.is_reasoning_end_streaming(generated + end, end) is True
+    assert reasoner.extract_content_ids(generated + end + ids("Hi")) == ids("Hi")
+    assert (reasoner.reasoning_start_str, reasoner.reasoning_end_str) == (None, "</think>")
+
+
+def test_constructors_take_what_any_release_passes() -> None:
+    tok = tokenizer("hermes")
+    ChatcodecReasoningParser(tok, model_config=None, chat_template_kwargs={"enable_thinking": True}, extra=1)
+    tool_parser = ChatcodecToolParser(tok)  # no tools, no request: older releases
+    ChatcodecToolParser(tok, None, "positional", future_option=True)
+    result = tool_parser.extract_tool_calls(CALL["output"])  # request left out
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in result.tool_calls] == [
+        ("get_weather", {"city": "NYC"})
+    ]
+    assert (result.tools_called, result.content) == (True, "Sure, let me check the weather.")
+
+
+def test_a_malformed_call_is_kept_as_content_and_the_stream_goes_on() -> None:
+    vector = next(v for v in VECTORS if v["id"] == "hermes-vllm-invalid-json")
+    for size in (1, 3, 0):
+        got, _sent, finish = drivers.vllm_stream(vector, size)
+        assert got["tool_calls"] == [] and finish == "stop"
+        assert "<tool_call>" in got["content"] and vector["output"].strip().endswith(got["content"][-10:])
+
+
+def test_streamed_arguments_arrive_in_pieces_where_the_parser_streams_them() -> None:
+    vector = next(v for v in VECTORS if v["id"] == "gptoss-lcpp-edit-code-args")
+    _, sent, _ = drivers.vllm_stream(vector, 1)
+    fragments = [
+        c.function.arguments for d in sent for c in d.tool_calls if c.function and c.function.arguments
+    ]
+    assert len(fragments) > 10
+    assert json.loads("".join(fragments)) == vector["expected"]["tool_calls"][0]["arguments"]
