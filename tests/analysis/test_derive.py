@@ -163,6 +163,33 @@ def test_arguments_written_with_python_str_are_read_back_as_literals() -> None:
         "tags": ["home", "eco"]}
 
 
+#: Tagged arguments where a mapping is written as JSON and every other value with ``| string``, so a
+#: list comes out as Python writes it (['home', 'eco']): the shape of Qwen3-Coder's template.
+LISTS_WITH_STR = (
+    "{%- for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content or '' }}"
+    "{%- for c in m.tool_calls or [] %}<tool_call>\n<function={{ c.function.name }}>\n"
+    "{%- for k, v in c.function.arguments | items %}<parameter={{ k }}>\n"
+    "{{- v | tojson if v is mapping else v | string }}\n</parameter>\n{% endfor %}</function>\n</tool_call>"
+    "{%- endfor %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+def test_a_list_written_with_python_str_beside_a_json_mapping_is_read_back() -> None:
+    result = derive_response_template(LISTS_WITH_STR, variables={"eos_token": "<|im_end|>"})
+    field = result.response_template["fields"]["tool_calls"]
+    assert field["content_args"]["value_parser"] == {"name": "x-python-literal"}
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    cases = result.report.capabilities["one_call"].cases
+    nested = next(case for case in cases if case.probe.case == "nested")
+    output = nested.output or ""
+    assert "<parameter=tags>['home', 'eco']\n</parameter>" in output
+    assert '<parameter=settings>{"units": "metric", "alerts": [1, 2.5], "deep": {"on": true' in output
+    assert nested.parsed is not None
+    assert nested.parsed["tool_calls"][0]["function"]["arguments"] == {
+        "settings": {"units": "metric", "alerts": [1, 2.5], "deep": {"on": True, "note": None}},
+        "tags": ["home", "eco"]}
+
+
 def test_python_calls_one_per_line_in_a_fenced_block() -> None:
     result = derived(MINICPM3)
     assert result.response_template["fields"]["tool_calls"] == {

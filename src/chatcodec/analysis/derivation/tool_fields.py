@@ -344,10 +344,12 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
 
 
 def _writes_python_str(ctx: DerivationContext, mode: Mapping[str, Any]) -> bool:
-    """Whether the template writes a dict argument as Python's ``str()`` does (``{'a': True}``),
-    which JSON cannot read back: its values need ``x-python-literal``."""
+    """Whether the template writes a dict or a list argument as Python's ``str()`` does
+    (``{'a': True}``, ``['a', 3]``; Qwen3-Coder writes mappings as JSON and every other value with
+    ``| string``), which JSON cannot read back: its values need ``x-python-literal``."""
     turn = ctx.turn("nested_call", mode)
-    return turn is not None and str(CALL_NESTED[1]["keyqzd"]) in turn.output
+    arguments = CALL_NESTED[1]
+    return turn is not None and any(str(arguments[key]) in turn.output for key in ("keyqzd", "keyqzf"))
 
 
 #: The documents of a retrieval prompt, for templates that render tool calls only next to documents.
