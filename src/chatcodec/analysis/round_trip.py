@@ -290,9 +290,11 @@ def cut_output(prompt: str, full: str, eos_token: str | None = None,
     When ``full`` does not start with the whole ``prompt``, the output starts where the two part
     (moved back to the start of a ``<...>`` / ``[...]`` marker they would split), unless the render
     of the history (``history``, without the generation prompt) shows that the prompt only adds a
-    trailer before its generation prompt ``G``: when ``G`` appears whole in ``full`` after the point
-    where ``full`` leaves the history, the output starts right after it (**realigned**; Command R+
-    writes its tool instructions after the last turn; inference.md §2.2).
+    trailer before its generation prompt ``G``: when ``G`` appears whole in ``full`` where ``full``
+    leaves the history (``G`` may share its first markers with the trailer) or after it, the output
+    starts right after it (**realigned**; Command R+ writes its tool instructions after the last turn;
+    inference.md §2.2), and it ends where ``full`` ends with the trailer of the history (the render of
+    the turn runs on into the trailer when the template closes that turn with no end-of-turn marker).
 
     Args:
         prompt: the generation prompt render.
@@ -306,12 +308,14 @@ def cut_output(prompt: str, full: str, eos_token: str | None = None,
     """
     common = _common_prefix(prompt, full)
     realigned = False
+    end = len(full)
     if common < len(prompt):
         common = _marker_start(full, common)
         start = _realigned_start(prompt, full, history)
-        if start is not None:
+        if start is not None and history is not None:
             common, realigned = start, True
-    output = full[common:]
+            end = _trailer_start(full, start, history)
+    output = full[common:end]
     if eos_token and eos_token in output:
         output = output[:output.index(eos_token)]
     return RenderedCase(prompt, full, common, output, realigned)
@@ -325,8 +329,31 @@ def _realigned_start(prompt: str, full: str, history: str | None) -> int | None:
     if not generation.strip():
         return None
     leaves = _marker_start(full, _common_prefix(history, full))
-    position = full.find(generation, leaves)
+    position = full.find(generation, max(0, leaves - len(generation) + 1))
     return None if position < 0 else position + len(generation)
+
+
+def _trailer_start(full: str, start: int, history: str) -> int:
+    """Where ``full`` ends with the text the history ends with after leaving ``full`` (its trailer),
+    at or after ``start``; the trailer may begin with whole markers that ``full`` and the history
+    share before that point (``<|START|>`` of ``<|START|><|SYSTEM|>...``). ``len(full)`` when
+    ``full`` does not end with any of that text but whitespace."""
+    tail = history[_marker_start(full, _common_prefix(history, full)):]
+    length = 0
+    limit = min(len(tail), len(full) - start)
+    while length < limit and full[-1 - length] == tail[-1 - length]:
+        length += 1
+    if not tail[len(tail) - length:].strip():
+        return len(full)
+    if length == len(tail):
+        while (marker := _ENDING_MARKER.search(full, start, len(full) - length)) is not None \
+                and history[:len(history) - length].endswith(marker.group()):
+            length += len(marker.group())
+    return max(start, _marker_start(full, len(full) - length))
+
+
+#: A ``<...>`` or ``[...]`` marker at the end of a text.
+_ENDING_MARKER = regex.compile(r"(?:<[^<>\s]{1,46}>|\[[^\[\]\s]{1,46}\])$")
 
 
 def _common_prefix(a: str, b: str) -> int:
