@@ -79,6 +79,7 @@ from chatcodec.analysis.probes import (
 from chatcodec.response_templates.template import ResponseTemplate, load_response_template
 
 __all__ = [
+    "CONTENT_AS_REASONING",
     "CapabilityResult",
     "CaseResult",
     "Difference",
@@ -86,6 +87,7 @@ __all__ = [
     "RoundTripReport",
     "check_probes",
     "compare_message",
+    "content_rendered_as_reasoning",
     "cut_output",
     "discover_shape",
     "render_case",
@@ -570,10 +572,47 @@ def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos
     else:
         fields, differences, dropped = compare_message(probe.message, parsed, output)
     status, reason = _case_status(probe, fields, differences, error_text, rendered)
+    if content_rendered_as_reasoning(probe.message, parsed):
+        fields = {key: ("inconsistent" if value == "fail" and key in _TEXT_FIELDS else value)
+                  for key, value in fields.items()}
+        if status == "fail":
+            status, reason = "inconsistent", CONTENT_AS_REASONING
     if not rendered.continues_prompt:  # a field that does not come back says nothing here (module docstring)
         fields = {key: ("inconsistent" if value == "fail" else value) for key, value in fields.items()}
     return CaseResult(probe, status, fields, differences, dropped, reason, error_text, note, prompt, output,
                       parsed)
+
+
+#: Why a case whose content came back as reasoning is ``inconsistent``.
+CONTENT_AS_REASONING = (
+    "the template renders this turn's content where a model writes its reasoning (a reasoning channel, or "
+    "after a reasoning block the generation prompt opens and the turn never closes), so the render cannot "
+    "say where a model writes its answer")
+_TEXT_FIELDS = ("content", "reasoning_content")
+
+
+def content_rendered_as_reasoning(message: Mapping[str, Any], parsed: Mapping[str, Any] | None) -> bool:
+    """Whether a turn came back with its content, and not its own reasoning, inside ``reasoning_content``: the
+    template wrote the content as reasoning (gpt-oss renders the content of a tool-call turn in its
+    analysis channel; Nemotron-Nano-9B-v2 renders the final turn after the ``<think>`` its prompt
+    opens, with no ``</think>``). Neither template nor response template is then shown wrong.
+
+    Args:
+        message: the assistant message the case rendered.
+        parsed: the message the response template gave back (``None`` when it raised).
+
+    Returns:
+        ``True`` when the content (stripped) is in the parsed ``reasoning_content`` and not in the
+        parsed ``content``, and the message's own reasoning (if any) did not come back.
+    """
+    content = message.get("content")
+    if parsed is None or not isinstance(content, str) or not content.strip():
+        return False
+    reasoning = parsed.get("reasoning_content")
+    written = message.get("reasoning_content")
+    return (isinstance(reasoning, str) and content.strip() in reasoning
+            and not (isinstance(written, str) and written.strip() and written.strip() in reasoning)
+            and content.strip() not in (parsed.get("content") or ""))
 
 
 def _parse(template: ResponseTemplate, output: str, prompt: str, tools: list[dict[str, Any]]
