@@ -15,9 +15,9 @@ import pytest
 from chatcodec import parse_response
 from chatcodec.analysis.derive import CapabilityLabel, DerivedTemplate, derive_response_template
 from chatcodec.analysis.probes import probe_matrix
-from chatcodec.analysis.round_trip import render_case
+from chatcodec.analysis.round_trip import render_case, round_trip
 from chatcodec.errors import ResponseParseError
-from tests.analysis.corpus_split import is_held_out
+from tests.analysis.corpus_split import corpus_template_names, is_held_out
 from tests.analysis.helpers import template_and_variables
 from tests.profiles.helpers import parse_three_ways
 
@@ -433,3 +433,27 @@ def test_a_template_that_raises_on_the_probe_schemas_gets_other_schema_forms(tem
     assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
                                 "parallel_calls": "verified"}
     assert result.response_template["fields"]["tool_calls"]["open"] == "<tool_call>"
+
+
+@pytest.mark.parametrize("name", corpus_template_names())
+def test_no_capability_is_verified_unless_its_round_trip_passes(name: str) -> None:
+    """Over every corpus template, the held-out part included (this asserts the labels' honesty, not
+    how many templates verify): the template ``derive`` writes, loaded from its JSON, is judged again by
+    a fresh round trip (its own shape and modes); a capability labelled verified must pass there with
+    no failing case, and a verified template has its content and every applicable capability verified."""
+    result = derived(name)
+    template, variables = template_and_variables(name)
+    document = json.loads(json.dumps(result.to_json()))
+    assert "qz" not in json.dumps(document["response_template"]).lower()  # no sentinel leaked
+    verified = [capability for capability, label in document["capabilities"].items()
+                if label["status"] == "verified"]
+    if verified:
+        fresh = round_trip(template, document["response_template"], variables=variables)
+        for capability in verified:
+            judged = fresh.capabilities[capability]
+            assert judged.status == "pass", (capability, judged.reason)
+            assert not [case.probe.case for case in judged.cases if case.status == "fail"], capability
+    assert document["verified"] == (
+        document["capabilities"]["content"]["status"] == "verified"
+        and all(label["status"] == "verified" for label in document["capabilities"].values()
+                if label["applicable"]))
