@@ -6,8 +6,9 @@ Run from the repository root (the corpus is read from ``../shared/corpus`` or ``
                                                   # @huggingface/jinja are installed)
     python bench/doctor_corpus.py --check round-trip
 
-Each template is examined as ``chatcodec doctor FILE`` examines it: with the special tokens the
-corpus manifest gives its model and the response template of the bundled profile detected from it.
+Each template is examined as ``chatcodec doctor`` examines its model's directory: with the special
+tokens and required variables the corpus manifest gives the model, and the response template of the
+bundled profile detected from the template.
 The seconds are wall-clock time on this machine, whatever else runs on it; nothing is asserted.
 """
 
