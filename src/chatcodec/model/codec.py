@@ -104,7 +104,8 @@ class ChatCodec(SpecialTokenAttributes):
         """Load a model directory, a bundled profile by name, or a model from the Hugging Face Hub.
 
         A directory is read in every storage format (``chat_template.jinja``,
-        ``additional_chat_templates/``, ``tokenizer_config.json``, ``chat_template.json``), with
+        ``additional_chat_templates/``, ``tokenizer_config.json``, ``chat_template.json``, and
+        ``processor_config.json``'s ``chat_template`` when no other file holds one), with
         its special tokens, its ``response_template`` and, when the ``tokenizers`` package is
         installed, its ``tokenizer.json``. When the directory has no response template and its
         chat template matches a bundled profile, that profile's response template is attached
