@@ -81,7 +81,7 @@ def render_chat_template(
 ) -> str:
     """Render a conversation into the exact prompt text the reference would produce.
 
-    Behaves like ``tokenizer.apply_chat_template(..., tokenize=False)`` of transformers 5.23.
+    Behaves like ``tokenizer.apply_chat_template(..., tokenize=False)`` of transformers 5.24.
     Special tokens are ordinary variables: pass ``bos_token=...``, ``eos_token=...`` (a caller
     holding a model's special tokens passes ``**{**special_tokens, **kwargs}``).
 
@@ -108,7 +108,7 @@ def render_chat_template(
         ConversationError: the inputs are unusable (empty conversation, a message that is not a
             dict, incompatible options, nothing to continue).
         ChatTemplateNotFoundError: the template text is empty or only whitespace (transformers
-            5.23 renders it as an empty prompt; a ``ValueError`` too).
+            5.24 renders it as an empty prompt; a ``ValueError`` too).
         ChatTemplateError: the template failed to compile or raised while rendering (its subclasses
             are also the original exception type: ``TypeError``, ``jinja2.UndefinedError``, ...);
             ``ChatTemplateLimitError`` when a sandbox limit was hit.
