@@ -12,9 +12,12 @@ the three-way streaming check. The corpus vectors named here were recorded with 
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from chatcodec import ResponseParseError, ResponseParser, parse_response
 from tests.conftest import load_json
@@ -79,6 +82,33 @@ def test_other_closes_that_read_the_end_agree_with_the_one_shot_parse(
     field = {"open": "<x>", "close_pattern": close, **kept}
     template = {"start_anchor": "S", "fields": {"x": field, "c": kept}}
     check_stream(template, output, expected)
+
+
+#: Delimiters that read the end of the input, each through another assertion.
+_END_READING_CLOSES = [r"(?=\n?\Z)", r"\n*\Z", r"(?=\s*\Z)", r"(?=\n|\Z)", r"(?m)$", r"(?=</s>|\Z)",
+                       r"\n\n|\Z", r"\n(?!\s*<)", r"(?=\n(?!.))", r"(?m)\n$", r"b\b", r"(?=x*\Z)"]
+_END_READING_OPENS = [r"<x>", r"<x>(?=\s*\Z)", r"<x>(?!\n)", r"(?m)^<x>"]
+
+
+@settings(max_examples=300)
+@given(close=st.sampled_from(_END_READING_CLOSES), open_=st.sampled_from(_END_READING_OPENS),
+       pieces=st.lists(st.sampled_from(["a", "b", "x", "\n", " ", "<", "</s>", "<x>", "\n\n"]), min_size=1,
+                       max_size=12),
+       cuts=st.lists(st.integers(min_value=1, max_value=40), max_size=8))
+def test_any_chunking_gives_the_one_shot_message(
+    close: str, open_: str, pieces: list[str], cuts: list[int]
+) -> None:
+    """The property the finality rule keeps: however the output is cut, the stream ends with the
+    message the one-shot parse gives (one character at a time and at arbitrary cuts). 5.23 failed it
+    with ``(?=\\n?\\Z)`` on ``<x>ab\\ncd`` fed one character at a time."""
+    kept = {"content_args": {"strip": False}}
+    template = {"start_anchor": "S", "fields": {"x": {"open_pattern": open_, "close_pattern": close, **kept},
+                                                "c": kept}}
+    output = "<x>" + "".join(pieces)
+    one_shot = parse_response(output, template, prefix="")
+    bounds = [0, *sorted({cut % len(output) for cut in cuts} - {0}), len(output)]
+    for chunks in (list(output), [output[a:b] for a, b in itertools.pairwise(bounds)]):
+        assert stream(template, chunks)[0] == one_shot, chunks
 
 
 # -- named groups of a close pattern ----------------------------------------------------------------
