@@ -88,7 +88,8 @@ def render_chat_template(
     Args:
         chat_template: the Jinja template text (not a name; see ``select_chat_template``).
         messages: the conversation, a non-empty list of message dicts (``role``, ``content`` as a
-            string or a list of typed blocks, ``tool_calls``, ``reasoning_content``, ...).
+            string or a list of typed blocks, ``tool_calls``, ``reasoning_content``, ...; dataclasses
+            and pydantic models count as dicts), or an object whose ``messages`` attribute is one.
         tools: JSON schemas or Python functions (converted with ``get_json_schema``).
         documents: retrieval documents, dicts (typically with ``title`` and ``text``).
         add_generation_prompt: append the header that starts an assistant turn.
