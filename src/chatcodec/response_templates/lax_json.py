@@ -7,9 +7,10 @@ Three ``content_args`` knobs (SPEC §1.3), applied in this order before ``json.l
   non-ASCII; they come back as ordinary JSON strings. While they are set aside they are replaced
   by reserved sentinel characters (``\\x01``/``\\x02``), so input that already contains those is
   rejected (as the reference does).
-* ``unquoted_keys``: bare identifier keys (``{city: "London"}``) are quoted. Unlike the reference,
-  a key may be preceded by whitespace (``{ a: 1, b: 2}``) and nothing inside a quoted string is
-  ever rewritten (``{a: "x,y:z"}`` keeps its value).
+* ``unquoted_keys``: bare identifier keys (``{city: "London"}``) are quoted, as transformers 5.24
+  quotes them: a ``\\w+`` key after ``{`` or ``,``, whitespace around it allowed (``{ a : 1, b: 2}``),
+  and nothing inside a quoted string is ever rewritten (``{a: "x,y:z"}`` keeps its value; 5.23
+  rewrote it and needed the key right after ``{`` or ``,``).
 * ``allow_non_json``: on failure, return the stripped raw text instead of raising.
 
 JSON nested more than ``MAX_NESTING_DEPTH`` levels deep is a failure too (never a

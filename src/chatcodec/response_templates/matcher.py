@@ -12,8 +12,9 @@ Rules kept here (SPEC §1.2, §1.5):
 * **Nothing is emitted and later retracted.** Text is held back from the leftmost position where a
   delimiter could still match: a partial match, a regex match reaching the buffer edge, a regex
   match that a higher-priority alternative could still replace (an optional tail cut off by the
-  chunk boundary: ``[TOOL_CALLS]read`` then ``[ARGS]``), a literal that a longer literal of the
-  same set could still become. Unlike the reference, a
+  chunk boundary: ``[TOOL_CALLS]read`` then ``[ARGS]``), a regex match ending before the buffer
+  edge that leans on it (``(?=\\n?\\Z)`` on ``ab\\n``: transformers 5.24's finality rule), a
+  literal that a longer literal of the same set could still become. Unlike the reference, a
   pending match *anywhere* before a complete one holds it back, so no chunk boundary can make a
   shorter or later delimiter win (``["<t", "<tool>"]`` split after ``<to``).
 * **One combined search per chunk.** :class:`LiteralMatcher` finds complete literals and pending
@@ -46,6 +47,7 @@ from chatcodec.response_templates.delimiters import (
     alphabet,
     first_chars,
 )
+from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.whitespace import run_guard
 
 __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher", "path"]
@@ -289,7 +291,9 @@ class RegexMatcher:
                                or (q == block_empty_close and not delimiter.is_open)):
                 continue
             elif not eos and ((end == n and match.group() not in delimiter.final)
-                              or _unsettled(delimiter, buf, q, timeout)):
+                              or _unsettled(delimiter, buf, q, timeout)
+                              or (delimiter.reads_end
+                                  and _leans_on_the_end(delimiter, buf, q, match, timeout))):
                 return q  # more input could still extend or change this regex match
             key = (q - end, delimiter.rank)
             if best is None or key < best[0]:
@@ -336,6 +340,20 @@ def _unsettled(delimiter: Delimiter, buf: str, q: int, timeout: float | None) ->
     settled = delimiter.settled
     m = settled.match(buf, q, None, None, True, timeout) if settled is not None else None
     return m is not None and bool(m.partial)
+
+
+def _leans_on_the_end(delimiter: Delimiter, buf: str, q: int, match: Any, timeout: float | None) -> bool:
+    """The regex match at ``q`` relies on the buffer ending where it does (transformers 5.24's
+    finality rule): with one more character that is neither a newline nor the end (``\\x00``), the
+    match at ``q`` disappears, moves or captures otherwise (``(?=\\n?\\Z)`` on ``ab\\n``).
+
+    Look-behinds reach at most ``LOOKBEHIND_CONTEXT`` characters back and hold no ``^``, so the
+    text before that window is left out of the copy.
+    """
+    window = max(0, q - LOOKBEHIND_CONTEXT - 1)
+    extended = delimiter.pattern.match(buf[window:] + "\x00", q - window, None, None, False, timeout)
+    return (extended is None or extended.end() + window != match.end()
+            or extended.groupdict() != match.groupdict())
 
 
 def _longer_pending(delimiter: Delimiter, buf: str, q: int) -> bool:
