@@ -457,3 +457,45 @@ def test_no_capability_is_verified_unless_its_round_trip_passes(name: str) -> No
         document["capabilities"]["content"]["status"] == "verified"
         and all(label["status"] == "verified" for label in document["capabilities"].values()
                 if label["applicable"]))
+
+
+#: Apertus's shape: tools read as bare function objects (``tool.description``) and call arguments
+#: concatenated as a string (a mapping raises).
+BARE_TOOLS_STRING_ARGUMENTS = (
+    "{%- if tools %}<|system|>{% for t in tools %}// {{ t.description + '\\n' }}{{ t.name }}\n{% endfor %}"
+    "<|end|>\n{% endif %}"
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}<tool_call>"
+    '{"name": "{{ c.function.name }}", "arguments": ' + "{{ c.function.arguments + '' }}}</tool_call>"
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_bare_tools_are_tried_with_arguments_as_a_json_string() -> None:
+    result = derive_response_template(BARE_TOOLS_STRING_ARGUMENTS, variables={"eos_token": "<|end|>"})
+    assert (result.report.shape.tools, result.report.shape.arguments) == ("function", "json_string")
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+
+
+#: Command R+ tool_use's shape: a label, then the calls as a fenced JSON list.
+LABELLED_FENCE = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}Action:\n```json\n["
+    "{% for c in m.tool_calls %}{\"tool_name\": \"{{ c.function.name }}\", \"parameters\": "
+    "{{ c.function.arguments | tojson }}}{% if not loop.last %}, {% endif %}{% endfor %}]\n```"
+    "{% else %}{{ m.content }}{% endif %}<|end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_a_label_right_before_the_call_block_joins_its_opener() -> None:
+    result = derive_response_template(LABELLED_FENCE, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"]["open_pattern"] == r"Action:\s*```json"
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    message = parse_response('Action: ```json\n[{"tool_name": "get_time", "parameters": {}}]\n```',
+                             result.response_template, prefix="<|user|>Hi<|end|>\n<|assistant|>")
+    assert message == {"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": "get_time", "arguments": {}}}]}
+    # the word alone is prose
+    assert parse_response("Action: none needed.", result.response_template,
+                          prefix="<|user|>Hi<|end|>\n<|assistant|>") == {
+        "role": "assistant", "content": "Action: none needed."}
