@@ -22,10 +22,16 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from common import CORPUS, QWEN3_TEMPLATE, ROOT, machine, reference_available, reference_version, write_section
+from common import (
+    CORPUS,
+    ROOT,
+    machine,
+    reference_available,
+    reference_version,
+    write_section,
+)
 
 MESSAGES = [{"role": "system", "content": "You are a helpful assistant."},
             {"role": "user", "content": "What is the weather in Paris?"}]
@@ -61,7 +67,8 @@ def model_directory() -> Path:
     directory = deepseek_directory()
     config_path = directory / "tokenizer_config.json"
     config = json.loads(config_path.read_text(encoding="utf-8"))
-    config["chat_template"] = (CORPUS / "chat_templates" / "Qwen--Qwen3-0.6B.jinja").read_text(encoding="utf-8")
+    template = CORPUS / "chat_templates" / "Qwen--Qwen3-0.6B.jinja"
+    config["chat_template"] = template.read_text(encoding="utf-8")
     config["eos_token"] = "<|im_end|>"
     config_path.write_text(json.dumps(config), encoding="utf-8")
     return directory
@@ -91,8 +98,9 @@ def main(argv: list[str] | None = None) -> int:
     commands = {
         "chatcodec": [sys.executable, "-c", OURS, *data],
         "bare interpreter": [sys.executable, "-c", "pass"],
-        "chatcodec parse": [sys.executable, "-m", "chatcodec", "parse", str(example / "response_template.json"),
-                            str(example / "output.txt"), "--no-prefix"],
+        "chatcodec parse": [sys.executable, "-m", "chatcodec", "parse",
+                            str(example / "response_template.json"), str(example / "output.txt"),
+                            "--no-prefix"],
     }
     if reference_available():
         commands["reference"] = [sys.executable, "-c", REFERENCE, *data]
