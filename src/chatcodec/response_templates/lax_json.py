@@ -100,7 +100,14 @@ def loads_json(text: str) -> Any:
         ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``), or an
             object gives a key twice (:func:`unique_keys`).
     """
-    return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
+    if text.startswith("\ufeff"):  # json.loads' own message for a byte-order mark
+        return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
+    return _DECODER.decode(text)
+
+
+#: What ``json.loads`` builds on every call, built once (a region close is the hot path of whole-text
+#: parsing of tool-heavy output).
+_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys)
 
 
 def quote_bare_keys(text: str) -> str:
