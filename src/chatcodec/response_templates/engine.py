@@ -286,20 +286,22 @@ class ResponseParser:
         if held is None:
             matcher = self._region.matcher
             quiet = matcher.quiet if matcher is not None else None
-            if quiet is not None and text and self._pos == len(self._buf) and quiet.search(text) is None:
-                return self._plain(text)
+            if quiet is not None and text:
+                buf = self._buf
+                pos = self._pos
+                if pos == len(buf) and quiet.search(text) is None:
+                    return self._plain(buf + text, text, pos)
         elif text and len(text) <= self._room and self._waits(text):
             held.append(text)
             self._room -= len(text)
             return []
         return self._advance(text, eos=False)
 
-    def _plain(self, text: str) -> list[dict[str, Any]]:
+    def _plain(self, buf: str, text: str, pos: int) -> list[dict[str, Any]]:
         """The fast path of :meth:`feed`: nothing was held back and no delimiter can start in
         ``text`` (the matcher's ``quiet`` search found nothing), so all of it goes to the current
-        region, as :meth:`_advance` would route it, without a scan."""
-        pos = len(self._buf)
-        buf = self._buf + text
+        region, as :meth:`_advance` would route it, without a scan. ``buf`` is the buffer with
+        ``text`` appended, ``pos`` where ``text`` starts in it."""
         self._zero_width = _NONE
         region = self._region
         spec = region.spec
@@ -311,7 +313,7 @@ class ResponseParser:
         else:
             events = []
             self._route(events, text, pos)
-        pos = len(buf)
+        pos += len(text)
         if pos > TRIM_THRESHOLD:
             cut = pos - LOOKBEHIND_CONTEXT
             buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
