@@ -412,8 +412,11 @@ def after_whitespace(delimiter: Delimiter) -> str | None:
     if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
         return None
     match = delimiter.pattern.match
+    # a run can only lead a match that may start with whitespace (most delimiters may not): then
+    # no sample can match either, and the ~10,000 samples are skipped (template loading time)
+    leads = _WS_LEADS if any(match(c, partial=True) is not None for c in RUN_WHITESPACE) else ()
     sampled = {chr(c) for c in range(128) if chr(c) not in RUN_WHITESPACE
-               and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS)}
+               and any(match(lead + chr(c), partial=True) is not None for lead in leads)}
     if _LARGE_COUNT.search(delimiter.pattern.pattern):  # runs longer than the samples may matter
         chars = alphabet(delimiter)
         if chars is None:

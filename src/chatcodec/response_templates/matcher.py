@@ -75,9 +75,12 @@ class LiteralMatcher:
     Attributes:
         delimiters: the watched delimiters.
         absorbed: always ``""`` (literals never absorb a whitespace run).
+        quiet: the first characters of the literals: text without any of them, fed when no text is
+            held back, is plain text whole (the engine's fast path, no scan).
     """
 
-    __slots__ = ("_complete", "_edge_wait", "_extenders", "_owner", "_scan", "absorbed", "delimiters")
+    __slots__ = ("_complete", "_edge_wait", "_extenders", "_owner", "_scan", "absorbed", "delimiters",
+                 "quiet")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
@@ -97,6 +100,8 @@ class LiteralMatcher:
         prefixes = sorted({lit[:i] for lit in self._owner for i in range(1, len(lit))}, key=len, reverse=True)
         tail = "|".join(regex.escape(p) for p in prefixes)
         self._complete = regex.compile(literals)
+        self.quiet: regex.Pattern[str] | None = regex.compile(
+            "[" + regex.escape("".join(sorted({lit[0] for lit in self._owner}))) + "]")
         # a complete literal (group 1), or the start of one cut off by the end of the buffer
         self._scan = regex.compile(f"({literals})" + (f"|(?:{tail})\\Z" if tail else ""))
 
@@ -141,10 +146,12 @@ class RegexMatcher:
         delimiters: the watched delimiters.
         absorbed: the whitespace characters that some delimiter keeps absorbing while pending
             (``\\s*</think>``); a held run of them stays held while only they arrive.
+        quiet: where a delimiter could start (``None``: nearly anywhere): text in which it finds
+            nothing, fed when no text is held back, is plain text whole (the engine's fast path).
     """
 
     __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "_searchers",
-                 "_untimed", "absorbed", "delimiters", "suspects")
+                 "_untimed", "absorbed", "delimiters", "quiet", "suspects")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
@@ -166,7 +173,7 @@ class RegexMatcher:
             alternation = "|".join(f"(?:{s})" for s in sources)
             self._combined = regex.compile(alternation, regex.DOTALL)
             self._probes = (regex.compile(f"(?:{alternation})(?!)", regex.DOTALL),)
-        self._prefilter = _candidates(self.delimiters)
+        self._prefilter = self.quiet = _candidates(self.delimiters)
         self._quick: regex.Pattern[str] | None = None
         self._candidate_group = -1
         if self._prefilter is not None and self._combined is not None:

@@ -69,7 +69,7 @@ class ValueEndMatcher:
     """
 
     __slots__ = ("_buf", "_delimiter", "_ended", "_fed", "_held", "_inner", "_keep", "_offset", "absorbed",
-                 "scanner")
+                 "quiet", "scanner")
 
     def __init__(self, field: str, inner: Matcher | None, scanner: ValueScanner,
                  keep: list[Delta] | None) -> None:
@@ -78,6 +78,7 @@ class ValueEndMatcher:
         self._keep = keep
         self._delimiter = Delimiter(field, False, _NEVER, None, (1, field))
         self.absorbed = inner.absorbed if inner is not None else ""
+        self.quiet = None  # the scanner reads every character: no fast path
         self._buf: str | None = None
         self._fed = 0  # buffer index up to which the scanner has read
         self._held = 0  # of that, how much it has not decided on (left in the buffer)
