@@ -7,11 +7,16 @@ default). Each is parsed one-shot (``parse_response``) and streamed in 4-charact
 (``ResponseParser.feed``), with ``errors="keep"``. A linear parser takes about 4 times longer on
 the larger input; the script prints the ratio and marks those above ``--worst`` (default 6).
 
+With ``--views``, the command line's streaming views (``chatcodec parse --stream``: the plain
+view, and the live rich view a terminal gets) are timed instead, on qwen3 output that is a long run
+of prose after a whitespace run, at the two sizes.
+
 Usage::
 
     python bench/bench_bounds.py [--sizes 20000,80000] [--profiles gpt_oss,functionary_v3_1]
                                  [--inputs "run of ' '"] [--chunk 4] [--worst 6]
     python bench/bench_bounds.py --sizes 1000000,10000000 --profiles gpt_oss --inputs "run of ' '"
+    python bench/bench_bounds.py --views --sizes 2500000,10000000
 
 Exit status 1 when some input grows faster than ``--worst``.
 """
@@ -47,6 +52,43 @@ def streamed(template: Any, prompt: str, text: str, chunk: int) -> float:
     return now() - start
 
 
+def viewed(text: str, rich: bool) -> float:
+    """CPU seconds of ``chatcodec parse qwen3 - --no-prefix --stream`` on ``text``, output discarded."""
+    import io
+
+    from chatcodec.cli.view import PlainView, RichView, chunks, play
+    from chatcodec.model.codec import ChatCodec
+
+    class Null(io.StringIO):
+        def write(self, text: str) -> int:
+            return len(text)
+
+    if rich:
+        from rich.console import Console
+
+        view: Any = RichView(Console(file=Null(), force_terminal=True, width=100, color_system=None))
+    else:
+        view = PlainView(Null())
+    parser = ChatCodec.from_pretrained("qwen3").get_response_parser(prefix="")
+    start = now()
+    play(parser, chunks(text, 4), view)
+    return now() - start
+
+
+def views(small: int, large: int) -> int:
+    """Time both views at the two sizes; 1 when one grows 1.5 times faster than the text."""
+    print(f"# {machine()}; sizes {small:,} and {large:,}; CPU seconds")
+    slow = 0
+    for rich in (False, True):
+        texts = [" " * 1000 + "\n" + ("word " * (size // 5))[:size] for size in (small, large)]
+        times = [viewed(text, rich) for text in texts]
+        ratio = times[1] / max(times[0], 1e-4)
+        slow += ratio > 1.5 * large / small
+        print(f"{'rich' if rich else 'plain'} view: {times[0]:.2f} s, {times[1]:.2f} s "
+              f"(ratio {ratio:.1f} for {large / small:.0f}x the text)")
+    return 1 if slow else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000,80000", help="the small and the large size, in characters")
@@ -54,7 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inputs", default="", help="only the inputs whose description contains this")
     parser.add_argument("--chunk", type=int, default=4)
     parser.add_argument("--worst", type=float, default=6.0, help="the largest ratio still called linear")
+    parser.add_argument("--views", action="store_true", help="time the command line's streaming views")
     args = parser.parse_args(argv)
+    if args.views:
+        small, large = (int(size) for size in args.sizes.split(","))
+        return views(small, large)
     from tests.profiles.adversarial import adversarial
 
     from chatcodec import profiles
