@@ -73,6 +73,47 @@ def test_required_and_named_tool_choice_take_sglangs_json_schema_path() -> None:
     assert parser.get_structure_constraint(named)[0] == "json_schema"
 
 
+def test_parallel_tool_calls_false_as_sglang_does_for_its_own_detectors() -> None:
+    """SGLang enforces one call through the constraint of required / named tool choice (its JSON
+    schema then takes one item); with "auto" it constrains nothing for a detector without a
+    model-native structural tag, its own hermes and qwen25 included, so every call is returned."""
+    tools = drivers.sglang_tools(CALL)
+    for name in ("chatcodec", "hermes"):
+        parser = FunctionCallParser(tools, name, tokenizer=tokenizer("hermes"))
+        assert parser.get_structure_constraint("auto", parallel_tool_calls=False) is None
+    parser = FunctionCallParser(tools, "chatcodec", tokenizer=tokenizer("hermes"))
+    kind, schema = parser.get_structure_constraint("required", parallel_tool_calls=False)
+    assert (kind, schema["minItems"], schema["maxItems"]) == ("json_schema", 1, 1)
+    kind, schema = parser.get_structure_constraint("required", parallel_tool_calls=True)
+    assert (kind, schema["minItems"], "maxItems" in schema) == ("json_schema", 1, False)
+
+
+def test_a_model_without_a_response_template_stops_the_server_at_startup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SGLang's chat server and scheduler build the reasoning parser when they start (and catch
+    only ValueError around it): the error stops the server, naming the model and the variable."""
+    from chatcodec.integrations import discovery
+
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    tok = tokenizer("hermes")
+    original = tok.chat_template
+    tok.chat_template = "{{ messages[0]['content'] }}"  # matches no bundled profile
+    discovery._cache.clear()
+    try:
+        with pytest.raises(ResponseTemplateNotFoundError) as raised:
+            ReasoningParser(model_type="chatcodec", stream_reasoning=True, tokenizer=tok)
+        with pytest.raises(ResponseTemplateNotFoundError):  # per request, with the tool parser alone
+            FunctionCallParser(drivers.sglang_tools(CALL), "chatcodec", tokenizer=tok)
+    finally:
+        tok.chat_template = original
+        discovery._cache.clear()
+    assert not isinstance(raised.value, ValueError)
+    message = str(raised.value)
+    assert message.startswith("chatcodec: no response template for 'Qwen/Qwen2.5-7B-Instruct'")
+    assert f"environment variable {ENV_VAR}" in message
+
+
 def _reasoning(force: bool, stream: bool, pieces: list[str]) -> tuple[str, str]:
     detector = ReasoningParser(
         "chatcodec", stream_reasoning=stream, force_reasoning=force, tokenizer=tokenizer("qwen3")
