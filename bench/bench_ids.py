@@ -31,10 +31,10 @@ from common import (
     machine,
     now,
     prose_output,
+    publish,
     reference_available,
     reference_parser,
     reference_version,
-    write_section,
 )
 
 
@@ -200,11 +200,7 @@ def main(argv: list[str] | None = None) -> int:
             lines.append(f"| {size:,} | {count:,} | {best['chatcodec'] * 1e6:.2f} | "
                          f"{best['openai-harmony'] * 1e6:.2f} | "
                          f"{best['chatcodec'] / best['openai-harmony']:.2f} |")
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        write_section("bench_ids", section)
-    return 0
+    return publish("bench_ids", lines, args.write)
 
 
 if __name__ == "__main__":

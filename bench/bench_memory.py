@@ -24,10 +24,10 @@ from typing import Any
 from common import (
     QWEN3_TEMPLATE,
     machine,
+    publish,
     reference_available,
     reference_parser,
     reference_version,
-    write_section,
 )
 
 PROMPT = "<|im_start|>user\nWhat is the weather in Paris?<|im_end|>\n<|im_start|>assistant\n"
@@ -112,11 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         ref = sizes.get("reference")
         lines.append(f"| {name} | {sizes['chatcodec']:,.0f} | "
                      + (f"{ref:,.0f} | {sizes['chatcodec'] / ref:.2f} |" if ref else "n/a | n/a |"))
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        write_section("bench_memory", section)
-    return 0
+    return publish("bench_memory", lines, args.write)
 
 
 if __name__ == "__main__":

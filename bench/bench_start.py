@@ -28,9 +28,9 @@ from common import (
     CORPUS,
     ROOT,
     machine,
+    publish,
     reference_available,
     reference_version,
-    write_section,
 )
 
 MESSAGES = [{"role": "system", "content": "You are a helpful assistant."},
@@ -140,11 +140,7 @@ def main(argv: list[str] | None = None) -> int:
            f"{ref[1]:.1f} MiB." if ref else "."),
         f"`chatcodec parse`: {cli[0] / bare[0]:.1f}x a bare interpreter (target at most 3x).",
     ]
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        write_section("bench_start", section)
-    return 0
+    return publish("bench_start", lines, args.write)
 
 
 if __name__ == "__main__":

@@ -23,10 +23,10 @@ from common import (
     machine,
     now,
     prose_output,
+    publish,
     reference_available,
     reference_parser,
     reference_version,
-    write_section,
 )
 
 
@@ -106,11 +106,7 @@ def main(argv: list[str] | None = None) -> int:
                      + (f"{ref * 1e6:.2f}" if ref else "n/a") + f" | {best['floor'] * 1e6:.2f} | "
                      + (f"{ref / ours:.1f}x" if ref else "n/a")
                      + f" | {ours / best['floor']:.1f}x | {ours / base[chunk]:.2f}x |")
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        write_section("bench_stream", section)
-    return 0
+    return publish("bench_stream", lines, args.write)
 
 
 if __name__ == "__main__":

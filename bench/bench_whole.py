@@ -22,11 +22,11 @@ from common import (
     machine,
     now,
     prose_output,
+    publish,
     reference_available,
     reference_parser,
     reference_version,
     tool_heavy_output,
-    write_section,
 )
 
 
@@ -79,11 +79,7 @@ def main(argv: list[str] | None = None) -> int:
         ref = best.get("reference")
         lines.append(f"| {kind} | {size:,} | {best['chatcodec'] * 1e3:.2f} | "
                      + (f"{ref * 1e3:.2f} | {ref / best['chatcodec']:.2f}x |" if ref else "n/a | n/a |"))
-    section = "\n".join(lines) + "\n"
-    print(section)
-    if args.write:
-        write_section("bench_whole", section)
-    return 0
+    return publish("bench_whole", lines, args.write)
 
 
 if __name__ == "__main__":

@@ -142,6 +142,16 @@ def write_section(name: str, section: str) -> None:
     DOC.write_text(text, encoding="utf-8")
 
 
+def publish(name: str, lines: list[str], write: bool) -> int:
+    """Print a bench's table (``lines``, joined) and, with ``write``, put it in the ``name`` section of
+    ``docs/performance.md``; the exit status of the bench (0)."""
+    section = "\n".join(lines) + "\n"
+    print(section)
+    if write:
+        write_section(name, section)
+    return 0
+
+
 def now() -> float:
     """The process's CPU time in seconds: on a shared machine, time spent waiting for a core is
     not counted (the ratios are of CPU time, as in the issue that set the targets)."""

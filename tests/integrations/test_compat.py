@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
-from chatcodec.integrations.compat import engine_version_problem, example_match, tool_dicts
+from chatcodec.integrations import compat
+from chatcodec.integrations.compat import engine_supported, engine_version_problem, example_match, tool_dicts
 
 
 @pytest.mark.parametrize(
@@ -91,3 +94,19 @@ def test_tools_in_every_shape_the_engines_pass() -> None:
 )
 def test_a_literal_a_delimiter_pattern_matches(pattern: str, text: str | None) -> None:
     assert example_match(pattern) == text
+
+
+@pytest.mark.parametrize(("version", "registered", "level", "phrase"), [
+    ("0.32.9", False, logging.ERROR, "vllm 0.32.9 is not supported"),
+    ("0.34.1", True, logging.WARNING, "vllm 0.34.1 is newer than the releases"),
+    ("0.33.2", True, None, None),
+])
+def test_the_version_gate_logs_at_the_problems_level(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+        version: str, registered: bool, level: int | None, phrase: str | None) -> None:
+    monkeypatch.setattr(compat.metadata, "version", lambda name: version)
+    logger = logging.getLogger("chatcodec.test_gate")
+    with caplog.at_level(logging.DEBUG, logger="chatcodec.test_gate"):
+        assert engine_supported("vllm", logger) is registered
+    assert [(record.levelno, phrase in record.getMessage()) for record in caplog.records] == (
+        [] if level is None else [(level, True)])

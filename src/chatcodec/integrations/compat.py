@@ -9,17 +9,35 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from importlib import metadata
 from typing import Any
 
-__all__ = ["SUPPORTED", "decode", "engine_version_problem", "example_match", "tool_dicts"]
+__all__ = ["SUPPORTED", "decode", "engine_supported", "engine_version_problem", "example_match", "tool_dicts"]
 
 #: engine distribution -> (oldest supported release, first release not yet tested).
 SUPPORTED: dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]] = {
     "vllm": ((0, 33, 0), (0, 34, 0)),
     "sglang": ((0, 5, 23), (0, 6, 0)),
 }
+
+
+def engine_supported(engine: str, logger: logging.Logger) -> bool:
+    """Registration's version gate: whether to register the plugin with ``engine``.
+
+    Logs :func:`engine_version_problem`'s message on ``logger`` at its level, and returns ``False``
+    only for an ``"error"`` (an unsupported release).
+    """
+    problem = engine_version_problem(engine)
+    if problem is None:
+        return True
+    level, message = problem
+    if level == "error":
+        logger.error(message)
+        return False
+    logger.warning(message)
+    return True
 
 
 def _release(version: str) -> tuple[int, int, int]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 
-from chatcodec.integrations.compat import engine_version_problem
+from chatcodec.integrations.compat import engine_supported
 
 __all__ = ["NAME", "register"]
 
@@ -33,13 +33,8 @@ def register() -> list[str]:
         What was registered: ``"tool"`` and/or ``"reasoning"`` (empty when SGLang is unsupported or
         the names belong to someone else; the reason is logged).
     """
-    problem = engine_version_problem("sglang")
-    if problem is not None:
-        level, message = problem
-        if level == "error":
-            logger.error(message)
-            return []
-        logger.warning(message)
+    if not engine_supported("sglang", logger):
+        return []
     from sglang.srt.function_call.function_call_parser import FunctionCallParser
     from sglang.srt.parser.reasoning_parser import ReasoningParser
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 
-from chatcodec.integrations.compat import engine_version_problem
+from chatcodec.integrations.compat import engine_supported
 
 __all__ = ["NAME", "register"]
 
@@ -36,13 +36,8 @@ def register() -> list[str]:
         What was registered: ``"tool"`` and/or ``"reasoning"`` (empty when vLLM is unsupported or
         the names belong to someone else; the reason is logged).
     """
-    problem = engine_version_problem("vllm")
-    if problem is not None:
-        level, message = problem
-        if level == "error":
-            logger.error(message)
-            return []
-        logger.warning(message)
+    if not engine_supported("vllm", logger):
+        return []
     from vllm.reasoning import ReasoningParserManager
     from vllm.tool_parsers import ToolParserManager
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
 from chatcodec.response_templates.ext_bare_object import MAX_DEPTH
-from chatcodec.response_templates.scanners.json_scan import JsonReader
+from chatcodec.response_templates.scanners.json_scan import Frame, JsonReader
 from chatcodec.response_templates.scanners.protocol import Delta, Path
 
 __all__ = ["BareObjectScanner", "bare_object_scanner"]
@@ -31,16 +31,6 @@ _NOT_A_VALUE = object()
 
 # states
 _VALUE, _KEY, _COLON, _AFTER, _DONE, _DEAD = range(6)
-
-
-class _Frame:
-    __slots__ = ("count", "is_object", "keys", "path")
-
-    def __init__(self, path: Path, is_object: bool) -> None:
-        self.path = path
-        self.is_object = is_object
-        self.count = 0
-        self.keys: set[str] = set()
 
 
 def _bare(word: str) -> Any:
@@ -65,7 +55,7 @@ class BareObjectScanner:
 
     def __init__(self, string_delims: list[tuple[str, str]]) -> None:
         self._delims = string_delims
-        self._stack: list[_Frame] = []
+        self._stack: list[Frame] = []
         self._state = _VALUE
         self._first = False  # in _KEY: right after "{" (a "}" may come)
         self._carry = ""  # undecided text: a bare key or value, a delimiter start
@@ -160,7 +150,7 @@ class BareObjectScanner:
             if len(self._stack) >= MAX_DEPTH:
                 return self._dead()
             out.append(("begin", path, "object" if char == "{" else "array"))
-            self._stack.append(_Frame(path, char == "{"))
+            self._stack.append(Frame(path, char == "{"))
             self._state, self._first = (_KEY, True) if char == "{" else (_VALUE, False)
             if char == "[":
                 self._first = True

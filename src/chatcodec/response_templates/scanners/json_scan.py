@@ -46,7 +46,11 @@ _VALUE, _ARRAY_FIRST, _OBJECT_FIRST, _KEY, _COLON, _AFTER = range(6)
 _STRING, _NUMBER_RUN, _LITERAL, _BARE_KEY, _DONE, _DEAD = range(6, 12)
 
 
-class _Frame:
+class Frame:
+    """One open array or object while a value is read: its ``path``, whether it is an object, how
+    many items it has so far (``count``) and, for an object, the keys it has read (``keys``: a key
+    given twice is refused)."""
+
     __slots__ = ("count", "is_object", "keys", "path")
 
     def __init__(self, path: Path, is_object: bool) -> None:
@@ -77,7 +81,7 @@ class JsonReader:
         self._pairs = [(str(a), str(b)) for a, b in string_delims]
         self._unquoted = unquoted_keys
         self._base = base
-        self._stack: list[_Frame] = []
+        self._stack: list[Frame] = []
         self._state = _VALUE
         self._key: str | None = None  # the key whose value comes next
         self._path: Path = base  # the path of the string/number/literal being read
@@ -219,7 +223,7 @@ class JsonReader:
                 return self._die(i)
             is_object = char == "{"
             self._emit(("begin", path, "object" if is_object else "array"))
-            self._stack.append(_Frame(path, is_object))
+            self._stack.append(Frame(path, is_object))
             self._state = _OBJECT_FIRST if is_object else _ARRAY_FIRST
             return i + 1
         if char == '"':
