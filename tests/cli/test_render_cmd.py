@@ -639,6 +639,19 @@ class TestRequestFiles:
         assert run(capsysbinary, "render", str(template), request) == (0, b"Hi|1|A", "")
         assert run(capsysbinary, "render", str(template), request, "--var", "x=2") == (0, b"Hi|2|A", "")
 
+    def test_a_generation_prompt_that_is_not_a_boolean_is_an_error(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{{ messages[0].content }}{% if add_generation_prompt %}|A{% endif %}")
+        request = self.write(tmp_path, {"messages": [{"role": "user", "content": "Hi"}],
+                                        "add_generation_prompt": "false"})
+        assert run(capsysbinary, "render", str(template), request) == (1, b"", (
+            "chatcodec: ConversationError: add_generation_prompt: expected true or false, got str\n"))
+        false = self.write(tmp_path, {"messages": [{"role": "user", "content": "Hi"}],
+                                      "add_generation_prompt": False})
+        assert run(capsysbinary, "render", str(template), false) == (0, b"Hi", "")
+        assert run(capsysbinary, "render", str(template), false, "--generation-prompt") == (0, b"Hi|A", "")
+
     def test_image_url_parts_for_a_vision_template(self, tmp_path: Path,
                                                    capsysbinary: pytest.CaptureFixture[bytes]) -> None:
         line = golden(VISION, "multimodal", True)

@@ -100,10 +100,12 @@ def run(args: argparse.Namespace) -> int:
     conversation = read_conversation(args.conversation)
     tools = read_tools(args.tools) if args.tools else conversation.tools
     documents = read_json(args.documents, "documents") if args.documents else conversation.documents
+    own_generation_prompt = conversation.request.get("add_generation_prompt")
     request = {**conversation.request, "tools": tools, "documents": documents,
-               # the options, or the request's own fields; without either, no generation prompt
-               "add_generation_prompt": args.generation_prompt
-               or bool(conversation.request.get("add_generation_prompt")),
+               # the options, or the request's own fields (as written: read_chat_request checks
+               # their types, so "false" is an error, never true); without either, no generation prompt
+               "add_generation_prompt": True if args.generation_prompt
+               else False if own_generation_prompt is None else own_generation_prompt,
                "continue_final_message": args.continue_final_message
                or conversation.request.get("continue_final_message") or False}
     template = select_chat_template(source.templates, args.template_name, request_tools(request))
