@@ -354,6 +354,24 @@ class TestErrors:
         assert code == 1
         assert err == "chatcodec: ValueError: stdin is empty; expected a conversation (JSON)\n"
 
+    @pytest.mark.parametrize(("argv", "message"), [
+        (["-", "-"], "MODEL_DIR_OR_TEMPLATE and CONVERSATION.json cannot both be read from stdin"),
+        (["qwen3", "-", "--tools", "-"], "CONVERSATION.json and --tools cannot both be read from stdin"),
+        (["-", "c.json", "--tools", "-", "--documents", "-"],
+         "only one of MODEL_DIR_OR_TEMPLATE, --tools, --documents can be read from stdin"),
+    ])
+    def test_stdin_read_twice(self, argv: list[str], message: str,
+                              capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        assert run(capsysbinary, "render", *argv) == (1, b"", f"chatcodec: ValueError: {message}\n")
+
+    def test_empty_stdin_for_tools(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "hi"}]')
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+        assert run(capsysbinary, "render", "qwen3", str(conversation), "--tools", "-") == (
+            1, b"", "chatcodec: ValueError: stdin is empty; expected tools (JSON)\n")
+
     @pytest.mark.parametrize(
         ("content", "message"),
         [

@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     ``add_generation_prompt: true``), and ``--var`` wins over the request's template variables.
 
     Raises:
-        OSError, ValueError: an input cannot be read or parsed.
+        OSError, ValueError: an input cannot be read or parsed, or two of them are stdin (``-``).
         ChatTemplateNotFoundError, ModelStorageError: no usable chat template (an empty one too,
             named by its file).
         ChatTemplateError, ConversationError: the render failed.
@@ -96,6 +96,13 @@ def run(args: argparse.Namespace) -> int:
     from chatcodec.cli.sources import read_chat_template_source
     from chatcodec.errors import ChatTemplateNotFoundError
 
+    from_stdin = [name for name, value in (("MODEL_DIR_OR_TEMPLATE", args.source),
+                                           ("CONVERSATION.json", args.conversation),
+                                           ("--tools", args.tools), ("--documents", args.documents))
+                  if value == "-"]
+    if len(from_stdin) > 1:  # the first would read all of stdin, the next an empty one
+        raise ValueError(f"{' and '.join(from_stdin)} cannot both be read from stdin" if len(from_stdin) == 2
+                         else f"only one of {', '.join(from_stdin)} can be read from stdin")
     source = read_chat_template_source(args.source)
     conversation = read_conversation(args.conversation)
     tools = read_tools(args.tools) if args.tools else conversation.tools
