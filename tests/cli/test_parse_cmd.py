@@ -244,6 +244,14 @@ def test_keep_mode_records_the_problem_and_exits_0(
             ["t.json", "-", "--prefix", "-"],
             "chatcodec: ValueError: OUTPUT and --prefix cannot both be read from stdin\n",
         ),
+        (
+            ["t.json", "-", "--no-prefix", "--tools", "-"],
+            "chatcodec: ValueError: OUTPUT and --tools cannot both be read from stdin\n",
+        ),
+        (
+            ["t.json", "-", "--prefix", "-", "--tools", "-"],
+            "chatcodec: ValueError: only one of OUTPUT, --prefix, --tools can be read from stdin\n",
+        ),
     ],
 )
 def test_input_errors_are_one_line(

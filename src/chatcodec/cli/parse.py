@@ -122,8 +122,11 @@ def run(args: argparse.Namespace) -> int:
         args.usage_error(_missing_prefix(args))
     stream = args.stream or args.chunk_size is not None or args.delay is not None
     size = args.chunk_size or CHUNK_SIZE
-    if args.output == "-" and args.prefix == "-":
-        raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
+    from_stdin = [name for name, value in (("OUTPUT", args.output), ("--prefix", args.prefix),
+                                           ("--tools", args.tools)) if value == "-"]
+    if len(from_stdin) > 1:  # the first would read all of stdin, the next an empty one
+        raise ValueError(f"{' and '.join(from_stdin)} cannot both be read from stdin" if len(from_stdin) == 2
+                         else f"only one of {', '.join(from_stdin)} can be read from stdin")
     source = TemplateSource.open(args.template)
     live = stream and args.output == "-"
     keep = args.errors == "keep"
