@@ -329,6 +329,43 @@ class TestErrors:
             "cannot encode; it comes from messages[1] (a JSON \\ud800-style escape without its pair?)\n"
         )
 
+    @pytest.mark.parametrize(("argv", "origin"), [
+        (["--var", 'x="\\ud800"'], "--var x"),
+        (["--var", 'x="a\\udfff"', "--var", "y=ok"], "--var x"),
+        (["--var", 'x="ok"', "--var", 'x="\\ud800"'], "--var x"),
+    ])
+    def test_a_lone_surrogate_in_a_variable(self, argv: list[str], origin: str, tmp_path: Path,
+                                            capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{{ x }}")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "ok"}]')
+        code, out, err = run(capsysbinary, "render", str(template), str(conversation), *argv)
+        assert (code, out) == (1, b"")
+        assert err.endswith(f"; it comes from {origin} (a JSON \\ud800-style escape without its pair?)\n")
+
+    def test_a_lone_surrogate_in_a_special_token_or_a_request_variable(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        model = tmp_path / "model"
+        model.mkdir()
+        (model / "chat_template.jinja").write_text("{{ bos_token }}{{ x }}")
+        (model / "tokenizer_config.json").write_text('{"bos_token": "\\ud800"}')
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "ok"}]')
+        code, _, err = run(capsysbinary, "render", str(model), str(conversation), "--var", "x=1")
+        assert code == 1
+        assert err == (
+            "chatcodec: ValueError: the prompt holds a lone surrogate (U+D800 at character 0), which UTF-8 "
+            f"cannot encode; it comes from {model}'s bos_token (a JSON \\ud800-style escape without its "
+            "pair?)\n")
+        request = tmp_path / "r.json"
+        request.write_text('{"messages": [{"role": "user", "content": "ok"}], '
+                           '"chat_template_kwargs": {"x": "\\udc00"}}')
+        code, _, err = run(capsysbinary, "render", str(template_file(tmp_path)), str(request))
+        assert code == 1
+        assert err.endswith(
+            "it comes from the conversation's x (a JSON \\ud800-style escape without its pair?)\n")
+
     def test_template_files_are_read_up_to_a_limit(
         self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -626,6 +663,12 @@ def test_a_json_config_without_the_extension_and_only_a_response_template_says_s
         f"chatcodec: ValueError: {path}: this JSON file holds no chat template (no 'chat_template' key); "
         "pass a chat template file (.jinja), a chat_template.json or tokenizer_config.json that has one, or "
         "a model directory\n"))
+
+
+def template_file(tmp_path: Path) -> Path:
+    path = tmp_path / "x.jinja"
+    path.write_text("{{ x }}")
+    return path
 
 
 class TestRequestFiles:

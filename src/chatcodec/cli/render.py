@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -131,7 +132,11 @@ def run(args: argparse.Namespace) -> int:
         label = _template_label(source.origin, source.templates, template)
         raise ChatTemplateNotFoundError(f"{label}: {error}", name=error.name,
                                         available=error.available) from None
-    _check_encodable(prompt, conversation.messages, tools, documents)
+    tokens = source.special_tokens.items()
+    variable_origins = [*((f"{source.origin}'s {key}", value) for key, value in tokens),
+                        *((f"the conversation's {key}", value) for key, value in inputs.variables.items()),
+                        *((f"--var {key}", value) for key, value in args.var)]
+    _check_encodable(prompt, conversation.messages, tools, documents, variable_origins)
     _warn_undefined_tokens(template, variables, _template_label(source.origin, source.templates, template))
     _write(prompt)
     return 0
@@ -197,8 +202,15 @@ def _template_label(origin: str, templates: str | dict[str, str], template: str)
     return origin if name is None else f"{origin}[{name}]"
 
 
-def _check_encodable(prompt: str, messages: Any, tools: Any, documents: Any) -> None:
+def _check_encodable(prompt: str, messages: Any, tools: Any, documents: Any,
+                     variables: Sequence[tuple[str, Any]] = ()) -> None:
     """Refuse a prompt UTF-8 cannot encode (a lone surrogate), naming the input it came from.
+
+    Args:
+        prompt: the rendered prompt.
+        messages, tools, documents: the inputs, searched in this order.
+        variables: ``(where, value)`` of the template variables (special tokens, the request's
+            variables, ``--var``), searched last, the last one given first (it wins the render).
 
     Raises:
         ValueError: the prompt holds a lone surrogate.
@@ -208,7 +220,7 @@ def _check_encodable(prompt: str, messages: Any, tools: Any, documents: Any) -> 
     except UnicodeEncodeError as error:
         char = prompt[error.start]
         inputs = [*((f"messages[{index}]", message) for index, message in enumerate(messages)),
-                  ("tools", tools), ("documents", documents)]
+                  ("tools", tools), ("documents", documents), *reversed(variables)]
         origin = next((where for where, value in inputs if _has_surrogate(value)), "the template")
         raise ValueError(
             f"the prompt holds a lone surrogate (U+{ord(char):04X} at character {error.start}), which UTF-8 "
