@@ -176,6 +176,15 @@ def test_hf_jinja_divergences_on_every_corpus_template() -> None:
         assert [text[:len(start)] for text, start in zip(found[name], starts, strict=True)] == starts, name
 
 
+def test_a_template_that_runs_on_in_hf_jinja_is_a_reason_not_an_internal_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cross_engine, "NODE_TIMEOUT", 1)
+    endless = "{% for i in range(1000000000) %}{{ i }}{% endfor %}"  # no range limit in that engine
+    assert cross_engine.render_hf_jinja([(endless, [{"messages": []}])]) == (
+        "Node.js did not finish within 1 s (NODE_TIMEOUT per template): @huggingface/jinja has no limits "
+        "on loops or sizes, so a template that runs long runs on there")
+
+
 def test_an_engine_that_is_missing_is_an_info_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
