@@ -212,10 +212,17 @@ def render_hf_jinja(jobs: list[tuple[str, list[dict[str, Any]]]]) -> list[list[O
                     "@huggingface/jinja has no limits on loops or sizes, so a template that runs long "
                     "runs on there")
     if done.returncode != 0:
-        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
-        return f"Node.js failed: {last}"
+        return f"Node.js failed: {_node_failure(done.stderr, done.returncode)}"
     return [[Outcome(result.get("text"), result.get("error")) for result in results]
             for results in json.loads(done.stdout)]
+
+
+def _node_failure(stderr: str, returncode: int) -> str:
+    """The line of Node.js's stderr that says why it failed: V8's ``FATAL ERROR: ...`` (out of
+    memory, followed by a native stack trace whose last line says nothing), else the last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    fatal = next((line for line in lines if "FATAL ERROR" in line), None)
+    return fatal or (lines[-1] if lines else f"exit {returncode}")
 
 
 # --- comparing ---------------------------------------------------------------------------------------
