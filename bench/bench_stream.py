@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         for size in sizes:
             text = prose_output(size)
             chunks = [text[i : i + chunk] for i in range(0, len(text), chunk)]
-            repeats = args.repeats if size < 100_000 else max(2, args.repeats // 3)
+            # short runs are cheap and the most disturbed by a loaded machine: more of them
+            repeats = 3 * args.repeats if size < 100_000 else max(2, args.repeats // 3)
             def new_parser() -> Any:
                 return ResponseParser(compiled, prefix="")
 

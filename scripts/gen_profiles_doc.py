@@ -234,7 +234,7 @@ that its transform does not use (`tests/profiles/test_profiles_load.py`).
 """
 
 RULES = """\
-Every profile keeps the same three rules, so no family behaves differently from the others on
+Every profile keeps the same four rules, so no family behaves differently from the others on
 the same kind of output.
 
 **Whitespace.** `content` and `reasoning_content` are the text exactly as the model wrote it
@@ -257,6 +257,16 @@ in `tests/profiles/variants/`). Text cut off inside a call marker itself (`<tool
 
 **Calls outside `tools=`.** A call to a function that is not among the tools passed is kept as
 written and listed under the message's `parse_warnings` (`kind: "unknown_tool"`), never dropped.
+
+**Calls without a close marker of their own.** Where a family writes its calls bare (Llama 3's
+JSON objects, Mistral's `[TOOL_CALLS]` array or `name{...}`, Granite 3's `<|tool_call|>[...]`,
+`functools[...]`, Python call lists), the tool-call region ends where the call's value ends
+(`close_at_value_end`, `docs/response_templates.md`): the separators and whitespace right after
+the calls are their layout, and any other text after them is `content` (vLLM drops it, SGLang keeps
+it; nothing is lost). Families whose calls have an end marker (`</tool_call>`,
+`<|tool_calls_section_end|>`) keep it as the region's end: text inside the marker that is not a
+call is an error there, never content (Granite 3 and xLAM, whose calls come bare or in
+`<tool_call>` tags, end both at the value). Profiles that end calls at their value's end: {value_end}.
 """
 
 KEPT_INTRO = """\
@@ -302,7 +312,13 @@ def streaming() -> list[str]:
         "stream as the model writes them when the profile's tool-call parser has a value scanner "
         "(`docs/streaming_values.md`); otherwise they arrive whole when the call ends. A profile that "
         "tries several parsers (`x-first`) streams what those still possible read alike, and then the "
-        "one left.",
+        "one left. *Each match whole*: the regex that reads a call or a parameter has no place to split "
+        "around its value (the value group stands in an alternation, as in MiniCPM5's CDATA-or-text "
+        "parameters and DeepSeek V3.2's `string=\"true\"` / `\"false\"` ones, or runs to the end of "
+        "the region, as in LongCat's tagged calls), so each arrives whole once its match completes. A "
+        "profile is listed under the coarsest way any of its formats streams (LongCat's JSON calls "
+        "stream as written). `tests/openai_wire/test_long_arguments.py` checks each line on real "
+        "outputs with a 2,000-character argument.",
         "",
     ]
     for how in ("as written", "each match whole", "as its parsers agree", "whole at close"):
@@ -311,12 +327,20 @@ def streaming() -> list[str]:
     return lines
 
 
+def value_end_profiles() -> str:
+    """The profiles whose tool-call field closes at its value's end, as a Markdown list of names."""
+    fields = {name: profiles.load(name).response_template["fields"] for name in profiles.names()}
+    names = [f"`{name}`" for name, spec in fields.items()
+             if spec.get("tool_calls", {}).get("close_at_value_end")]
+    return ", ".join(names) or "none"
+
+
 def render(counts: dict[str, dict[str, int]]) -> str:
     sections = [
         ("", [INTRO]),
         ("## Summary", summary(counts)),
         ("## Families", family_table(counts)),
-        ("## Rules every profile keeps", [RULES]),
+        ("## Rules every profile keeps", [RULES.replace("{value_end}", value_end_profiles())]),
         ("## Malformed tool calls", [MALFORMED]),
         ("## Arguments streamed as they are written", streaming()),
         ("## Known differences from the peers", known_differences()),

@@ -1,7 +1,7 @@
 """get_json_schema: every supported type hint and docstring form, and every error.
 
 Expected schemas are literals; where chatcodec deliberately differs from the reference
-(transformers 5.23), the reference's output is noted next to the test.
+(transformers 5.24), the reference's output is noted next to the test.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ are also the type the template raised (``ChatTemplateTypeError`` is a ``TypeErro
 
 Rules kept here:
 
-* Each class also inherits the built-in the reference (transformers 5.23) raises in the same
+* Each class also inherits the built-in the reference (transformers 5.24) raises in the same
   situation, so existing ``except ValueError`` / ``except RuntimeError`` clauses keep working.
 * Messages read ``where: what. hint``; the *where* is also available as attributes
   (``.field``, ``.key``, ``.path`` at load time; ``.field``, ``.parser``, ``.offset``, ``.text``,

@@ -283,3 +283,29 @@ def test_schema_forms_fill_in_or_drop_what_templates_read() -> None:
         {"type": "object", "required": [], "properties": {}}]
     assert PROBE_TOOLS[2]["function"]["parameters"]["required"] == ["settings"]  # copies, never the originals
     assert MessageShape(schemas="scalar").describe() == "tool schemas with scalar parameters only"
+
+
+#: Command R+ tool_use's shape: an instruction turn after the last message, which the generation prompt
+#: follows, and a call turn the template closes with no end-of-turn marker, so the render of that turn runs
+#: on into the instruction turn.
+INSTRUCTION_AFTER_THE_LAST_TURN = (
+    "{%- for m in messages %}<|START|><|{{ m.role | upper }}|>"
+    "{%- if m.tool_calls %}Calls: {{ m.tool_calls | map(attribute='function.name') | join(',') }}\n"
+    "{% else %}{{ m.content }}<|END|>{% endif %}{% endfor %}"
+    "<|START|><|SYSTEM|>Write the calls.<|END|>{% if add_generation_prompt %}<|START|><|BOT|>{% endif %}")
+
+
+def test_a_turn_after_a_trailer_is_read_between_the_generation_prompt_and_the_trailer() -> None:
+    # the generation prompt shares its first marker (<|START|>) with the trailer; the turn ends where
+    # the render repeats the trailer
+    user = {"role": "user", "content": "Hi"}
+    turn = {"role": "bot", "content": "",
+            "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": {}}}]}
+    rendered = render_case(INSTRUCTION_AFTER_THE_LAST_TURN, Conversation([user, turn], None, False, {}),
+                           eos_token="<|END|>")
+    assert rendered.prompt == ("<|START|><|USER|>Hi<|END|><|START|><|SYSTEM|>Write the calls.<|END|>"
+                               "<|START|><|BOT|>")
+    assert rendered.full == ("<|START|><|USER|>Hi<|END|><|START|><|BOT|>Calls: f\n"
+                             "<|START|><|SYSTEM|>Write the calls.<|END|>")
+    assert (rendered.realigned, rendered.continues_prompt) == (True, True)
+    assert rendered.output == "Calls: f\n"

@@ -1,4 +1,4 @@
-"""Deliberate differences of the encoding half from the reference (transformers 5.23), one test each.
+"""Deliberate differences of the encoding half from the reference (transformers 5.24), one test each.
 
 Each test states the reference's result (obtained by running it, or read from its code where noted)
 and chatcodec's. ``docs/compatibility.md`` lists them with the reasons.
@@ -62,8 +62,9 @@ def test_generation_spans_that_cannot_be_known_are_an_error() -> None:
 
 
 def test_concurrent_span_renders() -> None:
-    # reference: the tracker lives on the shared environment, so two threads rendering with
-    # return_assistant_tokens_mask at once raise "AssistantTracker should not be reused before closed"
+    # as transformers 5.24 (its tracker keeps its state in a ContextVar); 5.23 kept it on the shared
+    # environment, so two threads rendering with return_assistant_tokens_mask at once raised
+    # "AssistantTracker should not be reused before closed"
     template = "{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}{% endfor %}"
     errors: list[BaseException] = []
 

@@ -1,8 +1,9 @@
 """Every line of the corpus's golden renders: byte-identical prompts, and the same errors.
 
-The goldens were rendered by the reference (transformers 5.23) with the clock pinned to
-2026-01-15 12:00:00 (``now=`` reproduces it). Test ids read ``template|conversation|agp=..|variant``
-where the variant names the extra template variables of that render (``base`` for none).
+The goldens were rendered by the reference (transformers 5.23; 5.24 re-renders them byte for
+byte) with the clock pinned to 2026-01-15 12:00:00 (``now=`` reproduces it). Test ids read
+``template|conversation|agp=..|variant`` where the variant names the extra template variables of
+that render (``base`` for none).
 """
 
 from __future__ import annotations

@@ -113,6 +113,18 @@ class TestMessages:
             {"role": "user", "content": "from a model"},
         ]
 
+    def test_a_conversation_object_is_its_messages(self) -> None:
+        # as transformers 5.24's apply_chat_template (_normalize_chat_messages reads .messages)
+        @dataclasses.dataclass
+        class Conversation:
+            messages: list[Any]
+
+        chat = Conversation([{"role": "user", "content": "hi", "name": None}, Model()])
+        assert prepare_messages(chat) == [{"role": "user", "content": "hi"},
+                                          {"role": "user", "content": "from a model"}]
+        template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+        assert render_chat_template(template, chat) == "<user>hi<user>from a model"
+
     def test_multimodal_content_lists_are_kept(self) -> None:
         content = [{"type": "image", "url": "https://x/cat.png"}, Block("text", "What is it?")]
         assert prepare_messages([{"role": "user", "content": content}]) == [

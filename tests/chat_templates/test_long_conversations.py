@@ -19,5 +19,5 @@ def test_gemma4_renders_3200_short_messages_with_the_default_limits() -> None:
     assert (limits.MAX_TEMPLATE_STEPS, limits.MAX_RENDER_SECONDS) == (1_000_000_000, 60.0)
     exchange = [{"role": "user", "content": "What is i+1?"}, {"role": "assistant", "content": "i+1."}]
     out = render_chat_template(corpus_template(GEMMA4), exchange * 1600, bos_token="<bos>")
-    # the reference's text for one exchange (rendered with transformers 5.23), 1,600 times
+    # the reference's text for one exchange (rendered with transformers 5.24), 1,600 times
     assert out == "<bos>" + "<|turn>user\nWhat is i+1?<turn|>\n<|turn>model\ni+1.<turn|>\n" * 1600

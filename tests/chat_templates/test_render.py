@@ -1,6 +1,6 @@
 """render_chat_template: options, continue_final_message and its checks, variables and special tokens.
 
-Expected prompts of real corpus templates were produced by the reference (transformers 5.23
+Expected prompts of real corpus templates were produced by the reference (transformers 5.24
 ``render_jinja_template``) on the same inputs.
 """
 
@@ -225,7 +225,7 @@ EMPTY_TEMPLATE_MESSAGE = (
 
 @pytest.mark.parametrize("template", ["", " ", "\n", " \t\n\n"])
 def test_an_empty_template_is_an_error(template: str) -> None:
-    # transformers 5.23 renders "" (and "   \n" as "   ") without a word: docs/compatibility.md
+    # transformers 5.24 renders "" (and "   \n" as "   ") without a word: docs/compatibility.md
     messages = [{"role": "user", "content": "hi"}]
     with pytest.raises(chatcodec.ChatTemplateNotFoundError) as caught:
         render_chat_template(template, messages)

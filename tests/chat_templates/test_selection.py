@@ -66,7 +66,7 @@ class TestSelect:
     @pytest.mark.parametrize("templates", [None, {}])
     @pytest.mark.parametrize("name", [None, "default", "tool_use"])
     def test_no_template(self, templates: Any, name: str | None) -> None:
-        # transformers 5.23 says "multiple chat templates with no default specified ... []" for {}
+        # transformers 5.24 says "multiple chat templates with no default specified ... []" for {}
         with pytest.raises(ChatTemplateNotFoundError) as caught:
             select_chat_template(templates, name)
         assert str(caught.value) == (

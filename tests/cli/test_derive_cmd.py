@@ -120,7 +120,7 @@ def test_the_readme_example_prints_what_the_readme_shows(
     assert captured.out == shown
 
 
-def test_seed_oss_calls_are_verified_as_the_readme_says(capsys: pytest.CaptureFixture[str]) -> None:
+def test_seed_oss_calls_are_verified(capsys: pytest.CaptureFixture[str]) -> None:
     path = str(corpus_path("chat_templates", "ByteDance-Seed--Seed-OSS-36B-Instruct.jinja"))
     assert main(["derive", path, "--json", "--var", "eos_token=<seed:eos>"]) == 0
     report = json.loads(capsys.readouterr().out)

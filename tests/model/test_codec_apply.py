@@ -214,7 +214,7 @@ class TestTemplateSelection:
     @pytest.mark.parametrize("templates", ["{{ 'x' }}", {"default": "D", "tool_use": "T"}, "", " \n"])
     @pytest.mark.parametrize("argument", [None, "", "  "])
     def test_an_empty_template_is_an_error(self, templates: Any, argument: str | None) -> None:
-        # transformers 5.23 renders an empty chat_template= argument (or stored template) as an empty prompt
+        # transformers 5.24 renders an empty chat_template= argument (or stored template) as an empty prompt
         codec = ChatCodec(templates)
         chat = messages("multi_turn")
         if argument is None and templates not in ("", " \n"):
@@ -359,7 +359,7 @@ class TestPaddingAndTensors:
                                          return_dict=False) == result["input_ids"]
 
     def test_max_length_zero(self, qwen3: ChatCodec) -> None:
-        # transformers 5.23: truncation=True, max_length=0 gives {'input_ids': [], 'attention_mask': []};
+        # transformers 5.24: truncation=True, max_length=0 gives {'input_ids': [], 'attention_mask': []};
         # padding='max_length', max_length=0 pads nothing (the prompt is longer already).
         chat = [{"role": "user", "content": "hi"}]
         assert qwen3.apply_chat_template(chat, truncation=True, max_length=0) == {
@@ -368,7 +368,7 @@ class TestPaddingAndTensors:
         assert qwen3.apply_chat_template(chat, padding="max_length", max_length=0, return_dict=False) == ids
 
     def test_max_length_padding_without_a_length_is_an_error(self, qwen3: ChatCodec) -> None:
-        # transformers 5.23 pads nothing, silently, when padding='max_length' has no max_length and
+        # transformers 5.24 pads nothing, silently, when padding='max_length' has no max_length and
         # the tokenizer no usable model_max_length; chatcodec says what is missing.
         with pytest.raises(ValueError) as caught:
             qwen3.apply_chat_template([{"role": "user", "content": "hi"}], padding="max_length")
@@ -384,7 +384,7 @@ class TestPaddingAndTensors:
                                       max_length=max_length)
         assert str(caught.value) == f"max_length: expected a non-negative integer or None, got {max_length!r}"
 
-    # transformers 5.23 (PreTrainedTokenizerFast without pad_token) raises "Asking to pad but the
+    # transformers 5.24 (PreTrainedTokenizerFast without pad_token) raises "Asking to pad but the
     # tokenizer does not have a padding token" whenever a padding strategy is asked for, even when
     # no sequence is shorter than the target; padding=False / "do_not_pad" and tokenize=False do not.
     NO_PAD_TOKEN_RAISES: ClassVar[list[tuple[str, bool, dict[str, Any]]]] = [
@@ -444,8 +444,8 @@ class TestPaddingAndTensors:
 
 class TestPaddingAndTruncationSides:
     """``padding_side`` / ``truncation_side`` are settable attributes, as on a transformers tokenizer
-    (values recorded from transformers 5.23 on /tmp/qa2/Qwen3-tiny: setting the attribute and
-    ``tokenizer_kwargs={"padding_side": "left"}`` both left-pad)."""
+    (values recorded from transformers 5.23 on /tmp/qa2/Qwen3-tiny, whose padding code 5.24 keeps:
+    setting the attribute and ``tokenizer_kwargs={"padding_side": "left"}`` both left-pad)."""
 
     SHORT: ClassVar[list[dict[str, str]]] = [{"role": "user", "content": "Hi"}]
     LONG: ClassVar[list[dict[str, str]]] = [*SHORT, {"role": "assistant", "content": "Hello there"}]
@@ -518,7 +518,7 @@ class TestPaddingAndTruncationSides:
     @pytest.mark.parametrize("key", ["padding", "truncation", "max_length", "return_tensors",
                                      "add_special_tokens", "sanitize_control_tokens"])
     def test_tokenizer_kwargs_that_repeat_an_argument(self, qwen3: ChatCodec, key: str) -> None:
-        # transformers 5.23: TypeError "... got multiple values for keyword argument 'padding'"
+        # transformers 5.24: TypeError "... got multiple values for keyword argument 'padding'"
         with pytest.raises(TypeError) as caught:
             qwen3.apply_chat_template(self.SHORT, tokenizer_kwargs={key: True})
         assert str(caught.value) == (

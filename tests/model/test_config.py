@@ -69,7 +69,7 @@ def test_added_tokens_decoder_with_a_bad_id_names_it(tmp_path: Path) -> None:
 
 
 def test_legacy_special_tokens_map_overrides_the_config(tmp_path: Path) -> None:
-    # transformers 5.23 reads special_tokens_map.json only without added_tokens_decoder, and then
+    # transformers 5.24 reads special_tokens_map.json only without added_tokens_decoder, and then
     # its values win over tokenizer_config.json's
     write_json(tmp_path / "tokenizer_config.json", {"eos_token": "</s>", "bos_token": "<s>"})
     write_json(tmp_path / "special_tokens_map.json", {
@@ -115,7 +115,7 @@ def test_response_template_and_chat_control_tokens(tmp_path: Path) -> None:
      "tokenizer_config.json: eos_token: expected a token string or an object with a 'content' string, got 2"),
     ({"chat_control_tokens": "<a>"},
      "tokenizer_config.json: chat_control_tokens: expected a list of strings"),
-    # transformers 5.23 refuses these too: "Padding side should be selected between 'right' and 'left',
+    # transformers 5.24 refuses these too: "Padding side should be selected between 'right' and 'left',
     # current value: middle" (and the same for truncation_side).
     ({"padding_side": "middle"},
      "tokenizer_config.json: padding_side: expected 'right' or 'left', got 'middle'"),

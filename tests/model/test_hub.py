@@ -66,6 +66,21 @@ def test_named_templates_and_the_tokenizer_come_from_the_cache(cache: Path) -> N
     assert ChatCodec.from_pretrained(REPO, cache_dir=cache, load_tokenizer=False).tokenizer is None
 
 
+def test_a_processor_model_whose_template_is_in_processor_config_json(cache: Path) -> None:
+    # older vision models keep the template only under processor_config.json's chat_template
+    template = corpus_template("Qwen--Qwen2.5-VL-7B-Instruct.jinja")
+    make_hub_cache(cache, "acme/tiny-vl", {
+        "processor_config.json": json.dumps({"processor_class": "Qwen2_5_VLProcessor",
+                                             "chat_template": template}),
+        "tokenizer_config.json": json.dumps(CONFIG)})
+    codec = ChatCodec.from_pretrained("acme/tiny-vl", cache_dir=cache, load_tokenizer=False)
+    assert codec.chat_template == template
+    assert codec.apply_chat_template([{"role": "user", "content": "Hi"}], add_generation_prompt=True,
+                                     tokenize=False) == (
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+        "<|im_start|>assistant\n")
+
+
 def test_a_revision_is_a_branch_or_a_commit(cache: Path) -> None:
     make_hub_cache(cache, REPO, qwen3_files())
     other = "f" * 40

@@ -1,6 +1,6 @@
 """Model-specific named special tokens (``image_token``, ...) are template variables, as in the reference.
 
-transformers 5.23 (``PreTrainedTokenizerBase._from_pretrained``) adds to the named special tokens
+transformers 5.24 (``PreTrainedTokenizerBase._from_pretrained``) adds to the named special tokens
 every top-level ``*_token`` string of ``tokenizer_config.json`` and every entry of an
 ``extra_special_tokens`` object; ``special_tokens_map`` (the template's variables) lists them after
 the standard ones. Expected values are the reference's, from a directory like the one built here.

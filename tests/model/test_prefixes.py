@@ -33,7 +33,7 @@ def qwen3(path: Path, **config: Any) -> ChatCodec:
 class TestPaddedPrompts:
     @pytest.mark.parametrize("side", ["right", "left"])
     def test_pad_ids_are_not_part_of_the_prompt(self, tmp_path: Path, side: str) -> None:
-        # transformers 5.23 decodes the pads as prompt text, so a right-padded prompt's pads become
+        # transformers 5.24 decodes the pads as prompt text, so a right-padded prompt's pads become
         # content: recorded on the DeepSeek tokenizer with pad_token '<｜▁pad▁｜>':
         # [{'content': '</think><｜▁pad▁｜><｜▁pad▁｜>Hello!'}, {'content': '</think>Hello!'}]
         codec = qwen3(tmp_path, padding_side=side)

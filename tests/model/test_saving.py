@@ -1,6 +1,6 @@
 """``ChatCodec.save_pretrained``: the codec's current state is what gets written.
 
-As in transformers 5.23 (``save_pretrained`` writes the tokenizer's current configuration), edits
+As in transformers 5.24 (``save_pretrained`` writes the tokenizer's current configuration), edits
 made after loading (special tokens, templates, the response template) are saved, also into a
 directory that already has a ``tokenizer_config.json``: a codec loaded from a model directory
 writes its own configuration; a codec without one (a bundled profile, the constructor) adds its

@@ -1,6 +1,6 @@
 """Named special tokens as attributes of ``ChatCodec`` (``codec.eos_token``, ``codec.pad_token_id``).
 
-As in transformers 5.23 (``PreTrainedTokenizerBase.__setattr__ / __getattr__``), the attributes
+As in transformers 5.24 (``PreTrainedTokenizerBase.__setattr__ / __getattr__``), the attributes
 read and write ``special_tokens_map``, so everything that uses the special tokens (padding, the
 template variables, the end of generation, saving) sees an assignment. The tokenizer is the small
 byte-level BPE of ``helpers.chatml_tokenizer`` (``<|endoftext|>`` = 0, ``<|im_end|>`` = 2).
@@ -68,7 +68,7 @@ def test_token_ids(codec: ChatCodec) -> None:
 
 
 def test_a_token_must_be_a_string(codec: ChatCodec) -> None:
-    # transformers 5.23 raises ValueError("Cannot set a non-string value as the pad_token").
+    # transformers 5.24 raises ValueError("Cannot set a non-string value as the pad_token").
     with pytest.raises(ValueError) as caught:
         codec.pad_token = 5
     assert str(caught.value) == (

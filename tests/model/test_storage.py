@@ -84,6 +84,27 @@ class TestLoadLayouts:
         write(tmp_path, {"chat_template.json": {"chat_template": DEFAULT}, "processor_config.json": {}})
         assert load_chat_templates(tmp_path) == DEFAULT
 
+    def test_processor_config_key(self, tmp_path: Path) -> None:
+        # the oldest processor layout (the reference's ProcessorMixin still reads it)
+        write(tmp_path, {"processor_config.json": {"chat_template": DEFAULT, "processor_class": "X"}})
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_processor_config_key_is_the_last_resort(self, tmp_path: Path) -> None:
+        write(tmp_path, {"processor_config.json": {"chat_template": RAG},
+                         "tokenizer_config.json": {"chat_template": TOOL_USE}})
+        assert load_chat_templates(tmp_path) == TOOL_USE
+        write(tmp_path, {"chat_template.json": {"chat_template": DEFAULT}})
+        assert load_chat_templates(tmp_path) == DEFAULT
+        (tmp_path / "chat_template.json").unlink()
+        (tmp_path / "tokenizer_config.json").unlink()
+        write(tmp_path, {"chat_template.jinja": DEFAULT})
+        assert load_chat_templates(tmp_path) == DEFAULT
+
+    def test_processor_config_key_of_the_wrong_shape(self, tmp_path: Path) -> None:
+        write(tmp_path, {"processor_config.json": {"chat_template": 3}})
+        with pytest.raises(ModelStorageError, match=r"processor_config.json: 'chat_template' must be a str"):
+            load_chat_templates(tmp_path)
+
     def test_real_corpus_template_keeps_its_bytes(self, tmp_path: Path) -> None:
         text = corpus_path("chat_templates", "Qwen--Qwen3-0.6B.jinja").read_text(encoding="utf-8")
         write(tmp_path, {"chat_template.jinja": text})
@@ -406,6 +427,18 @@ class TestMigrate:
         assert [(c.action, c.path) for c in changes] == [
             ("write", "chat_template.jinja"),
             ("delete", "chat_template.json"),
+        ]
+        assert listing(tmp_path) == {
+            "chat_template.jinja": DEFAULT,
+            "processor_config.json": '{\n  "x": 1\n}',
+        }
+
+    def test_processor_config_key_is_moved_to_the_modern_file(self, tmp_path: Path) -> None:
+        write(tmp_path, {"processor_config.json": {"chat_template": DEFAULT, "x": 1}})
+        changes = migrate_chat_templates(tmp_path)
+        assert [(c.action, c.path) for c in changes] == [
+            ("write", "chat_template.jinja"),
+            ("update", "processor_config.json"),
         ]
         assert listing(tmp_path) == {
             "chat_template.jinja": DEFAULT,

@@ -40,12 +40,12 @@ def codec(tmp_path_factory: pytest.TempPathFactory) -> ChatCodec:
 
 class TestDecode:
     def test_a_single_id_is_one_token(self, codec: ChatCodec) -> None:
-        # transformers 5.23: tokenizer.decode(78) is the text of token 78 alone.
+        # transformers 5.24: tokenizer.decode(78) is the text of token 78 alone.
         assert codec.decode(2) == "<|im_end|>"
         assert codec.decode(Scalar(2)) == "<|im_end|>"
 
     def test_empty_ids_are_empty_text(self, codec: ChatCodec) -> None:
-        # transformers 5.23: decode([]) == '' and decode([[]]) == [''].
+        # transformers 5.24: decode([]) == '' and decode([[]]) == [''].
         assert codec.decode([]) == ""
         assert codec.decode(()) == ""
         assert codec.decode([[]]) == [""]

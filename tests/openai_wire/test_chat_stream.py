@@ -103,11 +103,14 @@ def test_text_around_calls_is_one_content() -> None:
     assert stream.message is not None and stream.message["content"] == "Let me check.  Done."
 
 
-@pytest.mark.parametrize(("strip", "reasoning"),
-                         [(True, "First.\n\nThird."), ("blank", " First. \n\nThird.")])
-def test_a_join_field_writes_its_separator_between_regions(strip: bool | str, reasoning: str) -> None:
+@pytest.mark.parametrize(("strip", "join", "reasoning"), [
+    (True, "\n", "First.\n\nThird."), ("blank", "\n", " First. \n\nThird."),
+    (True, "", "First.Third."), ("blank", "", " First. Third."),  # an empty separator is a join too
+])
+def test_a_join_field_writes_its_separator_between_regions(strip: bool | str, join: str,
+                                                           reasoning: str) -> None:
     template = {"start_anchor": "S", "fields": {
-        "reasoning_content": {"open": "<r>", "close": "</r>", "repeats": True, "join": "\n",
+        "reasoning_content": {"open": "<r>", "close": "</r>", "repeats": True, "join": join,
                               "content_args": {"strip": strip}},
         "content": {}}}
 

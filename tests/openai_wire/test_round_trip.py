@@ -17,6 +17,7 @@ wire text itself; and ``content: null`` as ``""``, since a ``None`` key is dropp
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -31,6 +32,24 @@ from tests.openai_wire.helpers import check_message
 from tests.profiles.test_round_trip import MESSAGES, SPECS, TOOLS, USER, split_output
 
 BUNDLED = [name for name in profiles.names() if profiles.load(name).chat_template is not None]
+
+#: The ids each family's chat template accepts (``profile.json``'s ``tool_call_id``), as regexes
+#: (``NAME`` stands for the called function): 9 alphanumerics for Mistral's families, Kimi's
+#: ``functions.NAME:INDEX``, else OpenAI's ``call_`` and 24 alphanumerics.
+ID_FORMS = {
+    "mistral": r"[A-Za-z0-9]{9}", "mistral_args": r"[A-Za-z0-9]{9}", "mistral_reasoning": r"[A-Za-z0-9]{9}",
+    "mistral_v11": r"[A-Za-z0-9]{9}", "kimi_k2": r"functions\.NAME:[0-9]+",
+}
+
+
+def check_ids(name: str, parsed: dict[str, Any], chat: dict[str, Any]) -> None:
+    """The id the model wrote is kept; any other is generated in the family's form."""
+    form = ID_FORMS.get(name, r"call_[A-Za-z0-9]{24}")
+    for call, sent in zip(parsed.get("tool_calls", []), chat.get("tool_calls", []), strict=True):
+        if call.get("id") is not None:
+            assert sent["id"] == call["id"], "the model's own id is kept"
+        else:
+            assert re.fullmatch(form.replace("NAME", re.escape(call["function"]["name"])), sent["id"]), sent
 
 
 def sent_back(chat: dict[str, Any], arguments_as_text: bool) -> list[dict[str, Any]]:
@@ -63,6 +82,7 @@ def test_a_bundled_templates_demo_output_renders_back(name: str) -> None:
     parsed = chatcodec.parse_response(demo.output, profile.response_template, prefix=prompt, tools=demo.tools)
     chat = to_chat_message(parsed, ids=ToolCallIds.for_profile(name, seed=0))
     check_message(chat, ["reasoning_content", "builtin_tool_calls"])
+    check_ids(name, parsed, chat)
     source = profile.chat_template_source
     assert source is not None
     as_text = SPECS[source["corpus_file"]].arguments_as_text
@@ -97,6 +117,7 @@ def test_a_corpus_templates_parsed_calls_render_back(file: str, kind: str) -> No
     if kind != "reasoning" and "tool_calls" not in spec.drops.get(kind, ()):
         assert parsed.get("tool_calls"), "the rendered calls parse back"
     chat = to_chat_message(parsed, ids=ToolCallIds.for_profile(spec.profile, seed=0))
+    check_ids(spec.profile, parsed, chat)
     tools = [tool["function"] for tool in TOOLS] if spec.tools_as_functions else TOOLS
     variables = {**profile.template_kwargs, **spec.variables}
     conversation = [*USER, *sent_back(chat, spec.arguments_as_text)]
@@ -104,7 +125,10 @@ def test_a_corpus_templates_parsed_calls_render_back(file: str, kind: str) -> No
         with pytest.raises(ChatTemplateError, match=CANNOT_RENDER_BACK[file, kind]):
             render_back(corpus_template(file), profile, conversation, tools, variables)
         return
-    render_back(corpus_template(file), profile, conversation, tools, variables)
+    rendered = render_back(corpus_template(file), profile, conversation, tools, variables)
+    written = [call["id"] for call in MESSAGES[kind].get("tool_calls", []) if call["id"] in prefix + output]
+    if written:  # the template writes ids: the ones sent back are there, the model's own among them
+        assert all(call["id"] in rendered for call in chat["tool_calls"])
 
 
 def test_mistral_nemo_refuses_ids_of_another_form() -> None:

@@ -57,13 +57,13 @@ CASES = {
     "pythonic-expression": Case(
         "pythonic", "[f(a=1+2)]", "[f(a=1+2)]", "call 'f', argument 'a': '1 + 2' is not a literal"
     ),
+    # the region ends where its value ends; a nested call is no value the scanners follow, so the
+    # region runs to the end of the output and the text after it is part of the error
     "pythonic-nested-call-then-text": Case(
         "pythonic",
         "[f(a=g(b=1))] and more",
-        "[f(a=g(b=1))]",
-        "call 'f', argument 'a': 'g(b=1)' is not a literal",
-        content="and more",
-        content_first=False,
+        "[f(a=g(b=1))] and more",
+        "x-pythonic: '[f(a=g(b=1))] and more' is not a call",
     ),
     "pythonic-non-call-element": Case(
         "pythonic", "[f(a=1), 5]", "[f(a=1), 5]", "element 2 of the list: '5' is not a call"
@@ -118,8 +118,8 @@ CASES = {
     "mistral_args-call-without-arguments": Case(
         "mistral_args",
         "[TOOL_CALLS]get_time",
-        "get_time",
-        "x-findall: text before the first match at offset 0: 'get_time'",
+        "",
+        "could not parse region as JSON",
     ),
     "qwen3_coder-stray-end-tag": Case(
         "qwen3_coder",

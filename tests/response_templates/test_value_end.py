@@ -116,6 +116,13 @@ def test_a_number_at_the_end_of_the_output_is_complete() -> None:
      {"a": "}", "b": 2}),
     ("x-pythonic", {}, '[f(a="])")] ok', [{"name": "f", "arguments": {"a": "])"}}]),
     ("x-pythonic", {}, 'f(a=1) ok', [{"name": "f", "arguments": {"a": 1}}]),
+    # x-first: the first parser still possible says where the value ends
+    ("x-first", {"parsers": [{"name": "python-call-list"}, {"name": "x-pythonic"}]}, '[f(a="])")] ok',
+     [{"name": "f", "arguments": {"a": "])"}}]),
+    ("x-first", {"parsers": [{"name": "python-call-list"}, {"name": "x-pythonic"}]}, "[f(a=0x1F)] ok",
+     [{"name": "f", "arguments": {"a": 31}}]),
+    ("x-first", {"parsers": [{"name": "python-call-list"}, {"name": "x-json-calls"}]},
+     'call{"name": "g", "arguments": {"s": "]"}} ok', [{"name": "g", "arguments": {"s": "]"}}]),
 ])
 def test_other_parsers_that_know_their_value_end(content: str, args: dict[str, Any], output: str,
                                                  value: Any) -> None:
@@ -152,6 +159,9 @@ def test_any_chunking_gives_the_same_regions(cuts: list[int]) -> None:
     ({"open": "<", "close_at_value_end": True, "content": "x-findall", "content_args": {"pattern": "a"}},
      "cannot say where its value ends"),
     ({"open": "<", "close_at_value_end": "yes", "content": "json"}, "must be true or false"),
+    ({"open": "<", "close_at_value_end": True, "content": "x-first",
+      "content_args": {"parsers": [{"name": "json"}, {"name": "text"}]}},
+     "x-first parser 'text': the content parser 'text' cannot say where its value ends"),
 ])
 def test_refused_at_load_with_the_field_and_key(field: dict[str, Any], problem: str) -> None:
     with pytest.raises(ResponseTemplateError, match=problem) as raised:

@@ -148,7 +148,7 @@ def round_trip_findings(template: str, response_template: dict[str, Any] | None,
         parser raises), ``warning`` for one the template leaves inconsistent, ``info`` for one it
         refuses or does not render, and one ``info`` when there is no response template.
     """
-    from chatcodec.analysis.round_trip import round_trip
+    from chatcodec.analysis.round_trip import CONTENT_AS_REASONING, content_rendered_as_reasoning, round_trip
 
     if response_template is None:
         return [Finding("round-trip", "info", "not run: the model has no response template (none in "
@@ -165,6 +165,9 @@ def round_trip_findings(template: str, response_template: dict[str, Any] | None,
         case = next((case for case in capability.cases if case.fields.get(key) == capability.status),
                     next((case for case in capability.cases if case.status == capability.status), None))
         detail = capability.reason or (case.reason if case else "")
+        if case is not None and capability.status == "inconsistent" \
+                and content_rendered_as_reasoning(case.probe.message, case.parsed):
+            meaning = f"the chat template is at odds with itself: {CONTENT_AS_REASONING}"
         if case is not None:
             differences = [difference for difference in case.differences if difference.key.startswith(key)]
             if differences:

@@ -267,13 +267,14 @@ def shape_candidates(schemas: str = "given") -> list[MessageShape]:
     Args:
         schemas: how the tool schemas are written (one of :data:`SCHEMA_FORMS`).
     """
-    shapes = []
+    base = []
     for arguments in ("object", "json_string"):
         for call_content in ("", None, "blocks"):
-            shapes.append(MessageShape(arguments=arguments, call_content=call_content, schemas=schemas))
-    shapes += [replace(shape, ids="functions") for shape in shapes[:2]]
-    shapes += [replace(shape, tools="function") for shape in shapes[:2]]
-    return shapes
+            base.append(MessageShape(arguments=arguments, call_content=call_content, schemas=schemas))
+    shapes = base + [replace(shape, ids="functions") for shape in base[:2]]
+    # bare function objects with every arguments and content form (Apertus: bare tools and arguments
+    # as a JSON string, inference.md §2)
+    return shapes + [replace(shape, tools="function") for shape in base]
 
 
 @dataclass(frozen=True)

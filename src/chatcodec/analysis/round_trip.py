@@ -79,6 +79,7 @@ from chatcodec.analysis.probes import (
 from chatcodec.response_templates.template import ResponseTemplate, load_response_template
 
 __all__ = [
+    "CONTENT_AS_REASONING",
     "CapabilityResult",
     "CaseResult",
     "Difference",
@@ -86,6 +87,7 @@ __all__ = [
     "RoundTripReport",
     "check_probes",
     "compare_message",
+    "content_rendered_as_reasoning",
     "cut_output",
     "discover_shape",
     "render_case",
@@ -290,9 +292,11 @@ def cut_output(prompt: str, full: str, eos_token: str | None = None,
     When ``full`` does not start with the whole ``prompt``, the output starts where the two part
     (moved back to the start of a ``<...>`` / ``[...]`` marker they would split), unless the render
     of the history (``history``, without the generation prompt) shows that the prompt only adds a
-    trailer before its generation prompt ``G``: when ``G`` appears whole in ``full`` after the point
-    where ``full`` leaves the history, the output starts right after it (**realigned**; Command R+
-    writes its tool instructions after the last turn; inference.md §2.2).
+    trailer before its generation prompt ``G``: when ``G`` appears whole in ``full`` where ``full``
+    leaves the history (``G`` may share its first markers with the trailer) or after it, the output
+    starts right after it (**realigned**; Command R+ writes its tool instructions after the last turn;
+    inference.md §2.2), and it ends where ``full`` ends with the trailer of the history (the render of
+    the turn runs on into the trailer when the template closes that turn with no end-of-turn marker).
 
     Args:
         prompt: the generation prompt render.
@@ -306,12 +310,14 @@ def cut_output(prompt: str, full: str, eos_token: str | None = None,
     """
     common = _common_prefix(prompt, full)
     realigned = False
+    end = len(full)
     if common < len(prompt):
         common = _marker_start(full, common)
         start = _realigned_start(prompt, full, history)
-        if start is not None:
+        if start is not None and history is not None:
             common, realigned = start, True
-    output = full[common:]
+            end = _trailer_start(full, start, history)
+    output = full[common:end]
     if eos_token and eos_token in output:
         output = output[:output.index(eos_token)]
     return RenderedCase(prompt, full, common, output, realigned)
@@ -325,8 +331,31 @@ def _realigned_start(prompt: str, full: str, history: str | None) -> int | None:
     if not generation.strip():
         return None
     leaves = _marker_start(full, _common_prefix(history, full))
-    position = full.find(generation, leaves)
+    position = full.find(generation, max(0, leaves - len(generation) + 1))
     return None if position < 0 else position + len(generation)
+
+
+def _trailer_start(full: str, start: int, history: str) -> int:
+    """Where ``full`` ends with the text the history ends with after leaving ``full`` (its trailer),
+    at or after ``start``; the trailer may begin with whole markers that ``full`` and the history
+    share before that point (``<|START|>`` of ``<|START|><|SYSTEM|>...``). ``len(full)`` when
+    ``full`` does not end with any of that text but whitespace."""
+    tail = history[_marker_start(full, _common_prefix(history, full)):]
+    length = 0
+    limit = min(len(tail), len(full) - start)
+    while length < limit and full[-1 - length] == tail[-1 - length]:
+        length += 1
+    if not tail[len(tail) - length:].strip():
+        return len(full)
+    if length == len(tail):
+        while (marker := _ENDING_MARKER.search(full, start, len(full) - length)) is not None \
+                and history[:len(history) - length].endswith(marker.group()):
+            length += len(marker.group())
+    return max(start, _marker_start(full, len(full) - length))
+
+
+#: A ``<...>`` or ``[...]`` marker at the end of a text.
+_ENDING_MARKER = regex.compile(r"(?:<[^<>\s]{1,46}>|\[[^\[\]\s]{1,46}\])$")
 
 
 def _common_prefix(a: str, b: str) -> int:
@@ -543,10 +572,47 @@ def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos
     else:
         fields, differences, dropped = compare_message(probe.message, parsed, output)
     status, reason = _case_status(probe, fields, differences, error_text, rendered)
+    if content_rendered_as_reasoning(probe.message, parsed):
+        fields = {key: ("inconsistent" if value == "fail" and key in _TEXT_FIELDS else value)
+                  for key, value in fields.items()}
+        if status == "fail":
+            status, reason = "inconsistent", CONTENT_AS_REASONING
     if not rendered.continues_prompt:  # a field that does not come back says nothing here (module docstring)
         fields = {key: ("inconsistent" if value == "fail" else value) for key, value in fields.items()}
     return CaseResult(probe, status, fields, differences, dropped, reason, error_text, note, prompt, output,
                       parsed)
+
+
+#: Why a case whose content came back as reasoning is ``inconsistent``.
+CONTENT_AS_REASONING = (
+    "the template renders this turn's content where a model writes its reasoning (a reasoning channel, or "
+    "after a reasoning block the generation prompt opens and the turn never closes), so the render cannot "
+    "say where a model writes its answer")
+_TEXT_FIELDS = ("content", "reasoning_content")
+
+
+def content_rendered_as_reasoning(message: Mapping[str, Any], parsed: Mapping[str, Any] | None) -> bool:
+    """Whether a turn came back with its content, and not its own reasoning, inside ``reasoning_content``: the
+    template wrote the content as reasoning (gpt-oss renders the content of a tool-call turn in its
+    analysis channel; Nemotron-Nano-9B-v2 renders the final turn after the ``<think>`` its prompt
+    opens, with no ``</think>``). Neither template nor response template is then shown wrong.
+
+    Args:
+        message: the assistant message the case rendered.
+        parsed: the message the response template gave back (``None`` when it raised).
+
+    Returns:
+        ``True`` when the content (stripped) is in the parsed ``reasoning_content`` and not in the
+        parsed ``content``, and the message's own reasoning (if any) did not come back.
+    """
+    content = message.get("content")
+    if parsed is None or not isinstance(content, str) or not content.strip():
+        return False
+    reasoning = parsed.get("reasoning_content")
+    written = message.get("reasoning_content")
+    return (isinstance(reasoning, str) and content.strip() in reasoning
+            and not (isinstance(written, str) and written.strip() and written.strip() in reasoning)
+            and content.strip() not in (parsed.get("content") or ""))
 
 
 def _parse(template: ResponseTemplate, output: str, prompt: str, tools: list[dict[str, Any]]

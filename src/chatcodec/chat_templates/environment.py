@@ -1,6 +1,6 @@
 """The sandboxed Jinja environment chat templates render in, and the compiled-template cache.
 
-Same as the reference (transformers 5.23 ``_compile_jinja_template``) so that output is
+Same as the reference (transformers 5.24 ``_compile_jinja_template``) so that output is
 byte-identical: ``ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)`` with the
 ``loopcontrols`` extension and the ``{% generation %}`` block; ``tojson`` without HTML escaping and
 with ``ensure_ascii`` / ``indent`` / ``separators`` / ``sort_keys``; the globals ``raise_exception``,

@@ -167,7 +167,8 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """Rebuild a conversation for a template: plain data, ``None`` keys dropped, reasoning aliased.
 
     Args:
-        messages: the conversation.
+        messages: the conversation: a list, or an object with a ``messages`` attribute holding one
+            (transformers 5.24 ``_normalize_chat_messages``).
 
     Returns:
         New message dicts; the caller's objects are never handed on.
@@ -176,6 +177,8 @@ def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
         ConversationError: ``messages`` is empty or not a list, or a message is not a dict
             (dataclasses and pydantic models count as dicts).
     """
+    if not isinstance(messages, (str, bytes, Mapping, Sequence)):
+        messages = getattr(messages, "messages", messages)
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         raise ConversationError(
             f"messages: expected a list of message dicts, got {type(messages).__name__}"

@@ -81,14 +81,15 @@ def render_chat_template(
 ) -> str:
     """Render a conversation into the exact prompt text the reference would produce.
 
-    Behaves like ``tokenizer.apply_chat_template(..., tokenize=False)`` of transformers 5.23.
+    Behaves like ``tokenizer.apply_chat_template(..., tokenize=False)`` of transformers 5.24.
     Special tokens are ordinary variables: pass ``bos_token=...``, ``eos_token=...`` (a caller
     holding a model's special tokens passes ``**{**special_tokens, **kwargs}``).
 
     Args:
         chat_template: the Jinja template text (not a name; see ``select_chat_template``).
         messages: the conversation, a non-empty list of message dicts (``role``, ``content`` as a
-            string or a list of typed blocks, ``tool_calls``, ``reasoning_content``, ...).
+            string or a list of typed blocks, ``tool_calls``, ``reasoning_content``, ...; dataclasses
+            and pydantic models count as dicts), or an object whose ``messages`` attribute is one.
         tools: JSON schemas or Python functions (converted with ``get_json_schema``).
         documents: retrieval documents, dicts (typically with ``title`` and ``text``).
         add_generation_prompt: append the header that starts an assistant turn.
@@ -108,7 +109,7 @@ def render_chat_template(
         ConversationError: the inputs are unusable (empty conversation, a message that is not a
             dict, incompatible options, nothing to continue).
         ChatTemplateNotFoundError: the template text is empty or only whitespace (transformers
-            5.23 renders it as an empty prompt; a ``ValueError`` too).
+            5.24 renders it as an empty prompt; a ``ValueError`` too).
         ChatTemplateError: the template failed to compile or raised while rendering (its subclasses
             are also the original exception type: ``TypeError``, ``jinja2.UndefinedError``, ...);
             ``ChatTemplateLimitError`` when a sandbox limit was hit.

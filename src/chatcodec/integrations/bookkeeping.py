@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["record", "reset"]
+__all__ = ["record", "reset", "take_back"]
 
 
 def reset(parser: Any) -> None:
@@ -53,3 +53,19 @@ def record(parser: Any, entries: list[dict[str, Any]]) -> None:
         if fragment:
             sent[index] += fragment
             calls[index]["arguments"] = sent[index]
+
+
+def take_back(parser: Any, entries: list[dict[str, Any]]) -> None:
+    """Remove argument fragments from the records: entries :func:`record` recorded last that end
+    up not sent after all (vLLM's last Responses delta, ``vllm_parsers._Request.send``).
+
+    Args:
+        parser: the engine's tool parser object.
+        entries: argument entries (no ``function.name``), each among the last recorded for its call.
+    """
+    for entry in reversed(entries):
+        index, fragment = entry["index"], (entry.get("function") or {}).get("arguments") or ""
+        sent: list[str] = parser.streamed_args_for_tool
+        if fragment and sent[index].endswith(fragment):
+            sent[index] = sent[index][: len(sent[index]) - len(fragment)]
+            parser.prev_tool_call_arr[index]["arguments"] = sent[index]

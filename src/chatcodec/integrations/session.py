@@ -23,7 +23,9 @@ from chatcodec.integrations.discovery import ServingTemplate
 from chatcodec.response_templates.engine import ResponseParser
 from chatcodec.response_templates.template import ResponseTemplate
 
-__all__ = ["REASONING_FIELDS", "RawText", "Session", "Step", "assemble", "new_parser", "reasoning_field"]
+__all__ = [
+    "REASONING_FIELDS", "RawText", "Session", "Step", "assemble", "new_parser", "reasoning_field", "whole",
+]
 
 #: Field names that hold reasoning, in the order they are looked for (transformers 5.24 reads
 #: ``reasoning_content`` and ``thinking``; vLLM and SGLang's own templates use ``thinking``).
@@ -54,6 +56,9 @@ class Step:
         finish_reason: the Chat Completions ``finish_reason`` of the last chunk (only at the end).
         outside: the raw generated text outside reasoning regions that this step decided
             (delimiters of other regions included), with ``track_outside=True``.
+        parts: the same output in the order it was written: ``("reasoning", text)``,
+            ``("content", text)`` and ``("call", tool-call entry)`` (for an engine that must keep
+            the order within one delta).
     """
 
     reasoning: str = ""
@@ -63,6 +68,7 @@ class Step:
     other_start: int | None = None
     finish_reason: str | None = None
     outside: str = ""
+    parts: list[tuple[str, Any]] = field(default_factory=list)
 
     @property
     def has_output(self) -> bool:
@@ -71,7 +77,8 @@ class Step:
 
     def without_reasoning(self) -> Step:
         """The same step with its reasoning left out (what a tool stage hands on)."""
-        return Step(content=self.content, tool_calls=self.tool_calls, finish_reason=self.finish_reason)
+        return Step(content=self.content, tool_calls=self.tool_calls, finish_reason=self.finish_reason,
+                    parts=[part for part in self.parts if part[0] != "reasoning"])
 
 
 class RawText:
@@ -207,11 +214,28 @@ class Session:
         self.keep_raw = keep_raw or track_outside
         self._track_outside = track_outside
         self._cursor = 0  # with track_outside: the text before this offset was handed out or skipped
+        # with track_outside: whitespace outside reasoning not handed out yet, while all the text of
+        # the implicit field's region so far is whitespace (the message may leave it out as layout)
+        self._blank: str | None = ""
+        implicit = serving.template.implicit
+        self._keeps_blank = implicit is not None and implicit.content_args.get("strip", True) is False
+        self._implicit = implicit.name if implicit is not None else None
         self.finished = False
         #: whether a reasoning region is open right now (the prefix may have opened one)
         self.in_reasoning = (
             self._reasoning is not None and _open_field(self._recorder.initial_events) == self._reasoning
         )
+
+    @property
+    def message(self) -> dict[str, Any] | None:
+        """After :meth:`finish`: the whole message as an OpenAI assistant message
+        (:func:`chatcodec.openai.to_chat_message` of the parse; ``reasoning_content`` for the
+        reasoning). It can differ from what was streamed only where a stream cannot take back what
+        it sent: a call that started and then failed is in the stream, not here (``docs/openai.md``)."""
+        from chatcodec.openai import to_chat_message
+
+        parsed = self._stream.message
+        return None if parsed is None else to_chat_message(parsed, ids=_ids(self.serving.profile))
 
     @property
     def resolved(self) -> int:
@@ -238,12 +262,15 @@ class Session:
             for chunk in chunks:
                 for choice in chunk["choices"]:
                     delta = choice["delta"]
-                    if _REASONING_KEY in delta:
+                    if delta.get(_REASONING_KEY):
                         reasoning.append(delta[_REASONING_KEY])
+                        step.parts.append(("reasoning", delta[_REASONING_KEY]))
                     if delta.get("content"):
                         content.append(delta["content"])
+                        step.parts.append(("content", delta["content"]))
                     if "tool_calls" in delta:
                         step.tool_calls += delta["tool_calls"]
+                        step.parts += [("call", entry) for entry in delta["tool_calls"]]
                     if choice.get("finish_reason"):
                         step.finish_reason = choice["finish_reason"]
             step.reasoning, step.content = "".join(reasoning), "".join(content)
@@ -258,25 +285,55 @@ class Session:
                     if event["field"] == field:
                         self.in_reasoning = True
                         self._hand_out(outside, event["start"])
+                        self._region_ends(outside)
                     elif step.other_start is None:
                         step.other_start = event["start"]
                 elif kind == "region_close" and event["field"] == field:
                     self.in_reasoning = False
                     step.reasoning_end = event["end"]
                     self._cursor = max(self._cursor, event["end"])
+                elif kind == "region_close" and event["field"] != self._implicit and not self.in_reasoning:
+                    self._hand_out(outside, event["end"])  # a call's region: the next text starts anew
+                    self._region_ends(outside)
         if self._track_outside:
             if self.in_reasoning:  # nothing decided inside reasoning goes out
                 self._cursor = max(self._cursor, self.resolved)
             else:
                 self._hand_out(outside, self.resolved)
+                if self.finished:
+                    self._region_ends(outside)
             self.raw.drop_before(self._cursor)
             step.outside = "".join(outside)
         return step
 
     def _hand_out(self, outside: list[str], upto: int) -> None:
         if self._track_outside and upto > self._cursor:
-            outside.append(self.raw.slice(self._cursor, upto))
+            text = self.raw.slice(self._cursor, upto)
             self._cursor = upto
+            if self._blank is not None and not text.strip():
+                self._blank += text  # only whitespace so far: what follows decides
+                return
+            outside.append((self._blank or "") + text)
+            self._blank = None
+
+    def _region_ends(self, outside: list[str]) -> None:
+        """A region of the implicit field ends (reasoning or a call opens after it, a call's region
+        closed, or the output ended): held whitespace was the whole region, which the message leaves
+        out (its ``strip`` is not ``false``) or keeps; the next region starts with nothing."""
+        if self._blank and self._keeps_blank:
+            outside.append(self._blank)
+        self._blank = ""
+
+
+def whole(session: Session, text: str) -> tuple[list[Step], dict[str, Any]]:
+    """Parse a whole output with a fresh session: its steps, and the message in the form
+    :func:`assemble` gives, from :attr:`Session.message` (what non-streaming paths answer)."""
+    steps = [session.feed(text), session.finish()]
+    message = session.message or {}
+    calls = [{"id": call["id"], "type": "function", "function": dict(call["function"])}
+             for call in message.get("tool_calls") or []]
+    return steps, {"reasoning": message.get("reasoning_content") or None,
+                   "content": message.get("content") or None, "tool_calls": calls}
 
 
 def assemble(steps: list[Step]) -> dict[str, Any]:

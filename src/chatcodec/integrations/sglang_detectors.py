@@ -33,7 +33,7 @@ from sglang.srt.parser.reasoning_parser import StreamingParseResult as Reasoning
 from chatcodec.integrations import bookkeeping
 from chatcodec.integrations.compat import example_match, tool_dicts
 from chatcodec.integrations.discovery import ServingTemplate, serving_template
-from chatcodec.integrations.session import Session, Step, reasoning_field
+from chatcodec.integrations.session import Session, Step, reasoning_field, whole
 
 __all__ = ["ChatcodecReasoningDetector", "ChatcodecToolDetector", "inferred_prefix"]
 
@@ -107,7 +107,8 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
         field = reasoning_field(self._serving.template)
         spec = self._serving.template.fields.get(field) if field else None
         start = spec.open.literals[0] if spec and spec.open and spec.open.literals else ""
-        end = spec.close.literals[0] if spec and spec.close and spec.close.literals else ""
+        ends = (spec.close.literals or tuple(sorted(spec.close.final))) if spec and spec.close else ()
+        end = ends[0] if ends else ""  # a regex close: its literal alternative (``</think>``)
         super().__init__(start, end, force_reasoning=bool(force_reasoning), stream_reasoning=stream_reasoning)
         self._prefix = inferred_prefix(self._serving, bool(force_reasoning))
         self._session: Session | None = None
@@ -185,18 +186,11 @@ class ChatcodecToolDetector(BaseFormatDetector):
 
     def detect_and_parse(self, text: str, tools: Any) -> ToolResult:
         session = Session(self._serving, "", tool_dicts(tools), keep_raw=False)
-        steps = [session.feed(text), session.finish()]
-        calls: dict[int, ToolCallItem] = {}
-        for step in steps:
-            for entry in step.tool_calls:
-                function = entry.get("function") or {}
-                call = calls.setdefault(
-                    entry["index"], ToolCallItem(tool_index=entry["index"], parameters="")
-                )
-                call.name = function.get("name") or call.name
-                call.parameters += function.get("arguments") or ""
-        normal = "".join(step.reasoning + step.content for step in steps)
-        return ToolResult(normal_text=normal, calls=[calls[index] for index in sorted(calls)])
+        _, message = whole(session, text)
+        calls = [ToolCallItem(tool_index=index, name=call["function"]["name"],
+                              parameters=call["function"]["arguments"])
+                 for index, call in enumerate(message["tool_calls"])]
+        return ToolResult(normal_text=(message["reasoning"] or "") + (message["content"] or ""), calls=calls)
 
     def has_tool_call(self, text: str) -> bool:
         """Whether the text holds markup this parser reads: a call, or anything that is not content

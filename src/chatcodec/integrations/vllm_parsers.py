@@ -52,7 +52,7 @@ from vllm.tool_parsers import ToolParser
 from chatcodec.integrations import bookkeeping
 from chatcodec.integrations.compat import decode, tool_dicts
 from chatcodec.integrations.discovery import ServingTemplate, serving_template
-from chatcodec.integrations.session import Session, Step, assemble, new_parser, reasoning_field
+from chatcodec.integrations.session import Session, Step, new_parser, reasoning_field, whole
 
 __all__ = ["ChatcodecReasoningParser", "ChatcodecToolParser"]
 
@@ -78,6 +78,13 @@ class _Request:
         self.tool_half: weakref.ref[ChatcodecToolParser] | None = None
         #: the raw content extract_reasoning returned, and the whole message it parsed
         self.one_shot: tuple[str, dict[str, Any]] | None = None
+        #: a Responses request: each delta keeps the order vLLM's Responses events need
+        #: (:func:`_in_order`); what cannot go out in order waits here for the next delta
+        self.responses = False
+        self.held: list[tuple[str, Any]] = []
+        self.last: int | str | None = None  # what the last delta sent ended with: a call index or "text"
+        #: the tool half's last delta, its parts, and ``last`` before it
+        self.returned: tuple[DeltaMessage | None, list[tuple[str, Any]], int | str | None] | None = None
 
     def set_prompt(self, prompt_ids: Sequence[int]) -> None:
         ids = list(prompt_ids)
@@ -85,16 +92,51 @@ class _Request:
             return
         self.prompt_ids, self.prompt = ids, decode(self.tokenizer, ids)
         self.session, self.phase, self.pending, self.transition = None, "start", None, False
+        self.held, self.last, self.returned = [], None, None
 
     def stream(self) -> Session:
         if self.session is None:
             self.session = Session(self.serving, self.prompt or "", self.tools)
         return self.session
 
-    def record(self, step: Step) -> None:
+    def send(self, step: Step, *, final: bool = False) -> DeltaMessage | None:
+        """The tool half's delta for a step, with vLLM's records of the calls kept in step.
+
+        For a Responses request each delta keeps the order vLLM's Responses events need
+        (:func:`_in_order`): what cannot go out in order waits for the next delta. At the end
+        (``final``), vLLM adds what this returns to the delta the tool half returned for the same
+        engine output, so that delta is completed in place instead (:func:`_last_in_order`).
+        """
         half = self.tool_half() if self.tool_half is not None else None
-        if half is not None and step.tool_calls:
-            bookkeeping.record(half, step.tool_calls)
+        if not self.responses:
+            if half is not None:
+                bookkeeping.record(half, [entry for kind, entry in step.parts if kind == "call"])
+            return _delta(step.parts)
+        if not final:
+            before = self.last
+            parts, self.held = _in_order(self.held + step.parts, before)
+            if parts:
+                self.last = parts[-1][1]["index"] if parts[-1][0] == "call" else "text"
+            if half is not None:
+                bookkeeping.record(half, [entry for kind, entry in parts if kind == "call"])
+            delta = _delta(parts)
+            self.returned = (delta, parts, before)
+            return delta
+        delta, sent, before = self.returned or (None, [], self.last)
+        extra, self.returned, self.held = self.held + step.parts, None, []
+        parts = _last_in_order(sent + extra, before)
+        kept = {id(part) for part in parts}
+        if half is not None:
+            dropped = [part[1] for part in sent if part[0] == "call" and id(part) not in kept]
+            bookkeeping.take_back(half, dropped)
+            bookkeeping.record(half, [part[1] for part in extra if part[0] == "call" and id(part) in kept])
+        if delta is None:
+            return _delta(parts)
+        whole = _delta(parts) or DeltaMessage()
+        extra_reasoning = "".join(text for kind, text in extra if kind == "reasoning")
+        delta.reasoning = ((delta.reasoning or "") + extra_reasoning) or None
+        delta.content, delta.tool_calls = whole.content, whole.tool_calls
+        return None
 
 
 class _Pairing:
@@ -116,9 +158,8 @@ class _Pairing:
         return half
 
 
-def _delta(step: Step, *, content: str | None = None) -> DeltaMessage | None:
-    """A vLLM delta from a step (``content`` replaces the step's content when given)."""
-    text = step.content if content is None else content
+def _delta(parts: list[tuple[str, Any]]) -> DeltaMessage | None:
+    """A vLLM delta carrying ``Step.parts`` (``None`` when they carry nothing)."""
     calls = [
         DeltaToolCall(
             index=entry["index"],
@@ -129,11 +170,81 @@ def _delta(step: Step, *, content: str | None = None) -> DeltaMessage | None:
                 arguments=(entry.get("function") or {}).get("arguments"),
             ),
         )
-        for entry in step.tool_calls
+        for kind, entry in parts
+        if kind == "call"
     ]
-    if not (step.reasoning or text or calls):
+    return _text_delta(
+        "".join(text for kind, text in parts if kind == "reasoning"),
+        "".join(text for kind, text in parts if kind == "content"),
+        calls,
+    )
+
+
+def _text_delta(
+    reasoning: str, content: str, calls: list[DeltaToolCall] | None = None
+) -> DeltaMessage | None:
+    if not (reasoning or content or calls):
         return None
-    return DeltaMessage(reasoning=step.reasoning or None, content=text or None, tool_calls=calls)
+    return DeltaMessage(reasoning=reasoning or None, content=content or None, tool_calls=calls or [])
+
+
+_RANK = {"reasoning": 0, "content": 1, "call": 2}
+
+
+Parts = list[tuple[str, Any]]
+
+
+def _in_order(parts: Parts, last: int | str | None) -> tuple[Parts, Parts]:
+    """Split ordered output into what one vLLM delta can carry in order, and the rest.
+
+    vLLM's Responses stream splits a delta into reasoning, then content, then tool calls grouped by
+    index (``split_delta``), and opens an output item for each change of kind; a call's argument
+    fragment after text in the same delta would open an item without a name. So the first part is
+    the longest run of ``parts`` in which kinds never go back in that order, a call's fragments
+    follow its start (or continue the call the last delta ended in, ``last``), and every call
+    starts once.
+
+    Args:
+        parts: ``Step.parts`` in output order.
+        last: what the previous delta ended with (a call index, ``"text"`` or ``None``).
+
+    Returns:
+        ``(now, later)``: ``now + later == parts``.
+    """
+    rank, current = -1, last if isinstance(last, int) else None
+    started: set[int] = set()
+    for at, (kind, value) in enumerate(parts):
+        if _RANK[kind] < rank:
+            return parts[:at], parts[at:]
+        if kind == "call":
+            index = value["index"]
+            if (value.get("function") or {}).get("name"):
+                if index in started:
+                    return parts[:at], parts[at:]
+                started.add(index)
+            elif index != current:
+                return parts[:at], parts[at:]
+            current = index
+        else:
+            current = None
+        rank = _RANK[kind]
+    return parts, []
+
+
+def _last_in_order(parts: list[tuple[str, Any]], last: int | str | None) -> list[tuple[str, Any]]:
+    """The last delta of a Responses stream: all of ``parts`` in vLLM's order (text by kind, then
+    calls), less the argument fragments of a call that text came after (see :meth:`_Request.send`)."""
+    texts = sorted((part for part in parts if part[0] != "call"), key=lambda part: _RANK[part[0]])
+    current = None if texts or not isinstance(last, int) else last
+    calls = []
+    for part in (part for part in parts if part[0] == "call"):
+        index = part[1]["index"]
+        if (part[1].get("function") or {}).get("name"):
+            current = index
+        elif index != current:
+            continue
+        calls.append(part)
+    return texts + calls
 
 
 def _adjust(request: Any) -> None:
@@ -167,7 +278,12 @@ class ChatcodecReasoningParser(ReasoningParser):
         self._field = reasoning_field(self._request.serving.template)
         spec = self._request.serving.template.fields.get(self._field) if self._field else None
         self._open_literal = spec.open.literals[0] if spec and spec.open and spec.open.literals else None
-        self._close_literals = spec.close.literals if spec and spec.close and spec.close.literals else None
+        close = spec.close if spec else None
+        #: the close as literals only (the token-id check of a stream); None for a regex close
+        self._close_literals = close.literals if close and close.literals else None
+        #: the literal texts that end reasoning (a regex close's literal alternatives, such as
+        #: ``</think>`` of ``</think>|(?=<tool_call>)``): what vLLM's thinking budget writes
+        self._end_literals = self._close_literals or (tuple(sorted(close.final)) if close else ()) or None
         self._end_ids: list[list[int]] | None = None
         self._fed = False
         _Pairing.offer(self)
@@ -178,7 +294,7 @@ class ChatcodecReasoningParser(ReasoningParser):
 
     @property
     def reasoning_end_str(self) -> str | None:
-        return self._close_literals[0] if self._close_literals else None
+        return self._end_literals[0] if self._end_literals else None
 
     # -- the prompt ------------------------------------------------------------------------------
 
@@ -238,7 +354,9 @@ class ChatcodecReasoningParser(ReasoningParser):
         return self._end_ids or None
 
     def extract_content_ids(self, input_ids: list[int]) -> list[int]:
-        end_ids = self._literal_end_ids() or []
+        """The ids after the last reasoning close written as one of its literals (all of them when
+        none is there)."""
+        end_ids = _token_ids(self.model_tokenizer, self._end_literals) if self._end_literals else []
         last = -1
         for end in end_ids:
             for start in range(len(input_ids) - len(end), -1, -1):
@@ -254,8 +372,7 @@ class ChatcodecReasoningParser(ReasoningParser):
         state = self._request
         tools = tool_dicts(getattr(request, "tools", None)) or state.tools
         session = Session(state.serving, state.prompt or "", tools, track_outside=True)
-        steps = [session.feed(model_output), session.finish()]
-        message = assemble(steps)
+        steps, message = whole(session, model_output)
         # vLLM hands this text to its tool stage, and keeps it as the content when that stage finds
         # no call: the raw text outside reasoning where calls were parsed (tool_choice "none" and
         # the JSON paths need it raw), the parsed content where none were
@@ -288,12 +405,12 @@ class ChatcodecReasoningParser(ReasoningParser):
         state = self._request
         boundary = step.other_start if step.other_start is not None else step.reasoning_end
         if boundary is None:
-            return _delta(Step(reasoning=step.reasoning))
+            return _text_delta(step.reasoning, "")
         session = state.stream()
         rest = session.raw.slice(max(boundary, 0))
         session.keep_raw = False
         state.transition, state.phase, state.pending = True, "handoff", step.without_reasoning()
-        return _delta(Step(reasoning=step.reasoning), content=rest)
+        return _text_delta(step.reasoning, rest)
 
     def has_engine_confirmed_reasoning_end(self) -> bool:
         return self._request.transition
@@ -348,8 +465,7 @@ class ChatcodecToolParser(ToolParser):
         else:  # no reasoning half parsed it: parse it here (the prompt is unknown)
             tools = tool_dicts(getattr(request, "tools", None)) or state.tools
             session = Session(state.serving, state.prompt or "", tools, track_outside=True)
-            steps = [session.feed(model_output), session.finish()]
-            message = assemble(steps)
+            _, message = whole(session, model_output)
             content = message["content"]
             if message["reasoning"]:  # vLLM has no place for it here: keep its raw text in front
                 raw_reasoning = _reasoning_raw(state.serving, state.prompt or "", tools, model_output)
@@ -389,23 +505,21 @@ class ChatcodecToolParser(ToolParser):
         **kwargs: Any,
     ) -> DeltaMessage | None:
         state = self._request
+        state.responses = type(request).__name__ == "ResponsesRequest"
         if state.phase == "handoff":  # the reasoning half's last delta: the session parsed it already
             step = state.pending or Step()
             state.pending, state.phase = None, "tools"
         else:
             state.phase = "tools"
             step = state.stream().feed(delta_text)
-        state.record(step)
-        return _delta(step)
+        return state.send(step)
 
     def finish_streaming(self) -> DeltaMessage | None:
         """The end of the stream: held text and the last region are decided and sent."""
         state = self._request
         if state.phase not in ("reasoning", "tools") or state.session is None:
             return None  # nothing fed, or vLLM's own path ran after the handoff
-        step = state.session.finish()
-        state.record(step)
-        return _delta(step)
+        return state.send(state.session.finish(), final=True)
 
 
 _END_IDS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[list[int]]]] = weakref.WeakKeyDictionary()

@@ -1,7 +1,7 @@
 """``ChatCodec``: one model's chat template, special tokens, response template and tokenizer.
 
 What lives here: the model-level API with the reference's names, signatures and defaults
-(transformers 5.23 ``PreTrainedTokenizerBase.apply_chat_template / parse_response /
+(transformers 5.24 ``PreTrainedTokenizerBase.apply_chat_template / parse_response /
 get_response_parser / get_chat_template / encode / decode / save_pretrained``), as thin
 delegation. Loading lives in :mod:`chatcodec.model.loading`, rendering in
 :mod:`chatcodec.chat_templates`, tokenizing in :mod:`chatcodec.model.encoding`, parsing in
@@ -104,7 +104,8 @@ class ChatCodec(SpecialTokenAttributes):
         """Load a model directory, a bundled profile by name, or a model from the Hugging Face Hub.
 
         A directory is read in every storage format (``chat_template.jinja``,
-        ``additional_chat_templates/``, ``tokenizer_config.json``, ``chat_template.json``), with
+        ``additional_chat_templates/``, ``tokenizer_config.json``, ``chat_template.json``, and
+        ``processor_config.json``'s ``chat_template`` when no other file holds one), with
         its special tokens, its ``response_template`` and, when the ``tokenizers`` package is
         installed, its ``tokenizer.json``. When the directory has no response template and its
         chat template matches a bundled profile, that profile's response template is attached
@@ -306,7 +307,7 @@ class ChatCodec(SpecialTokenAttributes):
     ) -> Any:
         """Render a conversation (or a batch) with the chat template, and tokenize it by default.
 
-        Same signature and defaults as transformers 5.23: ``tokenize=True`` and
+        Same signature and defaults as transformers 5.24: ``tokenize=True`` and
         ``return_dict=True``, so the default result is ``{"input_ids": [...], "attention_mask":
         [...]}`` and needs a tokenizer; pass ``tokenize=False`` for the prompt text. The special
         tokens of the model are template variables; ``**kwargs`` are more variables (and
@@ -506,7 +507,7 @@ class ChatCodec(SpecialTokenAttributes):
                        errors: str = "strict") -> dict[str, Any] | list[dict[str, Any]]:
         """Parse generated output into an assistant message (or a list of them, for a batch).
 
-        Follows transformers 5.23: ``response`` is text, token ids, a batch of either (a list of
+        Follows transformers 5.24: ``response`` is text, token ids, a batch of either (a list of
         strings, a list of id lists) or a 2-D array; ``prefix`` (the prompt, required: ``""``
         opts out) is one sequence broadcast to every response, or one per response. Token ids
         are decoded with special tokens kept; generation ends at the first end-of-sequence

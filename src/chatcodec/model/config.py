@@ -43,7 +43,7 @@ SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
 GENERATION_CONFIG_FILE = "generation_config.json"
 
 #: The named special tokens a chat template sees as variables (the reference's
-#: ``PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES``, transformers 5.23).
+#: ``PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES``, transformers 5.24).
 SPECIAL_TOKENS_ATTRIBUTES = (
     "bos_token",
     "eos_token",
@@ -254,7 +254,7 @@ def _apply_special_tokens_map(config: TokenizerConfig, directory: Path,
                               named: dict[str, str | None]) -> None:
     """Merge the legacy ``special_tokens_map.json`` the way the reference does.
 
-    transformers 5.23 reads it only when ``tokenizer_config.json`` has no
+    transformers 5.24 reads it only when ``tokenizer_config.json`` has no
     ``added_tokens_decoder``, and then its values override the config's.
     """
     path = directory / SPECIAL_TOKENS_MAP_FILE
@@ -336,7 +336,7 @@ def _chat_control_tokens(data: Mapping[str, Any]) -> list[str] | None:
 def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
     """Read the configuration files of a model directory.
 
-    Follows transformers 5.23 (``PreTrainedTokenizerBase._from_pretrained``): named special tokens
+    Follows transformers 5.24 (``PreTrainedTokenizerBase._from_pretrained``): named special tokens
     come from ``tokenizer_config.json``; the legacy ``special_tokens_map.json`` is read only when
     the config has no ``added_tokens_decoder``, and then overrides it; ``additional_special_tokens``
     is the old name of ``extra_special_tokens``. Absent files are simply absent.

@@ -13,7 +13,7 @@ turns it into the control token too, and the user can forge turns or tool calls.
    and everything else normally, and reports character offsets in the *marked* text, so the
    ``{% generation %}`` spans of the same render map onto tokens.
 
-The markers and the piece-wise encoding follow transformers 5.23 (``mark_control_tokens``,
+The markers and the piece-wise encoding follow transformers 5.24 (``mark_control_tokens``,
 ``encode_marked_chat``). The control tokens differ: the reference uses the special tokens plus the
 added tokens spelled out in the template text (or ``chat_control_tokens``); chatcodec uses every
 special and added token (SPEC §2.3), except whitespace-only ones such as Gemma's ``"\\n"``, which

@@ -7,7 +7,7 @@ is not done here (:mod:`chatcodec.chat_templates`), and nothing here reads files
 
 Rule kept: every entry point goes through :func:`encode_chat`, so the ids and the mask of a
 prompt are the same whether it is encoded alone, in a batch, padded, truncated or sanitised.
-Padding and truncation follow transformers 5.23 (``padding=True``/``"longest"``/``"max_length"``,
+Padding and truncation follow transformers 5.24 (``padding=True``/``"longest"``/``"max_length"``,
 ``padding_side`` and ``truncation_side`` from ``tokenizer_config.json``); padded positions have
 attention and mask 0.
 """
@@ -115,7 +115,7 @@ class PaddingOptions:
 
         Raises:
             ValueError: a padding strategy is asked for and the model has no pad token (transformers
-                5.23: "Asking to pad but the tokenizer does not have a padding token").
+                5.24: "Asking to pad but the tokenizer does not have a padding token").
         """
         if self.pad_token_id is None and self.strategy() != "do_not_pad":
             raise ValueError(

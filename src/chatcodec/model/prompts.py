@@ -1,6 +1,6 @@
 """``ChatCodec.apply_chat_template`` step by step: check options, render, then tokenize.
 
-What lives here: the reference's option checks and batch detection (transformers 5.23
+What lives here: the reference's option checks and batch detection (transformers 5.24
 ``PreTrainedTokenizerBase.apply_chat_template``), control-token marking before rendering, one
 render per conversation (with ``{% generation %}`` spans when a mask is asked for), and the hand
 over to :mod:`chatcodec.model.encoding`. Rendering itself is :mod:`chatcodec.chat_templates`'s.

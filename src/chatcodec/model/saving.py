@@ -1,6 +1,6 @@
 """``ChatCodec.save_pretrained``: a codec's current state written as a model directory.
 
-What gets written (as transformers 5.23 writes a tokenizer's current configuration):
+What gets written (as transformers 5.24 writes a tokenizer's current configuration):
 
 * the chat templates in the modern format (:func:`chatcodec.model.storage.save_chat_templates`);
 * ``tokenizer_config.json``: the configuration the codec was loaded with (or, for a codec that has

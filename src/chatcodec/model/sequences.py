@@ -4,7 +4,7 @@ What lives here: telling text from token ids and single sequences from batches (
 and arrays or tensors through their ``tolist()``, so numpy and torch are never imported), for the
 model-level ``parse_response`` / ``decode`` and a parser's ``feed``.
 
-Rules kept: the shapes are the reference's (transformers 5.23 ``PreTrainedTokenizerBase.decode /
+Rules kept: the shapes are the reference's (transformers 5.24 ``PreTrainedTokenizerBase.decode /
 parse_response``): a string or a 1-D sequence of ids is one sequence; a list of them or a 2-D array
 is a batch. Beyond the reference, a batch may mix text and ids. Anything else is a ``TypeError``
 naming the argument and the position of the offending item, never a failure deep inside
@@ -94,7 +94,7 @@ def _sequence(item: Any, what: str, *, text: bool) -> str | list[int]:
 def split_sequences(value: Any, what: str) -> tuple[list[str | list[int]], bool]:
     """Split the input of the model-level ``parse_response`` into sequences.
 
-    Follows transformers 5.23 ``PreTrainedTokenizerBase.parse_response``: a string or a 1-D
+    Follows transformers 5.24 ``PreTrainedTokenizerBase.parse_response``: a string or a 1-D
     sequence of ids is one sequence; a list of strings, a list of id lists or a 2-D array is a
     batch; an empty list is an empty batch. A batch may also mix strings and id lists (the
     reference decodes such a batch as if every item were text, and fails).
@@ -127,7 +127,7 @@ def split_sequences(value: Any, what: str) -> tuple[list[str | list[int]], bool]
 def token_id_sequences(value: Any, what: str) -> tuple[list[list[int]], bool]:
     """Split the argument of ``decode``: one id, one sequence of ids, or a batch of sequences.
 
-    As transformers 5.23 ``decode``: a single id is a sequence of one (``decode(78)``), an empty
+    As transformers 5.24 ``decode``: a single id is a sequence of one (``decode(78)``), an empty
     list is one empty sequence (``decode([]) == ""``), a list of lists is a batch.
 
     Args:

@@ -1,7 +1,7 @@
 """Named special tokens as attributes: ``codec.eos_token``, ``codec.pad_token_id = 0``, ...
 
 What lives here: :class:`SpecialTokenAttributes`, the mixin that gives ``ChatCodec`` the
-reference's special-token attributes (transformers 5.23 ``PreTrainedTokenizerBase.__getattr__ /
+reference's special-token attributes (transformers 5.24 ``PreTrainedTokenizerBase.__getattr__ /
 __setattr__``) for the names of ``SPECIAL_TOKENS_ATTRIBUTES``.
 
 Rule kept: the attributes are views of ``special_tokens_map``, never separate state, so an

@@ -6,13 +6,19 @@ A model directory may hold (SPEC §2.5):
    (legacy, read-only);
 2. ``chat_template.json`` → ``{"chat_template": ...}`` (legacy processor format, read-only);
 3. ``chat_template.jinja``: the default template (the modern format);
-4. ``additional_chat_templates/<name>.jinja``: named templates.
+4. ``additional_chat_templates/<name>.jinja``: named templates;
+5. ``processor_config.json`` → ``chat_template`` (the oldest processor format, read-only).
 
-Loading reads 2 when it holds a template, else 1; ``chat_template.jinja`` then overrides the default and every
-``additional_chat_templates/*.jinja`` is merged in by name (the reference instead drops everything
-from 1 as soon as any ``.jinja`` file exists). A processor directory that combines 2 with ``.jinja``
-files is an error, as in the reference. ``.jinja`` files are read with universal newlines, as the
-reference reads them.
+Loading reads 2 when it holds a template, else 1, else 5; ``chat_template.jinja`` then overrides the
+default and every ``additional_chat_templates/*.jinja`` is merged in by name (the reference
+instead drops everything from 1 as soon as any ``.jinja`` file exists). A processor directory that
+combines 2 with ``.jinja`` files is an error, as in the reference. ``.jinja`` files are read with
+universal newlines, as the reference reads them.
+
+The reference's processor prefers 5 over every other file (with a warning to move the template
+to its own file) and its tokenizer never reads 5; chatcodec reads it only when no other file holds
+a template, so a template saved in the modern format is never shadowed by a stale key
+(``docs/compatibility.md``).
 
 Saving writes only the modern format, leaves exactly the given templates in the directory, and
 removes ``chat_template`` from the legacy JSON files (its text only: every other byte of the file
@@ -45,6 +51,7 @@ __all__ = [
     "CHAT_TEMPLATE_FILE",
     "LEGACY_PROCESSOR_FILE",
     "MAX_TEMPLATE_NAME_BYTES",
+    "PROCESSOR_CONFIG_FILE",
     "TOKENIZER_CONFIG_FILE",
     "StorageChange",
     "chat_templates_from_config",
@@ -62,6 +69,8 @@ CHAT_TEMPLATE_FILE = "chat_template.jinja"
 ADDITIONAL_TEMPLATES_DIR = "additional_chat_templates"
 #: The legacy processor file holding ``{"chat_template": ...}``.
 LEGACY_PROCESSOR_FILE = "chat_template.json"
+#: The processor configuration, whose ``chat_template`` key is the oldest processor format.
+PROCESSOR_CONFIG_FILE = "processor_config.json"
 
 #: Longest template name, in UTF-8 bytes: ``<name>.jinja`` must fit a file name (255 bytes).
 MAX_TEMPLATE_NAME_BYTES = 255 - len(".jinja")
@@ -123,8 +132,8 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     if not templates:
         raise ChatTemplateNotFoundError(
             f"{directory}: no chat template found (looked for {CHAT_TEMPLATE_FILE}, "
-            f"{ADDITIONAL_TEMPLATES_DIR}/, the 'chat_template' key of {TOKENIZER_CONFIG_FILE} and "
-            f"{LEGACY_PROCESSOR_FILE})"
+            f"{ADDITIONAL_TEMPLATES_DIR}/, the 'chat_template' key of {TOKENIZER_CONFIG_FILE}, "
+            f"{LEGACY_PROCESSOR_FILE} and {PROCESSOR_CONFIG_FILE})"
         )
     if list(templates) == ["default"]:
         return templates["default"]
@@ -175,8 +184,10 @@ def _stored_templates(directory: Path, *, migrating: bool = False
         if (default_file.is_file() or named_files) and not migrating:
             raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(directory / LEGACY_PROCESSOR_FILE))
     else:
-        legacy_name = TOKENIZER_CONFIG_FILE
-        legacy = _templates_from_json(directory / TOKENIZER_CONFIG_FILE)
+        for legacy_name in (TOKENIZER_CONFIG_FILE, PROCESSOR_CONFIG_FILE):
+            legacy = _templates_from_json(directory / legacy_name)
+            if legacy:
+                break
     files = {name: _read_template(file) for name, file in named_files.items()}
     if default_file.is_file():
         files = {"default": _read_template(default_file), **files}
@@ -189,8 +200,9 @@ def save_chat_templates(templates: str | Mapping[str, str],
 
     A string goes to ``chat_template.jinja``; a dict's ``"default"`` goes there and every other
     name to ``additional_chat_templates/<name>.jinja``. Template files not in ``templates`` are
-    removed, ``chat_template`` is removed from ``tokenizer_config.json`` (other keys are kept) and
-    a legacy ``chat_template.json`` is removed, so that loading gives back ``templates``.
+    removed, ``chat_template`` is removed from ``tokenizer_config.json`` and ``processor_config.json``
+    (other keys are kept) and a legacy ``chat_template.json`` is removed, so that loading gives back
+    ``templates``.
 
     Args:
         templates: one template, or ``{name: template}``.
@@ -299,7 +311,7 @@ def plan_chat_template_save(templates: str | Mapping[str, str],
     existing = _named_template_files(directory) if directory.is_dir() else {}
     for name in sorted(set(wanted) | set(existing)):
         _plan_file(changes, directory, f"{ADDITIONAL_TEMPLATES_DIR}/{name}.jinja", wanted.get(name))
-    for file in (TOKENIZER_CONFIG_FILE, LEGACY_PROCESSOR_FILE):
+    for file in (TOKENIZER_CONFIG_FILE, LEGACY_PROCESSOR_FILE, PROCESSOR_CONFIG_FILE):
         _plan_key_removal(changes, directory, file)
     return changes
 
@@ -410,9 +422,9 @@ def _templates_from_json(file: Path) -> dict[str, str]:
 
 
 def chat_templates_from_config(data: Mapping[str, Any], file: str) -> dict[str, str]:
-    """The ``chat_template`` key of a ``tokenizer_config.json`` or legacy ``chat_template.json``
-    object as ``{name: template}``: a string is the default template, a list of ``{"name",
-    "template"}`` objects holds named ones (the reference's legacy format).
+    """The ``chat_template`` key of a ``tokenizer_config.json``, ``processor_config.json`` or legacy
+    ``chat_template.json`` object as ``{name: template}``: a string is the default template, a list
+    of ``{"name", "template"}`` objects holds named ones (the reference's legacy format).
 
     Args:
         data: the parsed JSON object.

@@ -107,13 +107,25 @@ class ToolCallIds:
                 alphabet = _ALPHABETS[kind]
                 size = int(value)
                 if random is None:
-                    out.append("".join(secrets.choice(alphabet) for _ in range(size)))
+                    out.append(_random_text(alphabet, size))
                 else:
                     out.append("".join(alphabet[next(random) % len(alphabet)] for _ in range(size)))
         return "".join(out)
 
     def __repr__(self) -> str:
         return f"ToolCallIds({self.form!r}, seed={self._seed!r}, start={self.start})"
+
+
+def _random_text(alphabet: str, size: int) -> str:
+    """``size`` characters drawn uniformly from ``alphabet`` (at most 256 characters) with
+    :mod:`secrets`: random bytes, those past the last whole multiple of the alphabet's size
+    rejected, so every character is equally likely; one draw of bytes, not one call per character."""
+    count = len(alphabet)
+    limit = 256 - 256 % count
+    chars: list[str] = []
+    while len(chars) < size:
+        chars += [alphabet[byte % count] for byte in secrets.token_bytes(2 * size) if byte < limit]
+    return "".join(chars[:size])
 
 
 def _compile(form: str) -> list[tuple[str, str | int]]:

@@ -136,7 +136,8 @@ def text_fields(template: Any) -> dict[str, _TextField]:
     for name, spec in template.fields.items():
         if name not in REASONING_KEYS and name != "content":
             continue
-        if spec.content != "text" or spec.transform is not None or not (spec.concatenates or spec.join):
+        joined = spec.concatenates or spec.join is not None  # join: "" joins too
+        if spec.content != "text" or spec.transform is not None or not joined:
             raise ValueError(
                 f"field {name!r} (content parser {spec.content!r}): the OpenAI streams need reasoning and "
                 "content as plain text fields (content parser 'text', no transform, and 'join' when "

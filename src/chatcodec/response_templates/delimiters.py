@@ -9,7 +9,8 @@ edge waits for one more character (``can_extend``).
 Rule kept here (SPEC §1.2): every pattern is compiled with ``DOTALL`` and without ``MULTILINE``,
 and ``$`` means the end of the input. It is rewritten to ``\\Z`` unless the pattern turns
 MULTILINE on, because Python's ``$`` also matches before a final newline, and a chunk boundary
-moves where that is (the reference closes a ``$`` region early when a chunk ends with a newline).
+moves where that is (transformers 5.23 closed a ``$`` region early when a chunk ended with a
+newline; 5.24 waits for the next chunk, but still ends the region before the output's final newline).
 """
 
 from __future__ import annotations
@@ -212,6 +213,10 @@ class Delimiter:
             (``</tool_call>|(?=<tool_call>|<\\|im_end\\|>)``), the literal alternatives that no other
             one extends: a match that is one of them cannot change with more input, so it commits
             at the buffer edge at once, as a literal delimiter does. Empty for any other regex.
+        reads_end: for a regex delimiter, the pattern holds an assertion that the end of the input
+            can satisfy (``\\Z``, a MULTILINE ``$``, a negative look-ahead such as ``(?!.)``, a word
+            boundary): a match of it that ends before the buffer edge may still lean on that edge
+            (``(?=\\n?\\Z)`` on ``ab\\n``), so the matcher checks it before committing.
     """
 
     field: str
@@ -223,6 +228,7 @@ class Delimiter:
     settled: regex.Pattern[str] | None = None
     linear: bool = True
     final: frozenset[str] = frozenset()
+    reads_end: bool = False
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
@@ -259,7 +265,14 @@ def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
     pattern = compile_pattern(source)
     settled = regex.compile(f"(?:{pattern.pattern})(*PRUNE)(?!)", regex.DOTALL)
     return Delimiter(field, is_open, pattern, None, (0 if is_open else 1, field), True, settled,
-                     judge(pattern.pattern).linear, final_literals(source))
+                     judge(pattern.pattern).linear, final_literals(source),
+                     _READS_END.search(pattern.pattern) is not None)
+
+
+# Assertions that the end of the input can satisfy (regex's \\Z, $, \\b, \\B, \\m, \\M and
+# negative look-aheads); a backslash pair that merely escapes a backslash only makes this err on
+# the safe side.
+_READS_END = regex.compile(r"\\[ZbBmM]|\$|\(\?!")
 
 
 #: Characters that mean something in a regex outside a class (a token of one of them is no literal).
@@ -399,8 +412,11 @@ def after_whitespace(delimiter: Delimiter) -> str | None:
     if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
         return None
     match = delimiter.pattern.match
+    # a run can only lead a match that may start with whitespace (most delimiters may not): then
+    # no sample can match either, and the ~10,000 samples are skipped (template loading time)
+    leads = _WS_LEADS if any(match(c, partial=True) is not None for c in RUN_WHITESPACE) else ()
     sampled = {chr(c) for c in range(128) if chr(c) not in RUN_WHITESPACE
-               and any(match(lead + chr(c), partial=True) is not None for lead in _WS_LEADS)}
+               and any(match(lead + chr(c), partial=True) is not None for lead in leads)}
     if _LARGE_COUNT.search(delimiter.pattern.pattern):  # runs longer than the samples may matter
         chars = alphabet(delimiter)
         if chars is None:

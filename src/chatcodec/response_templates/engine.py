@@ -283,11 +283,43 @@ class ResponseParser:
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         held = self._held
-        if held is not None and text and len(text) <= self._room and self._waits(text):
+        if held is None:
+            matcher = self._region.matcher
+            quiet = matcher.quiet if matcher is not None else None
+            if quiet is not None and text:
+                buf = self._buf
+                pos = self._pos
+                if pos == len(buf) and quiet.search(text) is None:
+                    return self._plain(buf + text, text, pos)
+        elif text and len(text) <= self._room and self._waits(text):
             held.append(text)
             self._room -= len(text)
             return []
         return self._advance(text, eos=False)
+
+    def _plain(self, buf: str, text: str, pos: int) -> list[dict[str, Any]]:
+        """The fast path of :meth:`feed`: nothing was held back and no delimiter can start in
+        ``text`` (the matcher's ``quiet`` search found nothing), so all of it goes to the current
+        region, as :meth:`_advance` would route it, without a scan. ``buf`` is the buffer with
+        ``text`` appended, ``pos`` where ``text`` starts in it."""
+        self._zero_width = _NONE
+        region = self._region
+        spec = region.spec
+        if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
+            region.parts.append(text)
+            if region.strings is not None:
+                region.strings.feed(text)
+            events = [{"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty}]
+        else:
+            events = []
+            self._route(events, text, pos)
+        pos += len(text)
+        if pos > TRIM_THRESHOLD:
+            cut = pos - LOOKBEHIND_CONTEXT
+            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+            region.compact()
+        self._buf, self._pos = buf, pos
+        return events
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: close the open region, check required fields, return the message.

@@ -7,9 +7,10 @@ Three ``content_args`` knobs (SPEC §1.3), applied in this order before ``json.l
   non-ASCII; they come back as ordinary JSON strings. While they are set aside they are replaced
   by reserved sentinel characters (``\\x01``/``\\x02``), so input that already contains those is
   rejected (as the reference does).
-* ``unquoted_keys``: bare identifier keys (``{city: "London"}``) are quoted. Unlike the reference,
-  a key may be preceded by whitespace (``{ a: 1, b: 2}``) and nothing inside a quoted string is
-  ever rewritten (``{a: "x,y:z"}`` keeps its value).
+* ``unquoted_keys``: bare identifier keys (``{city: "London"}``) are quoted, as transformers 5.24
+  quotes them: a ``\\w+`` key after ``{`` or ``,``, whitespace around it allowed (``{ a : 1, b: 2}``),
+  and nothing inside a quoted string is ever rewritten (``{a: "x,y:z"}`` keeps its value; 5.23
+  rewrote it and needed the key right after ``{`` or ``,``).
 * ``allow_non_json``: on failure, return the stripped raw text instead of raising.
 
 JSON nested more than ``MAX_NESTING_DEPTH`` levels deep is a failure too (never a
@@ -100,7 +101,14 @@ def loads_json(text: str) -> Any:
         ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``), or an
             object gives a key twice (:func:`unique_keys`).
     """
-    return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
+    if text.startswith("\ufeff"):  # json.loads' own message for a byte-order mark
+        return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
+    return _DECODER.decode(text)
+
+
+#: What ``json.loads`` builds on every call, built once (a region close is the hot path of whole-text
+#: parsing of tool-heavy output).
+_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys)
 
 
 def quote_bare_keys(text: str) -> str:
@@ -232,18 +240,40 @@ def _clip(text: str, limit: int = 200) -> str:
 #: Characters after which (ignoring whitespace) a quote opens a JSON string; other quotes are stray.
 _STRING_MAY_START = frozenset({"", "{", "[", ",", ":"})
 _IN_QUOTED = regex.compile(r'["\\]')
-#: Text this long is first tried as a whole (:data:`_WHOLE`): shorter pieces (streamed tokens)
-#: go straight to the step-by-step scan.
+#: Text this long is first tried as a whole (:func:`_plain_json_end`): shorter pieces (streamed
+#: tokens) go straight to the step-by-step scan.
 _WHOLE_AT_ONCE = 32
-_STRING = r'"(?:[^"\\]++|\\.)*+"'
-_OPENER = r'[^"]*?[{\[,:][ \t\n\r]*'  # JSON's whitespace: any other text goes step by step
-#: A piece of plain-JSON text (``"`` strings only) that ends outside a string and where every quote
-#: opens a string in a place where JSON allows one (after ``{ [ , :`` and whitespace) or belongs to
-#: one: what the step-by-step scan would conclude, in one match. Atomic groups keep it linear.
-_WHOLE = regex.compile(rf'(?>{_OPENER}{_STRING})*+[^"]*+\Z', regex.DOTALL)
-#: :data:`_WHOLE` when the text before the piece ends where a string may start.
-_WHOLE_AFTER_OPENER = regex.compile(rf'(?>[ \t\n\r]*{_STRING})?+(?>{_OPENER}{_STRING})*+[^"]*+\Z',
-                                    regex.DOTALL)
+
+
+def _plain_json_end(text: str, last: str) -> str | None:
+    """What the step-by-step scan of :class:`StringTracker` concludes about ``text`` (fed outside a
+    string, after ``last``, in the ``"..."``-only dialect), when it ends outside a string: the new
+    last significant character. ``None`` when ``text`` ends inside a string or holds an escape JSON
+    does not have (the caller then scans step by step).
+
+    One ``str.find`` per quote and the ``json`` module's C string scanner per string, so text full
+    of escaped quotes costs no Python step per escape: the same rules as the scan (a quote opens a
+    string only after ``{ [ , :`` or at the start, else it is stray; a backslash escapes the next
+    character inside a string), in a few C calls per string.
+    """
+    find, i = text.find, 0
+    while (quote := find('"', i)) >= 0:
+        significant = text[i:quote].rstrip()
+        if significant:
+            last = significant[-1]
+        if last in _STRING_MAY_START:
+            try:
+                i = _scan_string(text, quote + 1, False)[1]
+            except ValueError:  # unterminated, or an escape JSON does not have (``\q``, ``\u12``)
+                return None
+        else:  # a stray quote: plain text
+            i = quote + 1
+        last = '"'
+    significant = text[i:].rstrip()
+    return significant[-1] if significant else last
+
+
+_scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
 class StringTracker:
@@ -270,11 +300,9 @@ class StringTracker:
         """Advance over the next piece of the region's text."""
         if self._closer is None and not self._carry and not self._escape and len(self._closers) == 1 \
                 and len(text) >= _WHOLE_AT_ONCE:
-            whole = (_WHOLE_AFTER_OPENER if self._last in _STRING_MAY_START else _WHOLE).match(text)
-            if whole is not None:  # complete strings, each where a string may start: one C-level match
-                significant = text.rstrip()
-                if significant:
-                    self._last = significant[-1]
+            last = _plain_json_end(text, self._last)
+            if last is not None:  # it ends outside a string: a few C calls per string
+                self._last = last
                 return
         text, self._carry = self._carry + text, ""
         i, n = 0, len(text)

@@ -12,8 +12,9 @@ Rules kept here (SPEC §1.2, §1.5):
 * **Nothing is emitted and later retracted.** Text is held back from the leftmost position where a
   delimiter could still match: a partial match, a regex match reaching the buffer edge, a regex
   match that a higher-priority alternative could still replace (an optional tail cut off by the
-  chunk boundary: ``[TOOL_CALLS]read`` then ``[ARGS]``), a literal that a longer literal of the
-  same set could still become. Unlike the reference, a
+  chunk boundary: ``[TOOL_CALLS]read`` then ``[ARGS]``), a regex match ending before the buffer
+  edge that leans on it (``(?=\\n?\\Z)`` on ``ab\\n``: transformers 5.24's finality rule), a
+  literal that a longer literal of the same set could still become. Unlike the reference, a
   pending match *anywhere* before a complete one holds it back, so no chunk boundary can make a
   shorter or later delimiter win (``["<t", "<tool>"]`` split after ``<to``).
 * **One combined search per chunk.** :class:`LiteralMatcher` finds complete literals and pending
@@ -46,6 +47,7 @@ from chatcodec.response_templates.delimiters import (
     alphabet,
     first_chars,
 )
+from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.whitespace import run_guard
 
 __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher", "path"]
@@ -73,9 +75,12 @@ class LiteralMatcher:
     Attributes:
         delimiters: the watched delimiters.
         absorbed: always ``""`` (literals never absorb a whitespace run).
+        quiet: the first characters of the literals: text without any of them, fed when no text is
+            held back, is plain text whole (the engine's fast path, no scan).
     """
 
-    __slots__ = ("_complete", "_edge_wait", "_extenders", "_owner", "_scan", "absorbed", "delimiters")
+    __slots__ = ("_complete", "_edge_wait", "_extenders", "_owner", "_scan", "absorbed", "delimiters",
+                 "quiet")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
@@ -95,6 +100,8 @@ class LiteralMatcher:
         prefixes = sorted({lit[:i] for lit in self._owner for i in range(1, len(lit))}, key=len, reverse=True)
         tail = "|".join(regex.escape(p) for p in prefixes)
         self._complete = regex.compile(literals)
+        self.quiet: regex.Pattern[str] | None = regex.compile(
+            "[" + regex.escape("".join(sorted({lit[0] for lit in self._owner}))) + "]")
         # a complete literal (group 1), or the start of one cut off by the end of the buffer
         self._scan = regex.compile(f"({literals})" + (f"|(?:{tail})\\Z" if tail else ""))
 
@@ -139,10 +146,12 @@ class RegexMatcher:
         delimiters: the watched delimiters.
         absorbed: the whitespace characters that some delimiter keeps absorbing while pending
             (``\\s*</think>``); a held run of them stays held while only they arrive.
+        quiet: where a delimiter could start (``None``: nearly anywhere): text in which it finds
+            nothing, fed when no text is held back, is plain text whole (the engine's fast path).
     """
 
     __slots__ = ("_barrier", "_candidate_group", "_combined", "_prefilter", "_probes", "_quick", "_searchers",
-                 "_untimed", "absorbed", "delimiters", "suspects")
+                 "_untimed", "absorbed", "delimiters", "quiet", "suspects")
 
     def __init__(self, delimiters: Iterable[Delimiter]) -> None:
         self.delimiters = tuple(delimiters)
@@ -164,7 +173,7 @@ class RegexMatcher:
             alternation = "|".join(f"(?:{s})" for s in sources)
             self._combined = regex.compile(alternation, regex.DOTALL)
             self._probes = (regex.compile(f"(?:{alternation})(?!)", regex.DOTALL),)
-        self._prefilter = _candidates(self.delimiters)
+        self._prefilter = self.quiet = _candidates(self.delimiters)
         self._quick: regex.Pattern[str] | None = None
         self._candidate_group = -1
         if self._prefilter is not None and self._combined is not None:
@@ -289,7 +298,9 @@ class RegexMatcher:
                                or (q == block_empty_close and not delimiter.is_open)):
                 continue
             elif not eos and ((end == n and match.group() not in delimiter.final)
-                              or _unsettled(delimiter, buf, q, timeout)):
+                              or _unsettled(delimiter, buf, q, timeout)
+                              or (delimiter.reads_end
+                                  and _leans_on_the_end(delimiter, buf, q, match, timeout))):
                 return q  # more input could still extend or change this regex match
             key = (q - end, delimiter.rank)
             if best is None or key < best[0]:
@@ -336,6 +347,20 @@ def _unsettled(delimiter: Delimiter, buf: str, q: int, timeout: float | None) ->
     settled = delimiter.settled
     m = settled.match(buf, q, None, None, True, timeout) if settled is not None else None
     return m is not None and bool(m.partial)
+
+
+def _leans_on_the_end(delimiter: Delimiter, buf: str, q: int, match: Any, timeout: float | None) -> bool:
+    """The regex match at ``q`` relies on the buffer ending where it does (transformers 5.24's
+    finality rule): with one more character that is neither a newline nor the end (``\\x00``), the
+    match at ``q`` disappears, moves or captures otherwise (``(?=\\n?\\Z)`` on ``ab\\n``).
+
+    Look-behinds reach at most ``LOOKBEHIND_CONTEXT`` characters back and hold no ``^``, so the
+    text before that window is left out of the copy.
+    """
+    window = max(0, q - LOOKBEHIND_CONTEXT - 1)
+    extended = delimiter.pattern.match(buf[window:] + "\x00", q - window, None, None, False, timeout)
+    return (extended is None or extended.end() + window != match.end()
+            or extended.groupdict() != match.groupdict())
 
 
 def _longer_pending(delimiter: Delimiter, buf: str, q: int) -> bool:

@@ -34,8 +34,9 @@ from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
 
 __all__ = ["VALUE_END_PARSERS", "ValueEndMatcher", "value_end_problem"]
 
-#: Content parsers whose scanners say where a value ends (``json`` without ``allow_non_json``).
-VALUE_END_PARSERS = ("json", "x-json-calls", "x-bare-object", "x-pythonic", "python-call-list")
+#: Content parsers whose scanners say where a value ends (``json`` without ``allow_non_json``;
+#: ``x-first`` when each of its parsers is one of these).
+VALUE_END_PARSERS = ("json", "x-json-calls", "x-bare-object", "x-pythonic", "python-call-list", "x-first")
 
 _NEVER = regex.compile("(?!)")
 
@@ -47,6 +48,13 @@ def value_end_problem(content: str, args: Mapping[str, Any]) -> str | None:
                 f"close_at_value_end works with {', '.join(VALUE_END_PARSERS)}")
     if content == "json" and args.get("allow_non_json"):
         return "a json region with allow_non_json has no value end (any text is a value)"
+    if content == "x-first":
+        for spec in args.get("parsers", []):
+            name = spec.get("name", "text") if isinstance(spec, Mapping) else spec
+            inner = spec.get("args", {}) if isinstance(spec, Mapping) else {}
+            problem = value_end_problem(str(name), inner if isinstance(inner, Mapping) else {})
+            if problem is not None:
+                return f"x-first parser {name!r}: {problem}"
     return None
 
 
@@ -61,7 +69,7 @@ class ValueEndMatcher:
     """
 
     __slots__ = ("_buf", "_delimiter", "_ended", "_fed", "_held", "_inner", "_keep", "_offset", "absorbed",
-                 "scanner")
+                 "quiet", "scanner")
 
     def __init__(self, field: str, inner: Matcher | None, scanner: ValueScanner,
                  keep: list[Delta] | None) -> None:
@@ -70,6 +78,7 @@ class ValueEndMatcher:
         self._keep = keep
         self._delimiter = Delimiter(field, False, _NEVER, None, (1, field))
         self.absorbed = inner.absorbed if inner is not None else ""
+        self.quiet = None  # the scanner reads every character: no fast path
         self._buf: str | None = None
         self._fed = 0  # buffer index up to which the scanner has read
         self._held = 0  # of that, how much it has not decided on (left in the buffer)

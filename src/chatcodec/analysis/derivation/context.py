@@ -43,16 +43,19 @@ CALL_B: tuple[str, dict[str, Any]] = ("fnqzb", {"keyqzc": "valqzc", "keyqze": 9}
 #: The call ids of the ``plain`` id style (nine letters and digits, as Mistral templates require).
 PLAIN_IDS = ("idqzaaaa1", "idqzbbbb2", "idqzcccc3")
 
-#: A call with a nested argument, to choose between parsers that read the same flat arguments.
+#: A call with nested arguments (an object and a list), to choose between parsers that read the same
+#: flat arguments and to see how the template writes each container (JSON, or Python's ``str()``).
 CALL_NESTED: tuple[str, dict[str, Any]] = (
-    "fnqza", {"keyqza": "valqzn", "keyqzb": 8, "keyqzd": {"qzx": [1, 2.5, None], "qzy": True, "qzz": "ü"}})
+    "fnqza", {"keyqza": "valqzn", "keyqzb": 8, "keyqzd": {"qzx": [1, 2.5, None], "qzy": True, "qzz": "ü"},
+              "keyqzf": ["qzl", 3]})
 
 SENTINEL_TOOLS: list[dict[str, Any]] = [
     {"type": "function", "function": {"name": "fnqza", "description": "Sentinel tool A.", "parameters": {
         "type": "object", "required": ["keyqza"], "properties": {
             "keyqza": {"type": "string", "description": "A string."},
             "keyqzb": {"type": "integer", "description": "A number."},
-            "keyqzd": {"type": "object", "description": "An object."}}}}},
+            "keyqzd": {"type": "object", "description": "An object."},
+            "keyqzf": {"type": "array", "description": "A list."}}}}},
     {"type": "function", "function": {"name": "fnqzb", "description": "Sentinel tool B.", "parameters": {
         "type": "object", "properties": {"keyqzc": {"type": "string", "description": "A string."},
                                          "keyqze": {"type": "integer", "description": "A number."}}}}},

@@ -344,10 +344,12 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
 
 
 def _writes_python_str(ctx: DerivationContext, mode: Mapping[str, Any]) -> bool:
-    """Whether the template writes a dict argument as Python's ``str()`` does (``{'a': True}``),
-    which JSON cannot read back: its values need ``x-python-literal``."""
+    """Whether the template writes a dict or a list argument as Python's ``str()`` does
+    (``{'a': True}``, ``['a', 3]``; Qwen3-Coder writes mappings as JSON and every other value with
+    ``| string``), which JSON cannot read back: its values need ``x-python-literal``."""
     turn = ctx.turn("nested_call", mode)
-    return turn is not None and str(CALL_NESTED[1]["keyqzd"]) in turn.output
+    arguments = CALL_NESTED[1]
+    return turn is not None and any(str(arguments[key]) in turn.output for key in ("keyqzd", "keyqzf"))
 
 
 #: The documents of a retrieval prompt, for templates that render tool calls only next to documents.
@@ -397,6 +399,8 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
         post2 = units2[1].name_post
     opener = (_marker_tail(ctx, opener_raw) if unit.kind in ("array", "object", "python_list")
               else opener_raw.strip())
+    if unit.kind in ("array", "object", "python_list") and opener and not section_open.strip():
+        opener = _with_label(opener_raw, opener)
     section_open = section_open.strip() if ctx.atoms.only_atoms(section_open) else ""
     section_end = after1[len(closer_raw):]
     discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
@@ -407,6 +411,24 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
              "json": "name, then JSON arguments",
              "dialect": "name, then arguments in a JSON dialect", "tagged": "name, then tagged arguments"}
     return ToolDerivation(kinds[unit.kind], fields, discards)
+
+
+#: A label a template writes before a block of calls (Command R+: ``Action:`` before its fenced JSON).
+_LABEL = regex.compile(r"[A-Z][A-Za-z]{1,23}:")
+
+
+def _with_label(before: str, opener: str) -> str:
+    """``opener``, with the label the template writes right before it on its own (``Action:\n```json``):
+    the only text of the turn before the calls, one capitalised word and a colon, glued to the marker by
+    whitespace alone. A label is never a delimiter alone (a word could be prose); with the marker it
+    keeps the label out of ``content``."""
+    text = before.strip()
+    if not text.endswith(opener):
+        return opener
+    label = text[:len(text) - len(opener)]
+    if not label or not label[-1].isspace() or not _LABEL.fullmatch(label.strip()):
+        return opener
+    return text
 
 
 def _python_block(ctx: DerivationContext, before: str, after: str) -> ToolDerivation:

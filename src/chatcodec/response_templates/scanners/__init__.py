@@ -19,8 +19,8 @@ from typing import Any
 
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ScannerFactory, ValueScanner
 
-__all__ = ["SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "granularity", "has_scanner",
-           "scanner_for"]
+__all__ = ["GRANULARITIES", "SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "granularity",
+           "has_scanner", "scanner_for"]
 
 #: content parser name -> ``"module:factory"`` of its scanner (modules of this package).
 SCANNERS: dict[str, str] = {
@@ -64,23 +64,42 @@ def scanner_for(name: str, args: Mapping[str, Any]) -> ValueScanner | None:
     return None if factory is None else factory(args)
 
 
+#: The ways a region can stream its value, from the finest to the coarsest (:func:`granularity`).
+GRANULARITIES = ("as written", "as its parsers agree", "each match whole", "whole at close")
+
+
 def granularity(name: str, args: Mapping[str, Any]) -> str:
     """How a region of parser ``name`` streams its value, in words (for docs and reports).
 
+    A parser that reads part of its text with another parser (``x-first``'s parsers, the streamed
+    group of ``x-findall`` and ``xml-inline``) streams no finer than that parser: DeepSeek V3.2's
+    calls stream their ``arguments`` group, but its DSML parameters are each read whole.
+
     Returns:
-        ``"as written"``, ``"each match whole"`` (a regex that does not split around its value
-        group), ``"as its parsers agree"`` (``x-first``: what the parsers still possible read alike,
-        then the one left) or ``"whole at close"``.
+        One of :data:`GRANULARITIES`: ``"as written"``, ``"as its parsers agree"`` (``x-first``:
+        what the parsers still possible read alike, then the one left), ``"each match whole"`` (a
+        regex that does not split around its value group) or ``"whole at close"``.
     """
     if not has_scanner(name, args):
         return "whole at close"
     if name == "x-first":
-        return "as its parsers agree"
+        inner = _coarsest(args["parsers"])
+        return "as its parsers agree" if inner == "as written" else inner
     if name in ("x-findall", "xml-inline"):
         from chatcodec.response_templates.scanners.regex_items_scan import streamed_group
 
-        return "as written" if streamed_group(name, args) is not None else "each match whole"
+        group = streamed_group(name, args)
+        if group is None:
+            return "each match whole"
+        spec = args.get("value_parser") if name == "xml-inline" else args.get("value_parsers", {}).get(group)
+        return "as written" if spec is None else _coarsest([spec])
     return "as written"
+
+
+def _coarsest(specs: list[Mapping[str, Any]]) -> str:
+    """The coarsest granularity of parser specs (``{"name", "args"}``; a missing name is ``text``)."""
+    ways = [granularity(spec.get("name", "text"), spec.get("args", {})) for spec in specs]
+    return max(ways, key=GRANULARITIES.index)
 
 
 def has_scanner(name: str, args: Mapping[str, Any]) -> bool:

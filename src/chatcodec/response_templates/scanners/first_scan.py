@@ -9,6 +9,11 @@ where they differ) are certain for ``x-first``: those go out. Once only one pars
 streams alone. A parser without a scanner agrees on nothing. So Python calls stream under
 ``[python-call-list, x-pythonic]`` (both read them alike), and Llama 4's JSON-or-Python calls
 once the text shows Python calls (``[get_weather(`` is not JSON).
+
+``complete`` (for ``close_at_value_end``) is the ``complete`` of the first parser still possible:
+``x-first`` returns that parser's value when it accepts the text, so where its value ends the
+region's value ends. While that parser has no scanner, or its scanner merely stopped following,
+the value's end is unknown (``None``).
 """
 
 from __future__ import annotations
@@ -30,22 +35,43 @@ class FirstScanner:
         self._entries = 0  # entries of the common prefix emitted whole
         self._text = 0  # characters emitted of the next entry (a text entry still agreed on in part)
         self.complete: int | None = None
+        self._ended_by: int | None = None  # the parser whose value end is ``complete``
 
     def _live(self) -> list[int]:
         return [index for index, scanner in enumerate(self._scanners)
-                if scanner is None or not getattr(scanner, "refuted", False)]
+                if scanner is None or index == self._ended_by or not getattr(scanner, "refuted", False)]
 
     def feed(self, text: str) -> list[Delta]:
         for index, scanner in enumerate(self._scanners):
             if scanner is not None and not getattr(scanner, "refuted", False):
                 _merge(self._merged[index], scanner.feed(text))
+        self._value_end()
         return self._common()
 
     def end(self) -> list[Delta]:
         for index, scanner in enumerate(self._scanners):
             if scanner is not None and not getattr(scanner, "refuted", False):
                 _merge(self._merged[index], scanner.end())
+        self._value_end()
         return self._common()
+
+    def _value_end(self) -> None:
+        """``complete`` is the first still possible parser's (see the module docstring).
+
+        A scanner whose value is complete counts as possible here even when it calls itself
+        refuted (``x-json-calls`` does once text follows its value: the whole text is then no
+        longer calls, but the region ends at the value's end).
+        """
+        if self.complete is not None:
+            return
+        for index, scanner in enumerate(self._scanners):
+            if scanner is None:
+                return
+            if scanner.complete is not None:
+                self.complete, self._ended_by = scanner.complete, index
+                return
+            if not getattr(scanner, "refuted", False):
+                return
 
     def _common(self) -> list[Delta]:
         """The deltas every parser still possible agrees on, beyond those emitted already."""
@@ -53,9 +79,6 @@ class FirstScanner:
         if not live or any(self._scanners[index] is None for index in live):
             return []
         lists = [self._merged[index] for index in live]
-        if len(live) == 1:
-            scanner = self._scanners[live[0]]
-            self.complete = scanner.complete if scanner is not None else None
         out: list[Delta] = []
         while True:
             k = self._entries

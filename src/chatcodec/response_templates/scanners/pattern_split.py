@@ -29,7 +29,7 @@ import regex
 
 from chatcodec.response_templates.pattern_tokens import tokens
 
-__all__ = ["Split", "literal_text", "python_dollar", "split_pattern"]
+__all__ = ["Split", "literal_text", "punctuation", "python_dollar", "split_pattern"]
 
 _GROUP = regex.compile(r"\(\?P?<(\w+)>")
 _FLAGS = regex.compile(r"\(\?[a-zA-Z-]+\)")
@@ -93,6 +93,15 @@ def _literal_run(body: list[str]) -> tuple[str, int] | None:
             return "".join(text), index
         text.append(char)
     return "".join(text), len(body)
+
+
+def punctuation(source: str) -> frozenset[str]:
+    """The characters ``source`` writes as literals that are neither letters, digits nor whitespace
+    (``<``, ``/``, ``>`` of ``</param>``); characters inside classes and escapes such as ``\\s`` are
+    not literals."""
+    literals = (_literal(token) for token in tokens(source))
+    return frozenset(char for char in literals
+                     if char is not None and not char.isalnum() and not char.isspace())
 
 
 def literal_text(source: str) -> str | None:

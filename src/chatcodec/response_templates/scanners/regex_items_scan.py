@@ -37,6 +37,7 @@ from chatcodec.response_templates.scanners.nested import Part
 from chatcodec.response_templates.scanners.pattern_split import (
     Split,
     literal_text,
+    punctuation,
     python_dollar,
     split_pattern,
 )
@@ -51,6 +52,8 @@ GroupScanner = Callable[[str], "ValueScanner | None"]
 
 _SEARCH, _GROUP, _DEAD = range(3)
 _GUARD = "chatcodec_guard"
+#: How many characters after the pattern's punctuation a match set whole is searched on every feed.
+_AFTER_TRIGGER = 16
 #: How much of the text between matches is checked against ``between`` (kept in the window).
 _GAP_CHECKED = LOOKBEHIND_CONTEXT // 2
 
@@ -64,9 +67,10 @@ def _matchers(source: str) -> _Matchers:
 class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
-    __slots__ = ("_pattern", "_starts", "_wide", "dollar", "final", "open")
+    __slots__ = ("_pattern", "_starts", "_wide", "dollar", "final", "open", "triggers")
 
     def __init__(self, source: str) -> None:
+        self.triggers = punctuation(source)
         literal = literal_text(source)
         if literal:  # a literal commits as soon as it is complete (a regex waits for one more character)
             self.open = self.final = build_matcher([literal_delimiter("value", False, [literal])])
@@ -147,6 +151,10 @@ class RegexItemsScanner:
         self._verify: list[str] = []  # the streamed match's text (with context before it)
         self._verify_base = 0
         self._current: _Matchers | None = None  # the terminator of the match being streamed
+        # a match set whole: the region offset its search waits for, when the text holds none of
+        # the pattern's punctuation (``_Matchers.triggers``), and where the last such text ended
+        self._rescan_at = 0
+        self._trigger = 0
         self._started = False
         self.complete: int | None = None
 
@@ -170,10 +178,31 @@ class RegexItemsScanner:
             if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                 self._trim()
             return out
+        if self._split is None and self._state == _SEARCH and self._waits(text):
+            self._text += text
+            return out
         self._text += text
         self._advance(out, eos=False)
+        if self._split is None and self._state == _SEARCH:
+            end = self._base + len(self._text)
+            self._rescan_at = end + (end - self._pos)  # the undecided text doubles before a search
         self._trim()
         return out
+
+    def _waits(self, text: str) -> bool:
+        """Whether a match set whole skips its search for ``text``: a match may be under way (the
+        text from ``_pos`` on is undecided) and every search reads all of it again, so without
+        this a long match would cost a search per feed over all its text (quadratic). The search
+        runs when the text brings a character the pattern writes as punctuation (where matches
+        end: ``</param>``, ``]]>``) or when the undecided text has doubled since the last search
+        (amortized linear), in the :data:`_AFTER_TRIGGER` characters after such a character (a
+        match may need a character or two more to be certain: ``</param><p``), and always at the
+        end; a match is then set at most that much later."""
+        end = self._base + len(self._text) + len(text)
+        triggers = self._head.triggers
+        if any(char in triggers for char in text):
+            self._trigger = end
+        return end < self._rescan_at and end - self._trigger > _AFTER_TRIGGER
 
     def end(self) -> list[Delta]:
         out: list[Delta] = []

@@ -1,0 +1,151 @@
+"""Start-up: a new process that imports, loads a model directory, renders a prompt and parses an output.
+
+A script, a CLI call or a worker that starts pays this once. Each measurement is a new Python
+process (bytecode cached: every probe runs once before timing); its CPU time (user + system, from
+``os.wait4``, so a shared machine's waiting is not counted) and its peak resident memory are read
+when it ends. chatcodec (``ChatCodec.from_pretrained`` + ``apply_chat_template`` + ``parse_response``)
+against the reference (transformers 5.24's ``AutoTokenizer.from_pretrained`` + the same two calls),
+on the same directory (the DeepSeek ``tokenizer.json``, Qwen3-0.6B's chat template from the corpus,
+the Qwen3-style response template). Then ``chatcodec parse TEMPLATE OUTPUT`` (the CLI on a small
+output) against a bare interpreter (``python -c pass``). Runs alternate; the minimum is kept.
+
+Usage::
+
+    python bench/bench_start.py [--repeats 7] [--write]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from common import (
+    CORPUS,
+    ROOT,
+    machine,
+    reference_available,
+    reference_version,
+    write_section,
+)
+
+MESSAGES = [{"role": "system", "content": "You are a helpful assistant."},
+            {"role": "user", "content": "What is the weather in Paris?"}]
+OUTPUT = ('<think>\nThe user asks about the weather.\n</think>\n\nLet me check.\n<tool_call>\n'
+          '{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call><|im_end|>')
+
+OURS = """
+import json, sys
+from chatcodec import ChatCodec
+codec = ChatCodec.from_pretrained(sys.argv[1])
+messages, output = json.loads(sys.argv[2]), sys.argv[3]
+prompt = codec.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+message = codec.parse_response(output, prefix=prompt)
+assert message["tool_calls"][0]["function"]["name"] == "get_weather", message
+"""
+
+REFERENCE = """
+import json, os, sys
+os.environ["TRANSFORMERS_VERBOSITY"] = "error"
+from transformers import AutoTokenizer
+tokenizer = AutoTokenizer.from_pretrained(sys.argv[1])
+messages, output = json.loads(sys.argv[2]), sys.argv[3]
+prompt = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+message = tokenizer.parse_response(output, prefix=prompt)
+assert message["tool_calls"][0]["function"]["name"] == "get_weather", message
+"""
+
+
+def model_directory() -> Path:
+    """The DeepSeek tokenizer, Qwen3-0.6B's chat template and the Qwen3-style response template."""
+    from bench_ids import deepseek_directory
+
+    directory = deepseek_directory()
+    config_path = directory / "tokenizer_config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    template = CORPUS / "chat_templates" / "Qwen--Qwen3-0.6B.jinja"
+    config["chat_template"] = template.read_text(encoding="utf-8")
+    config["eos_token"] = "<|im_end|>"
+    config_path.write_text(json.dumps(config), encoding="utf-8")
+    return directory
+
+
+def run(command: list[str]) -> tuple[float, float]:
+    """CPU seconds (user + system) and peak resident MiB of one new process running ``command``."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # the warm-up run writes the bytecode the others read
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    _, status, usage = os.wait4(process.pid, 0)
+    stderr = process.stderr.read().decode() if process.stderr else ""
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
+        raise SystemExit(f"{command[:3]} failed:\n{stderr}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--write", action="store_true", help="replace the section of docs/performance.md")
+    args = parser.parse_args(argv)
+    directory = model_directory()
+    example = ROOT / "examples" / "qwen3-coder"
+    data = [str(directory), json.dumps(MESSAGES), OUTPUT]
+    commands = {
+        "chatcodec": [sys.executable, "-c", OURS, *data],
+        "bare interpreter": [sys.executable, "-c", "pass"],
+        "chatcodec parse": [sys.executable, "-m", "chatcodec", "parse",
+                            str(example / "response_template.json"), str(example / "output.txt"),
+                            "--no-prefix"],
+    }
+    if reference_available():
+        commands["reference"] = [sys.executable, "-c", REFERENCE, *data]
+    for command in commands.values():  # bytecode cached, files in the page cache
+        run(command)
+    best = {name: (float("inf"), float("inf")) for name in commands}
+    for _ in range(args.repeats):
+        for name, command in commands.items():
+            seconds, mib = run(command)
+            best[name] = (min(best[name][0], seconds), min(best[name][1], mib))
+    shutil.rmtree(directory, ignore_errors=True)
+    ours, bare, cli = best["chatcodec"], best["bare interpreter"], best["chatcodec parse"]
+    ref = best.get("reference")
+    ref_name = f"transformers {reference_version()}" if ref else "not installed"
+    lines = [
+        "## Start-up",
+        "",
+        "Written by `python bench/bench_start.py --write`. Each a new process, bytecode cached, CPU time "
+        "(user + system) and peak resident memory read when it ends, best of alternating runs. Cold start: "
+        "import, load a model directory (DeepSeek `tokenizer.json`, Qwen3-0.6B's chat template, the "
+        "Qwen3-style response template), render a prompt, parse a short output; chatcodec "
+        f"(`ChatCodec.from_pretrained`) against the reference ({ref_name}, `AutoTokenizer.from_pretrained`). "
+        "`chatcodec parse` on a small output (`examples/qwen3-coder`) against a bare interpreter "
+        "(`python -c pass`).",
+        "",
+        machine() + ".",
+        "",
+        "| process | CPU s | peak MiB |",
+        "|---|---:|---:|",
+    ]
+    for name, (seconds, mib) in best.items():
+        lines.append(f"| {name} | {seconds:.3f} | {mib:.1f} |")
+    lines += [
+        "",
+        f"Cold start: {ours[0]:.3f} s and {ours[1]:.1f} MiB (targets 0.15 s, 30 MiB)"
+        + (f"; the reference is {ref[0] / ours[0]:.1f}x slower (target at least 8x) and holds "
+           f"{ref[1]:.1f} MiB." if ref else "."),
+        f"`chatcodec parse`: {cli[0] / bare[0]:.1f}x a bare interpreter (target at most 3x).",
+    ]
+    section = "\n".join(lines) + "\n"
+    print(section)
+    if args.write:
+        write_section("bench_start", section)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
