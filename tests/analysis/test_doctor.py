@@ -194,6 +194,31 @@ def test_hf_jinja_divergences_on_every_corpus_template() -> None:
         assert [text[:len(start)] for text, start in zip(found[name], starts, strict=True)] == starts, name
 
 
+def test_a_template_that_runs_on_in_hf_jinja_is_a_reason_not_an_internal_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cross_engine, "NODE_TIMEOUT", 1)
+    endless = "{% for i in range(1000000000) %}{{ i }}{% endfor %}"  # no range limit in that engine
+    assert cross_engine.render_hf_jinja([(endless, [{"messages": []}])]) == (
+        "Node.js did not finish within 1 s (NODE_TIMEOUT per template): @huggingface/jinja has no limits "
+        "on loops or sizes, so a template that runs long runs on there")
+
+
+def test_node_running_out_of_memory_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    crash = ("\n<--- Last few GCs --->\n\nFATAL ERROR: Reached heap limit Allocation failed - "
+             "JavaScript heap out of memory\n----- Native stack trace -----\n\n"
+             " 1: 0xb8ced1 node::OOMErrorHandler\n"
+             " 7: 0x7f8f4669a476\n")
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess(
+        args, 134, stdout="", stderr=crash))
+    assert cross_engine.render_hf_jinja([("x", [{"messages": []}])]) == (
+        "Node.js failed: FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory")
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: subprocess.CompletedProcess(
+        args, 1, stdout="", stderr="Error: first\n    at x\nError: the last line\n"))
+    assert cross_engine.render_hf_jinja([("x", [{"messages": []}])]) == "Node.js failed: Error: the last line"
+
+
 def test_an_engine_that_is_missing_is_an_info_finding(monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 

@@ -9,7 +9,7 @@ import pytest
 
 from chatcodec.cli import main
 from tests.analysis.corpus_split import is_held_out
-from tests.conftest import corpus_path, corpus_template
+from tests.conftest import ROOT, corpus_path, corpus_template
 from tests.hub_cache import make_hub_cache
 from tests.model.helpers import make_model_dir
 
@@ -102,3 +102,28 @@ def test_an_empty_template_file(tmp_path: Path, capsys: pytest.CaptureFixture[st
     empty.write_text("\n", encoding="utf-8")
     assert main(["derive", str(empty)]) == 1
     assert "ChatTemplateNotFoundError: chat template: the template text is empty" in capsys.readouterr().err
+
+
+def test_the_readme_example_prints_what_the_readme_shows(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```console\n$ chatcodec derive ", 1)[1].split("```", 1)[0]
+    command, shown = block.split("$ cat response_template.json\n")
+    lines = command.splitlines()
+    assert lines[:2] == ["../shared/corpus/chat_templates/Qwen--Qwen3-Next-80B-A3B.jinja \\",
+                         "    --var eos_token='<|im_end|>' > response_template.json"]
+    monkeypatch.chdir(ROOT)  # the README runs it from the checkout, beside the corpus
+    argument = lines[0].removesuffix(" \\")
+    assert main(["derive", argument, "--var", "eos_token=<|im_end|>"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == lines[2:]
+    assert captured.out == shown
+
+
+def test_seed_oss_calls_are_verified(capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(corpus_path("chat_templates", "ByteDance-Seed--Seed-OSS-36B-Instruct.jinja"))
+    assert main(["derive", path, "--json", "--var", "eos_token=<seed:eos>"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["capabilities"]["one_call"]["status"] == "verified"
+    tag_args = report["response_template"]["fields"]["tool_calls"]["content_args"]
+    assert tag_args["value_parser"] == {"name": "x-python-literal"}

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
 from chatcodec.cli import main
-from tests.conftest import corpus_path
+from tests.conftest import ROOT, corpus_path
 
 
 def test_an_error_exits_1_and_json_has_every_field(capsys: pytest.CaptureFixture[str]) -> None:
@@ -41,3 +42,18 @@ def test_a_profile_without_a_chat_template_is_a_clear_error(capsys: pytest.Captu
     name = next(name for name in profiles.names() if profiles.load(name).chat_template is None)
     assert main(["doctor", name]) == 1
     assert capsys.readouterr().err.endswith("bundles no chat template; doctor examines a chat template\n")
+
+
+def test_the_readme_example_prints_what_the_readme_shows(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("```console\n$ chatcodec doctor ", 1)[1].split("```", 1)[0]
+    argument, *shown = block.splitlines()
+    assert argument == "../shared/corpus/chat_templates/deepseek-ai--DeepSeek-V3.1.jinja"
+    monkeypatch.chdir(ROOT)  # the README runs it from the checkout, beside the corpus
+    assert main(["doctor", argument]) == 1
+    printed = capsys.readouterr().out.splitlines()
+    assert len(printed) == len(shown) == 10
+    for line, expected in zip(printed, shown, strict=True):  # "[...]" in the README: JSON cut short
+        pattern = ".*".join(re.escape(part) for part in expected.split("[...]"))
+        assert re.fullmatch(pattern, line), (line, expected)

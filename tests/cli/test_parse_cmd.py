@@ -236,8 +236,21 @@ def test_keep_mode_records_the_problem_and_exits_0(
             "chatcodec: ValueError: t.json: tools must be a JSON list of tool schemas, got dict\n",
         ),
         (
+            ["t.json", "out.txt", "--no-prefix", "--tools", "badtools.json"],
+            "chatcodec: ValueError: badtools.json: tools[0] (f): parameter 'a': type must be a type name "
+            "or a list of them, got int\n",
+        ),
+        (
             ["t.json", "-", "--prefix", "-"],
             "chatcodec: ValueError: OUTPUT and --prefix cannot both be read from stdin\n",
+        ),
+        (
+            ["t.json", "-", "--no-prefix", "--tools", "-"],
+            "chatcodec: ValueError: OUTPUT and --tools cannot both be read from stdin\n",
+        ),
+        (
+            ["t.json", "-", "--prefix", "-", "--tools", "-"],
+            "chatcodec: ValueError: only one of OUTPUT, --prefix, --tools can be read from stdin\n",
         ),
     ],
 )
@@ -252,6 +265,8 @@ def test_input_errors_are_one_line(
     write(tmp_path, "t.json", QWEN)
     write(tmp_path, "bad.json", {"start_anchor": "x", "fields": {"x": {"open": "<x>", "close_pattern": "("}}})
     write(tmp_path, "out.txt", "hi")
+    write(tmp_path, "badtools.json", [{"type": "function", "function": {
+        "name": "f", "parameters": {"type": "object", "properties": {"a": {"type": 5}}}}}])
     assert run(capsys, *argv) == (1, "", message)
 
 

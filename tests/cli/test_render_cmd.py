@@ -329,6 +329,43 @@ class TestErrors:
             "cannot encode; it comes from messages[1] (a JSON \\ud800-style escape without its pair?)\n"
         )
 
+    @pytest.mark.parametrize(("argv", "origin"), [
+        (["--var", 'x="\\ud800"'], "--var x"),
+        (["--var", 'x="a\\udfff"', "--var", "y=ok"], "--var x"),
+        (["--var", 'x="ok"', "--var", 'x="\\ud800"'], "--var x"),
+    ])
+    def test_a_lone_surrogate_in_a_variable(self, argv: list[str], origin: str, tmp_path: Path,
+                                            capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{{ x }}")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "ok"}]')
+        code, out, err = run(capsysbinary, "render", str(template), str(conversation), *argv)
+        assert (code, out) == (1, b"")
+        assert err.endswith(f"; it comes from {origin} (a JSON \\ud800-style escape without its pair?)\n")
+
+    def test_a_lone_surrogate_in_a_special_token_or_a_request_variable(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        model = tmp_path / "model"
+        model.mkdir()
+        (model / "chat_template.jinja").write_text("{{ bos_token }}{{ x }}")
+        (model / "tokenizer_config.json").write_text('{"bos_token": "\\ud800"}')
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "ok"}]')
+        code, _, err = run(capsysbinary, "render", str(model), str(conversation), "--var", "x=1")
+        assert code == 1
+        assert err == (
+            "chatcodec: ValueError: the prompt holds a lone surrogate (U+D800 at character 0), which UTF-8 "
+            f"cannot encode; it comes from {model}'s bos_token (a JSON \\ud800-style escape without its "
+            "pair?)\n")
+        request = tmp_path / "r.json"
+        request.write_text('{"messages": [{"role": "user", "content": "ok"}], '
+                           '"chat_template_kwargs": {"x": "\\udc00"}}')
+        code, _, err = run(capsysbinary, "render", str(template_file(tmp_path)), str(request))
+        assert code == 1
+        assert err.endswith(
+            "it comes from the conversation's x (a JSON \\ud800-style escape without its pair?)\n")
+
     def test_template_files_are_read_up_to_a_limit(
         self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
     ) -> None:
@@ -353,6 +390,24 @@ class TestErrors:
         code, _, err = run(capsysbinary, "render", str(template), "-")
         assert code == 1
         assert err == "chatcodec: ValueError: stdin is empty; expected a conversation (JSON)\n"
+
+    @pytest.mark.parametrize(("argv", "message"), [
+        (["-", "-"], "MODEL_DIR_OR_TEMPLATE and CONVERSATION.json cannot both be read from stdin"),
+        (["qwen3", "-", "--tools", "-"], "CONVERSATION.json and --tools cannot both be read from stdin"),
+        (["-", "c.json", "--tools", "-", "--documents", "-"],
+         "only one of MODEL_DIR_OR_TEMPLATE, --tools, --documents can be read from stdin"),
+    ])
+    def test_stdin_read_twice(self, argv: list[str], message: str,
+                              capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        assert run(capsysbinary, "render", *argv) == (1, b"", f"chatcodec: ValueError: {message}\n")
+
+    def test_empty_stdin_for_tools(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "hi"}]')
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+        assert run(capsysbinary, "render", "qwen3", str(conversation), "--tools", "-") == (
+            1, b"", "chatcodec: ValueError: stdin is empty; expected tools (JSON)\n")
 
     @pytest.mark.parametrize(
         ("content", "message"),
@@ -610,6 +665,12 @@ def test_a_json_config_without_the_extension_and_only_a_response_template_says_s
         "a model directory\n"))
 
 
+def template_file(tmp_path: Path) -> Path:
+    path = tmp_path / "x.jinja"
+    path.write_text("{{ x }}")
+    return path
+
+
 class TestRequestFiles:
     """A conversation file may be an OpenAI Chat Completions request, as a client sends it."""
 
@@ -638,6 +699,19 @@ class TestRequestFiles:
                                         "add_generation_prompt": True, "chat_template_kwargs": {"x": 1}})
         assert run(capsysbinary, "render", str(template), request) == (0, b"Hi|1|A", "")
         assert run(capsysbinary, "render", str(template), request, "--var", "x=2") == (0, b"Hi|2|A", "")
+
+    def test_a_generation_prompt_that_is_not_a_boolean_is_an_error(
+            self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        template = tmp_path / "t.jinja"
+        template.write_text("{{ messages[0].content }}{% if add_generation_prompt %}|A{% endif %}")
+        request = self.write(tmp_path, {"messages": [{"role": "user", "content": "Hi"}],
+                                        "add_generation_prompt": "false"})
+        assert run(capsysbinary, "render", str(template), request) == (1, b"", (
+            "chatcodec: ConversationError: add_generation_prompt: expected true or false, got str\n"))
+        false = self.write(tmp_path, {"messages": [{"role": "user", "content": "Hi"}],
+                                      "add_generation_prompt": False})
+        assert run(capsysbinary, "render", str(template), false) == (0, b"Hi", "")
+        assert run(capsysbinary, "render", str(template), false, "--generation-prompt") == (0, b"Hi|A", "")
 
     def test_image_url_parts_for_a_vision_template(self, tmp_path: Path,
                                                    capsysbinary: pytest.CaptureFixture[bytes]) -> None:

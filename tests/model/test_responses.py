@@ -58,7 +58,12 @@ class TestShapes:
 
     @pytest.mark.parametrize(("value", "message"), [
         (3.5, "response: expected a string, token ids, a batch of either, or a 1-D/2-D array; got float"),
-        ([[1, "a"]], "response[0]: expected text or a sequence of token ids, got list"),
+        ([[1, "a"]], "response[0][1]: expected a token id (the sequence starts with token ids), got str"),
+        ([1, 2, "a"], "response[2]: expected a token id (the sequence starts with token ids), got str"),
+        ((7, 2.5), "response[1]: expected a token id (the sequence starts with token ids), got float"),
+        ([1, [2]], "response[1]: expected a token id (the sequence starts with token ids), got list"),
+        (["a", [1, None]], "response[1][1]: expected a token id (the sequence starts with token ids), "
+                           "got NoneType"),
         (FakeArray([[[1]]]), "response[0]: expected text or a sequence of token ids, got list"),
     ])
     def test_other_shapes_are_type_errors(self, value: Any, message: str) -> None:

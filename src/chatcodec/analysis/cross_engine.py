@@ -186,7 +186,8 @@ def render_hf_jinja(jobs: list[tuple[str, list[dict[str, Any]]]]) -> list[list[O
 
     Returns:
         Per job, one :class:`Outcome` per context; or, when the engine cannot run, why (Node.js or
-        the package missing, or Node.js failing), with how to fix it.
+        the package missing, Node.js failing, or not finishing within ``NODE_TIMEOUT`` seconds per
+        template), with how to fix it.
     """
     node = shutil.which("node")
     package = hf_jinja_package()
@@ -201,14 +202,27 @@ def render_hf_jinja(jobs: list[tuple[str, list[dict[str, Any]]]]) -> list[list[O
                "now": [PROBE_TIME.year, PROBE_TIME.month, PROBE_TIME.day, PROBE_TIME.hour, PROBE_TIME.minute,
                        PROBE_TIME.second]}
     runner = resources.files("chatcodec.analysis").joinpath("hf_jinja_runner.mjs")
+    timeout = NODE_TIMEOUT * max(1, len(jobs))
     with resources.as_file(runner) as script:
-        done = subprocess.run([node, str(script)], input=json.dumps(request), capture_output=True, text=True,
-                              timeout=NODE_TIMEOUT * max(1, len(jobs)), check=False)
+        try:
+            done = subprocess.run([node, str(script)], input=json.dumps(request), capture_output=True,
+                                  text=True, timeout=timeout, check=False)
+        except subprocess.TimeoutExpired:  # the engine has no sandbox limits: a template may loop on
+            return (f"Node.js did not finish within {timeout:g} s (NODE_TIMEOUT per template): "
+                    "@huggingface/jinja has no limits on loops or sizes, so a template that runs long "
+                    "runs on there")
     if done.returncode != 0:
-        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"
-        return f"Node.js failed: {last}"
+        return f"Node.js failed: {_node_failure(done.stderr, done.returncode)}"
     return [[Outcome(result.get("text"), result.get("error")) for result in results]
             for results in json.loads(done.stdout)]
+
+
+def _node_failure(stderr: str, returncode: int) -> str:
+    """The line of Node.js's stderr that says why it failed: V8's ``FATAL ERROR: ...`` (out of
+    memory, followed by a native stack trace whose last line says nothing), else the last line."""
+    lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
+    fatal = next((line for line in lines if "FATAL ERROR" in line), None)
+    return fatal or (lines[-1] if lines else f"exit {returncode}")
 
 
 # --- comparing ---------------------------------------------------------------------------------------

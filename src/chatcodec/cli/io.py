@@ -129,7 +129,8 @@ def read_json(source: str, what: str = "JSON") -> Any:
     text = read_text(source).removeprefix("\ufeff")
     if not text.strip():
         where = "stdin is empty" if source == "-" else f"{source}: the file is empty"
-        raise ValueError(f"{where}; expected a {what} (JSON)")
+        article = "" if what.endswith("s") else "a "  # tools, documents: no "a"
+        raise ValueError(f"{where}; expected {article}{what} (JSON)")
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:

@@ -122,14 +122,19 @@ def run(args: argparse.Namespace) -> int:
         args.usage_error(_missing_prefix(args))
     stream = args.stream or args.chunk_size is not None or args.delay is not None
     size = args.chunk_size or CHUNK_SIZE
-    if args.output == "-" and args.prefix == "-":
-        raise ValueError("OUTPUT and --prefix cannot both be read from stdin")
+    from_stdin = [name for name, value in (("OUTPUT", args.output), ("--prefix", args.prefix),
+                                           ("--tools", args.tools)) if value == "-"]
+    if len(from_stdin) > 1:  # the first would read all of stdin, the next an empty one
+        raise ValueError(f"{' and '.join(from_stdin)} cannot both be read from stdin" if len(from_stdin) == 2
+                         else f"only one of {', '.join(from_stdin)} can be read from stdin")
     source = TemplateSource.open(args.template)
     live = stream and args.output == "-"
     keep = args.errors == "keep"
     output = "" if live else read_text(args.output, limit="MAX_OUTPUT_BYTES", replace=keep)
     prefix = "" if args.no_prefix else read_text(args.prefix)
     tools = read_tools(args.tools)
+    if tools is not None:
+        _check_tool_schemas(args.tools, tools)
     # parses the prefix: a region it closes can fail
     parser = source.parser(prefix, tools, args.errors, value_deltas=bool(args.openai))
     if args.openai:
@@ -165,6 +170,20 @@ def _openai(args: argparse.Namespace, parser: ModelResponseParser, output: str, 
     write_openai(args.openai, parser, pieces, sys.stdout, stream=stream, ids=tool_call_ids(codec),
                  delay=args.delay or 0.0)
     return 0
+
+
+def _check_tool_schemas(source: str, tools: list[Any]) -> None:
+    """Refuse a parameter schema tool-argument typing cannot read, naming the tools file.
+
+    Raises:
+        ValueError: ``{source}: tools[i] (name): parameter 'key': ...``.
+    """
+    from chatcodec.response_templates.arguments import tool_parameters
+
+    try:
+        tool_parameters(tools)
+    except ValueError as error:
+        raise ValueError(f"{source}: {error}") from None
 
 
 def _missing_prefix(args: argparse.Namespace) -> str:

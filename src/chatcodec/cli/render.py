@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -83,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     ``add_generation_prompt: true``), and ``--var`` wins over the request's template variables.
 
     Raises:
-        OSError, ValueError: an input cannot be read or parsed.
+        OSError, ValueError: an input cannot be read or parsed, or two of them are stdin (``-``).
         ChatTemplateNotFoundError, ModelStorageError: no usable chat template (an empty one too,
             named by its file).
         ChatTemplateError, ConversationError: the render failed.
@@ -96,14 +97,23 @@ def run(args: argparse.Namespace) -> int:
     from chatcodec.cli.sources import read_chat_template_source
     from chatcodec.errors import ChatTemplateNotFoundError
 
+    from_stdin = [name for name, value in (("MODEL_DIR_OR_TEMPLATE", args.source),
+                                           ("CONVERSATION.json", args.conversation),
+                                           ("--tools", args.tools), ("--documents", args.documents))
+                  if value == "-"]
+    if len(from_stdin) > 1:  # the first would read all of stdin, the next an empty one
+        raise ValueError(f"{' and '.join(from_stdin)} cannot both be read from stdin" if len(from_stdin) == 2
+                         else f"only one of {', '.join(from_stdin)} can be read from stdin")
     source = read_chat_template_source(args.source)
     conversation = read_conversation(args.conversation)
     tools = read_tools(args.tools) if args.tools else conversation.tools
     documents = read_json(args.documents, "documents") if args.documents else conversation.documents
+    own_generation_prompt = conversation.request.get("add_generation_prompt")
     request = {**conversation.request, "tools": tools, "documents": documents,
-               # the options, or the request's own fields; without either, no generation prompt
-               "add_generation_prompt": args.generation_prompt
-               or bool(conversation.request.get("add_generation_prompt")),
+               # the options, or the request's own fields (as written: read_chat_request checks
+               # their types, so "false" is an error, never true); without either, no generation prompt
+               "add_generation_prompt": True if args.generation_prompt
+               else False if own_generation_prompt is None else own_generation_prompt,
                "continue_final_message": args.continue_final_message
                or conversation.request.get("continue_final_message") or False}
     template = select_chat_template(source.templates, args.template_name, request_tools(request))
@@ -122,7 +132,11 @@ def run(args: argparse.Namespace) -> int:
         label = _template_label(source.origin, source.templates, template)
         raise ChatTemplateNotFoundError(f"{label}: {error}", name=error.name,
                                         available=error.available) from None
-    _check_encodable(prompt, conversation.messages, tools, documents)
+    tokens = source.special_tokens.items()
+    variable_origins = [*((f"{source.origin}'s {key}", value) for key, value in tokens),
+                        *((f"the conversation's {key}", value) for key, value in inputs.variables.items()),
+                        *((f"--var {key}", value) for key, value in args.var)]
+    _check_encodable(prompt, conversation.messages, tools, documents, variable_origins)
     _warn_undefined_tokens(template, variables, _template_label(source.origin, source.templates, template))
     _write(prompt)
     return 0
@@ -188,8 +202,15 @@ def _template_label(origin: str, templates: str | dict[str, str], template: str)
     return origin if name is None else f"{origin}[{name}]"
 
 
-def _check_encodable(prompt: str, messages: Any, tools: Any, documents: Any) -> None:
+def _check_encodable(prompt: str, messages: Any, tools: Any, documents: Any,
+                     variables: Sequence[tuple[str, Any]] = ()) -> None:
     """Refuse a prompt UTF-8 cannot encode (a lone surrogate), naming the input it came from.
+
+    Args:
+        prompt: the rendered prompt.
+        messages, tools, documents: the inputs, searched in this order.
+        variables: ``(where, value)`` of the template variables (special tokens, the request's
+            variables, ``--var``), searched last, the last one given first (it wins the render).
 
     Raises:
         ValueError: the prompt holds a lone surrogate.
@@ -199,7 +220,7 @@ def _check_encodable(prompt: str, messages: Any, tools: Any, documents: Any) -> 
     except UnicodeEncodeError as error:
         char = prompt[error.start]
         inputs = [*((f"messages[{index}]", message) for index, message in enumerate(messages)),
-                  ("tools", tools), ("documents", documents)]
+                  ("tools", tools), ("documents", documents), *reversed(variables)]
         origin = next((where for where, value in inputs if _has_surrogate(value)), "the template")
         raise ValueError(
             f"the prompt holds a lone surrogate (U+{ord(char):04X} at character {error.start}), which UTF-8 "

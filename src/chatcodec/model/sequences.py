@@ -64,6 +64,21 @@ def as_id_list(value: Any, what: str) -> list[int]:
     raise TypeError(f"{what}: expected a token id or a sequence of token ids, got {type(value).__name__}")
 
 
+def _check_started_ids(value: Any, what: str) -> None:
+    """A list or tuple that starts with a token id is one sequence of ids: name its first item that
+    is not one (``response[3]: ... got str``) instead of the whole value.
+
+    Raises:
+        TypeError: ``value`` starts with a token id and holds an item that is not one.
+    """
+    if not (isinstance(value, (list, tuple)) and value and token_id(value[0]) is not None):
+        return
+    for index, item in enumerate(value):
+        if token_id(item) is None:
+            raise TypeError(f"{what}[{index}]: expected a token id (the sequence starts with token ids), "
+                            f"got {type(item).__name__}")
+
+
 def _sequence(item: Any, what: str, *, text: bool) -> str | list[int]:
     """One item of a batch: text (when ``text`` allows it) or one sequence of ids."""
     item = to_python(item)
@@ -71,6 +86,7 @@ def _sequence(item: Any, what: str, *, text: bool) -> str | list[int]:
         return item
     if is_token_ids(item):
         return as_id_list(item, what)
+    _check_started_ids(item, what)
     expected = "text or a sequence of token ids" if text else "a sequence of token ids"
     raise TypeError(f"{what}: expected {expected}, got {type(item).__name__}")
 
@@ -91,7 +107,8 @@ def split_sequences(value: Any, what: str) -> tuple[list[str | list[int]], bool]
         ``(sequences, batched)``; each sequence is a string or a list of ids.
 
     Raises:
-        TypeError: the value is none of those shapes (the message names ``what`` and the item).
+        TypeError: the value is none of those shapes (the message names ``what`` and the item; in a
+            sequence that starts with token ids, the first item that is not one).
     """
     value = to_python(value)
     if isinstance(value, str):
@@ -99,6 +116,7 @@ def split_sequences(value: Any, what: str) -> tuple[list[str | list[int]], bool]
     if isinstance(value, (list, tuple)):
         if is_token_ids(value) and value:
             return [as_id_list(value, what)], False
+        _check_started_ids(value, what)
         return [_sequence(item, f"{what}[{index}]", text=True) for index, item in enumerate(value)], True
     raise TypeError(
         f"{what}: expected a string, token ids, a batch of either, or a 1-D/2-D array; "
