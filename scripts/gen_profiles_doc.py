@@ -253,7 +253,9 @@ only if its text is complete: a JSON call whose value is closed (`{"name": ..., 
 tag) is a parse problem, never a call with what was there: `errors="strict"` raises
 `ResponseParseError`, `errors="keep"` lists it under `parse_errors` and keeps its text in
 `content`. Each family has one vector of each kind (`rule: cutoff-complete` / `cutoff-incomplete`
-in `tests/profiles/variants/`). Text cut off inside a call marker itself (`<tool_ca`) is content.
+in `tests/profiles/variants/`). A call marker written with nothing after it (`hello<tool_call>`,
+then the length limit) is a parse problem too, in every profile whose call field is not plain text.
+Text cut off inside a call marker itself (`<tool_ca`) is content.
 
 **Calls outside `tools=`.** A call to a function that is not among the tools passed is kept as
 written and listed under the message's `parse_warnings` (`kind: "unknown_tool"`), never dropped.

@@ -514,7 +514,9 @@ class ResponseParser:
         ended it), for the raw span of a region that fails; ``close_captures`` are its named groups,
         which join the open's as transform variables (SPEC §1.1; a name in both: the close's).
         ``cut_off``: the end of generation closes it, so a ``require_close`` field's region is a
-        parse problem (what it holds may be incomplete). ``end`` is the offset just after the
+        parse problem (what it holds may be incomplete), and so is a region of a structured field
+        (a content parser other than ``text``) that holds nothing but whitespace (its open was
+        written, its value never begun: dropping it would lose the open). ``end`` is the offset just after the
         region's raw text (for ``offsets=True``).
         """
         region = self._region
@@ -530,6 +532,10 @@ class ResponseParser:
                                    "require_close: a region cut off may be incomplete)", len(raw))
             text = _without_prompt_layout(spec, raw, region.offset)
             value = self._value(spec, text, captures)
+            if cut_off and spec.close is not None and spec.content != "text" and not raw.strip():
+                # an open written and nothing after it: a value begun, not an empty one
+                raise ContentError("the output ends right after this region's open (nothing of "
+                                   "its value was written)", len(raw))
             self._message.add(spec, value, text)
             self._check_tool_names(spec, region, value)
             closing_values = region.values.close(value) if region.values is not None else None
