@@ -68,6 +68,13 @@ def arguments_text(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False)
 
 
+def _arguments_at(arguments: Any, index: int) -> str:
+    try:
+        return arguments_text(arguments)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"tool_calls[{index}].function.arguments: {error}") from None
+
+
 def call_parts(call: Any, where: str) -> tuple[str, Any, str | None]:
     """The ``(name, arguments, id or None)`` of one parsed tool call.
 
@@ -132,6 +139,8 @@ def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "
         {'role': 'assistant', 'content': None, 'tool_calls': [{'id': 'call_0', 'type': 'function', \
 'function': {'name': 'f', 'arguments': '{"city": "Paris"}'}}]}
     """
+    if not isinstance(message, Mapping):
+        raise TypeError(f"message: expected a parsed message (a mapping), got {type(message).__name__}")
     ids = ids or ToolCallIds()
     content = message.get("content")
     chat: dict[str, Any] = {"role": "assistant", "content": _text(content, "content") or None}
@@ -158,7 +167,7 @@ def chat_tool_call(call: Any, index: int, ids: IdFactory) -> dict[str, Any]:
     """One parsed call (call ``index`` of the message) in the Chat Completions form."""
     name, arguments, own = call_parts(call, f"tool_calls[{index}]")
     return {"id": own or ids(name, index), "type": "function",
-            "function": {"name": name, "arguments": arguments_text(arguments)}}
+            "function": {"name": name, "arguments": _arguments_at(arguments, index)}}
 
 
 def _text(value: Any, key: str) -> str | None:
