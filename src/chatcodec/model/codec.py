@@ -137,9 +137,13 @@ class ChatCodec(SpecialTokenAttributes):
                 id (the message suggests a close profile name).
             HubError: a Hub id without ``huggingface_hub`` installed, an unknown repository or
                 revision, a gated or private one without a token, or one not cached while offline.
+            TypeError: ``path_or_profile`` is not a string or a path.
         """
         from chatcodec.model.loading import load_model
 
+        if not isinstance(path_or_profile, (str, os.PathLike)):
+            raise TypeError("from_pretrained: expected a model directory, a profile name or a Hub id "
+                            f"(a string or a path), got {type(path_or_profile).__name__}")
         loaded = load_model(path_or_profile, revision=revision, token=token, cache_dir=cache_dir,
                             local_files_only=local_files_only, load_tokenizer=load_tokenizer)
         codec = cls(loaded.chat_template, special_tokens=loaded.special_tokens, tokenizer=loaded.tokenizer,
