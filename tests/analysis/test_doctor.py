@@ -232,3 +232,13 @@ def test_an_engine_that_is_missing_is_an_info_finding(monkeypatch: pytest.Monkey
         ("cross-engine:hf-jinja", "info", "not run: @huggingface/jinja is not installed; run "
          "scripts/setup_hf_jinja.sh (npm install @huggingface/jinja@0.5.11 into "
          "~/.cache/chatcodec/hf-jinja), or set CHATCODEC_HF_JINJA to its package folder")]
+
+
+def test_a_template_that_renders_no_conversation_is_an_error() -> None:
+    broken = DoctorTarget("r.jinja", {"default": '{{ raise_exception("boom") }}'})
+    found = [finding for finding in run_doctor(broken, ("prefix-stability",))]
+    assert [(finding.severity, finding.line, finding.message) for finding in found] == [(
+        "error", 1,
+        "the chat template renders none of the probe conversations: the plain conversation cannot be "
+        "rendered, so its prefix stability is not checked: ChatTemplateError: boom (the same in the system "
+        "prompt, reasoning, tool call conversations)")]

@@ -18,6 +18,7 @@ reported too: the prompt then changes from one day to the next.
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -70,7 +71,9 @@ def check_prefix_stability(template: str, kwargs: dict[str, Any]) -> list[Findin
         a probe cannot be rendered, and an ``info`` when the prompt depends on the date.
     """
     findings: list[Finding] = []
-    for name, turns, answer, tools in _sequences():
+    sequences = _sequences()
+    unrendered = 0
+    for name, turns, answer, tools in sequences:
         steps = [Probe(turns, tools, True, kwargs), Probe([*turns, answer], tools, False, kwargs),
                  Probe([*turns, answer, FOLLOW_UP], tools, True, kwargs)]
         outcomes = [render_probe(template, step) for step in steps]
@@ -79,6 +82,7 @@ def check_prefix_stability(template: str, kwargs: dict[str, Any]) -> list[Findin
             findings.append(Finding(CHECK, "info", f"the {name} conversation cannot be rendered, so its "
                                     f"prefix stability is not checked: {outcomes[failed].error}",
                                     outcomes[failed].line, steps[failed].conversation()))
+            unrendered += 1
             continue
         prompt, history, following = (outcome.text or "" for outcome in outcomes)
         if not history.startswith(prompt) and not _extended_with_reasoning(template, steps[1], answer,
@@ -88,7 +92,17 @@ def check_prefix_stability(template: str, kwargs: dict[str, Any]) -> list[Findin
         kept = history[:end + len(answer["content"])] if end >= 0 else history
         if not following.startswith(kept):
             findings.append(_break(template, name, 1, kept, following, steps[2], answer))
-    return _merged(findings) + _date(template, kwargs)
+    merged = _merged(findings)
+    if unrendered == len(sequences) and merged:  # not one probe renders
+        first = merged[0]
+        # an undefined variable may be one the caller passes (firefunction's `functions`): a warning
+        undefined = "UndefinedError" in first.message
+        merged[0] = Finding(first.check, "warning" if undefined else "error",
+                            "the chat template renders none of the probe conversations"
+                            + (" (it may need a template variable the caller passes)"
+                               if undefined else "") + f": {first.message}",
+                            first.line, first.conversation)
+    return merged + _date(template, kwargs)
 
 
 def _merged(findings: list[Finding]) -> list[Finding]:
@@ -102,12 +116,18 @@ def _merged(findings: list[Finding]) -> list[Finding]:
     for group in groups.values():
         first = group[0]
         if len(group) > 1:
-            others = ", ".join(finding.message.split(" conversation: ")[0] for finding in group[1:])
+            others = ", ".join(_conversation_name(finding.message) for finding in group[1:])
             plural = "s" if len(group) > 2 else ""
             first = Finding(first.check, first.severity, f"{first.message} (the same in the {others} "
                             f"conversation{plural})", first.line, first.conversation)
         merged.append(first)
     return merged
+
+
+def _conversation_name(message: str) -> str:
+    """``"tool call"`` for a finding's message that starts ``"the tool call conversation ..."``."""
+    match = re.match(r"the (.+?) conversation\b", message)
+    return match.group(1) if match else message
 
 
 def _extended_with_reasoning(template: str, history: Probe, answer: dict[str, Any], prompt: str) -> bool:
