@@ -223,3 +223,13 @@ def test_any_failure_inside_a_region_close_is_a_parse_problem(monkeypatch: pytes
     message = parse_response("<x>a</x>b", template, prefix="", errors="keep")
     assert (message["content"], message["parse_errors"][0]["error"]) == (
         "<x>a</x>b", "field 'x' (content parser 'x-boom'): TypeError: boom")
+
+
+def test_an_open_list_longer_than_the_limit_is_a_load_error_naming_the_field_and_key() -> None:
+    fields = {"content": {}, "x": {"open": [f"<t{i}>" for i in range(4000)], "close": "b"}}
+    with pytest.raises(ResponseTemplateError) as caught:
+        load_response_template({"start_anchor": "A", "fields": fields})
+    assert (caught.value.field, caught.value.key) == ("x", "open")
+    assert "'open' lists 4000 literals, more than 256 (MAX_DELIMITER_LITERALS" in str(caught.value)
+    fields["x"]["open"] = [f"<t{i}>" for i in range(256)]
+    assert load_response_template({"start_anchor": "A", "fields": fields}).fields["x"].name == "x"

@@ -13,10 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_NESTING_DEPTH", "NESTING_ERROR", "exceeds_depth"]
+__all__ = ["MAX_DELIMITER_LITERALS", "MAX_NESTING_DEPTH", "NESTING_ERROR", "exceeds_depth"]
 
 #: The deepest nesting of lists and objects a parsed value (or a response template) may have.
 MAX_NESTING_DEPTH = 200
+
+#: The most literals one ``open`` / ``close`` list may hold: loading compares the literals in pairs
+#: (which one can extend another), so a stranger's template with thousands of them would take
+#: seconds to load (4,000 took over 30 s). Real formats use a dozen at most.
+MAX_DELIMITER_LITERALS = 256
 
 #: The problem reported for a value nested deeper than :data:`MAX_NESTING_DEPTH`.
 NESTING_ERROR = (

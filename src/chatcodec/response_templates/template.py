@@ -42,7 +42,7 @@ from chatcodec.response_templates.delimiters import (
     regex_delimiter,
     unsupported_construct,
 )
-from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
+from chatcodec.response_templates.limits import MAX_DELIMITER_LITERALS, MAX_NESTING_DEPTH, exceeds_depth
 from chatcodec.response_templates.lookbehind import lookbehind_problem
 from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.transform import validate_transform
@@ -196,6 +196,10 @@ def _literals(raw: Any, key: str, field: str | None) -> list[str]:
         if not all(isinstance(s, str) for s in raw):
             raise _error(f"'{key}' list must contain only strings", field=field, key=key)
         literals = list(raw)
+        if len(literals) > MAX_DELIMITER_LITERALS:
+            raise _error(f"'{key}' lists {len(literals)} literals, more than {MAX_DELIMITER_LITERALS} "
+                         "(MAX_DELIMITER_LITERALS in chatcodec.response_templates.limits)",
+                         field=field, key=key)
     else:
         raise _error(f"'{key}' must be a string or list of strings, got {type(raw).__name__}",
                      field=field, key=key)
