@@ -130,6 +130,7 @@ class TestRunTime:
             parse_response(SLOW_OUTPUT, UNPROVED, prefix="")
         assert raised.value.field == "x"
         assert "searching fields.x.open_pattern took longer than REGEX_TIMEOUT (0.05 s" in str(raised.value)
+        assert "delimiters (the search began at offset 0 of the output)" in str(raised.value)
 
     def test_keep_records_it_and_loses_nothing(self) -> None:
         message = parse_response(SLOW_OUTPUT, UNPROVED, prefix="", errors="keep")

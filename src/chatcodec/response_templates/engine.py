@@ -634,7 +634,8 @@ class ResponseParser:
         at = self._origin + pos
         problem = str(timeout)
         if not self._keep:
-            raise ResponseParseError(f"searching from {self._location(at, at)}: {problem}", field=field_name,
+            raise ResponseParseError(f"{problem} (the search began {self._location(at, at)})",
+                                     field=field_name,
                                      offset=at,
                                      text=buf[pos:], raw=buf[pos:], span=None,
                                      partial_message=self._message.snapshot())
