@@ -190,7 +190,8 @@ class TestSaving:
         directory = qwen3_dir(tmp_path, layout="config", extra_config={"model_max_length": 32768, "zz": [1]})
         tokenizer_bytes = (directory / "tokenizer.json").read_bytes()
         codec = ChatCodec.from_pretrained(directory)
-        written = codec.save_pretrained(directory)
+        with pytest.warns(UserWarning, match="uses chatcodec extensions, so it needs chatcodec"):
+            written = codec.save_pretrained(directory)
         assert str(directory / "chat_template.jinja") in written
         config = json.loads((directory / "tokenizer_config.json").read_text(encoding="utf-8"))
         assert config == {"tokenizer_class": "PreTrainedTokenizerFast", **QWEN3_TOKENS,
@@ -217,7 +218,8 @@ class TestSaving:
     def test_named_templates_and_a_profile(self, tmp_path: Path) -> None:
         codec = ChatCodec.from_pretrained("qwen3")
         codec.chat_template = {"default": "D", "tool_use": "T"}
-        codec.save_pretrained(tmp_path)
+        with pytest.warns(UserWarning, match="uses chatcodec extensions, so it needs chatcodec"):
+            codec.save_pretrained(tmp_path)
         assert (tmp_path / "additional_chat_templates" / "tool_use.jinja").read_text(encoding="utf-8") == "T"
         copy = ChatCodec.from_pretrained(tmp_path)
         assert copy.chat_template == {"default": "D", "tool_use": "T"}
