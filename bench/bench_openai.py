@@ -40,9 +40,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import QWEN3_TEMPLATE, write_section
+
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "performance.md"
-START, END = "<!-- bench_openai:start -->", "<!-- bench_openai:end -->"
 
 _REASONING = "The user wants the files updated and the weather checked; several calls are needed. "
 _TEXT = "I will update the files and check the weather now."
@@ -67,16 +67,7 @@ def xml_call(name: str, arguments: dict[str, Any]) -> str:
 
 
 #: ChatML with ``<think>`` reasoning and JSON tool calls read by the standard ``json`` parser.
-JSON_TEMPLATE: dict[str, Any] = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|im_start|>assistant\n",
-    "fields": {
-        "reasoning_content": {"open": "<think>", "close": "</think>"},
-        "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
-                       "transform": {"type": "function", "function": "{content}"}},
-        "content": {"close": "<|im_end|>"},
-    },
-}
+JSON_TEMPLATE = QWEN3_TEMPLATE
 
 #: name -> (the response template: a dict, or a bundled profile's name; how it writes one call)
 CASES: dict[str, tuple[Any, Any]] = {
@@ -251,16 +242,6 @@ def render(rows: list[dict[str, Any]], early: dict[str, Any], whole: dict[str, f
     return "\n".join(lines) + "\n"
 
 
-def write_section(section: str) -> None:
-    text = DOC.read_text(encoding="utf-8")
-    block = f"{START}\n{section}{END}\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    DOC.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -273,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     section = render(per_chunk(args.size, args.repeats), first_fragment(), whole_parameter())
     print(section)
     if not args.no_write:
-        write_section(section)
+        write_section("bench_openai", section)
     return 0
 
 

@@ -32,9 +32,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import write_section
+
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "performance.md"
-START, END = "<!-- bench_parse:start -->", "<!-- bench_parse:end -->"
 
 TEMPLATES: dict[str, dict[str, Any]] = {
     "literal": {
@@ -305,17 +305,6 @@ def _targets(ours: dict[str, Any], ref: dict[str, Any] | None, sizes: list[int])
     return " ".join(parts)
 
 
-def write_section(section: str) -> None:
-    text = DOC.read_text(encoding="utf-8") if DOC.exists() else "# Performance\n\n"
-    block = f"{START}\n{section}{END}\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    DOC.parent.mkdir(parents=True, exist_ok=True)
-    DOC.write_text(text, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -343,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
     section = render(ours, ref, sizes, args.spaces)
     print(section)
     if not args.no_write:
-        write_section(section)
+        write_section("bench_parse", section)
     return 0
 
 
