@@ -53,8 +53,9 @@ def deepseek_directory() -> Path:
     return directory
 
 
-def ours(codec: Any, ids: list[int]) -> float:
-    parser = codec.get_response_parser(prefix="")
+def ours(codec: Any, ids: list[int], prefix: str = "") -> float:
+    """CPU seconds per id of ``codec``'s parser (after ``prefix``) fed ``ids`` one at a time."""
+    parser = codec.get_response_parser(prefix=prefix)
     feed = parser.feed
     start = now()
     for token in ids:
@@ -105,17 +106,6 @@ def harmony_alone(encoding: Any, ids: list[int]) -> float:
     return elapsed / len(ids)
 
 
-def ours_gpt_oss(codec: Any, ids: list[int]) -> float:
-    parser = codec.get_response_parser(prefix="<|start|>assistant")
-    feed = parser.feed
-    start = now()
-    for token in ids:
-        feed(token)
-    elapsed = now() - start
-    parser.finalize()
-    return elapsed / len(ids)
-
-
 def gpt_oss_rows(sizes: list[int], repeats: int) -> list[tuple[int, int, dict[str, float]]]:
     """chatcodec against openai-harmony on gpt-oss output; no rows when harmony is missing."""
     from chatcodec import ChatCodec
@@ -131,7 +121,7 @@ def gpt_oss_rows(sizes: list[int], repeats: int) -> list[tuple[int, int, dict[st
         text = gpt_oss_output(size)
         ids = encoding.encode(text, allowed_special="all")
         assert codec.tokenizer.backend.decode(ids, skip_special_tokens=False) == text
-        best = interleaved({"chatcodec": lambda ids=ids: ours_gpt_oss(codec, ids),
+        best = interleaved({"chatcodec": lambda ids=ids: ours(codec, ids, "<|start|>assistant"),
                             "openai-harmony": lambda ids=ids: harmony_alone(encoding, ids)},
                            repeats if size < 100_000 else max(2, repeats // 3))
         rows.append((len(text), len(ids), best))
