@@ -1,0 +1,124 @@
+"""Measure ``chatcodec derive`` on chat templates from outside the corpus: an independent held-out set.
+
+The corpus held-out part (``bench/derive_corpus.py``) was looked at while the derivation was
+developed, so it no longer measures how the derivation generalises. This script measures it on
+real chat templates that are *not* in ``../shared/corpus/chat_templates/`` (by content), listed
+with their source (repository, path, commit), the special tokens of their model and their SHA-256
+in ``bench/derive_external_sources.json``. The templates themselves are not part of chatcodec:
+fetch them into a directory first (``git show COMMIT:PATH > DIR/FILE`` in a clone of each
+repository), then::
+
+    python bench/derive_external.py DIR                 # the table, per template and in total
+    python bench/derive_external.py DIR --write docs/derive.md --section "external after"
+
+A template whose SHA-256 differs from the listed one, or whose content (whitespace aside) equals a
+corpus template, is refused: the measurement is only repeatable on the same files, and only
+independent on files the corpus does not hold. A **tool template** is one whose round trip shows an
+assistant tool call; **verified** means every applicable capability verified, as in
+``bench/derive_corpus.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "src"))
+
+from tests.conftest import CORPUS  # noqa: E402
+
+from chatcodec.analysis.derive import derive_response_template  # noqa: E402
+from derive_corpus import CAPABILITIES, _rate, summary, table, write  # noqa: E402
+
+SOURCES = ROOT / "bench" / "derive_external_sources.json"
+
+
+def _squeezed(text: str) -> str:
+    return "".join(text.split())
+
+
+def load_sources(directory: Path) -> list[tuple[dict[str, Any], str]]:
+    """``[(source entry, template text)]`` for every listed template, checked.
+
+    Raises:
+        SystemExit: a listed file is missing from ``directory``, its SHA-256 is not the listed one,
+            or its content (whitespace aside) is a corpus template's.
+    """
+    corpus = {_squeezed(path.read_text(encoding="utf-8")): path.name
+              for path in (CORPUS / "chat_templates").glob("*.jinja")}
+    entries = json.loads(SOURCES.read_text(encoding="utf-8"))["sources"]
+    loaded = []
+    for entry in entries:
+        path = directory / entry["file"]
+        if not path.is_file():
+            raise SystemExit(f"{path}: missing; fetch {entry['repo']} {entry['commit']}:{entry['path']}")
+        data = path.read_bytes()
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != entry["sha256"]:
+            raise SystemExit(f"{path}: sha256 {digest}, the sources list {entry['sha256']}")
+        text = data.decode("utf-8")
+        if _squeezed(text) in corpus:
+            raise SystemExit(f"{path}: the same template as the corpus's {corpus[_squeezed(text)]}")
+        loaded.append((entry, text))
+    return loaded
+
+
+def measure(loaded: list[tuple[dict[str, Any], str]]) -> list[dict[str, Any]]:
+    """One row per template: labels, verified, tool template, seconds (as ``derive_corpus.measure``)."""
+    rows = []
+    for entry, text in loaded:
+        variables = {**entry["special_tokens"], **entry.get("required_kwargs", {})}
+        start = time.perf_counter()
+        derived = derive_response_template(text, variables=variables)
+        seconds = time.perf_counter() - start
+        rows.append({"template": entry["file"], "seconds": seconds, "verified": derived.verified,
+                     "tools": derived.capabilities["one_call"].applicable,
+                     "labels": {cap: derived.capabilities[cap].to_json() for cap in CAPABILITIES},
+                     "derived": derived})
+    return rows
+
+
+def summary_lines(stats: dict[str, Any]) -> list[str]:
+    return ["| templates | verified | tool templates | tool templates verified | slowest (s) |",
+            "|---|---|---|---|---|",
+            f"| {stats['templates']} | {_rate(stats['verified'], stats['templates'])} | "
+            f"{stats['tool_templates']} | **{_rate(stats['tool_verified'], stats['tool_templates'])}** | "
+            f"{stats['max_seconds']:.1f} |"]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("directory", type=Path, help="the directory holding the listed template files")
+    parser.add_argument("--reasons", action="store_true", help="print the reason of every label not verified")
+    parser.add_argument("--write", metavar="MARKDOWN", type=Path,
+                        help="replace a measured section of this file")
+    parser.add_argument("--section", default="external after",
+                        help="the section to replace: SECTION summary and SECTION templates")
+    args = parser.parse_args()
+    rows = measure(load_sources(args.directory))
+    stats = summary(rows)
+    sections = {f"{args.section} summary": summary_lines(stats), f"{args.section} templates": table(rows)}
+    print(json.dumps(stats))
+    for title, body in sections.items():
+        print(f"\n## {title}\n" + "\n".join(body))
+    if args.reasons:
+        for row in rows:
+            for cap in CAPABILITIES:
+                label = row["labels"][cap]
+                if label["status"] != "verified" and label["applicable"]:
+                    print(f"- {row['template']} {cap}: {label['status']}: {label['reason'][:300]}")
+    if args.write:
+        write(args.write, sections)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
