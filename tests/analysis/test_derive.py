@@ -499,3 +499,123 @@ def test_a_label_right_before_the_call_block_joins_its_opener() -> None:
     assert parse_response("Action: none needed.", result.response_template,
                           prefix="<|user|>Hi<|end|>\n<|assistant|>") == {
         "role": "assistant", "content": "Action: none needed."}
+
+
+# --- classes found on templates outside the corpus (bench/derive_external.py) ------------------------
+# The corpus holds no template of these forms; each is shown on a small template written here with the
+# structure the external template has (named in each comment), and the corpus tests above check that
+# the rules change no corpus derivation.
+
+#: granite-20b-functioncalling's form: each call opens with a marker and nothing closes it.
+OPENER_NO_CLOSER = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}\n<call> "
+    "{{ {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}{% endfor %}\n"
+    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_json_calls_with_an_opener_and_no_closer_end_at_the_next_opener() -> None:
+    result = derive_response_template(OPENER_NO_CLOSER, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open": "<call>", "close_pattern": r"(?=<call>)|<\|end\|>", "repeats": True, "content": "json",
+        "transform": {"type": "function", "function": {"name": "{content.name}",
+                                                        "arguments": "{content.arguments}"}}}
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    message = parse_response('<call> {"name": "a", "arguments": {}}\n<call> {"name": "b", "arguments": '
+                             '{"x": 1}}', result.response_template, prefix="<|user|>Hi<|end|><|assistant|>")
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "a", "arguments": {}}},
+        {"type": "function", "function": {"name": "b", "arguments": {"x": 1}}}]
+
+
+#: MiniMax-M1's form: call objects one per line inside a section, no marker of their own.
+OBJECTS_IN_A_SECTION = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}<calls>\n{% for c in m.tool_calls %}"
+    '{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}\n{% endfor %}'
+    "</calls>{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_json_objects_one_per_line_inside_a_section_are_one_region() -> None:
+    result = derive_response_template(OBJECTS_IN_A_SECTION, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open": "<calls>", "close": "</calls>", "content": "x-json-calls",
+        "content_args": {"name_keys": ["name"], "arguments_keys": ["arguments"]},
+        "transform": {"id": "{id?}", "type": "function",
+                      "function": {"name": "{name}", "arguments": "{arguments}"}},
+        "transform_each": True}
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    message = parse_response('<calls>\n{"name": "a", "arguments": {}}\n{"name": "b", "arguments": {"x": 1}}'
+                             "\n</calls>", result.response_template, prefix="<|user|>Hi<|end|><|assistant|>")
+    assert [call["function"]["name"] for call in message["tool_calls"]] == ["a", "b"]
+
+
+#: GigaChat 3's form: a call closes the answer turn and opens a ``function call`` turn.
+ROLE_NAME_HEADER = (
+    "{%- for m in messages %}{{ m.role }}<|sep|>{% if m.tool_calls %}<|next|>function call<|sep|>"
+    "{{ {'name': m.tool_calls[0].function.name, 'arguments': m.tool_calls[0].function.arguments} | tojson }}"
+    "{% else %}{{ m.content }}{% endif %}<|next|>{% endfor %}"
+    "{% if add_generation_prompt %}assistant<|sep|>{% endif %}")
+
+
+def test_a_role_name_between_the_markers_before_a_call_joins_its_opener() -> None:
+    result = derive_response_template(ROLE_NAME_HEADER, variables={"eos_token": "</s>"})
+    field = result.response_template["fields"]["tool_calls"]
+    assert field["open_pattern"] == r"<\|next\|>function\s*call\s*<\|sep\|>"
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "unsupported"}
+    message = parse_response('<|next|>function call<|sep|>{"name": "a", "arguments": {"x": 1}}<|next|>',
+                             result.response_template, prefix="user<|sep|>Hi<|next|>assistant<|sep|>")
+    assert message == {"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": "a", "arguments": {"x": 1}}}]}
+    # the words alone are prose
+    assert parse_response("A function call is needed.<|next|>", result.response_template,
+                          prefix="user<|sep|>Hi<|next|>assistant<|sep|>") == {
+        "role": "assistant", "content": "A function call is needed."}
+
+
+#: DeepSeek-V3.2's form: tagged arguments whose tag says whether the value is raw text.
+TYPED_ATTRIBUTE = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}<|calls|>{% for c in m.tool_calls %}\n"
+    '<|invoke|name="{{ c.function.name }}">{% for k, v in c.function.arguments.items() %}\n'
+    '<|param|name="{{ k }}" raw="{{ "true" if v is string else "false" }}">'
+    "{{ v if v is string else v | tojson }}</|param|>{% endfor %}\n</|invoke|>{% endfor %}\n</|calls|>"
+    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_a_word_that_differs_inside_the_argument_tags_matches_any_word() -> None:
+    result = derive_response_template(TYPED_ATTRIBUTE, variables={"eos_token": "<|end|>"})
+    field = result.response_template["fields"]["tool_calls"]
+    assert field["content_args"]["tag_pattern"] == (
+        r'<\|param\|name="(?P<key>[^\s<>=\"' + r"']+)" + r'"\s*raw="\w+">(?P<value>.*?)</\|param\|>')
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+        "city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+    message = parse_response('<|calls|>\n<|invoke|name="f">\n<|param|name="city" raw="true">Paris</|param|>\n'
+                             '<|param|name="days" raw="false">3</|param|>\n</|invoke|>\n</|calls|>',
+                             result.response_template, prefix="<|user|>Hi<|end|><|assistant|>", tools=tools)
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "f", "arguments": {"city": "Paris", "days": 3}}}]
+
+
+#: Bielik v3's form: the thinking mode's prompt opens ``<think>``; call turns render without it.
+THINK_OPENED_CALLS_WITHOUT = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.reasoning_content %}<think>\n{{ m.reasoning_content }}"
+    "\n</think>\n{% endif %}{% if m.tool_calls %}{% for c in m.tool_calls %}<tool_call>"
+    '{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}</tool_call>'
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% if enable_thinking %}<think>\n{% endif %}{% endif %}")
+
+
+def test_renders_that_do_not_continue_their_prompt_do_not_choose_the_anchor() -> None:
+    result = derive_response_template(THINK_OPENED_CALLS_WITHOUT, variables={"eos_token": "<|end|>"})
+    assert result.response_template["start_anchor"] == "<|assistant|>"
+    assert statuses(result) == {"content": "verified", "reasoning": "verified", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    message = parse_response("Plan.\n</think>\nSunny.", result.response_template,
+                             prefix="<|user|>Hi<|end|><|assistant|><think>\n")
+    assert message == {"role": "assistant", "reasoning_content": "Plan.", "content": "Sunny."}

@@ -28,6 +28,11 @@ __all__ = ["Candidate", "SentinelCase", "assemble", "score", "sentinel_cases"]
 
 #: Rounds of adding the atoms left in ``content`` to the discard list.
 DISCARD_ROUNDS = 3
+#: How much more a field of a render that continues its prompt counts than one of a render that does
+#: not: the round trip judges the latter ``inconsistent`` when they fail, never ``failed``, so they
+#: only break ties (Bielik's thinking mode opens ``<think>`` in the prompt and renders call turns
+#: without it; reading those would make ``<think>`` a start anchor and lose every reasoning block).
+CONTINUING_WEIGHT = 1000
 
 
 @dataclass(frozen=True)
@@ -121,7 +126,8 @@ def _parse(template: Any, case: SentinelCase, tools: list[dict[str, Any]]) -> di
 
 
 def score(ctx: DerivationContext, candidate: Candidate, cases: Sequence[SentinelCase]) -> int:
-    """How many compared fields of ``cases`` parse back (-1: the template does not load or leaks)."""
+    """How many compared fields of ``cases`` parse back, those of renders that continue their prompt
+    weighted :data:`CONTINUING_WEIGHT` (-1: the template does not load or leaks)."""
     from chatcodec.errors import ResponseTemplateError
     from chatcodec.response_templates.template import load_response_template
 
@@ -137,7 +143,8 @@ def score(ctx: DerivationContext, candidate: Candidate, cases: Sequence[Sentinel
         if parsed is None:
             continue
         fields, _, _ = compare_message(case.message, parsed, case.turn.output)
-        total += sum(1 for status in fields.values() if status in ("pass", "empty"))
+        passed = sum(1 for status in fields.values() if status in ("pass", "empty"))
+        total += passed * (CONTINUING_WEIGHT if case.turn.continues else 1)
     return total
 
 

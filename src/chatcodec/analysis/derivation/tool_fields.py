@@ -24,6 +24,7 @@ values stay exact. A bare JSON call with no opener opens on a look-ahead for its
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -258,12 +259,38 @@ def _tagged_unit(ctx: DerivationContext, text: str, position: int, after: int,
     separator, separator2 = text[k1 + len(key1):v1], text[k2 + len(key2):v2]
     rest = text[v2 + len(value2):]
     value_suffix = between[:ctx.atoms.snap_start(between, common_prefix_length(between, rest))].rstrip()
-    if separator != separator2 or not key_prefix or not value_suffix.strip() or key1 in key_prefix:
+    slot = _attribute_slot(separator, separator2)
+    if slot is None or not key_prefix or not value_suffix.strip() or key1 in key_prefix:
         return None
     name_post = text[after:k1 - len(key_prefix)]
     end = v2 + len(value2) + len(value_suffix)
     return _Unit(position, end, "tagged", name_post,
-                 {"key_prefix": key_prefix, "separator": separator, "value_suffix": value_suffix})
+                 {"key_prefix": key_prefix, "separator": slot[0], "separator_rest": slot[1],
+                  "value_suffix": value_suffix})
+
+
+#: A word a template writes in the separator of a tagged argument that differs from one argument to
+#: the next (DeepSeek-V3.2's ``string="true"`` / ``string="false"``: whether the value is raw text).
+_ATTRIBUTE_WORD = regex.compile(r"\w{1,16}")
+
+
+def _attribute_slot(separator: str, other: str) -> tuple[str, str] | None:
+    """``(separator, "")`` when the two arguments' separators (between key and value) are equal;
+    ``(before, after)`` when they differ in one word inside a tag (``" string="true">`` and
+    ``" string="false">``), which then matches any such word; ``None`` otherwise."""
+    if separator == other:
+        return separator, ""
+    start = common_prefix_length(separator, other)
+    while start and separator[start - 1].isalnum():
+        start -= 1
+    tail = common_suffix_length(separator[start:], other[start:])
+    while tail and separator[len(separator) - tail].isalnum():
+        tail -= 1
+    end, end2 = len(separator) - tail, len(other) - tail
+    words = (separator[start:end], other[start:end2])
+    if not all(_ATTRIBUTE_WORD.fullmatch(word) for word in words) or ">" not in separator[end:]:
+        return None
+    return separator[:start], separator[end:]
 
 
 def _find_unit(ctx: DerivationContext, text: str, start: int, name: str,
@@ -401,11 +428,14 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
               else opener_raw.strip())
     if unit.kind in ("array", "object", "python_list") and opener and not section_open.strip():
         opener = _with_label(opener_raw, opener)
+        opener = _header_run(ctx, opener_raw) or opener
     section_open = section_open.strip() if ctx.atoms.only_atoms(section_open) else ""
     section_end = after1[len(closer_raw):]
     discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
     closer = closer_raw.strip()
     fields = _fields(unit, opener, closer, section_open, post2, between, ctx.eos)
+    if unit.kind == "object" and not opener and section_open and discards:
+        fields = [_section_of_objects(unit, section_open, discards[0]), *fields]
     kinds = {"object": "JSON object per call", "array": "JSON array of calls",
              "python_list": "a Python-style list of calls", "python": "Python-style calls",
              "json": "name, then JSON arguments",
@@ -428,6 +458,26 @@ def _with_label(before: str, opener: str) -> str:
     label = text[:len(text) - len(opener)]
     if not label or not label[-1].isspace() or not _LABEL.fullmatch(label.strip()):
         return opener
+    return text
+
+
+#: A role name a template writes between two markers of a call turn's header (GigaChat's
+#: ``<|message_sep|>function call<|role_sep|>``): at most three words.
+_ROLE_NAME = regex.compile(r"\w{1,24}(?: \w{1,24}){0,2}")
+
+
+def _header_run(ctx: DerivationContext, before: str) -> str:
+    """The whole text a call-only turn writes before its call when that text is a header: markers
+    from its first character to its last, with at most a role name between two of them (GigaChat
+    closes the answer turn and opens a ``function call`` turn). A word is never a delimiter alone;
+    between two markers it is part of one. ``""`` when ``before`` is anything else."""
+    text = before.strip()
+    spans = ctx.atoms.spans(text)
+    if len(spans) < 2 or spans[0][0] != 0 or spans[-1][1] != len(text):
+        return ""
+    gaps = [text[end:start].strip() for (_, end), (start, _) in itertools.pairwise(spans)]
+    if not any(gaps) or not all(not gap or _ROLE_NAME.fullmatch(gap) for gap in gaps):
+        return ""
     return text
 
 
@@ -510,6 +560,8 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
     close: dict[str, Any] = {"close": eos} if eos else {}
     if closer:
         close = _literal_or_pattern("close", closer)
+    if unit.kind == "object" and opener and not closer:
+        close = _next_opener_or_eos(opener, eos)
     if unit.kind in ("object", "array"):
         return _json_fields(unit, opener, close, section_open)
     if unit.kind == "python_list":
@@ -527,9 +579,7 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
     post = _generalise(name_post, post2, _post_pattern(name_post, unit.kind))
     open_pattern = _open_pattern(section_open, opener, _NAME + post)
     if not closer:
-        ahead = [f"(?={loose(opener)})"] if opener else []
-        ahead += [regex.escape(eos)] if eos else []
-        close = {"close_pattern": "|".join(ahead)} if ahead else {}
+        close = _next_opener_or_eos(opener, eos)
     transform: dict[str, Any] = dict(_TRANSFORM)
     if "(?P<id>" in open_pattern:
         transform = {"id": "{id}", **transform}
@@ -546,6 +596,15 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
     cut_off = _CUT_OFF_IS_A_PROBLEM if closer else {}
     return [{**base, **cut_off, "content": "xml-inline", "content_args": _tag_args(unit.info),
              "transform": transform}]
+
+
+def _next_opener_or_eos(opener: str, eos: str | None) -> dict[str, Any]:
+    """The close of a call that has an opener and no closer (granite-20b-functioncalling's
+    ``<function_call> {...}`` one after another): a look-ahead for the next call's opener, or the
+    end-of-sequence token, so each region holds one call."""
+    ahead = [f"(?={loose(opener)})"] if opener else []
+    ahead += [regex.escape(eos)] if eos else []
+    return {"close_pattern": "|".join(ahead)} if ahead else {}
 
 
 def _post_pattern(name_post: str, kind: str) -> str:
@@ -567,14 +626,29 @@ def _tag_args(info: dict[str, Any]) -> dict[str, Any]:
     read back by ``x-python-literal`` (``info["value_parser"]``)."""
     separator: str = info["separator"]
     value_suffix: str = info["value_suffix"]
+    rest: str = info.get("separator_rest", "")
     lead = trail = ""
-    if separator.endswith("\n"):
-        separator, lead = separator[:-1], r"\n?"
+    if (rest or separator).endswith("\n"):
+        lead = r"\n?"
+        rest, separator = (rest[:-1], separator) if rest else ("", separator[:-1])
     if value_suffix.startswith("\n"):
         value_suffix, trail = value_suffix[1:], r"\n?"
-    pattern = (loose(info["key_prefix"]) + r"(?P<key>[^\s<>=\"']+)" + loose(separator) + lead
+    # a word that differs between arguments (_attribute_slot): any word there
+    separator_pattern = loose(separator) + (r"\w+" + loose(rest) if info.get("separator_rest") else "")
+    pattern = (loose(info["key_prefix"]) + r"(?P<key>[^\s<>=\"']+)" + separator_pattern + lead
                + "(?P<value>.*?)" + trail + loose(value_suffix))
     return {"tag_pattern": pattern, "value_parser": dict(info.get("value_parser", _TEXT_VALUES))}
+
+
+def _section_of_objects(unit: _Unit, section_open: str, section_close: str) -> dict[str, Any]:
+    """JSON call objects with no marker of their own inside a section (MiniMax-M1's ``<tool_calls>``
+    with one object per line): one region from the section's start to its end, read by
+    ``x-json-calls``, which takes objects back to back and refuses any other text between them."""
+    return {**_literal_or_pattern("open", section_open), "close": section_close,
+            "content": "x-json-calls", "content_args": _calls_args(unit.info["keys"]),
+            "transform": {"id": "{id?}", "type": "function",
+                          "function": {"name": "{name}", "arguments": "{arguments}"}},
+            "transform_each": True}
 
 
 def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: str) -> list[dict[str, Any]]:
