@@ -619,3 +619,33 @@ def test_renders_that_do_not_continue_their_prompt_do_not_choose_the_anchor() ->
     message = parse_response("Plan.\n</think>\nSunny.", result.response_template,
                              prefix="<|user|>Hi<|end|><|assistant|><think>\n")
     assert message == {"role": "assistant", "reasoning_content": "Plan.", "content": "Sunny."}
+
+
+#: functionary v3.2's form: every message of a turn starts with ``>>>`` and its recipient, ``all`` for
+#: text; the generation prompt already holds the first ``>>>``.
+RECIPIENTS = (
+    "{%- for m in messages %}<|{{ m.role }}|>\n{% if m.role == 'assistant' %}"
+    "{% if m.content %}>>>all\n{{ m.content }}{% endif %}{% for c in m.tool_calls or [] %}"
+    ">>>{{ c.function.name }}\n{{ c.function.arguments | tojson }}{% endfor %}"
+    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n>>>{% endif %}")
+
+
+def test_recipient_addressed_messages_tell_text_from_calls() -> None:
+    result = derive_response_template(RECIPIENTS, variables={"eos_token": "<|end|>"})
+    template: dict[str, Any] = result.response_template
+    assert template["start_anchor"] == "<|assistant|>\n"
+    assert template["fields"]["tool_calls"] == {
+        "open_pattern": r">>>(?!all\s)(?P<name>[\w.\-]+)\s*", "close_pattern": r"(?=>>>)|<\|end\|>",
+        "repeats": True, "content": "json", "transform": CALL_TRANSFORM}
+    assert template["fields"]["content"] == {"close": [">>>all", "<|end|>"]}
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    prefix = "<|user|>\nHi<|end|><|assistant|>\n>>>"
+    assert parse_response("all\nHello.", template, prefix=prefix) == {
+        "role": "assistant", "content": "Hello."}
+    message = parse_response('all\nLet me look.>>>get_time\n{"city": "Paris"}>>>get_date\n{}', template,
+                             prefix=prefix)
+    assert message == {"role": "assistant", "content": "Let me look.", "tool_calls": [
+        {"type": "function", "function": {"name": "get_time", "arguments": {"city": "Paris"}}},
+        {"type": "function", "function": {"name": "get_date", "arguments": {}}}]}

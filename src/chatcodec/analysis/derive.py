@@ -121,6 +121,11 @@ def derive_response_template(chat_template: str, *,
         ChatTemplateNotFoundError: the template text is empty.
     """
     from chatcodec.analysis.derivation.context import DerivationContext
+    from chatcodec.analysis.derivation.recipients import (
+        address_calls,
+        anchors_before_marker,
+        find_recipient_form,
+    )
     from chatcodec.analysis.derivation.search import assemble
     from chatcodec.analysis.derivation.text_fields import (
         ReasoningMarkers,
@@ -148,8 +153,17 @@ def derive_response_template(chat_template: str, *,
     if guessed is not None and guessed.heuristic.startswith("h1"):
         reasoning = [guessed]  # the prompt opens the block: the model writes its close (inference.md h1)
     tools = derive_tool_field(ctx)
-    discards = [*content_discards(ctx), *tools.discards, *([ctx.eos] if ctx.eos else [])]
-    candidate = assemble(ctx, anchor_candidates(ctx), reasoning, tools.fields, discards)
+    recipients = find_recipient_form(ctx)
+    addressed = address_calls(recipients, tools.fields, ctx.eos) if recipients else []
+    if addressed:  # functionary v3.2's ">>>all\n" / ">>>NAME\n" turns (derivation.recipients)
+        tools.fields = addressed
+        tools.kind = f"{tools.kind}, each message addressed ({recipients.text_opener!r} for text)"
+    lead = [recipients.text_opener] if addressed and recipients else []
+    discards = [*lead, *content_discards(ctx), *tools.discards, *([ctx.eos] if ctx.eos else [])]
+    main, after_tool = anchor_candidates(ctx)
+    if addressed and recipients:
+        main = [*anchors_before_marker(ctx, recipients), *main]
+    candidate = assemble(ctx, (main, after_tool), reasoning, tools.fields, discards)
     template = candidate.template()
     report = round_trip(chat_template, template, variables=values, modes=modes, shape=shape)
     labels = _labels(report, candidate.reasoning.heuristic if candidate.reasoning else "", tools.problem)
