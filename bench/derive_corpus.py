@@ -101,11 +101,11 @@ def table(rows: list[dict[str, Any]]) -> list[str]:
 
 # --- peer vectors --------------------------------------------------------------------------------
 
-def _in_dialect(name: str, derived: DerivedTemplate, vector: dict[str, Any]) -> bool:
+def _in_dialect(template: str, variables: dict[str, Any], derived: DerivedTemplate,
+                vector: dict[str, Any]) -> bool:
     """Whether the template renders the vector's expected message as the vector's output: the
     expected message as the final assistant turn, in any mode of the template, gives the vector's
     ``prompt_suffix`` and output (whitespace aside)."""
-    template, variables = template_and_variables(name)
     expected = vector["expected"]
     spec: dict[str, Any] = {"content": expected["content"] or ""}
     if expected["reasoning_content"]:
@@ -137,11 +137,11 @@ def _squeeze(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _template_prefix(name: str, derived: DerivedTemplate, suffix: str | None) -> str:
+def _template_prefix(template: str, variables: dict[str, Any], derived: DerivedTemplate,
+                     suffix: str | None) -> str:
     """The prompt a vector continues, from the template itself: its generation prompt when that ends
     with the vector's ``prompt_suffix``, else the derived start anchor followed by the suffix (a
     vector without one was written after a prompt that opened nothing)."""
-    template, variables = template_and_variables(name)
     anchor = derived.response_template["start_anchor"]
     anchor = anchor if isinstance(anchor, str) else anchor[0]
     if not suffix:
@@ -170,14 +170,14 @@ def peers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     vectors = load_json("peer_vectors.json")["vectors"]
     results = []
     for row in rows:
-        template, _ = template_and_variables(row["template"])
+        template, variables = template_and_variables(row["template"])
         family = profiles.detect(template)
         if family is None:
             continue
         profile = profiles.load(family)
         derived: DerivedTemplate = row["derived"]
         for vector in (v for v in vectors if v["family"] == family):
-            prefix = _template_prefix(row["template"], derived, vector["prompt_suffix"])
+            prefix = _template_prefix(template, variables, derived, vector["prompt_suffix"])
             ours = _parse(derived.response_template, vector, prefix)
             theirs = _parse(profile.response_template, vector,
                             profile.generation_prompt_ending(vector["prompt_suffix"]))
@@ -188,7 +188,7 @@ def peers(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 agree = matches(ours, theirs, exact_whitespace=exact)
             expected = not isinstance(ours, str) and matches(ours, vector["expected"], exact_whitespace=exact)
             results.append({"template": row["template"], "family": family, "vector": vector["id"],
-                            "in_dialect": _in_dialect(row["template"], derived, vector),
+                            "in_dialect": _in_dialect(template, variables, derived, vector),
                             "agree": agree, "expected": expected, "ours": ours, "theirs": theirs})
     return results
 

@@ -9,13 +9,14 @@ fetch them into a directory first (``git show COMMIT:PATH > DIR/FILE`` in a clon
 repository), then::
 
     python bench/derive_external.py DIR                 # the table, per template and in total
-    python bench/derive_external.py DIR --write docs/derive.md --section "external after"
+    python bench/derive_external.py DIR --peers --write docs/derive.md --section "external after"
 
 A template whose SHA-256 differs from the listed one, or whose content (whitespace aside) equals a
 corpus template, is refused: the measurement is only repeatable on the same files, and only
 independent on files the corpus does not hold. A **tool template** is one whose round trip shows an
 assistant tool call; **verified** means every applicable capability verified, as in
-``bench/derive_corpus.py``.
+``bench/derive_corpus.py``. With ``--peers``, each template whose model has outputs in
+``peer_vectors.json`` (``peer_family`` in the sources) parses them (``peers``).
 """
 
 from __future__ import annotations
@@ -33,10 +34,21 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "src"))
 
-from tests.conftest import CORPUS  # noqa: E402
+from tests.conftest import CORPUS, load_json  # noqa: E402
+from tests.profiles.helpers import matches, whitespace_is_exact  # noqa: E402
 
 from chatcodec.analysis.derive import derive_response_template  # noqa: E402
-from derive_corpus import CAPABILITIES, _rate, summary, table, write  # noqa: E402
+from derive_corpus import (  # noqa: E402
+    CAPABILITIES,
+    _in_dialect,
+    _parse,
+    _rate,
+    _short,
+    _template_prefix,
+    summary,
+    table,
+    write,
+)
 
 SOURCES = ROOT / "bench" / "derive_external_sources.json"
 
@@ -80,6 +92,7 @@ def measure(loaded: list[tuple[dict[str, Any], str]]) -> list[dict[str, Any]]:
         derived = derive_response_template(text, variables=variables)
         seconds = time.perf_counter() - start
         rows.append({"template": entry["file"], "seconds": seconds, "verified": derived.verified,
+                     "text": text, "variables": variables, "family": entry.get("peer_family"),
                      "tools": derived.capabilities["one_call"].applicable,
                      "labels": {cap: derived.capabilities[cap].to_json() for cap in CAPABILITIES},
                      "derived": derived})
@@ -94,10 +107,51 @@ def summary_lines(stats: dict[str, Any]) -> list[str]:
             f"{stats['max_seconds']:.1f} |"]
 
 
+def peers(rows: list[dict[str, Any]]) -> list[str]:
+    """Real model outputs (``peer_vectors.json``) of each template's family, parsed with the derived
+    template after the template's own generation prompt and compared with the message the peer test
+    expects; **in dialect** as in ``bench/derive_corpus.py`` (the template renders that message as
+    that output). There is no bundled profile for most of these models, so the comparison is with
+    the expected message only."""
+    vectors = load_json("peer_vectors.json")["vectors"]
+    lines = ["| template | family | verified | vectors | in dialect | expected, in dialect | expected, all |",
+             "|---|---|---|---|---|---|---|"]
+    misses: list[str] = []
+    totals = [0, 0, 0, 0]
+    for row in rows:
+        mine = [vector for vector in vectors if vector["family"] == row["family"]]
+        if not mine:
+            continue
+        counts = [len(mine), 0, 0, 0]
+        for vector in mine:
+            prefix = _template_prefix(row["text"], row["variables"], row["derived"], vector["prompt_suffix"])
+            ours = _parse(row["derived"].response_template, vector, prefix)
+            inside = _in_dialect(row["text"], row["variables"], row["derived"], vector)
+            good = not isinstance(ours, str) and matches(ours, vector["expected"],
+                                                         exact_whitespace=whitespace_is_exact(vector["note"]))
+            counts[1] += inside
+            counts[2] += inside and good
+            counts[3] += good
+            if inside and not good:
+                misses.append(f"- `{vector['id']}` ({row['template'].removesuffix('.jinja')}): derived "
+                              f"{_short(ours)}, expected {_short(vector['expected'])}")
+        totals = [total + count for total, count in zip(totals, counts, strict=True)]
+        lines.append(f"| {row['template'].removesuffix('.jinja')} | {row['family']} | "
+                     f"{'yes' if row['verified'] else 'no'} | {counts[0]} | {counts[1]} | "
+                     f"{_rate(counts[2], counts[1])} | {_rate(counts[3], counts[0])} |")
+    lines.append(f"| **all** | | | {totals[0]} | {totals[1]} | **{_rate(totals[2], totals[1])}** | "
+                 f"{_rate(totals[3], totals[0])} |")
+    if misses:
+        lines += ["", "In-dialect vectors the derived template reads otherwise:", "", *misses]
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path, help="the directory holding the listed template files")
     parser.add_argument("--reasons", action="store_true", help="print the reason of every label not verified")
+    parser.add_argument("--peers", action="store_true",
+                        help="also parse the peer vectors of each template's family")
     parser.add_argument("--write", metavar="MARKDOWN", type=Path,
                         help="replace a measured section of this file")
     parser.add_argument("--section", default="external after",
@@ -106,6 +160,8 @@ def main() -> int:
     rows = measure(load_sources(args.directory))
     stats = summary(rows)
     sections = {f"{args.section} summary": summary_lines(stats), f"{args.section} templates": table(rows)}
+    if args.peers:
+        sections[f"{args.section} peer vectors"] = peers(rows)
     print(json.dumps(stats))
     for title, body in sections.items():
         print(f"\n## {title}\n" + "\n".join(body))
