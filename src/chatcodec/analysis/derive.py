@@ -153,16 +153,16 @@ def derive_response_template(chat_template: str, *,
     if guessed is not None and guessed.heuristic.startswith("h1"):
         reasoning = [guessed]  # the prompt opens the block: the model writes its close (inference.md h1)
     tools = derive_tool_field(ctx)
+    main, after_tool = anchor_candidates(ctx)
+    lead: list[str] = []
     recipients = find_recipient_form(ctx)
     addressed = address_calls(recipients, tools.fields, ctx.eos) if recipients else []
-    if addressed:  # functionary v3.2's ">>>all\n" / ">>>NAME\n" turns (derivation.recipients)
+    if recipients and addressed:  # functionary v3.2's ">>>all\n" / ">>>NAME\n" (derivation.recipients)
         tools.fields = addressed
         tools.kind = f"{tools.kind}, each message addressed ({recipients.text_opener!r} for text)"
-    lead = [recipients.text_opener] if addressed and recipients else []
-    discards = [*lead, *content_discards(ctx), *tools.discards, *([ctx.eos] if ctx.eos else [])]
-    main, after_tool = anchor_candidates(ctx)
-    if addressed and recipients:
+        lead = [recipients.text_opener]
         main = [*anchors_before_marker(ctx, recipients), *main]
+    discards = [*lead, *content_discards(ctx), *tools.discards, *([ctx.eos] if ctx.eos else [])]
     candidate = assemble(ctx, (main, after_tool), reasoning, tools.fields, discards)
     template = candidate.template()
     report = round_trip(chat_template, template, variables=values, modes=modes, shape=shape)
