@@ -11,6 +11,10 @@ no later text can change it:
   its head is certain: the head's groups are ``set`` (a call's name before its arguments), the
   group's text streams through the scanner of its value parser (``json`` for arguments) while it
   is written, and the groups after it are ``set`` when the match ends;
+* when the group stands in an alternation instead (:func:`~.pattern_split.split_branches`), the
+  head is matched first, the text after it tells which branch the regex takes, and that branch's
+  group streams as above; while two branches are still possible (or the branch has no streamed
+  group) the match is searched whole, from its start;
 * otherwise each match is ``set`` whole when it completes.
 
 Every match is checked against the real pattern when it ends, and its value is computed by the
