@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from chatcodec import ResponseParseError, parse_response, profiles
 from chatcodec.response_templates.content import get_parser
 from chatcodec.response_templates.scanners import scanner_for
+from chatcodec.response_templates.scanners.first_scan import FirstScanner
 from chatcodec.response_templates.scanners.protocol import Delta
 from chatcodec.response_templates.scanners.shadow import Shadow
 from tests.openai_wire.test_stream_properties import check_output
@@ -116,3 +117,33 @@ def test_any_json_call_in_any_feeds_streams_to_the_parsed_message(data: st.DataO
     cuts = sorted(data.draw(st.lists(st.integers(0, len(output)), max_size=12), label="cuts"))
     pieces = [output[start:end] for start, end in zip([0, *cuts], [*cuts, len(output)], strict=True)]
     check_output(template, output, "", None, [pieces])
+
+
+def test_agreed_text_is_not_kept_so_a_long_string_costs_linear_time() -> None:
+    """Two parsers that read a 20,000-character string alike: each feed's text goes out at once and
+    the scanner keeps none of it (it used to keep and re-compare all of it on every feed)."""
+    scanner = scanner_for("x-first", {"parsers": [{"name": "python-call-list"}, {"name": "x-pythonic"}]})
+    assert isinstance(scanner, FirstScanner)
+    assert scanner.feed('[f(a="ab') == [("begin", (), "array"), ("begin", (0,), "object"),
+                                        ("set", (0, "name"), "f"), ("begin", (0, "arguments"), "object"),
+                                        ("begin", (0, "arguments", "a"), "string"),
+                                        ("text", (0, "arguments", "a"), "ab")]
+    for _ in range(5_000):
+        assert scanner.feed("abcd") == [("text", (0, "arguments", "a"), "abcd")]
+        assert max(len(str(entry[2])) for merged in scanner._merged for entry in merged) <= 6
+
+
+def test_the_parser_left_passes_its_deltas_through() -> None:
+    """DeepSeek V3.2's arguments: ``json`` is ruled out by ``<``, the DSML parameters stream alone."""
+    args = content_args_of("deepseek_v32")["value_parsers"]["arguments"]["args"]
+    scanner = scanner_for("x-first", args)
+    assert isinstance(scanner, FirstScanner)
+    assert scanner.feed('\n<｜DSML｜parameter name="a" string="true">x') == [
+        ("begin", (), "object"), ("begin", ("a",), "string"), ("text", ("a",), "x")]
+    assert scanner._merged == [[], []]  # nothing kept: the x-findall scanner's deltas pass through
+    assert scanner.feed("yz") == [("text", ("a",), "yz")]
+
+
+def content_args_of(name: str) -> dict[str, Any]:
+    args: dict[str, Any] = profiles.load(name).response_template["fields"]["tool_calls"]["content_args"]
+    return args
