@@ -11,12 +11,14 @@
    17,500 characters (the size of the vLLM report where a client waited 32 s for one delta),
    streamed 4 characters per feed: the feed that delivers the argument's first character against
    the feed whose chunks first carry it (target: the same feed), and how many argument deltas the
-   call takes.
+   call takes. JSON calls, and the formats whose value group stands in a regex alternation or
+   behind ``x-first`` (DeepSeek V3.2's DSML parameters, MiniCPM5's ``<param>``, LongCat's tagged
+   calls, LFM2's JSON call in its Python-call markers).
 
-3. **A parameter set whole.** MiniCPM5's ``<param>`` values are read each whole (their regex puts
-   the value in an alternation: ``docs/profiles.md``); one 17,500-character parameter in 4-character
-   feeds, through the parser without value events, with them, and through ``ChatCompletionStream``:
-   the cost per chunk must not grow with the parameter.
+3. **A long parameter.** MiniCPM5's plain ``<param>`` value streams; its CDATA value is set whole
+   (until ``]]>`` it could still be a plain value: ``docs/profiles.md``). One 17,500-character
+   parameter of each kind in 4-character feeds, through the parser without value events, with them,
+   and through ``ChatCompletionStream``: the cost per chunk must not grow with the parameter.
 
 Parsers are created with ``value_deltas=True`` when the engine has it (arguments streamed as
 written); without it, arguments go out whole when the call's region closes. The results replace
@@ -35,6 +37,7 @@ import gc
 import inspect
 import json
 import platform
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -147,25 +150,60 @@ def per_chunk(size: int, repeats: int) -> list[dict[str, Any]]:
         for chunk in (1, 4):
             chunks = [text[start : start + chunk] for start in range(0, len(text), chunk)]
             best = {name: float("inf") for name in makers}
+            ratios: dict[str, list[float]] = {"chat_ratio": [], "responses_ratio": []}
             for _ in range(repeats):
-                for name, make in makers.items():
-                    best[name] = min(best[name], time_feeds(make, chunks))
+                times = {name: time_feeds(make, chunks) for name, make in makers.items()}
+                for name, spent in times.items():
+                    best[name] = min(best[name], spent)
+                ratios["chat_ratio"].append(times["chat"] / times["bare"])
+                ratios["responses_ratio"].append(times["responses"] / times["bare"])
             counted = {f"{name}_calls": calls_per_chunk(make, chunks) for name, make in makers.items()}
-            rows.append({"profile": profile, "chars": len(text), "chunk": chunk, **best, **counted})
+            medians = {name: statistics.median(values) for name, values in ratios.items()}
+            rows.append({"profile": profile, "chars": len(text), "chunk": chunk, **best, **counted,
+                         **medians})
     return rows
 
 
-def first_fragment(length: int = 17_500, chunk: int = 4) -> dict[str, Any]:
+_DSML = "｜DSML｜"
+
+#: format -> (response template: a dict or a bundled profile's name; ``arguments -> output``)
+FIRST_FRAGMENT: dict[str, tuple[Any, Any]] = {
+    "json": (JSON_TEMPLATE, lambda arguments: json_call("write_file", arguments)),
+    "deepseek_v32": ("deepseek_v32", lambda arguments: (
+        f'<{_DSML}function_calls>\n<{_DSML}invoke name="write_file">\n' + "".join(
+            f'<{_DSML}parameter name="{key}" string="true">{value}</{_DSML}parameter>\n'
+            for key, value in arguments.items()) + f"</{_DSML}invoke>\n</{_DSML}function_calls>")),
+    "minicpm5": ("minicpm5", lambda arguments: '<function name="write_file">' + "".join(
+        f'<param name="{key}">{value}</param>' for key, value in arguments.items()) + "</function>"),
+    "longcat": ("longcat", lambda arguments: "<longcat_tool_call>write_file\n" + "".join(
+        f"<longcat_arg_key>{key}</longcat_arg_key>\n<longcat_arg_value>{value}</longcat_arg_value>\n"
+        for key, value in arguments.items()) + "</longcat_tool_call>"),
+    "lfm2 (JSON)": ("lfm2", lambda arguments: "<|tool_call_start|>" + json.dumps(
+        [{"name": "write_file", "arguments": arguments}], ensure_ascii=False) + "<|tool_call_end|>"),
+}
+
+
+def first_fragments(length: int = 17_500, chunk: int = 4) -> list[dict[str, Any]]:
+    """:func:`first_fragment` of every format of :data:`FIRST_FRAGMENT`."""
+    return [first_fragment(name, length, chunk) for name in FIRST_FRAGMENT]
+
+
+def first_fragment(name: str = "json", length: int = 17_500, chunk: int = 4) -> dict[str, Any]:
     """Which feed first carries the long argument, against the feed that delivers its first character."""
+    from chatcodec import ResponseParser, profiles
     from chatcodec.openai import ChatCompletionStream
 
     content = ("Lorem ipsum dolor sit amet, \"quoted\" and\nnew lines. " * (length // 50 + 1))[:length]
     arguments = {"path": "notes.md", "content": content}
-    text = json_call("write_file", arguments)
-    first_char = text.index('"content": "') + len('"content": "')
+    template, write = FIRST_FRAGMENT[name]
+    if isinstance(template, str):
+        template = profiles.load(template).response_template
+    text = write(arguments)
+    first_char = text.index("Lorem")
     whole = json.dumps(arguments, ensure_ascii=False)
     in_arguments = whole.index('"content": "') + len('"content": "')  # where it starts in the arguments
-    stream = ChatCompletionStream(new_parser("json"))
+    options = {"value_deltas": True} if value_deltas() else {}
+    stream = ChatCompletionStream(ResponseParser(template, prefix="", errors="keep", **options))
     arrived = None
     deltas = 0
     sent = 0
@@ -179,18 +217,19 @@ def first_fragment(length: int = 17_500, chunk: int = 4) -> dict[str, Any]:
                 sent += len(fragment)
         if arrived is None and sent > in_arguments:
             arrived = number
-    return {"length": length, "chunk": chunk, "delivered": first_char // chunk, "arrived": arrived,
-            "feeds": len(pieces), "deltas": deltas}
+    return {"name": name, "length": length, "chunk": chunk, "delivered": first_char // chunk,
+            "arrived": arrived, "feeds": len(pieces), "deltas": deltas}
 
 
-def whole_parameter(length: int = 17_500, chunk: int = 4, repeats: int = 3) -> dict[str, float]:
-    """CPU µs per chunk of one long MiniCPM5 parameter (a match set whole), three ways."""
+def long_parameter(cdata: bool, length: int = 17_500, chunk: int = 4, repeats: int = 3) -> dict[str, float]:
+    """CPU µs per chunk of one long MiniCPM5 parameter (plain: streamed; CDATA: set whole), three ways."""
     from chatcodec import ResponseParser, profiles
     from chatcodec.openai import ChatCompletionStream
 
     template = profiles.load("minicpm5").response_template
     content = ("Lorem ipsum dolor sit amet consectetur " * (length // 39 + 1))[:length]
-    text = f'<function name="write_file"><param name="content">{content}</param></function>'
+    value = f"<![CDATA[{content}]]>" if cdata else content
+    text = f'<function name="write_file"><param name="content">{value}</param></function>'
     chunks = [text[start : start + chunk] for start in range(0, len(text), chunk)]
     makers = {
         "plain": lambda: ResponseParser(template, prefix=""),
@@ -200,7 +239,7 @@ def whole_parameter(length: int = 17_500, chunk: int = 4, repeats: int = 3) -> d
     return {name: min(time_feeds(make, chunks) for _ in range(repeats)) for name, make in makers.items()}
 
 
-def render(rows: list[dict[str, Any]], early: dict[str, Any], whole: dict[str, float]) -> str:
+def render(rows: list[dict[str, Any]], early: list[dict[str, Any]], long: dict[str, dict[str, float]]) -> str:
     mode = "streamed as written (`value_deltas=True`)" if value_deltas() else \
         "whole at the region's close (this engine has no `value_deltas`)"
     lines = [
@@ -210,7 +249,8 @@ def render(rows: list[dict[str, Any]], early: dict[str, Any], whole: dict[str, f
         "a tool-heavy output streams (reasoning, a sentence, then rounds of three tool calls with string, "
         "number and nested arguments), best of several interleaved runs (CPU time of the process): the "
         "bare `ResponseParser`, and `ChatCompletionStream` / `ResponsesStream` over the same parser. "
-        f"Arguments are {mode}.",
+        "The ratios are the median over the runs of each run's ratio (the three are timed back to back "
+        f"in a run, so a change of the machine's load between runs cancels out). Arguments are {mode}.",
         "",
         f"Machine: Python {platform.python_version()} on {platform.machine()}.",
         "",
@@ -219,26 +259,34 @@ def render(rows: list[dict[str, Any]], early: dict[str, Any], whole: dict[str, f
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
-        chat, responses = row["chat"] / row["bare"], row["responses"] / row["bare"]
+        chat, responses = row["chat_ratio"], row["responses_ratio"]
         lines.append(
             f"| {row['profile']} | {row['chars']:,} | {row['chunk']} | {row['bare']:.2f} | {row['chat']:.2f} "
             f"| {chat:.2f}x | {row['responses']:.2f} | {responses:.2f}x "
             f"| {row['bare_calls']:.1f}, {row['chat_calls']:.1f}, {row['responses_calls']:.1f} |")
-    worst = max(row["chat"] / row["bare"] for row in rows)
+    worst = max(row["chat_ratio"] for row in rows)
     calls = max(row["chat_calls"] / row["bare_calls"] for row in rows)
     lines += ["", f"Largest Chat Completions / parser ratio: {worst:.2f}x in CPU time, {calls:.2f}x in "
-              "Python calls per chunk (target <= 1.5x). The CPU times move by up to 1.5x between runs on the "
-              "shared machine; the calls do not.", ""]
-    gap = early["arrived"] - early["delivered"]
-    lines.append(
-        f"Time to the first argument fragment: a `write_file` call whose `content` is {early['length']:,} "
-        f"characters, fed {early['chunk']} characters at a time ({early['feeds']:,} feeds): its first "
-        f"character is delivered by feed {early['delivered']:,} and first reaches the client in feed "
-        f"{early['arrived']:,} ({gap:,} feeds later; target: 0); the arguments take {early['deltas']:,} "
-        "deltas.")
-    lines += ["", "A parameter set whole (MiniCPM5, one 17,500-character `<param>` value, 4-character "
-              f"feeds): {whole['plain']:.2f} µs/chunk for the parser without value events, "
-              f"{whole['value_deltas']:.2f} with them, {whole['chat']:.2f} through `ChatCompletionStream`."]
+              "Python calls per chunk (target <= 1.5x). Single CPU times move by up to 2x between runs on "
+              "the shared machine; the calls do not.", ""]
+    first = early[0]
+    lines += [
+        f"Time to the first argument fragment: a `write_file` call whose `content` is {first['length']:,} "
+        f"characters, fed {first['chunk']} characters at a time, through `ChatCompletionStream`: the feed "
+        "that delivers the argument's first character, the feed whose chunks first carry it (target: the "
+        "same feed), and how many argument deltas the call takes.",
+        "",
+        "| format | feeds | first character delivered in feed | first reaches the client in feed "
+        "| feeds later | argument deltas |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in early:
+        lines.append(f"| {row['name']} | {row['feeds']:,} | {row['delivered']:,} | {row['arrived']:,} "
+                     f"| {row['arrived'] - row['delivered']:,} | {row['deltas']:,} |")
+    lines += ["", "A long parameter (MiniCPM5, one 17,500-character `<param>` value, 4-character feeds), "
+              "µs/chunk for the parser without value events, with them, and through `ChatCompletionStream`: "
+              + "; ".join(f"{kind}: {cost['plain']:.2f}, {cost['value_deltas']:.2f}, {cost['chat']:.2f}"
+                          for kind, cost in long.items()) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -247,11 +295,12 @@ def render(rows: list[dict[str, Any]], early: dict[str, Any], whole: dict[str, f
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=20_000, help="characters of the tool-heavy output")
-    parser.add_argument("--repeats", type=int, default=7, help="rounds per measurement (the best counts)")
+    parser.add_argument("--repeats", type=int, default=11, help="rounds per measurement (the best counts)")
     parser.add_argument("--no-write", action="store_true", help="print the section, leave the docs alone")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "src"))
-    section = render(per_chunk(args.size, args.repeats), first_fragment(), whole_parameter())
+    long = {"plain (streamed)": long_parameter(False), "CDATA (set whole)": long_parameter(True)}
+    section = render(per_chunk(args.size, args.repeats), first_fragments(), long)
     print(section)
     if not args.no_write:
         write_section("bench_openai", section)

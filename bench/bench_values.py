@@ -41,7 +41,33 @@ def _xml_call(name: str, args: dict[str, Any]) -> str:
     return f"<tool_call>\n<function={name}>\n{parameters}</function>\n</tool_call>\n"
 
 
-_CALLS: dict[str, Any] = {"qwen3": _json_call, "hermes": _json_call, "qwen3_coder": _xml_call}
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def _dsml_call(name: str, args: dict[str, Any]) -> str:
+    """DeepSeek V3.2: a regex whose value group stands in a ``string="true"`` / ``"false"`` alternation."""
+    dsml = "｜DSML｜"
+    parameters = "".join(
+        f'<{dsml}parameter name="{key}" string="{str(isinstance(value, str)).lower()}">{_text(value)}'
+        f"</{dsml}parameter>\n" for key, value in args.items())
+    return f'<{dsml}function_calls>\n<{dsml}invoke name="{name}">\n{parameters}</{dsml}invoke>\n' \
+        f"</{dsml}function_calls>\n"
+
+
+def _minicpm5_call(name: str, args: dict[str, Any]) -> str:
+    """MiniCPM5: plain ``<param>`` values (the text branch of a CDATA-or-text alternation)."""
+    parameters = "".join(f'<param name="{key}">{_text(value)}</param>' for key, value in args.items())
+    return f'<function name="{name}">{parameters}</function>\n'
+
+
+def _pythonic_json_call(name: str, args: dict[str, Any]) -> str:
+    """LFM2 writing a JSON call in its Python-call markers (``x-first``: the parsers agree)."""
+    return f'<|tool_call_start|>[{json.dumps({"name": name, "arguments": args})}]<|tool_call_end|>\n'
+
+
+_CALLS: dict[str, Any] = {"qwen3": _json_call, "hermes": _json_call, "qwen3_coder": _xml_call,
+                          "deepseek_v32": _dsml_call, "minicpm5": _minicpm5_call, "lfm2": _pythonic_json_call}
 
 
 def _arguments(n: int) -> dict[str, Any]:

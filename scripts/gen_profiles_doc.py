@@ -312,15 +312,23 @@ def streaming() -> list[str]:
     lines = [
         "With `value_deltas=True` (and in the `chatcodec.openai` streams), a tool call's arguments "
         "stream as the model writes them when the profile's tool-call parser has a value scanner "
-        "(`docs/streaming_values.md`); otherwise they arrive whole when the call ends. A profile that "
-        "tries several parsers (`x-first`) streams what those still possible read alike, and then the "
-        "one left. *Each match whole*: the regex that reads a call or a parameter has no place to split "
-        "around its value (the value group stands in an alternation, as in MiniCPM5's CDATA-or-text "
-        "parameters and DeepSeek V3.2's `string=\"true\"` / `\"false\"` ones, or runs to the end of "
-        "the region, as in LongCat's tagged calls), so each arrives whole once its match completes. A "
-        "profile is listed under the coarsest way any of its formats streams (LongCat's JSON calls "
-        "stream as written). `tests/openai_wire/test_long_arguments.py` checks each line on real "
-        "outputs with a 2,000-character argument.",
+        "(`docs/streaming_values.md`); otherwise they arrive whole when the call ends. A regex whose "
+        "value group stands in an alternation streams the branch that the text after the match's head "
+        "opens: DeepSeek V3.2's `string=\"true\"` / `\"false\"` parameters, MiniCPM5's plain "
+        "parameters, LongCat's tagged calls (whose arguments run to the region's end). MiniCPM5's CDATA "
+        "parameters are the exception: each arrives whole once `]]>` closes it, since until then the "
+        "same text may be a plain value that begins with `<![CDATA[`. A profile that tries several "
+        "parsers (`x-first`) streams what those still possible read alike, and then the one left: "
+        "JSON is told from DSML parameters or LongCat's tagged calls by its first character, Python calls "
+        "stream as `python-call-list` and `x-pythonic` read them alike, and the JSON calls LFM2 and Llama 4 "
+        "sometimes write in their "
+        "Python-call markers as `x-json-calls` and `x-pythonic` (which reads a call written as a dict) "
+        "read them alike; where two read a text differently (an escape Python reads otherwise than "
+        "JSON) the rest of that call waits until one of them is ruled out. "
+        "*Each match whole*: the regex that reads a call or a parameter has no place to split around its "
+        "value, so each arrives whole once its match completes. A profile is listed under the coarsest "
+        "way any of its formats streams, MiniCPM5's CDATA aside. `tests/openai_wire/test_long_arguments.py` "
+        "checks each line on real outputs with a 2,000-character argument.",
         "",
     ]
     for how in ("as written", "each match whole", "as its parsers agree", "whole at close"):

@@ -15,7 +15,9 @@ written. Up to two such outputs per profile, fed 4 characters at a time through
   and the call starts: ``docs/openai.md``), and the string takes at least one delta per feed that
   delivers part of it;
 * a profile whose arguments come ``"each match whole"``: at least one of its outputs does deliver
-  the long string in one fragment (what the docs say is what happens).
+  the long string in one fragment (what the docs say is what happens);
+* the real outputs in which LFM2 and Llama 4 write a JSON call instead of a Python one stream as
+  written too (``x-first``: ``x-json-calls`` and ``x-pythonic`` read them alike).
 
 The long outputs also go through both streams (SDK types, folded back to ``to_chat_message``) at
 64-character chunks and at chunkings Hypothesis draws. ``docs/profiles.md``'s list is
@@ -67,30 +69,38 @@ def _arguments(message: dict[str, Any]) -> list[dict[str, Any]]:
 @cache
 def long_outputs(name: str) -> list[Case]:
     """Up to two real outputs of ``name`` with one argument made ``LONG`` (module docstring)."""
-    profile = profiles.load(name)
-    template = profile.response_template
     vectors = [vector for vector in load_json("peer_vectors.json")["vectors"] if vector["family"] == name]
     cases: list[Case] = []
     for vector in [*vectors, *family_variants(name)]:
-        output, tools = vector["output"], vector["tools"]
-        prefix = profile.generation_prompt_ending(vector["prompt_suffix"])
-        try:
-            message = chatcodec.parse_response(output, template, prefix=prefix, tools=tools)
-        except chatcodec.ResponseParseError:
-            continue
-        texts = [str(value) for arguments in _arguments(message) for value in arguments.values()
-                 if isinstance(value, str | int) and not isinstance(value, bool)]
-        for text in [text for text in texts if PLAIN.fullmatch(text) and output.count(text) == 1][:1]:
-            longer = output.replace(text, LONG)
-            try:
-                parsed = chatcodec.parse_response(longer, template, prefix=prefix, tools=tools)
-            except chatcodec.ResponseParseError:
-                continue
-            if any(LONG in arguments.values() for arguments in _arguments(parsed)):
-                cases.append((vector["id"], template, longer, prefix, tools))
+        case = lengthen(name, vector)
+        if case is not None:
+            cases.append(case)
         if len(cases) == 2:
             break
     return cases
+
+
+def lengthen(name: str, vector: dict[str, Any]) -> Case | None:
+    """The real output of ``vector`` with its first plain argument made ``LONG``, or ``None``."""
+    profile = profiles.load(name)
+    template = profile.response_template
+    output, tools = vector["output"], vector["tools"]
+    prefix = profile.generation_prompt_ending(vector["prompt_suffix"])
+    try:
+        message = chatcodec.parse_response(output, template, prefix=prefix, tools=tools)
+    except chatcodec.ResponseParseError:
+        return None
+    texts = [str(value) for arguments in _arguments(message) for value in arguments.values()
+             if isinstance(value, str | int) and not isinstance(value, bool)]
+    for text in [text for text in texts if PLAIN.fullmatch(text) and output.count(text) == 1][:1]:
+        longer = output.replace(text, LONG)
+        try:
+            parsed = chatcodec.parse_response(longer, template, prefix=prefix, tools=tools)
+        except chatcodec.ResponseParseError:
+            continue
+        if any(LONG in arguments.values() for arguments in _arguments(parsed)):
+            return (vector["id"], template, longer, prefix, tools)
+    return None
 
 
 def stream_in_feeds(case: Case) -> tuple[list[list[str]], int, dict[str, Any]]:
@@ -132,29 +142,54 @@ def test_a_long_string_argument_streams_as_the_docs_say(name: str) -> None:
     way = how(name)
     whole = []
     for case in long_outputs(name):
-        per_feed, started, call = stream_in_feeds(case)
-        whole.append(any(LONG in fragment for fragments in per_feed for fragment in fragments))
+        whole.append(delivered_whole(case))
         if way not in ("as written", "as its parsers agree"):
             if whole[-1]:
                 break
             continue
-        output = case[2]
-        delivered = output.index(LONG) // SIZE  # the feed that delivers its first character
-        at = call["function"]["arguments"].index(LONG)
-        sent, arrived = 0, None
-        for number, fragments in enumerate(per_feed):
-            sent += sum(map(len, fragments))
-            if arrived is None and sent > at:
-                arrived = number
-        if started > delivered:  # a call starts when its name is known: here the model wrote it last
-            assert output.find(call["function"]["name"], output.index(LONG) + len(LONG)) > 0, case[0]
-            assert arrived == started, case[0]
-            continue
-        assert arrived == delivered, f"{case[0]}: the long string reaches the client in feed {arrived}, " \
-            f"the output delivers it in feed {delivered}"
-        assert sum(map(len, per_feed)) >= len(LONG) // SIZE, case[0]
+        check_as_written(case)
     if way == "each match whole":
         assert any(whole), "no output of the profile delivers its long argument whole"
+
+
+def delivered_whole(case: Case) -> bool:
+    per_feed, _, _ = stream_in_feeds(case)
+    return any(LONG in fragment for fragments in per_feed for fragment in fragments)
+
+
+def check_as_written(case: Case) -> None:
+    """The long string's first character goes out in the feed that delivers it (or where its call
+    starts, when the name comes last), and the string takes at least one delta per feed."""
+    per_feed, started, call = stream_in_feeds(case)
+    output = case[2]
+    delivered = output.index(LONG) // SIZE  # the feed that delivers its first character
+    at = call["function"]["arguments"].index(LONG)
+    sent, arrived = 0, None
+    for number, fragments in enumerate(per_feed):
+        sent += sum(map(len, fragments))
+        if arrived is None and sent > at:
+            arrived = number
+    if started > delivered:  # a call starts when its name is known: here the model wrote it last
+        assert output.find(call["function"]["name"], output.index(LONG) + len(LONG)) > 0, case[0]
+        assert arrived == started, case[0]
+        return
+    assert arrived == delivered, f"{case[0]}: the long string reaches the client in feed {arrived}, " \
+        f"the output delivers it in feed {delivered}"
+    assert sum(map(len, per_feed)) >= len(LONG) // SIZE, case[0]
+
+
+#: Real outputs in which a model of a Python-call family wrote its call as JSON instead: ``x-first``
+#: streams them as ``x-json-calls`` and ``x-pythonic`` read them alike (a call written as a dict).
+JSON_IN_PYTHON = [("lfm2", "lfm2-sgl-json-object-no-brackets"), ("llama4_pythonic", "llama4-json-call"),
+                  ("llama4_pythonic", "llama4-json-call-then-prose")]
+
+
+@pytest.mark.parametrize(("name", "vector_id"), JSON_IN_PYTHON)
+def test_json_calls_of_a_python_call_family_stream_as_written(name: str, vector_id: str) -> None:
+    vectors = [*load_json("peer_vectors.json")["vectors"], *family_variants(name)]
+    case = lengthen(name, next(vector for vector in vectors if vector["id"] == vector_id))
+    assert case is not None
+    check_as_written(case)
 
 
 def test_the_first_long_output_streams_to_the_whole_message() -> None:

@@ -59,9 +59,10 @@ def test_how_each_profile_streams_its_arguments() -> None:
     how = {name: _granularity(name) for name in profiles.names()}
     assert {name: way for name, way in how.items() if way != "as written"} == {
         "kimi_vl": None,  # no tool calls
-        "minicpm5": "each match whole",  # <param> values with or without CDATA: an alternation
-        "deepseek_v32": "each match whole",  # DSML parameters: string="true" or "false", an alternation
-        "longcat": "each match whole",  # x-first: JSON calls stream, tagged calls run to the region's end
+        # x-first: JSON calls or DSML parameters (string="true" / "false": branches told apart by
+        # their opening)
+        "deepseek_v32": "as its parsers agree",
+        "longcat": "as its parsers agree",  # x-json-calls, tagged calls that run to the region's end
         # x-first: what the parsers still possible read alike, then the one left
         "lfm2": "as its parsers agree",  # python-call-list, x-json-calls, x-pythonic
         "llama4_pythonic": "as its parsers agree",  # x-json-calls, x-pythonic

@@ -72,8 +72,10 @@ def granularity(name: str, args: Mapping[str, Any]) -> str:
     """How a region of parser ``name`` streams its value, in words (for docs and reports).
 
     A parser that reads part of its text with another parser (``x-first``'s parsers, the streamed
-    group of ``x-findall`` and ``xml-inline``) streams no finer than that parser: DeepSeek V3.2's
-    calls stream their ``arguments`` group, but its DSML parameters are each read whole.
+    group of ``x-findall`` and ``xml-inline``) streams no finer than that parser. A regex whose
+    value group stands in branches (``pattern_split.split_branches``) counts as its streamed
+    branches do; a branch that no opening makes certain (MiniCPM5's CDATA parameter, which could
+    still be a plain value until its ``]]>``) sets its match whole all the same.
 
     Returns:
         One of :data:`GRANULARITIES`: ``"as written"``, ``"as its parsers agree"`` (``x-first``:
@@ -86,13 +88,16 @@ def granularity(name: str, args: Mapping[str, Any]) -> str:
         inner = _coarsest(args["parsers"])
         return "as its parsers agree" if inner == "as written" else inner
     if name in ("x-findall", "xml-inline"):
-        from chatcodec.response_templates.scanners.regex_items_scan import streamed_group
+        from chatcodec.response_templates.scanners.regex_items_scan import streamed_groups
 
-        group = streamed_group(name, args)
-        if group is None:
+        groups = streamed_groups(name, args)
+        if not groups:
             return "each match whole"
-        spec = args.get("value_parser") if name == "xml-inline" else args.get("value_parsers", {}).get(group)
-        return "as written" if spec is None else _coarsest([spec])
+        if name == "xml-inline":
+            specs = [args.get("value_parser")]
+        else:
+            specs = [args.get("value_parsers", {}).get(group) for group in groups]
+        return _coarsest([spec for spec in specs if spec is not None]) if any(specs) else "as written"
     return "as written"
 
 

@@ -14,11 +14,19 @@ just ``.*?``). Then
   literal and everything after the group) matches, exactly as the lazy ``.*?`` decides, so the
   text before the terminator's earliest possible start is surely the group's.
 
-A pattern of another shape (the group inside an alternation, a greedy body, inline flags, a
-numbered back-reference, a conditional) gets no split; its scanner then emits each match whole
-when it completes. A named back-reference in the terminator to a group of the head
-(``</(?P=key)>``) is filled with that group's text for each match. ``$`` keeps the meaning it has
-in these patterns (the end of the text or before a final newline).
+When the group stands in an alternation instead (DeepSeek V3.2's ``string="(?:true">(?P<text>.*?)|
+false">(?P<json>.*?))``, MiniCPM5's CDATA-or-text parameters) or its body is an optional literal
+and everything after it (LongCat's ``(?P<arguments>(?:<longcat_arg_key>.*)?)`` at the pattern's end),
+:func:`split_branches` splits the pattern into a head and *branches*, one per alternative: the
+scanner matches the head, reads which branch the text that follows opens (each branch opens with
+a literal) and streams that branch's group as above once no other branch can still be the one
+the regex takes; while that is undecided the match is searched whole.
+
+A pattern of another shape (a greedy body elsewhere, inline flags, a numbered back-reference, a
+conditional) gets no split; its scanner then emits each match whole when it completes. A named
+back-reference in the terminator to a group of the head (``</(?P=key)>``) is filled with that
+group's text for each match. ``$`` keeps the meaning it has in these patterns (the end of the text
+or before a final newline).
 """
 
 from __future__ import annotations
@@ -29,7 +37,8 @@ import regex
 
 from chatcodec.response_templates.pattern_tokens import tokens
 
-__all__ = ["Split", "literal_text", "punctuation", "python_dollar", "split_pattern"]
+__all__ = ["Branch", "Branched", "Split", "literal_text", "punctuation", "python_dollar", "split_branches",
+           "split_pattern"]
 
 _GROUP = regex.compile(r"\(\?P?<(\w+)>")
 _FLAGS = regex.compile(r"\(\?[a-zA-Z-]+\)")
@@ -111,12 +120,14 @@ def literal_text(source: str) -> str | None:
     return run[0] if run is not None and run[1] == len(toks) and run[0] else None
 
 
-def split_pattern(source: str, group: str) -> Split | None:
+def split_pattern(source: str, group: str, anchored: bool = False) -> Split | None:
     """Split ``source`` around the named ``group`` (see the module docstring), or ``None``.
 
     Args:
         source: the regex as written in the template.
         group: the name of the group whose value streams.
+        anchored: the pattern is a branch read right after a head (:func:`split_branches`): its
+            own head may be empty.
 
     Returns:
         The split, or ``None`` when the pattern does not have the shape that makes it sound.
@@ -158,7 +169,8 @@ def split_pattern(source: str, group: str) -> Split | None:
         return None
     head = "".join(toks[:start]) + regex.escape(lead[0])
     terminator = regex.escape(close[0]) + "".join(toks[end + 1 :])
-    if not head or regex.compile(python_dollar(head), regex.DOTALL).fullmatch("") is not None:
+    empty = not head or regex.compile(python_dollar(head), regex.DOTALL).fullmatch("") is not None
+    if empty and not anchored:
         return None  # a head that matches nothing would start a match anywhere
     backrefs = tuple(_BACKREF.findall(terminator))
     if guard is not None and _BACKREF.search(guard):
@@ -184,3 +196,177 @@ def _lazy_any(body: list[str], at: int) -> tuple[str | None, int] | None:
     if depth or body[index : index + 4] != [".", ")", "*", "?"]:
         return None
     return "".join(body[at + 2 : index - 1]), index + 4
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """One alternative of a :class:`Branched` pattern, after the head.
+
+    Attributes:
+        opening: the literal text the branch starts with (possibly empty): the text after the head
+            tells which branches are still possible.
+        group: the streamed group the branch holds, or ``None`` (the branch's match is set whole).
+        skip: how much of ``opening`` comes before the group (the rest is the group's leading literal).
+        close: the group's closing literal.
+        terminator: the regex from the closing literal on (the rest of the branch, then what follows
+            the alternation); ``""`` with ``to_end``.
+        backrefs: the head groups the terminator refers to (``(?P=key)``).
+        guard: as :attr:`Split.guard`.
+        to_end: the group runs to the end of the text (a greedy ``.*`` with nothing after it): the
+            branch cannot fail once its opening is there.
+    """
+
+    opening: str
+    group: str | None
+    skip: int = 0
+    close: str = ""
+    terminator: str = ""
+    backrefs: tuple[str, ...] = ()
+    guard: str | None = None
+    to_end: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Branched:
+    """A pattern split into a head and the alternatives that follow it (:func:`split_branches`)."""
+
+    head: str
+    branches: tuple[Branch, ...]
+
+
+def split_branches(source: str, groups: tuple[str, ...]) -> Branched | None:
+    """Split ``source`` into a head and branches around the streamed ``groups`` (module docstring).
+
+    Two shapes: ``HEAD(?:A|B|...)TAIL`` where each alternative is a literal, then optionally one of
+    ``groups`` with the body :func:`split_pattern` accepts, then anything (no ``|`` at the top
+    level, no quantifier on the alternation); and ``HEAD(?P<g>(?:LITERAL.*)?)`` at the pattern's end
+    (the group is either empty or everything from the literal on).
+
+    Args:
+        source: the regex as written in the template.
+        groups: the names of the groups whose values may stream.
+
+    Returns:
+        The split, or ``None`` when the pattern has neither shape.
+    """
+    toks = tokens(source)
+    if any(_unsupported(token) for token in toks):
+        return None
+    at = _top_level_group(toks, groups)
+    if at is None:
+        return None
+    start, end = at
+    head = "".join(toks[:start])
+    if not head or regex.compile(python_dollar(head), regex.DOTALL).fullmatch("") is not None:
+        return None
+    if toks[start] != "(?:":  # HEAD(?P<g>(?:LITERAL.*)?) at the end
+        return _to_end(toks, start, end, head)
+    after = toks[end + 1 : end + 2]
+    if after and (after[0] in _QUANTIFIERS or after[0].startswith("{")):
+        return None
+    tail = "".join(toks[end + 1 :])
+    branches = []
+    for alternative in _alternatives(toks[start + 1 : end]):
+        branch = _branch(alternative, groups, tail)
+        if branch is None:
+            return None
+        branches.append(branch)
+    if not any(branch.group is not None for branch in branches):
+        return None
+    backrefs = {name for branch in branches for name in branch.backrefs}
+    if backrefs - set(regex.compile(python_dollar(head), regex.DOTALL).groupindex):
+        return None
+    return Branched(head, tuple(branches))
+
+
+def _unsupported(token: str) -> bool:
+    return bool(_FLAGS.fullmatch(token)) or token.startswith(("(?(", "\\g", "(?R", "(?&")) \
+        or (token.startswith("\\") and token[1:2].isdigit() and token[1:2] != "0") \
+        or token[:3] in ("(?1", "(?2", "(?3")
+
+
+def _top_level_group(toks: list[str], groups: tuple[str, ...]) -> tuple[int, int] | None:
+    """The span (open, close token) of the top-level group holding one of ``groups``: a ``(?:``
+    alternation, or the group itself; ``None`` when there is a top-level ``|`` or no such group."""
+    depth = 0
+    found: tuple[int, int] | None = None
+    opened = -1
+    holds = False
+    for index, token in enumerate(toks):
+        if token == "|" and depth == 0:
+            return None
+        if token.startswith("(") and not token.endswith(")"):
+            if depth == 0:
+                opened, holds = index, False
+            named = _GROUP.fullmatch(token)
+            if named is not None and named.group(1) in groups:
+                holds = True
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth == 0 and holds and found is None:
+                found = (opened, index)
+    return found
+
+
+def _alternatives(body: list[str]) -> list[list[str]]:
+    """``body`` cut at its top-level ``|``."""
+    out: list[list[str]] = [[]]
+    depth = 0
+    for token in body:
+        if token == "|" and depth == 0:
+            out.append([])
+            continue
+        if token.startswith("(") and not token.endswith(")"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        out[-1].append(token)
+    return out
+
+
+def _branch(alternative: list[str], groups: tuple[str, ...], tail: str) -> Branch | None:
+    """One alternative: ``LITERAL`` or ``LITERAL(?P<g>LEAD.*?CLOSE)REST`` (``None``: another shape)."""
+    run = _literal_run(alternative)
+    if run is None:
+        return None
+    skip, at = run
+    if at == len(alternative):
+        return Branch(skip, None)
+    named = _GROUP.fullmatch(alternative[at])
+    if named is None or named.group(1) not in groups:
+        return None
+    depth, end = 0, -1
+    for index in range(at, len(alternative)):
+        token = alternative[index]
+        if token.startswith("(") and not token.endswith(")"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+            if depth == 0:
+                end = index
+                break
+    if end < 0 or any(token == "|" for token in alternative[end + 1 :]):
+        return None
+    following = alternative[end + 1 : end + 2]
+    if following and (following[0] in _QUANTIFIERS or following[0].startswith("{")):
+        return None
+    source = regex.escape(skip) + "".join(alternative[at:]) + tail
+    split = split_pattern(source, named.group(1), anchored=True)
+    if split is None:
+        return None
+    return Branch(skip + split.lead, named.group(1), len(skip), split.close, split.terminator,
+                  split.backrefs, split.guard)
+
+
+def _to_end(toks: list[str], start: int, end: int, head: str) -> Branched | None:
+    """``HEAD(?P<g>(?:LITERAL.*)?)`` with nothing after it (see :func:`split_branches`)."""
+    named = _GROUP.fullmatch(toks[start])
+    assert named is not None
+    body = toks[start + 1 : end]
+    if end != len(toks) - 1 or len(body) < 5 or body[0] != "(?:" or body[-4:] != [".", "*", ")", "?"]:
+        return None
+    lead = _literal_run(body[1:-4])
+    if lead is None or lead[1] != len(body) - 5 or not lead[0]:
+        return None
+    return Branched(head, (Branch(lead[0], named.group(1), to_end=True), Branch("", None)))

@@ -9,13 +9,19 @@ after them arrives; lists and dicts as they open), and the call ends at its ``)`
 The scanner follows the subset of the syntax both parsers read alike, and stops (the engine then
 completes the value from the parser's result at close) at anything else: a string prefix
 (``r"..."``), a triple-quoted string, a tuple or parenthesised value, a trailing comma, a comment,
-a positional argument, a dict written as a call, a repeated keyword or key. With ``strict``
-(``python-call-list``) it also keeps that parser's limits: only space, tab, LF and CR as
-whitespace, single-line strings with JSON-style escapes (a surrogate pair joins, a lone one stops
-it), JSON numbers (integers of at most 17 characters and 2^53 - 1), a list at the root, names with
-``-``/``.`` segments. Otherwise (``x-pythonic``) strings take Python's escapes and concatenate
-(``"a" "b"``), numbers are Python literals (``1_000``, ``0x1F``, ``- 5``) that must be finite ints
-or floats, and the root may be a single call.
+a positional argument, a call written as a dict with other keys or in another order, a repeated
+keyword or key. With ``strict`` (``python-call-list``) it also keeps that parser's limits: only
+space, tab, LF and CR as whitespace, single-line strings with JSON-style escapes (a surrogate pair
+joins, a lone one stops it), JSON numbers (integers of at most 17 characters and 2^53 - 1), a list
+at the root, names with ``-``/``.`` segments. Otherwise (``x-pythonic``) strings take Python's
+escapes and concatenate (``"a" "b"``), numbers are Python literals (``1_000``, ``0x1F``, ``- 5``)
+that must be finite ints or floats, and the root may be a single call.
+
+``x-pythonic`` also reads a call written as a dict (``[{"name": "f", "arguments": {"a": 1}}]``: models
+that switch to JSON inside Python-call markers); the scanner follows such an element when it writes
+``name`` (a string) and then ``arguments`` or ``parameters`` (a dict), and only those, and streams
+it as ``x-json-calls`` does (the name as a string, as it comes), so that under ``x-first`` the two
+scanners agree on JSON calls and those stream as written too.
 
 ``complete``: after the root list (or single call), the first character that is not whitespace.
 """
@@ -58,7 +64,7 @@ class _Frame:
     __slots__ = ("count", "kind", "names", "path")
 
     def __init__(self, kind: str, path: Path) -> None:
-        self.kind = kind  # "calls", "call", "list", "dict"
+        self.kind = kind  # "calls", "call", "list", "dict", "element" (a call written as a dict)
         self.path = path
         self.count = 0
         self.names: set[str] = set()  # keywords of a call, keys of a dict
@@ -151,6 +157,8 @@ class PythonicScanner:
             frame = self._stack[-1]
             if char == "]" and frame.count == 0 and not self._bare_root:
                 return self._close(i, out)
+            if char == "{" and not self._strict:
+                return self._element(i, out)
             return self._call(text, i, out)
         if state == _KEYWORD:
             frame = self._stack[-1]
@@ -161,7 +169,7 @@ class PythonicScanner:
             return self._value(text, i, out)
         if state == _DICT_KEY:
             frame = self._stack[-1]
-            if char == "}" and frame.count == 0:
+            if char == "}" and frame.count == 0 and frame.kind == "dict":
                 return self._close(i, out)
             if char not in "'\"":
                 return self._stop()
@@ -178,13 +186,15 @@ class PythonicScanner:
     def _after(self, text: str, i: int, out: list[Delta]) -> int:
         frame = self._stack[-1]
         char = text[i]
-        closer = {"calls": "]", "call": ")", "list": "]", "dict": "}"}[frame.kind]
+        closer = {"calls": "]", "call": ")", "list": "]", "dict": "}", "element": "}"}[frame.kind]
         if char == ",":
-            if frame.kind == "calls" and self._bare_root:
-                return self._stop()  # a tuple of calls: not followed
-            self._state = {"calls": _CALL, "call": _KEYWORD, "list": _VALUE, "dict": _DICT_KEY}[frame.kind]
+            if (frame.kind == "calls" and self._bare_root) or (frame.kind == "element" and frame.count > 1):
+                return self._stop()  # a tuple of calls, a key after a call's arguments: not followed
+            self._state = {"calls": _CALL, "call": _KEYWORD, "list": _VALUE, "dict": _DICT_KEY,
+                           "element": _DICT_KEY}[frame.kind]
             return i + 1
-        if char == closer and not (frame.kind == "calls" and self._bare_root):
+        if char == closer and not (frame.kind == "calls" and self._bare_root) \
+                and not (frame.kind == "element" and frame.count < 2):
             return self._close(i, out)
         return self._stop()
 
@@ -193,7 +203,7 @@ class PythonicScanner:
         if frame.kind == "call":
             out.append(("end", (*frame.path, "arguments"), None))
         out.append(("end", frame.path, None))
-        if frame.kind == "call" and self._bare_root:  # a single call at the root: the list ends too
+        if frame.kind in ("call", "element") and self._bare_root:  # one call at the root: the list ends too
             self._stack.pop()
             out.append(("end", (), None))
         self._done()
@@ -221,6 +231,15 @@ class PythonicScanner:
         self._state = _KEYWORD
         return int(match.end())
 
+    def _element(self, i: int, out: list[Delta]) -> int:
+        """A call written as a dict begins (``x-pythonic``; see the module docstring)."""
+        path: Path = (self._calls,)
+        self._calls += 1
+        out.append(("begin", path, "object"))
+        self._stack.append(_Frame("element", path))
+        self._state = _DICT_KEY
+        return i + 1
+
     def _keyword_start(self, text: str, i: int) -> int:
         match = self._keyword.match(text, i, partial=True)
         if match is None:
@@ -240,7 +259,7 @@ class PythonicScanner:
         frame = self._stack[-1]
         if frame.kind == "call":
             return (*frame.path, "arguments", self._key)  # type: ignore[arg-type]
-        if frame.kind == "dict":
+        if frame.kind in ("dict", "element"):
             return (*frame.path, self._key)  # type: ignore[arg-type]
         return (*frame.path, frame.count)
 
@@ -250,6 +269,8 @@ class PythonicScanner:
         if char == "]" and frame.kind == "list" and frame.count == 0:
             return self._close(i, out)
         path = self._child()
+        if frame.kind == "element" and char != ("{" if self._key == "arguments" else self._quote_of(char)):
+            return self._stop()  # a call's name is a string, its arguments a dict
         if char in "[{":
             if sum(f.kind in ("list", "dict") for f in self._stack) >= _MAX_DEPTH:
                 return self._stop()
@@ -407,12 +428,21 @@ class PythonicScanner:
             frame = self._stack[-1]
             if key in frame.names:
                 return self._stop()  # a dict keeps the last
+            if frame.kind == "element":
+                if key != ("name" if frame.count == 0 else key if key in ("arguments", "parameters") else ""):
+                    return self._stop()  # another key, or the arguments before the name
+                key = "arguments" if frame.count else key
             frame.names.add(key)
             self._key, self._state = key, _COLON
             return i
         out.append(("end", self._path, None))
         self._done()
         return i
+
+    @staticmethod
+    def _quote_of(char: str) -> str:
+        """``char`` when it opens a string, else a character no value starts with."""
+        return char if char in "'\"" else "\0"
 
     def _escape(self, text: str, j: int) -> tuple[str | None, int]:
         """``(decoded text, length)`` of the escape at ``j``; length 0: the text ends inside it."""

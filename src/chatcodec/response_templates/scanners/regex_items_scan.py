@@ -11,6 +11,10 @@ no later text can change it:
   its head is certain: the head's groups are ``set`` (a call's name before its arguments), the
   group's text streams through the scanner of its value parser (``json`` for arguments) while it
   is written, and the groups after it are ``set`` when the match ends;
+* when the group stands in an alternation instead (:func:`~.pattern_split.split_branches`), the
+  head is matched first, the text after it tells which branch the regex takes, and that branch's
+  group streams as above; while two branches are still possible (or the branch has no streamed
+  group) the match is searched whole, from its start;
 * otherwise each match is ``set`` whole when it completes.
 
 Every match is checked against the real pattern when it ends, and its value is computed by the
@@ -35,22 +39,25 @@ from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, build_matcher
 from chatcodec.response_templates.scanners.nested import Part
 from chatcodec.response_templates.scanners.pattern_split import (
+    Branched,
     Split,
     literal_text,
     punctuation,
     python_dollar,
+    split_branches,
     split_pattern,
 )
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
 
-__all__ = ["RegexItemsScanner", "findall_scanner", "streamed_group", "xml_inline_scanner"]
+__all__ = ["RegexItemsScanner", "findall_scanner", "streamed_groups", "xml_inline_scanner"]
 
 #: ``(group name, its text) -> its value``; raises ``ValueError``.
 GroupParser = Callable[[str, str], Any]
 #: ``group name -> a scanner for its text``, or ``None`` when it cannot stream.
 GroupScanner = Callable[[str], "ValueScanner | None"]
 
-_SEARCH, _GROUP, _DEAD = range(3)
+_SEARCH, _GROUP, _DEAD, _BRANCH = range(4)
+_REFUTED, _PENDING, _OPENED = range(3)  # a branch's opening against the text after the head
 _GUARD = "chatcodec_guard"
 #: How many characters after the pattern's punctuation a match set whole is searched on every feed.
 _AFTER_TRIGGER = 16
@@ -115,16 +122,20 @@ class RegexItemsScanner:
     Args:
         pattern: the regex as written in the template.
         into: ``"list"`` (one dict of groups per match) or ``"dict"`` (``key -> value``).
-        group: the group whose text streams (``None``: every match is set whole).
+        group: the group whose text streams (``None``: every match is set whole, unless
+            ``branches`` says otherwise).
         parse: parses one group's text into its value.
         scan: makes the scanner of the streamed group's text.
         value_of: with ``"dict"``, the entry's value from the match's parsed groups (``None``:
             the match cannot be an entry).
+        between: the text allowed between matches (``x-findall``), checked while it is read.
+        branches: the groups that may stream when ``pattern`` does not split around ``group``
+            (:func:`~.pattern_split.split_branches`: a group inside an alternation).
     """
 
     def __init__(self, pattern: str, into: str, group: str | None, parse: GroupParser, scan: GroupScanner,
                  value_of: Callable[[dict[str, Any]], Any] | None = None,
-                 between: regex.Pattern[str] | None = None) -> None:
+                 between: regex.Pattern[str] | None = None, branches: tuple[str, ...] = ()) -> None:
         self._pattern = compile_user_pattern(pattern)
         self._between = between
         self._gap = 0  # region offset where the text between matches began
@@ -136,7 +147,13 @@ class RegexItemsScanner:
         self._value_of = value_of
         self._split = _split(pattern, group, into)
         self._group = group if self._split is not None else None
-        self._head = _matchers(self._split.head if self._split is not None else pattern)
+        self._branched = _branched(pattern, branches, into) if self._split is None and branches else None
+        head = self._split.head if self._split is not None else \
+            self._branched.head if self._branched is not None else pattern
+        self._head = _matchers(head)
+        self._full = _matchers(pattern)
+        self._search = self._head  # the matcher searched for the next match: its head, or all of it
+        self._whole_search = self._split is None and self._branched is None  # the search takes matches whole
         self._text = ""  # the text from _base on (the matchers' buffer)
         self._base = 0  # region offset of _text[0]
         self._pos = 0  # region offset up to which the text is decided
@@ -144,6 +161,14 @@ class RegexItemsScanner:
         self._items = 0
         self._keys: set[str] = set()
         self._match: tuple[int, int, dict[str, str]] | None = None  # start, head end, head groups
+        # the match being streamed: its group, where the group's text starts (region offset), the
+        # group's closing literal, its terminator (regex, back-references, guard), whether it runs
+        # to the end of the text
+        self._mgroup: str | None = None
+        self._group_at = 0
+        self._close = ""
+        self._terminator: tuple[str, tuple[str, ...], str | None] = ("", (), None)
+        self._to_end = False
         self._part: Part | None = None
         self._under: Path = ()
         self._inner: ValueScanner | None = None
@@ -158,6 +183,14 @@ class RegexItemsScanner:
         self._started = False
         self.complete: int | None = None
 
+    def streamed_groups(self) -> tuple[str, ...]:
+        """The groups whose text streams (see :func:`streamed_groups`)."""
+        if self._group is not None:
+            return (self._group,)
+        if self._branched is None:
+            return ()
+        return tuple(dict.fromkeys(b.group for b in self._branched.branches if b.group is not None))
+
     # -- reading ------------------------------------------------------------------------------------
 
     def feed(self, text: str) -> list[Delta]:
@@ -168,8 +201,8 @@ class RegexItemsScanner:
         if self._state == _DEAD:
             return out
         term = self._current
-        if term is not None and self._state == _GROUP and self._pos == self._base + len(self._text) \
-                and not term.may_start(text):  # the group's text, surely: no search
+        if self._state == _GROUP and self._pos == self._base + len(self._text) \
+                and (self._to_end or (term is not None and not term.may_start(text))):  # surely the group's
             self._text += text
             self._pos += len(text)
             self._verify.append(text)
@@ -178,12 +211,12 @@ class RegexItemsScanner:
             if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                 self._trim()
             return out
-        if self._split is None and self._state == _SEARCH and self._waits(text):
+        if self._whole_search and self._state == _SEARCH and self._waits(text):
             self._text += text
             return out
         self._text += text
         self._advance(out, eos=False)
-        if self._split is None and self._state == _SEARCH:
+        if self._whole_search and self._state == _SEARCH:
             end = self._base + len(self._text)
             self._rescan_at = end + (end - self._pos)  # the undecided text doubles before a search
         self._trim()
@@ -199,7 +232,7 @@ class RegexItemsScanner:
         match may need a character or two more to be certain: ``</param><p``), and always at the
         end; a match is then set at most that much later."""
         end = self._base + len(self._text) + len(text)
-        triggers = self._head.triggers
+        triggers = self._search.triggers
         if any(char in triggers for char in text):
             self._trigger = end
         return end < self._rescan_at and end - self._trigger > _AFTER_TRIGGER
@@ -223,7 +256,7 @@ class RegexItemsScanner:
         while self._state != _DEAD:
             rel = self._pos - self._base
             if self._state == _SEARCH:
-                result = self._head.scan(self._text, rel, eos)
+                result = self._search.scan(self._text, rel, eos)
                 if type(result) is int:
                     self._pos = self._base + result
                     self._check_gap(self._pos, eos)
@@ -232,10 +265,19 @@ class RegexItemsScanner:
                 self._check_gap(self._base + result.start, True)
                 if self._state == _DEAD:
                     return
-                if self._split is None:
+                if self._whole_search:
                     self._whole(result, out)
                 else:
                     self._begin(result, out)
+            elif self._state == _BRANCH:
+                if not self._choose(out, eos):
+                    return
+            elif self._to_end:
+                self._group_text(self._text[rel:], out)
+                self._pos = self._base + len(self._text)
+                if not eos:
+                    return
+                self._end(len(self._text), len(self._text), out)
             else:
                 term = self._current
                 if term is None:
@@ -253,7 +295,7 @@ class RegexItemsScanner:
                     self._state = _DEAD  # the tempered body ends before its terminator: not followed
                     return
                 self._group_text(self._text[rel : result.start], out)
-                self._end(result, out)
+                self._end(result.start, result.end, out)
 
     def _check_gap(self, end: int, final: bool) -> None:
         """``refuted`` when the text since the last match (up to ``end``, where no match starts; all of
@@ -285,6 +327,8 @@ class RegexItemsScanner:
         self._gap_done = False
         if commit.end == commit.start:
             self._state = _DEAD  # an empty match: the content parser decides what it means
+        if self._branched is not None:  # back to streaming: the next match's head
+            self._search, self._whole_search = self._head, False
 
     def _place(self, values: dict[str, Any], part: Part | None, out: list[Delta]) -> bool:
         """Put a complete match's parsed groups in the value (``part``: the match streamed so far)."""
@@ -313,13 +357,67 @@ class RegexItemsScanner:
     # -- streamed matches --------------------------------------------------------------------------
 
     def _begin(self, commit: Commit, out: list[Delta]) -> None:
-        """The head of a match is certain: start the match's value and its group's scanner."""
-        assert self._split is not None and self._group is not None
-        captures = commit.captures
-        self._match = (self._base + commit.start, self._base + commit.end, captures)
+        """The head of a match is certain: start the match's value and its group's scanner (a
+        branched pattern first reads which branch follows the head: :meth:`_choose`)."""
+        self._match = (self._base + commit.start, self._base + commit.end, commit.captures)
         self._pos = self._base + commit.end
         self._verify = [self._text[max(0, commit.start - LOOKBEHIND_CONTEXT) : commit.end]]
         self._verify_base = self._base + max(0, commit.start - LOOKBEHIND_CONTEXT)
+        if self._branched is not None:
+            self._state = _BRANCH
+            return
+        split = self._split
+        assert split is not None and self._group is not None
+        self._stream(self._group, split.lead, self._pos - len(split.lead), split.close,
+                     (split.terminator, split.backrefs, split.guard), False, out)
+
+    def _choose(self, out: list[Delta], eos: bool) -> bool:
+        """Which branch follows the head (``False``: the text does not tell yet).
+
+        The regex takes the first branch whose opening is there and whose match succeeds. A branch
+        streams once it is the first whose opening is there and no later branch can be taken in
+        its stead (their openings are refuted, or the branch cannot fail: ``to_end``). Otherwise
+        (two branches possible, a branch without a streamed group, none) the match is searched
+        whole, from its start."""
+        assert self._branched is not None and self._match is not None
+        start, head_end, _ = self._match
+        rest = self._text[head_end - self._base :]
+        status: list[int] = []
+        for option in self._branched.branches:
+            opening = option.opening
+            size = min(len(rest), len(opening))
+            if rest[:size] != opening[:size] or (eos and size < len(opening)):
+                status.append(_REFUTED)
+            else:
+                status.append(_OPENED if size == len(opening) else _PENDING)
+        live = [index for index, state in enumerate(status) if state != _REFUTED]
+        chosen = live[0] if live else None
+        if chosen is not None and status[chosen] == _PENDING:
+            return False
+        if chosen is not None and not self._branched.branches[chosen].to_end:
+            later = [status[index] for index in live[1:]]
+            if _PENDING in later:
+                return False
+            if later:
+                chosen = None
+        branch = None if chosen is None else self._branched.branches[chosen]
+        if branch is None or branch.group is None:
+            self._search, self._whole_search = self._full, True  # the match is searched whole
+            self._pos, self._state, self._match = start, _SEARCH, None
+            return True
+        self._pos = head_end + len(branch.opening)
+        self._verify.append(branch.opening)
+        self._stream(branch.group, branch.opening[branch.skip :], head_end + branch.skip, branch.close,
+                     (branch.terminator, branch.backrefs, branch.guard), branch.to_end, out)
+        return True
+
+    def _stream(self, group: str, lead: str, group_at: int, close: str,
+                terminator: tuple[str, tuple[str, ...], str | None], to_end: bool, out: list[Delta]) -> None:
+        """Start streaming ``group`` of the match whose head is ``_match``."""
+        assert self._match is not None
+        captures = self._match[2]
+        self._mgroup, self._group_at, self._close = group, group_at, close
+        self._terminator, self._to_end = terminator, to_end
         try:
             heads = {name: self._parse(name, text) for name, text in captures.items()}
         except ValueError:
@@ -329,7 +427,7 @@ class RegexItemsScanner:
             part = Part((self._items,))
             part.emit([("begin", (), "object")], out)
             part.emit([("set", (name,), value) for name, value in heads.items()], out)
-            under: Path = (self._group,)
+            under: Path = (group,)
         else:
             key = heads.pop("key", None)
             if not isinstance(key, str) or key in self._keys or heads:
@@ -339,19 +437,18 @@ class RegexItemsScanner:
             self._key = key
             part, under = Part((key,)), ()
         self._part, self._under = part, under
-        self._inner = self._scan(self._group)
+        self._inner = self._scan(group)
         self._state = _GROUP
-        self._current = self._term()
-        if self._split.lead:
-            self._inner_feed(self._split.lead, out)
+        self._current = None if to_end else self._term()
+        if lead:
+            self._inner_feed(lead, out)
 
     def _term(self) -> _Matchers | None:
-        split = self._split
-        assert split is not None and self._match is not None
-        source = split.terminator
-        if split.guard is not None:  # where the tempered body stops: a place the scanner stops too
-            source = f"(?:{source})|(?P<{_GUARD}>(?={split.guard}))"
-        for name in split.backrefs:
+        assert self._match is not None
+        source, backrefs, guard = self._terminator
+        if guard is not None:  # where the tempered body stops: a place the scanner stops too
+            source = f"(?:{source})|(?P<{_GUARD}>(?={guard}))"
+        for name in backrefs:
             value = self._match[2].get(name)
             if value is None:
                 return None
@@ -367,19 +464,20 @@ class RegexItemsScanner:
         if self._inner is not None and self._part is not None and self._part.ok:
             self._part.emit(self._inner.feed(text), out, self._under)
 
-    def _end(self, commit: Commit, out: list[Delta]) -> None:
-        """The terminator committed: check the whole match against the pattern, finish its value."""
-        split, match, part, group = self._split, self._match, self._part, self._group
-        assert split is not None and match is not None and part is not None and group is not None
-        if split.close:
-            self._inner_feed(split.close, out)
+    def _end(self, start: int, stop: int, out: list[Delta]) -> None:
+        """The terminator committed at ``_text[start:stop]``: check the whole match against the
+        pattern, finish its value."""
+        match, part, group = self._match, self._part, self._mgroup
+        assert match is not None and part is not None and group is not None
+        if self._close:
+            self._inner_feed(self._close, out)
         if self._inner is not None and part.ok:
             part.emit(self._inner.end(), out, self._under)
-        verify = "".join(self._verify) + self._text[commit.start :]
+        verify = "".join(self._verify) + self._text[start:]
         origin = self._verify_base
-        end = self._base + commit.end
-        group_end = self._base + commit.start + len(split.close)
-        group_span = (match[1] - len(split.lead) - origin, group_end - origin)
+        end = self._base + stop
+        group_end = self._base + start + len(self._close)
+        group_span = (self._group_at - origin, group_end - origin)
         real = self._pattern.match(verify, match[0] - origin)
         if real is None or real.end() != end - origin or real.span(group) != group_span:
             self._state = _DEAD
@@ -396,6 +494,7 @@ class RegexItemsScanner:
         if not self._place(values, part, out):
             return
         self._match = self._part = self._inner = self._current = None
+        self._mgroup, self._to_end = None, False
         self._pos = self._gap = end
         self._gap_done = False
         self._state = _SEARCH
@@ -413,6 +512,15 @@ def _split(pattern: str, group: str | None, into: str) -> Split | None:
     return split
 
 
+@lru_cache(maxsize=256)
+def _branched(pattern: str, groups: tuple[str, ...], into: str) -> Branched | None:
+    branched = split_branches(pattern, groups)
+    if branched is not None and into == "dict" \
+            and "key" not in regex.compile(python_dollar(branched.head), regex.DOTALL).groupindex:
+        return None  # the entry's key must be known when its value starts
+    return branched
+
+
 def _findall_entry(values: dict[str, Any]) -> Any:
     """``into: "dict"``: the one value group beside ``key`` (``""`` when none took part)."""
     if len(values) > 1:
@@ -420,12 +528,15 @@ def _findall_entry(values: dict[str, Any]) -> Any:
     return next(iter(values.values()), "")
 
 
-def streamed_group(content: str, args: Mapping[str, Any]) -> str | None:
-    """The group whose text streams in an ``x-findall`` or ``xml-inline`` region, or ``None`` when
-    each match is set whole."""
+def streamed_groups(content: str, args: Mapping[str, Any]) -> tuple[str, ...]:
+    """The groups whose text streams in an ``x-findall`` or ``xml-inline`` region (one, or one per
+    branch of a branched pattern), or ``()`` when each match is set whole."""
     if content == "xml-inline":
-        return "value" if _split(args["tag_pattern"], "value", "dict") is not None else None
-    return findall_scanner(args)._group
+        scanner: RegexItemsScanner | None = xml_inline_scanner({**args, "merge_duplicates": False})
+    else:
+        scanner = findall_scanner(args)
+    assert scanner is not None
+    return scanner.streamed_groups()
 
 
 def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
@@ -446,13 +557,13 @@ def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
         return scanner_for(spec.get("name", "text"), spec.get("args", {}))
 
     # the arguments group (as text when it has no value parser), else the last group whose parser streams
-    streamable = [g for g in groups if (g in parsers or g == "arguments") and scan(g) is not None
-                  and _split(pattern, g, "list")]
-    group = "arguments" if "arguments" in streamable else (streamable[-1] if streamable else None)
     into = args.get("into", "list")
+    candidates = [g for g in groups if (g in parsers or g == "arguments") and scan(g) is not None]
+    streamable = [g for g in candidates if _split(pattern, g, into)]
+    group = "arguments" if "arguments" in streamable else (streamable[-1] if streamable else None)
     between = compile_user_pattern(args.get("between", r"\s*"))
     return RegexItemsScanner(pattern, into, group, parse, scan, _findall_entry if into == "dict" else None,
-                             between)
+                             between, tuple(candidates))
 
 
 def xml_inline_scanner(args: Mapping[str, Any]) -> RegexItemsScanner | None:
@@ -481,4 +592,4 @@ def xml_inline_scanner(args: Mapping[str, Any]) -> RegexItemsScanner | None:
         except ValueError:
             return _NO_ENTRY
 
-    return RegexItemsScanner(args["tag_pattern"], "dict", "value", parse, scan, entry)
+    return RegexItemsScanner(args["tag_pattern"], "dict", "value", parse, scan, entry, branches=("value",))
