@@ -41,6 +41,9 @@ VECTORS: dict[str, dict[str, Any]] = {
     vector["id"]: vector for vector in load_json("peer_vectors.json")["vectors"]}
 #: Tool-calling profiles without a real output with a call of their syntax in the corpus.
 NO_CORPUS_CALL = frozenset({"functionary_v3_2"})
+#: Profiles whose response templates another branch changes: their first argument event is checked
+#: by its path (a value that branch streams as text or sets whole is its choice), the rest exactly.
+OTHER_BRANCH = frozenset({"deepseek_v32", "longcat", "minicpm5", "lfm2", "llama4_pythonic", "pythonic"})
 
 
 def _begin(key: str) -> dict[str, Any]:
@@ -310,6 +313,9 @@ def test_the_first_call_streams_before_the_output_ends(family: str, guard: Guard
     arguments = [event for event in events if event["type"] == "region_value"
                  and event["path"][:3] == [0, "function", "arguments"] and len(event["path"]) == 4]
     assert arguments, "no argument value streamed before the last chunk"
+    if family in OTHER_BRANCH:
+        assert arguments[0]["path"] == guard.first["path"]
+        return
     assert arguments[0] == {"type": "region_value", "field": "tool_calls", **guard.first}
 
 
