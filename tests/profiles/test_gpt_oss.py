@@ -72,8 +72,10 @@ def test_a_broken_call_goes_back_into_content_with_keep() -> None:
 
 def test_lint_finds_no_missing_implicit_field() -> None:
     codes = [finding.code for finding in lint_response_template(PROFILE.response_template)]
-    # the negative look-aheads of builtin_tool_calls, and strip "blank" of content and reasoning; no RT010
-    assert codes == ["RT001", "RT001", "RT012", "RT012"]
+    # the look-aheads that end reasoning and calls at the next <|start|> (a header written without
+    # <|end|>/<|call|> first), the negative look-aheads of builtin_tool_calls, and strip "blank" of
+    # content and reasoning; no RT010
+    assert codes == ["RT001", "RT001", "RT001", "RT001", "RT001", "RT012", "RT012"]
 
 
 WEATHER_CALL = {
@@ -148,7 +150,7 @@ def test_header_with_a_known_channel_and_constrain_is_a_tool_call(output: str) -
     ],
 )
 def test_an_unknown_header_word_keeps_the_whole_message_as_content(output: str, content: str) -> None:
-    """Round-3 audit: the header is framing only when every word is harmony's (channel, json).
+    """Round-3 audit: the header is framing only when every word is harmony's (channel, json, code).
 
     An unknown constrain value or channel name used to be swallowed with the header; now the header
     does not match and the message stays in ``content``, as the text the model wrote.
