@@ -242,6 +242,13 @@ class Session:
         """How much of the generated text the parser has decided (see ``ResponseParser.resolved``)."""
         return self._recorder.parser.resolved
 
+    @property
+    def position(self) -> tuple[Any, ...]:
+        """Where the session stands, as a value two sessions fed the same text can be compared by:
+        how much text was fed and decided, whether reasoning is open, how much raw text was handed
+        out (``track_outside``), the whitespace held back, and whether it finished."""
+        return (self.raw.length, self.resolved, self.in_reasoning, self._cursor, self._blank, self.finished)
+
     def feed(self, text: str) -> Step:
         """Feed one engine delta (any number of tokens' text)."""
         if self.keep_raw:
