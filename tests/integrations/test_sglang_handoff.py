@@ -82,9 +82,16 @@ def test_only_the_tool_detector_built_next_in_the_same_context_takes_it() -> Non
     handoff, first, second = contextvars.copy_context().run(request)
     assert (first, second) == (handoff, None)
     assert contextvars.copy_context().run(take, QWEN3) is None  # another request's context
-    other = ServingTemplate(QWEN3.template, "profile:qwen3", "m", "qwen3")
-    offer(Handoff(QWEN3, PROMPT))
-    assert take(other) is None  # another model's template
+    kept = Handoff(QWEN3, PROMPT)
+    offer(kept)
+    same = ServingTemplate(QWEN3.template, "CHATCODEC_RESPONSE_TEMPLATE=qwen3", "m", "qwen3")
+    assert contextvars.copy_context().run(take, same) is kept  # the same template, found anew
+    assert take(HERMES) is None  # another model's template
+
+
+HERMES = ServingTemplate(
+    load_response_template(profiles.load("hermes").response_template), "profile:hermes", "m", "hermes"
+)
 
 
 def test_text_other_than_what_was_handed_on_is_not_read() -> None:

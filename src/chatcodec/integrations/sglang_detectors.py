@@ -59,13 +59,29 @@ def _template_for(tokenizer: Any) -> ServingTemplate:
     return serving_template(tokenizer)
 
 
+#: (id of a loaded template, in_reasoning) -> (that template, its inferred prefix): working a
+#: prefix out reads the anchor's regex, which costs more than a short stream's parse
+_PREFIXES: dict[tuple[int, bool], tuple[Any, str]] = {}
+
+
 def inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     """The end of a prompt that SGLang does not show: the start anchor, plus the reasoning opener
-    when SGLang says the prompt opened reasoning (``force_reasoning``).
+    when SGLang says the prompt opened reasoning (``force_reasoning``). Worked out once per loaded
+    template (SGLang builds a reasoning detector per request).
 
     Returns:
         The prefix; ``""`` (parse from outside every region) when the anchor has no literal form.
     """
+    key = (id(serving.template), in_reasoning)
+    known = _PREFIXES.get(key)
+    if known is not None and known[0] is serving.template:
+        return known[1]
+    prefix = _inferred_prefix(serving, in_reasoning)
+    _PREFIXES[key] = (serving.template, prefix)
+    return prefix
+
+
+def _inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     source = serving.template.source
     anchor = source.get("start_anchor")
     anchor = anchor[0] if isinstance(anchor, list) else anchor

@@ -45,14 +45,15 @@ def offer(handoff: Handoff) -> None:
 
 
 def take(serving: ServingTemplate) -> Handoff | None:
-    """The hand-off offered last in this context, for the same response template and not taken
-    yet (it is taken: no other tool detector gets it); ``None`` otherwise."""
+    """The hand-off offered last in this context, for the same response template (the same loaded
+    template: a :class:`ServingTemplate` is made anew per parser when the environment names the
+    template) and not taken yet (it is taken: no other tool detector gets it); ``None`` otherwise."""
     ref = _OFFERED.get()
     if ref is None:
         return None
     _OFFERED.set(None)
     handoff = ref()
-    if handoff is None or handoff.serving is not serving or handoff.taken:
+    if handoff is None or handoff.serving.template is not serving.template or handoff.taken:
         return None
     handoff.taken = True
     return handoff
