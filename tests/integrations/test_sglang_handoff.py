@@ -50,8 +50,8 @@ def _chain(pieces: list[str]) -> tuple[str, list[Step], Handoff]:
         if number == 0:
             assert handoff.claim(reader, TOOLS, step.outside)
         read = handoff.read(step.outside)
-        assert read is not None
-        steps.append(read)
+        assert read is not None and read.reasoning == step.reasoning  # returned by the reasoning stage
+        steps.append(read.without_reasoning())
     end = handoff.finish_for_reader()
     assert end is not None
     return reasoning, [*steps, end], handoff
@@ -130,7 +130,8 @@ def test_the_tool_stage_ends_the_output_when_the_reasoning_stage_did_not() -> No
     first = handoff.feed("still thinking</th")  # "</th" may start the close: held back
     assert (first.reasoning, first.outside) == ("still thinking", "")
     assert handoff.claim(reader, TOOLS, "")
-    assert handoff.read("") == Step()
+    read = handoff.read("")
+    assert read is not None and (read.reasoning, read.content, read.tool_calls) == ("still thinking", "", [])
     end = handoff.finish_for_reader()  # the reasoning stage returned nothing of it: it comes here
     assert end is not None and (end.reasoning, end.content) == ("</th", "")
     assert handoff.finish() == Step()  # the reasoning stage's end comes too late: nothing twice

@@ -205,7 +205,9 @@ class ChatcodecToolDetector(BaseFormatDetector):
         self._received.append(new_text)
         return step
 
-    def _result(self, step: Step) -> ToolResult:
+    def _result(self, step: Step, *, reasoning: bool = True) -> ToolResult:
+        """SGLang's result for a step: its calls, and its text as normal text (its reasoning too
+        unless the reasoning stage returned that already)."""
         bookkeeping.record(self, step.tool_calls)
         calls = [
             ToolCallItem(
@@ -215,11 +217,14 @@ class ChatcodecToolDetector(BaseFormatDetector):
             )
             for entry in step.tool_calls
         ]
-        return ToolResult(normal_text=step.reasoning + step.content, calls=calls)
+        text = step.reasoning + step.content if reasoning else step.content
+        return ToolResult(normal_text=text, calls=calls)
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> ToolResult:
         step = self._shared(new_text, tools)
-        return self._result(step if step is not None else self._stream(tools).feed(new_text))
+        if step is not None:  # read from the reasoning stage, which returned its reasoning
+            return self._result(step, reasoning=False)
+        return self._result(self._stream(tools).feed(new_text))
 
     def finish(self, tools: Any) -> ToolResult:
         step = self._shared("", tools, end=True)

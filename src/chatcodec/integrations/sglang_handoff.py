@@ -167,24 +167,26 @@ class Handoff:
         return same
 
     def read(self, received: str) -> Step | None:
-        """The steps queued since the last read, merged (their reasoning left out: the reasoning
-        stage returned it), if ``received`` is the raw text they handed on; else ``None`` (the
-        stages did not pass the text on as expected; nothing is read)."""
+        """The steps queued since the last read, merged, if ``received`` is the raw text they
+        handed on; else ``None`` (the stages did not pass the text on as expected; nothing is
+        read). Their reasoning is in the step, but the reasoning stage returned it already."""
         step = merge(self._queue)
         if step.outside != received:
             return None
         self._queue = []
-        return step.without_reasoning()
+        return step
 
     def finish_for_reader(self) -> Step | None:
-        """The tool stage's end of stream: what the end decides, if the reasoning stage did not end
-        the output first (then its reasoning too, which no stage returned); ``None`` when steps
-        whose text the tool stage never received wait (see :meth:`read`)."""
-        if self.session.finished:
-            return self.read("")
+        """The tool stage's end of stream: the steps still queued, as :meth:`read` gives them but
+        with their reasoning left out, then what the end decides if the reasoning stage did not
+        end the output first (its reasoning kept: no stage returned it); ``None`` when steps whose
+        text the tool stage never received wait (see :meth:`read`)."""
         pending = self.read("")
         if pending is None:
             return None
+        pending = pending.without_reasoning()
+        if self.session.finished:
+            return pending
         end = self.session.finish()
         self._queue = []
         return merge([pending, end])
