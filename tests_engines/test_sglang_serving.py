@@ -9,6 +9,7 @@ called with what SGLang passes (and without the tokenizer it may leave out).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -198,3 +199,74 @@ def test_first_item_names_the_call_later_items_carry_arguments() -> None:
     assert next((c.tool_index, c.name) for c in calls) == (0, "get_weather")
     assert all(c.name is None for c in calls[1:])
     assert "".join(c.parameters for c in calls) == '{"city": "NYC"}'
+
+
+def _chain(
+    pieces: list[str],
+    *,
+    tool_parser_first: bool = False,
+    change: dict[int, Callable[[str], str]] | None = None,
+) -> tuple[str, str, list[Any], Any]:
+    """SGLang's two stages per delta, as ``serving_chat`` chains them (both built with the first
+    delta); ``change`` changes the text the tool stage is given at some deltas."""
+    tok = tokenizer("qwen3")
+    tools = drivers.sglang_tools(CALL)
+    tool_parser = FunctionCallParser(tools, "chatcodec", tokenizer=tok) if tool_parser_first else None
+    reasoning_parser = ReasoningParser(
+        "chatcodec", stream_reasoning=True, force_reasoning=True, tokenizer=tok
+    )
+    tool_parser = tool_parser or FunctionCallParser(tools, "chatcodec", tokenizer=tok)
+    reasoning, content, items = "", "", []
+    for number, piece in enumerate(pieces):
+        found, normal = reasoning_parser.parse_stream_chunk(piece)
+        if number == len(pieces) - 1:
+            end_found, end_normal = reasoning_parser.parse_stream_end()
+            found, normal = (found or "") + (end_found or ""), (normal or "") + (end_normal or "")
+        reasoning += found or ""
+        normal_text, calls = tool_parser.parse_stream_chunk((change or {}).get(number, str)(normal or ""))
+        content, items = content + normal_text, items + calls
+    normal_text, calls = tool_parser.parse_stream_end()
+    return reasoning, content + normal_text, items + calls, tool_parser.detector
+
+
+def _calls(items: list[Any]) -> list[tuple[int, str | None, str]]:
+    merged: dict[int, list[Any]] = {}
+    for item in items:
+        entry = merged.setdefault(item.tool_index, [None, ""])
+        entry[0] = item.name or entry[0]
+        entry[1] += item.parameters
+    return [(index, name, arguments) for index, (name, arguments) in sorted(merged.items())]
+
+
+THINKING_CALL = [(0, "get_weather", '{"city": "Paris"}')]
+THINKING_SPLIT = ("The user wants Paris.\n", "\n\nChecking.", THINKING_CALL)
+
+
+def test_the_tool_stage_reads_the_reasoning_stages_parse() -> None:
+    """One parse per request: the tool detector never builds a parser of its own."""
+    for size in (1, 4, len(THINKING)):
+        pieces = [THINKING[i : i + size] for i in range(0, len(THINKING), size)]
+        reasoning, content, items, detector = _chain(pieces)
+        assert (reasoning, content, _calls(items)) == THINKING_SPLIT
+        assert detector._session is None
+        assert detector.prev_tool_call_arr == [{"name": "get_weather", "arguments": '{"city": "Paris"}'}]
+        assert detector.streamed_args_for_tool == ['{"city": "Paris"}']
+
+
+def test_stages_built_in_the_other_order_parse_separately() -> None:
+    pieces = [THINKING[i : i + 4] for i in range(0, len(THINKING), 4)]
+    reasoning, content, items, detector = _chain(pieces, tool_parser_first=True)
+    assert (reasoning, content, _calls(items)) == THINKING_SPLIT
+    assert detector._session is not None
+
+
+def test_a_tool_stage_given_other_text_parses_that_text_itself(caplog: pytest.LogCaptureFixture) -> None:
+    """SGLang changing the text between the stages: the tool stage sends what the text it was given
+    says, from the delta it changed on (what it sent before stands)."""
+    pieces = [THINKING[i : i + 4] for i in range(0, len(THINKING), 4)]
+    at = next(n for n, piece in enumerate(pieces) if "Che" in piece)  # "\nChe", inside the content
+    with caplog.at_level(logging.WARNING, logger="chatcodec"):
+        reasoning, content, items, detector = _chain(pieces, change={at: str.upper})
+    assert (reasoning, content, _calls(items)) == ("The user wants Paris.\n", "\n\nCHECking.", THINKING_CALL)
+    assert detector._session is not None
+    assert "given other text than its reasoning stage handed on" in caplog.text

@@ -252,6 +252,26 @@ def test_reasoning_end_from_token_ids_as_structured_output_asks() -> None:
     assert (reasoner.reasoning_start_str, reasoner.reasoning_end_str) == (None, "</think>")
 
 
+def test_the_reasoning_end_of_a_prompt_depends_on_its_text_after_the_last_anchor_only() -> None:
+    """The answer is kept per text after the last start anchor: other histories in front give
+    the same answer, another generation prompt its own, and the request's prompt is read as set."""
+    tok = tokenizer("qwen3")
+    reasoner = ChatcodecReasoningParser(tokenizer=tok)
+
+    def ids(text: str) -> list[int]:
+        return list(tok.encode(text, add_special_tokens=False))
+
+    histories = ["<|im_start|>user\nhi<|im_end|>\n", "<|im_start|>user\n<think>x<|im_end|>\n", ""]
+    for history in histories:
+        for tail, ended in (("<think>\n", False), ("<think>\nhm</think>", True), ("", False)):
+            prompt = ids(history + "<|im_start|>assistant\n" + tail)
+            assert reasoner.is_reasoning_end(prompt) is ended, (history, tail)
+            reasoner.set_prompt_token_ids(prompt)
+            assert reasoner.is_reasoning_end(prompt) is ended, (history, tail)
+    assert reasoner.is_reasoning_end(ids("no anchor at all</think>")) is True
+    assert reasoner.is_reasoning_end(ids("<think>no anchor")) is False
+
+
 def test_constructors_take_what_any_release_passes() -> None:
     tok = tokenizer("hermes")
     ChatcodecReasoningParser(tok, model_config=None, chat_template_kwargs={"enable_thinking": True}, extra=1)

@@ -146,20 +146,21 @@ class _Recorder:
 
 #: whether this chatcodec's parser can stream values (``value_deltas``), looked up once
 _STREAMS_VALUES = "value_deltas" in inspect.signature(ResponseParser).parameters
-#: profile name -> its tool-call id form (reading a profile costs more than a whole short stream)
-_ID_FORMS: dict[str, str] = {}
+#: profile name (or None) -> an id factory in its tool-call id form: reading a profile costs more
+#: than a whole short stream, and reading the form costs a sixth of a session's start; a factory
+#: without a seed keeps no state between calls, so every request shares it
+_ID_FACTORIES: dict[str | None, Any] = {}
 
 
 def _ids(profile: str | None) -> Any:
-    """A fresh id factory in the form the profile's chat template accepts."""
-    from chatcodec.openai import ToolCallIds
+    """The id factory (``chatcodec.openai.ToolCallIds``) in the form the profile's chat template
+    accepts (the default form for ``None``)."""
+    factory = _ID_FACTORIES.get(profile)
+    if factory is None:
+        from chatcodec.openai import ToolCallIds
 
-    if profile is None:
-        return ToolCallIds()
-    form = _ID_FORMS.get(profile)
-    if form is None:
-        form = _ID_FORMS[profile] = ToolCallIds.for_profile(profile).form
-    return ToolCallIds(form)
+        factory = _ID_FACTORIES[profile] = ToolCallIds.for_profile(profile)
+    return factory
 
 
 def new_parser(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]] | None,
@@ -241,6 +242,13 @@ class Session:
     def resolved(self) -> int:
         """How much of the generated text the parser has decided (see ``ResponseParser.resolved``)."""
         return self._recorder.parser.resolved
+
+    @property
+    def position(self) -> tuple[Any, ...]:
+        """Where the session stands, as a value two sessions fed the same text can be compared by:
+        how much text was fed and decided, whether reasoning is open, how much raw text was handed
+        out (``track_outside``), the whitespace held back, and whether it finished."""
+        return (self.raw.length, self.resolved, self.in_reasoning, self._cursor, self._blank, self.finished)
 
     def feed(self, text: str) -> Step:
         """Feed one engine delta (any number of tokens' text)."""

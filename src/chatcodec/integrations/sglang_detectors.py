@@ -2,17 +2,18 @@
 
 SGLang's chat serving (``serving_chat.py``, 0.5.23) runs two stages per choice: a reasoning parser
 splits each delta into reasoning text and "normal" text, and a tool-call parser reads the normal
-text. The stages never see each other, and SGLang builds them lazily in its own order, so each stage
-here has a session of its own:
+text. The stages never see each other, and SGLang builds them lazily in its own order:
 
 * :class:`ChatcodecReasoningDetector` parses the whole output (from a prompt inferred from
   SGLang's ``force_reasoning``: SGLang shows reasoning parsers nothing else of the prompt), returns
   the reasoning, and hands on the raw text outside reasoning regions, delimiters included, as soon
   as the parser has decided it;
-* :class:`ChatcodecToolDetector` parses that text and returns content and tool calls: a call's
-  first item has its name, later items argument fragments; ``tool_index`` counts calls in output
-  order; SGLang's records of what was streamed are kept in step (:mod:`.bookkeeping`), so its
-  end-of-stream check sends nothing twice.
+* :class:`ChatcodecToolDetector` returns content and tool calls: a call's first item has its name,
+  later items argument fragments; ``tool_index`` counts calls in output order; SGLang's records of
+  what was streamed are kept in step (:mod:`.bookkeeping`), so its end-of-stream check sends
+  nothing twice. When the reasoning detector of the same request parsed the text it is given, it
+  reads that parse (:mod:`.sglang_handoff`); otherwise (no reasoning stage, or the stages not
+  chained as expected) it parses the text with a session of its own.
 
 ``tool_choice="required"`` / a named function use SGLang's own path (a JSON-schema constraint and
 its JSON-array parser), as for its other detectors without structural tags; a malformed call
@@ -34,6 +35,7 @@ from chatcodec.integrations import bookkeeping
 from chatcodec.integrations.compat import example_match, tool_dicts
 from chatcodec.integrations.discovery import ServingTemplate, serving_template
 from chatcodec.integrations.session import Session, Step, reasoning_field, whole
+from chatcodec.integrations.sglang_handoff import Handoff, offer, take
 
 __all__ = ["ChatcodecReasoningDetector", "ChatcodecToolDetector", "inferred_prefix"]
 
@@ -57,13 +59,29 @@ def _template_for(tokenizer: Any) -> ServingTemplate:
     return serving_template(tokenizer)
 
 
+#: (id of a loaded template, in_reasoning) -> (that template, its inferred prefix): working a
+#: prefix out reads the anchor's regex, which costs more than a short stream's parse
+_PREFIXES: dict[tuple[int, bool], tuple[Any, str]] = {}
+
+
 def inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     """The end of a prompt that SGLang does not show: the start anchor, plus the reasoning opener
-    when SGLang says the prompt opened reasoning (``force_reasoning``).
+    when SGLang says the prompt opened reasoning (``force_reasoning``). Worked out once per loaded
+    template (SGLang builds a reasoning detector per request).
 
     Returns:
         The prefix; ``""`` (parse from outside every region) when the anchor has no literal form.
     """
+    key = (id(serving.template), in_reasoning)
+    known = _PREFIXES.get(key)
+    if known is not None and known[0] is serving.template:
+        return known[1]
+    prefix = _inferred_prefix(serving, in_reasoning)
+    _PREFIXES[key] = (serving.template, prefix)
+    return prefix
+
+
+def _inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     source = serving.template.source
     anchor = source.get("start_anchor")
     anchor = anchor[0] if isinstance(anchor, list) else anchor
@@ -111,15 +129,10 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
         end = ends[0] if ends else ""  # a regex close: its literal alternative (``</think>``)
         super().__init__(start, end, force_reasoning=bool(force_reasoning), stream_reasoning=stream_reasoning)
         self._prefix = inferred_prefix(self._serving, bool(force_reasoning))
-        self._session: Session | None = None
+        #: the request's parse, which the tool detector built next may read instead of parsing again
+        self._handoff = Handoff(self._serving, self._prefix)
+        offer(self._handoff)
         self._held: list[str] = []  # reasoning kept back while stream_reasoning is off
-
-    def _stream(self) -> Session:
-        if self._session is None:
-            self._session = Session(
-                self._serving, self._prefix, None, track_outside=True, stream_values=False
-            )
-        return self._session
 
     def _result(self, step: Step, session: Session) -> ReasoningResult:
         reasoning = step.reasoning
@@ -131,12 +144,12 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
         return ReasoningResult(normal_text=step.outside, reasoning_text=reasoning)
 
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
-        session = self._stream()
-        return self._result(session.feed(new_text), session)
+        step = self._handoff.feed(new_text)
+        return self._result(step, self._handoff.session)
 
     def finish(self) -> ReasoningResult:
-        session = self._stream()
-        return self._result(session.finish(), session)
+        step = self._handoff.finish()
+        return self._result(step, self._handoff.session)
 
     def detect_and_parse(self, text: str) -> ReasoningResult:
         session = Session(self._serving, self._prefix, None, track_outside=True, stream_values=False)
@@ -158,7 +171,11 @@ class ChatcodecToolDetector(BaseFormatDetector):
     def __init__(self, tokenizer: Any = None, **kwargs: Any) -> None:
         super().__init__()
         self._serving = _template_for(tokenizer)
-        self._session: Session | None = None
+        self._session: Session | None = None  # the parser of its own, once it parses itself
+        #: the reasoning detector's parse of this request, while this detector reads it
+        self._handoff: Handoff | None = take(self._serving)
+        self._claimed = False
+        self._received: list[str] = []  # the text given while reading the hand-off
         bookkeeping.reset(self)
 
     def _stream(self, tools: Any) -> Session:
@@ -166,7 +183,31 @@ class ChatcodecToolDetector(BaseFormatDetector):
             self._session = Session(self._serving, "", tool_dicts(tools), keep_raw=False)
         return self._session
 
-    def _result(self, step: Step) -> ToolResult:
+    def _shared(self, new_text: str, tools: Any, *, end: bool = False) -> Step | None:
+        """The step read from the hand-off, or ``None`` once this detector parses itself."""
+        handoff = self._handoff
+        if handoff is None:
+            return None
+        if not self._claimed:
+            if end or not handoff.claim(self, tool_dicts(tools), new_text):
+                self._handoff = None
+                return None
+            self._claimed = True
+        step = handoff.finish_for_reader() if end else handoff.read(new_text)
+        if step is None:  # the text given is not what the reasoning stage handed on
+            logger.warning(
+                "chatcodec: SGLang's tool stage was given other text than its reasoning stage "
+                "handed on; parsing it separately from here"
+            )
+            self._handoff = None
+            self._stream(tools).feed("".join(self._received))  # its output was sent already
+            return None
+        self._received.append(new_text)
+        return step
+
+    def _result(self, step: Step, *, reasoning: bool = True) -> ToolResult:
+        """SGLang's result for a step: its calls, and its text as normal text (its reasoning too
+        unless the reasoning stage returned that already)."""
         bookkeeping.record(self, step.tool_calls)
         calls = [
             ToolCallItem(
@@ -176,13 +217,18 @@ class ChatcodecToolDetector(BaseFormatDetector):
             )
             for entry in step.tool_calls
         ]
-        return ToolResult(normal_text=step.reasoning + step.content, calls=calls)
+        text = step.reasoning + step.content if reasoning else step.content
+        return ToolResult(normal_text=text, calls=calls)
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> ToolResult:
+        step = self._shared(new_text, tools)
+        if step is not None:  # read from the reasoning stage, which returned its reasoning
+            return self._result(step, reasoning=False)
         return self._result(self._stream(tools).feed(new_text))
 
     def finish(self, tools: Any) -> ToolResult:
-        return self._result(self._stream(tools).finish())
+        step = self._shared("", tools, end=True)
+        return self._result(step if step is not None else self._stream(tools).finish())
 
     def detect_and_parse(self, text: str, tools: Any) -> ToolResult:
         session = Session(self._serving, "", tool_dicts(tools), keep_raw=False)

@@ -108,10 +108,12 @@ class _Request:
         engine output, so that delta is completed in place instead (:func:`_last_in_order`).
         """
         half = self.tool_half() if self.tool_half is not None else None
-        if not self.responses:
-            if half is not None:
-                bookkeeping.record(half, [entry for kind, entry in step.parts if kind == "call"])
-            return _delta(step.parts)
+        if not self.responses:  # a chat delta carries reasoning, content and calls in any order
+            if not step.parts:
+                return None
+            if half is not None and step.tool_calls:
+                bookkeeping.record(half, step.tool_calls)
+            return _text_delta(step.reasoning, step.content, _tool_calls(step.tool_calls))
         if not final:
             before = self.last
             parts, self.held = _in_order(self.held + step.parts, before)
@@ -139,6 +141,13 @@ class _Request:
         return None
 
 
+#: (id of a loaded template, reasoning field, prompt text after its last start anchor) ->
+#: (that template, :meth:`ChatcodecReasoningParser.is_reasoning_end`): vLLM asks it of every
+#: request's prompt, whose end is nearly always one of a few generation prompts
+_REASONING_ENDS: dict[tuple[int, str, str], tuple[Any, bool]] = {}
+_REASONING_ENDS_KEPT = 256
+
+
 class _Pairing:
     """Hands the reasoning half built last in this thread to the tool half built right after it."""
 
@@ -158,9 +167,9 @@ class _Pairing:
         return half
 
 
-def _delta(parts: list[tuple[str, Any]]) -> DeltaMessage | None:
-    """A vLLM delta carrying ``Step.parts`` (``None`` when they carry nothing)."""
-    calls = [
+def _tool_calls(entries: list[dict[str, Any]]) -> list[DeltaToolCall]:
+    """vLLM's delta tool calls for Chat Completions ``delta.tool_calls`` entries."""
+    return [
         DeltaToolCall(
             index=entry["index"],
             id=entry.get("id"),
@@ -170,13 +179,16 @@ def _delta(parts: list[tuple[str, Any]]) -> DeltaMessage | None:
                 arguments=(entry.get("function") or {}).get("arguments"),
             ),
         )
-        for kind, entry in parts
-        if kind == "call"
+        for entry in entries
     ]
+
+
+def _delta(parts: list[tuple[str, Any]]) -> DeltaMessage | None:
+    """A vLLM delta carrying ``Step.parts`` (``None`` when they carry nothing)."""
     return _text_delta(
         "".join(text for kind, text in parts if kind == "reasoning"),
         "".join(text for kind, text in parts if kind == "content"),
-        calls,
+        _tool_calls([entry for kind, entry in parts if kind == "call"]),
     )
 
 
@@ -318,8 +330,26 @@ class ChatcodecReasoningParser(ReasoningParser):
         """
         if self._field is None:
             return True
-        text = decode(self.model_tokenizer, input_ids)
-        parser = new_parser(self._request.serving, text, None)
+        state = self._request
+        ids = list(input_ids)
+        # vLLM asks this of the prompt it has just set: its text is decoded already
+        text = state.prompt if state.prompt is not None and ids == state.prompt_ids else decode(
+            self.model_tokenizer, ids
+        )
+        template = state.serving.template
+        tail = template.after_last_anchor(text)
+        if tail is None:  # no start anchor: the whole text counts (and is not worth keeping)
+            return self._reasoning_ended(text)
+        key = (id(template), self._field, tail)  # the answer depends on the text after the anchor only
+        known = _REASONING_ENDS.get(key)
+        if known is None or known[0] is not template:
+            if len(_REASONING_ENDS) >= _REASONING_ENDS_KEPT:
+                _REASONING_ENDS.clear()
+            known = _REASONING_ENDS[key] = (template, self._reasoning_ended(text))
+        return known[1]
+
+    def _reasoning_ended(self, text: str) -> bool:
+        parser = new_parser(self._request.serving, text, None, stream_values=False)
         events = list(parser.initial_events)
         probe = "\0"  # resolves a delimiter the text ends in; never counts as output
         events += parser.feed(probe)
