@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -299,3 +300,21 @@ def test_string_tracker_with_custom_delimiters_split_anywhere() -> None:
         assert _inside([text[:cut], text[cut:]], delims) is True
     assert _inside(['{a:<|"|>x<|"|>'], delims) is False
     assert _inside(["{a:<|"], delims, '"|>') is True  # the delimiter text completes a string opener
+
+
+_JSON_TEXT = st.text(alphabet='ab"\\{}[],: \n</x>\u00e9', max_size=8)
+_JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _JSON_TEXT),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(alphabet='k"\\ ', max_size=3), inner, max_size=4)),
+    max_leaves=12)
+
+
+@given(value=_JSON_VALUES, indent=st.sampled_from([None, 1]), before=st.sampled_from(["", " ", "\n "]),
+       after=st.sampled_from(["", "\n", " \t"]))
+def test_string_tracker_reads_one_whole_json_value_as_the_step_by_step_scan_does(
+        value: Any, indent: int | None, before: str, after: str) -> None:
+    """A whole value fed at once (a region read at its close) takes one C scan: the same state as
+    feeding it a character at a time."""
+    text = before + json.dumps(value, indent=indent) + after
+    assert _state([text]) == _state(list(text))

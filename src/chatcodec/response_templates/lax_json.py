@@ -32,7 +32,7 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.content_error import ContentError
-from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, NESTING_ERROR, bracket_bound, exceeds_depth
 
 __all__ = [
     "SENTINEL_CLOSE",
@@ -209,7 +209,7 @@ def parse_json_dialect(text: str, args: Mapping[str, Any]) -> Any:
         working = _restore_delimited(working, captured)
     try:
         value = loads_json(working)
-        if exceeds_depth(value):
+        if bracket_bound(working) > MAX_NESTING_DEPTH and exceeds_depth(value):
             raise ValueError(NESTING_ERROR)
         return value
     except (ValueError, RecursionError) as error:
@@ -276,6 +276,29 @@ def _plain_json_end(text: str, last: str) -> str | None:
 _scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
+def _one_value_end(text: str) -> str | None:
+    """What the step-by-step scan of :class:`StringTracker` concludes about ``text`` fed from the
+    start of a region, when ``text`` is one JSON value with only whitespace around it (a whole
+    tool call, read at its close): the value's last character, since in valid JSON every string
+    opens where the scan expects one and ends where it does. ``None`` otherwise (the caller then
+    scans string by string). One call of the ``json`` module's C scanner, so a value with many
+    strings costs no Python step per string.
+    """
+    start = len(text) - len(text.lstrip())
+    try:
+        end = _scan_value(text, start)[1]
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    if end < len(text) and not text[end:].isspace():
+        return None
+    return text[end - 1]
+
+
+#: The ``json`` module's scanner of one value (C), without the hooks of :data:`_DECODER`: only where
+#: strings are matters here, not duplicate keys or constants.
+_scan_value = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 class StringTracker:
     """Follows a ``json`` region's text, chunk by chunk, to tell whether it is inside a string.
 
@@ -300,7 +323,9 @@ class StringTracker:
         """Advance over the next piece of the region's text."""
         if self._closer is None and not self._carry and not self._escape and len(self._closers) == 1 \
                 and len(text) >= _WHOLE_AT_ONCE:
-            last = _plain_json_end(text, self._last)
+            last = _one_value_end(text) if not self._last else None
+            if last is None:
+                last = _plain_json_end(text, self._last)
             if last is not None:  # it ends outside a string: a few C calls per string
                 self._last = last
                 return
