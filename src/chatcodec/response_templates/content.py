@@ -38,6 +38,7 @@ from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.backtracking import catastrophe
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.lax_json import parse_json_dialect
+from chatcodec.response_templates.limits import bracket_bound
 from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
 __all__ = [
@@ -96,6 +97,9 @@ class ContentParser:
         string_aware: the region's close delimiter only counts outside JSON strings (``"..."`` with
             escapes, and the ``string_delims`` pairs of ``content_args``); true for ``json`` and for
             the extensions that declare it.
+        depth_bound: ``(raw_text) -> int``, an upper bound on how deep the parsed value nests
+            (``limits``), so the engine can skip walking a value that cannot be too deep; ``None``
+            when the parser has none (the value is walked).
     """
 
     name: str
@@ -105,6 +109,7 @@ class ContentParser:
     extension: bool = False
     string_aware: bool = False
     scanner: Callable[[Mapping[str, Any]], Any] | None = None
+    depth_bound: Callable[[str], int] | None = None
 
 
 #: ``content_args.strip`` of a ``text`` field that keeps text as written but reads a region of only
@@ -397,7 +402,8 @@ STANDARD_PARSERS: dict[str, ContentParser] = {
         ContentParser("int", _parse_int, _validate_scalar, streams_verbatim=True),
         ContentParser("float", _parse_float, _validate_scalar, streams_verbatim=True),
         ContentParser("bool", _parse_bool, _validate_scalar, streams_verbatim=True),
-        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True),
+        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True,
+                      depth_bound=bracket_bound),
         ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False),
         ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False),
         ContentParser("python-call-list", parse_python_call_list, validate_python_call_list,
