@@ -122,6 +122,17 @@ class _Region:
     values: RegionValues | None = None  # value_deltas: this region's region_value events
     joined: int = 0  # parts[:joined] were joined by compact()
     tracked: int = 0  # parts[:tracked] were fed to ``strings`` (see inside_string)
+    #: the ``search`` of ``matcher.quiet`` (None: no fast path); keep in step with ``matcher``
+    quiet: Callable[[str], object] | None = None
+
+    def __post_init__(self) -> None:
+        self.watch(self.matcher)
+
+    def watch(self, matcher: Matcher | None) -> None:
+        """Watch ``matcher`` from now on (and take its quiet search for the fast path)."""
+        self.matcher = matcher
+        quiet = matcher.quiet if matcher is not None else None
+        self.quiet = quiet.search if quiet is not None else None
 
     def compact(self) -> None:
         """Join the parts added since the last call into one string (memory close to the text's size
@@ -308,40 +319,33 @@ class ResponseParser:
             raise self._state_error()
         held = self._held
         if held is None:
-            matcher = self._region.matcher
-            quiet = matcher.quiet if matcher is not None else None
-            if quiet is not None and text:
+            region = self._region
+            quiet = region.quiet
+            if quiet is not None and text and quiet(text) is None:
                 buf = self._buf
                 pos = self._pos
-                if pos == len(buf) and quiet.search(text) is None:
-                    return self._plain(buf + text, text, pos)
+                if pos == len(buf):  # the fast path: all of ``text`` goes to the region, no scan
+                    self._zero_width = _NONE
+                    spec = region.spec
+                    if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
+                        region.parts.append(text)
+                        events = [{"type": "region_chunk", "field": spec.name, "text": text,
+                                   "dirty": spec.dirty}]
+                    else:
+                        events = []
+                        self._route(events, text, pos)
+                    buf += text
+                    if len(buf) > TRIM_THRESHOLD:
+                        self._origin += len(buf) - LOOKBEHIND_CONTEXT
+                        buf = buf[-LOOKBEHIND_CONTEXT:]
+                        region.compact()
+                    self._buf, self._pos = buf, len(buf)
+                    return events
         elif text and len(text) <= self._room and self._waits(text):
             held.append(text)
             self._room -= len(text)
             return []
         return self._advance(text, eos=False)
-
-    def _plain(self, buf: str, text: str, pos: int) -> list[dict[str, Any]]:
-        """The fast path of :meth:`feed`: nothing was held back and no delimiter can start in
-        ``text`` (the matcher's ``quiet`` search found nothing), so all of it goes to the current
-        region, as :meth:`_advance` would route it, without a scan. ``buf`` is the buffer with
-        ``text`` appended, ``pos`` where ``text`` starts in it."""
-        self._zero_width = _NONE
-        region = self._region
-        spec = region.spec
-        if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
-            region.parts.append(text)
-            events = [{"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty}]
-        else:
-            events = []
-            self._route(events, text, pos)
-        pos += len(text)
-        if pos > TRIM_THRESHOLD:
-            cut = pos - LOOKBEHIND_CONTEXT
-            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
-            region.compact()
-        self._buf, self._pos = buf, pos
-        return events
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: close the open region, check required fields, return the message.
@@ -511,8 +515,8 @@ class ResponseParser:
 
             if self._value_deltas:
                 values.pending = []
-            region.matcher = ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[assignment]
-                                             values.pending)
+            region.watch(ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[arg-type]
+                                         values.pending))
 
     def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
@@ -670,7 +674,7 @@ class ResponseParser:
         # no offset: where the search started depends on how the output was chunked
         self._message.errors.append({"field": field_name, "parser": None, "offset": None, "error": problem,
                                      "text": "", "raw": "", "span": None})
-        self._region.matcher = None
+        self._region.watch(None)
         return len(buf)
 
     def _problem(self, spec: FieldSpec, region: _Region, raw: str, closing: str,
