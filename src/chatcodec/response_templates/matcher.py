@@ -367,13 +367,36 @@ def _quiet(delimiters: tuple[Delimiter, ...]) -> re.Pattern[str] | None:
     first = set("".join(c for c in starts if c is not None))
     spaces, others = first & set(RUN_WHITESPACE), first - set(RUN_WHITESPACE)
     anywhere = "\\x80-\\U0010FFFF"
-    alternatives = [f"[{re.escape(''.join(sorted(others)))}{anywhere}]"]
+    seconds = {char: _second_chars(delimiters, char) for char in sorted(others)}
+    alone = "".join(char for char, after in seconds.items() if after is None)
+    alternatives = [f"[{re.escape(alone)}{anywhere}]"]
+    alternatives += [f"{re.escape(char)}(?=[{re.escape(after)}{anywhere}]|\\Z)"
+                     for char, after in seconds.items() if after is not None]
     if spaces:
         run = re.escape(RUN_WHITESPACE)
         lead = re.escape("".join(sorted(spaces)))
         after = re.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
         alternatives.append(f"[{lead}][{run}]*(?=[{after}{anywhere}]|\\Z)")
     return re.compile("|".join(alternatives))
+
+
+def _second_chars(delimiters: tuple[Delimiter, ...], first: str) -> str | None:
+    """The ASCII characters that can follow ``first`` in a match of one of ``delimiters`` (or in a
+    partial match, so a chunk ending with ``first`` still counts), or ``None`` when nearly any can
+    (then ``first`` alone is the test). Non-ASCII characters always may. For regexes the first
+    characters' own probe, one character further: 128 partial matches per first character."""
+    chars: set[str] = set()
+    for delimiter in delimiters:
+        if delimiter.literals is not None:
+            for literal in delimiter.literals:
+                if literal[0] == first:
+                    if len(literal) == 1:
+                        return None
+                    chars.add(literal[1])
+        else:
+            match = delimiter.pattern.match
+            chars.update(c for c in map(chr, range(128)) if match(first + c, partial=True) is not None)
+    return None if len(chars) > 32 else "".join(sorted(chars))
 
 
 def _unsettled(delimiter: Delimiter, buf: str, q: int, timeout: float | None) -> bool:
