@@ -11,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec.response_templates.content import STANDARD_PARSERS, get_parser, known_parser_names
-from chatcodec.response_templates.lax_json import StringTracker, parse_json_dialect, quote_bare_keys
+from chatcodec.response_templates.lax_json import (
+    StringTracker,
+    loads_json,
+    parse_json_dialect,
+    quote_bare_keys,
+    reject_constant,
+    unique_keys,
+)
 from tests.response_templates.helpers import assert_same
 
 
@@ -318,3 +325,18 @@ def test_string_tracker_reads_one_whole_json_value_as_the_step_by_step_scan_does
     feeding it a character at a time."""
     text = before + json.dumps(value, indent=indent) + after
     assert _state([text]) == _state(list(text))
+
+
+@given(text=st.one_of(_JSON_VALUES.map(json.dumps), st.text(alphabet=' \n{}[]",:1aetrunlNI\\', max_size=20)))
+def test_loads_json_gives_what_json_loads_gives(text: str) -> None:
+    """loads_json inlines JSONDecoder.decode: the same value, or the same error and message."""
+    def outcome(load: Any) -> tuple[str, Any]:
+        try:
+            return "value", load(text)
+        except ValueError as error:
+            return type(error).__name__, str(error)
+
+    def reference(source: str) -> Any:
+        return json.loads(source, parse_constant=reject_constant, object_pairs_hook=unique_keys)
+
+    assert outcome(loads_json) == outcome(reference)
