@@ -340,3 +340,35 @@ def test_loads_json_gives_what_json_loads_gives(text: str) -> None:
         return json.loads(source, parse_constant=reject_constant, object_pairs_hook=unique_keys)
 
     assert outcome(loads_json) == outcome(reference)
+
+
+def test_a_value_the_tracker_decoded_is_handed_to_loads_json_once() -> None:
+    text = '\n{"name": "f", "arguments": {"s": "a \\"quoted\\" </x>", "n": [1, 2]}}\n'
+    tracker = StringTracker()
+    tracker.feed(text)
+    first = loads_json(text)
+    second = loads_json(text)
+    assert first == second == {"name": "f", "arguments": {"s": 'a "quoted" </x>', "n": [1, 2]}}
+    assert first is not second  # handed out once: no two callers share one value
+    tracker = StringTracker()
+    tracker.feed(text)
+    assert loads_json('{"other": 1}') == {"other": 1}  # another text never gets it
+    assert loads_json(text) is not first
+
+
+_PADDING = "x" * 30
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('\x0b{"a": 1, "b": "' + _PADDING + '"}', "Expecting value: line 1 column 1 (char 0)"),
+    ('{"a": 1, "b": "' + _PADDING + '"}\x0b', "Extra data: line 1 column 48 (char 47)"),
+    ('{"a": 1, "a": 2, "b": "' + _PADDING + '"}',
+     "key 'a' is given twice in one object (a dict would keep only the last value)"),
+])
+def test_loads_json_still_refuses_what_the_tracker_read_as_one_value(text: str, message: str) -> None:
+    """Python whitespace that JSON does not allow, or a repeated key: the tracker reads it, the
+    parser still refuses it."""
+    StringTracker().feed(text)
+    with pytest.raises(ValueError) as raised:
+        loads_json(text)
+    assert str(raised.value) == message

@@ -256,7 +256,7 @@ class ResponseParser:
         self.initial_events: list[dict[str, Any]] = []
         prompt = prefix_text(prefix)
         self._prefix_len = len(prompt)  # offsets below 0 are in the prompt: prefix_len + offset
-        after = self._anchor(prompt)
+        after = self._anchor(prompt) if prompt else None  # "" has no anchor to search for
         self._anchored = after is not None or not prompt  # "" is the explicit opt-out
         if not self._anchored:
             warn_without_start_anchor(self._template)

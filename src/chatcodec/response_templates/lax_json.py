@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -101,6 +102,11 @@ def loads_json(text: str) -> Any:
         ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``), or an
             object gives a key twice (:func:`unique_keys`).
     """
+    decoded = _DECODED.last
+    if decoded is not None:  # the string tracker decoded this region's text a moment ago
+        _DECODED.last = None
+        if decoded[0] == text:
+            return decoded[1]
     if text.startswith("\ufeff"):  # json.loads' own message for a byte-order mark
         return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
     # JSONDecoder.decode and raw_decode, inlined (same errors, same positions): a region close is
@@ -114,6 +120,16 @@ def loads_json(text: str) -> Any:
         raise json.JSONDecodeError("Extra data", text, end)
     return value
 
+
+class _Decoded(threading.local):
+    """The last value :class:`StringTracker` decoded whole, with its text, for :func:`loads_json`
+    (one per thread; handed out once): a region read at its close is then decoded once, not
+    once to find where its strings are and once more for its value."""
+
+    last: tuple[str, Any] | None = None
+
+
+_DECODED = _Decoded()
 
 #: What ``json.loads`` builds on every call, built once.
 _DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys)
@@ -292,21 +308,19 @@ def _one_value_end(text: str) -> str | None:
     tool call, read at its close): the value's last character, since in valid JSON every string
     opens where the scan expects one and ends where it does. ``None`` otherwise (the caller then
     scans string by string). One call of the ``json`` module's C scanner, so a value with many
-    strings costs no Python step per string.
+    strings costs no Python step per string; the value it builds is kept for :func:`loads_json`
+    when that would return it for the same text (same scanner, JSON whitespace around it).
     """
     start = len(text) - len(text.lstrip())
     try:
-        end = _scan_value(text, start)[1]
-    except (ValueError, StopIteration, RecursionError):
+        value, end = _SCAN(text, start)
+    except (ValueError, StopIteration, RecursionError):  # a repeated key or NaN too: scan step by step
         return None
     if end < len(text) and not text[end:].isspace():
         return None
+    if start == _SKIP(text, 0).end() and _SKIP(text, end).end() == len(text):
+        _DECODED.last = (text, value)  # exactly what loads_json(text) returns: keep it for the parser
     return text[end - 1]
-
-
-#: The ``json`` module's scanner of one value (C), without the hooks of :data:`_DECODER`: only where
-#: strings are matters here, not duplicate keys or constants.
-_scan_value = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
 class StringTracker:

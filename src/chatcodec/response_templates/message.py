@@ -75,7 +75,7 @@ class MessageBuilder:
 
     def __init__(self, template: ResponseTemplate) -> None:
         self._template = template
-        self._values: dict[str, Any] = copy_value(dict(template.defaults))
+        self._values: dict[str, Any] = {key: copy_value(value) for key, value in template.defaults.items()}
         self._matched: dict[str, None] = {}  # the fields that matched (a dict is a third of a set's size)
         self._texts: dict[str, list[str]] = {}
         self.errors: list[dict[str, Any]] = []
