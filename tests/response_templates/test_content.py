@@ -372,3 +372,59 @@ def test_loads_json_still_refuses_what_the_tracker_read_as_one_value(text: str, 
     with pytest.raises(ValueError) as raised:
         loads_json(text)
     assert str(raised.value) == message
+
+
+_XML_TEMPLATE = {
+    "start_anchor": "A",
+    "fields": {
+        "x": {"open": "<x>", "close": "</x>", "content": "xml-inline",
+              "content_args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+                               "value_parser": {"name": "json", "args": {"allow_non_json": True}}}},
+        "kv": {"open": "<kv>", "close": "</kv>", "content": "kv-lines",
+               "content_args": {"value_parser": {"name": "int"}}},
+        "content": {},
+    },
+}
+
+
+def test_nested_parsers_and_tag_patterns_are_resolved_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A region close looks nothing up by name and compiles nothing: after the template is loaded,
+    parsing works with the lookups and the pattern compiler gone."""
+    from chatcodec import load_response_template, parse_response
+    from chatcodec.response_templates import content
+
+    template = load_response_template(_XML_TEMPLATE)
+
+    def gone(*args: Any) -> Any:
+        raise AssertionError("looked up at a region close")
+
+    monkeypatch.setattr(content, "get_parser", gone)
+    monkeypatch.setattr(content, "lookup_parser", gone)
+    monkeypatch.setattr(content, "compile_user_pattern", gone)
+    message = parse_response("<x><a>[1, 2]</a><b>hi</b></x><kv>n: 5\nm: 7</kv>", template, prefix="")
+    assert message == {"x": {"a": [1, 2], "b": "hi"}, "kv": {"n": 5, "m": 7}}
+
+
+@pytest.mark.parametrize(("name", "text", "args", "expected"), [
+    ("xml-inline", "<a>1</a> <b>22</b>", {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+                                         "value_parser": {"name": "int"}}, {"a": 1, "b": 22}),
+    ("kv-lines", "a: [1]\nb: 2", {"value_parser": {"name": "json"}}, {"a": [1], "b": 2}),
+    ("json", ' {"a": 1} ', {}, {"a": 1}),
+    ("text", "  x  ", {"strip": False}, "  x  "),
+])
+def test_a_prepared_parser_gives_the_parsers_value(name: str, text: str, args: dict[str, Any],
+                                                   expected: Any) -> None:
+    from chatcodec.response_templates.content import prepare_parser
+
+    assert_same(prepare_parser(get_parser(name), args)(text), expected)
+
+
+def test_a_prepared_parser_raises_what_parse_raises() -> None:
+    from chatcodec.response_templates.content import prepare_parser
+
+    parser = get_parser("xml-inline")
+    args = {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", "value_parser": {"name": "int"}}
+    with pytest.raises(ValueError, match=r"^invalid literal for int: 'x' \(expected ASCII digits\)$"):
+        prepare_parser(parser, args)("<a>x</a>")
+    with pytest.raises(ValueError, match=r"^invalid literal for int: 'x' \(expected ASCII digits\)$"):
+        parser.parse("<a>x</a>", args)

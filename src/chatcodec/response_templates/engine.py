@@ -607,7 +607,7 @@ class ResponseParser:
         raw = record["raw"]
         if implicit is None or implicit is failed or not implicit.concatenates or not raw:
             return
-        value = implicit.parser.parse(raw, implicit.content_args)
+        value = implicit.parse(raw)
         self._message.add(implicit, value, raw)
         opening: dict[str, Any] = {"type": "region_open", "field": implicit.name}
         closing: dict[str, Any] = {"type": "region_close", "field": implicit.name, "value": value}
@@ -624,7 +624,7 @@ class ResponseParser:
         does not already rule that out (typing with ``tools`` may decode strings: always walked).
         """
         try:
-            value = spec.parser.parse(raw, spec.content_args)
+            value = spec.parse(raw)
             build = spec.build
             if build is not None:
                 if spec.transform_each:

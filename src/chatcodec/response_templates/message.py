@@ -143,7 +143,7 @@ class MessageBuilder:
             field = fields[name]
             if field.content_args.get("strip") == BLANK:  # a region of only whitespace is layout
                 parts = [part for part in parts if part.strip()]
-            self._values[name] = field.parser.parse("".join(parts), field.content_args)
+            self._values[name] = field.parse("".join(parts))
         defaults = self._template.defaults
         message = {
             key: value
