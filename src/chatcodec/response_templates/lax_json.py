@@ -337,7 +337,8 @@ class StringTracker:
     __slots__ = ("_carry", "_closer", "_closers", "_escape", "_last", "_outside")
 
     def __init__(self, string_delims: Sequence[Sequence[str]] = ()) -> None:
-        self._closers, self._outside = _dialect(tuple(tuple(pair) for pair in string_delims))
+        self._closers, self._outside = _dialect(tuple(tuple(pair) for pair in string_delims)) \
+            if string_delims else _dialect(())
         self._closer: str | None = None  # what ends the string we are in
         self._escape = False  # the last character fed was a backslash inside a "..." string
         self._last = ""  # the last non-whitespace character outside strings

@@ -60,9 +60,13 @@ _NOT_COMBINABLE = regex.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Commit:
-    """A delimiter the engine can act on now: ``buffer[start:end]`` is the delimiter's text."""
+    """A delimiter the engine can act on now: ``buffer[start:end]`` is the delimiter's text.
+
+    Made once per delimiter found and read once (not frozen: a frozen dataclass sets each field
+    through ``object.__setattr__``, which doubles the cost of making one on the per-region path).
+    """
 
     delimiter: Delimiter
     start: int
