@@ -7,8 +7,11 @@ table of :class:`ContentParser` records, and
 ``parse(text, args)`` and a ``validate(args, where)`` that the template loader calls, so a bad
 ``content_args`` (a missing ``tag_pattern``, an unknown ``value_parser``) fails when the template
 is loaded, never mid-stream. A nested ``{"name": parser, "args": {...}}`` spec (``value_parser``,
-and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is resolved by
-:func:`run_parser` and checked by :func:`check_parser_spec`, the same way as a field's ``content``.
+and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is checked by
+:func:`check_parser_spec`, the same way as a field's ``content``; the template loader prepares
+each field's parser once (:func:`prepare_parser`: ``xml-inline``'s ``tag_pattern`` compiled, a
+``value_parser`` resolved by :func:`prepare_spec`), and the extensions resolve theirs with
+:func:`run_parser` when a region closes.
 The extensions are imported on first use, so templates that use none never load them.
 
 Rules kept here: parsers never see the buffer, the parser state or other fields; they raise
