@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -10,7 +11,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec.response_templates.content import STANDARD_PARSERS, get_parser, known_parser_names
-from chatcodec.response_templates.lax_json import StringTracker, parse_json_dialect, quote_bare_keys
+from chatcodec.response_templates.lax_json import (
+    StringTracker,
+    loads_json,
+    parse_json_dialect,
+    quote_bare_keys,
+    reject_constant,
+    unique_keys,
+)
 from tests.response_templates.helpers import assert_same
 
 
@@ -299,3 +307,124 @@ def test_string_tracker_with_custom_delimiters_split_anywhere() -> None:
         assert _inside([text[:cut], text[cut:]], delims) is True
     assert _inside(['{a:<|"|>x<|"|>'], delims) is False
     assert _inside(["{a:<|"], delims, '"|>') is True  # the delimiter text completes a string opener
+
+
+_JSON_TEXT = st.text(alphabet='ab"\\{}[],: \n</x>\u00e9', max_size=8)
+_JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(), _JSON_TEXT),
+    lambda inner: st.one_of(st.lists(inner, max_size=4),
+                            st.dictionaries(st.text(alphabet='k"\\ ', max_size=3), inner, max_size=4)),
+    max_leaves=12)
+
+
+@given(value=_JSON_VALUES, indent=st.sampled_from([None, 1]), before=st.sampled_from(["", " ", "\n "]),
+       after=st.sampled_from(["", "\n", " \t"]))
+def test_string_tracker_reads_one_whole_json_value_as_the_step_by_step_scan_does(
+        value: Any, indent: int | None, before: str, after: str) -> None:
+    """A whole value fed at once (a region read at its close) takes one C scan: the same state as
+    feeding it a character at a time."""
+    text = before + json.dumps(value, indent=indent) + after
+    assert _state([text]) == _state(list(text))
+
+
+@given(text=st.one_of(_JSON_VALUES.map(json.dumps), st.text(alphabet=' \n{}[]",:1aetrunlNI\\', max_size=20)))
+def test_loads_json_gives_what_json_loads_gives(text: str) -> None:
+    """loads_json inlines JSONDecoder.decode: the same value, or the same error and message."""
+    def outcome(load: Any) -> tuple[str, Any]:
+        try:
+            return "value", load(text)
+        except ValueError as error:
+            return type(error).__name__, str(error)
+
+    def reference(source: str) -> Any:
+        return json.loads(source, parse_constant=reject_constant, object_pairs_hook=unique_keys)
+
+    assert outcome(loads_json) == outcome(reference)
+
+
+def test_a_value_the_tracker_decoded_is_handed_to_loads_json_once() -> None:
+    text = '\n{"name": "f", "arguments": {"s": "a \\"quoted\\" </x>", "n": [1, 2]}}\n'
+    tracker = StringTracker()
+    tracker.feed(text)
+    first = loads_json(text)
+    second = loads_json(text)
+    assert first == second == {"name": "f", "arguments": {"s": 'a "quoted" </x>', "n": [1, 2]}}
+    assert first is not second  # handed out once: no two callers share one value
+    tracker = StringTracker()
+    tracker.feed(text)
+    assert loads_json('{"other": 1}') == {"other": 1}  # another text never gets it
+    assert loads_json(text) is not first
+
+
+_PADDING = "x" * 30
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('\x0b{"a": 1, "b": "' + _PADDING + '"}', "Expecting value: line 1 column 1 (char 0)"),
+    ('{"a": 1, "b": "' + _PADDING + '"}\x0b', "Extra data: line 1 column 48 (char 47)"),
+    ('{"a": 1, "a": 2, "b": "' + _PADDING + '"}',
+     "key 'a' is given twice in one object (a dict would keep only the last value)"),
+])
+def test_loads_json_still_refuses_what_the_tracker_read_as_one_value(text: str, message: str) -> None:
+    """Python whitespace that JSON does not allow, or a repeated key: the tracker reads it, the
+    parser still refuses it."""
+    StringTracker().feed(text)
+    with pytest.raises(ValueError) as raised:
+        loads_json(text)
+    assert str(raised.value) == message
+
+
+_XML_TEMPLATE = {
+    "start_anchor": "A",
+    "fields": {
+        "x": {"open": "<x>", "close": "</x>", "content": "xml-inline",
+              "content_args": {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+                               "value_parser": {"name": "json", "args": {"allow_non_json": True}}}},
+        "kv": {"open": "<kv>", "close": "</kv>", "content": "kv-lines",
+               "content_args": {"value_parser": {"name": "int"}}},
+        "content": {},
+    },
+}
+
+
+def test_nested_parsers_and_tag_patterns_are_resolved_at_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A region close looks nothing up by name and compiles nothing: after the template is loaded,
+    parsing works with the lookups and the pattern compiler gone."""
+    from chatcodec import load_response_template, parse_response
+    from chatcodec.response_templates import content
+
+    template = load_response_template(_XML_TEMPLATE)
+
+    def gone(*args: Any) -> Any:
+        raise AssertionError("looked up at a region close")
+
+    monkeypatch.setattr(content, "get_parser", gone)
+    monkeypatch.setattr(content, "lookup_parser", gone)
+    monkeypatch.setattr(content, "compile_user_pattern", gone)
+    message = parse_response("<x><a>[1, 2]</a><b>hi</b></x><kv>n: 5\nm: 7</kv>", template, prefix="")
+    assert message == {"x": {"a": [1, 2], "b": "hi"}, "kv": {"n": 5, "m": 7}}
+
+
+@pytest.mark.parametrize(("name", "text", "args", "expected"), [
+    ("xml-inline", "<a>1</a> <b>22</b>", {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>",
+                                         "value_parser": {"name": "int"}}, {"a": 1, "b": 22}),
+    ("kv-lines", "a: [1]\nb: 2", {"value_parser": {"name": "json"}}, {"a": [1], "b": 2}),
+    ("json", ' {"a": 1} ', {}, {"a": 1}),
+    ("text", "  x  ", {"strip": False}, "  x  "),
+])
+def test_a_prepared_parser_gives_the_parsers_value(name: str, text: str, args: dict[str, Any],
+                                                   expected: Any) -> None:
+    from chatcodec.response_templates.content import prepare_parser
+
+    assert_same(prepare_parser(get_parser(name), args)(text), expected)
+
+
+def test_a_prepared_parser_raises_what_parse_raises() -> None:
+    from chatcodec.response_templates.content import prepare_parser
+
+    parser = get_parser("xml-inline")
+    args = {"tag_pattern": r"<(?P<key>\w+)>(?P<value>.*?)</(?P=key)>", "value_parser": {"name": "int"}}
+    with pytest.raises(ValueError, match=r"^invalid literal for int: 'x' \(expected ASCII digits\)$"):
+        prepare_parser(parser, args)("<a>x</a>")
+    with pytest.raises(ValueError, match=r"^invalid literal for int: 'x' \(expected ASCII digits\)$"):
+        parser.parse("<a>x</a>", args)

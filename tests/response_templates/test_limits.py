@@ -233,3 +233,29 @@ def test_an_open_list_longer_than_the_limit_is_a_load_error_naming_the_field_and
     assert "'open' lists 4000 literals, more than 256 (MAX_DELIMITER_LITERALS" in str(caught.value)
     fields["x"]["open"] = [f"<t{i}>" for i in range(256)]
     assert load_response_template({"start_anchor": "A", "fields": fields}).fields["x"].name == "x"
+
+
+@pytest.mark.parametrize(("transform", "each"), [({"a": {"b": "{content}"}}, False),
+                                                 ({"a": ["{x}"]}, True)])
+def test_a_transform_that_pushes_a_value_past_the_limit_is_a_parse_error(transform: Any, each: bool) -> None:
+    """The value alone is within the limit (its brackets say so), the transform adds the levels
+    that take it over: still refused, as the walk of the whole value would."""
+    inner = "[" * (MAX_NESTING_DEPTH - 2) + "]" * (MAX_NESTING_DEPTH - 2)
+    body = f'[{{"x": {inner}}}]' if each else "[" + inner + "]"
+    template = _template("json", transform=transform, transform_each=each) if each \
+        else _template("json", transform=transform)
+    with pytest.raises(ResponseParseError) as raised:
+        parse_response(f"<x>{body}</x>", template, prefix="")
+    assert str(raised.value).splitlines()[0] == (
+        f"field 'x' (content parser 'json') at offset 3 of the output: {NESTING_ERROR}")
+
+
+def test_a_transform_that_keeps_a_value_at_the_limit_is_accepted() -> None:
+    inner = "[" * (MAX_NESTING_DEPTH - 2) + "]" * (MAX_NESTING_DEPTH - 2)
+    message = parse_response(f"<x>{inner}</x>", _template("json", transform={"a": {"b": "{content}"}}),
+                             prefix="")
+    value = message["x"]["a"]["b"]
+    depth = 0
+    while isinstance(value, list):
+        value, depth = (value[0] if value else None), depth + 1
+    assert depth == MAX_NESTING_DEPTH - 2

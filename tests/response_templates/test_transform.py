@@ -5,8 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from chatcodec.response_templates.transform import apply_transform, apply_transform_each, validate_transform
+from chatcodec.response_templates.transform import (
+    apply_transform,
+    apply_transform_each,
+    compile_transform,
+    validate_transform,
+)
 
 
 def test_placeholders_keep_the_type_of_what_they_name() -> None:
@@ -156,3 +163,41 @@ def test_a_near_placeholder_with_a_bad_path_is_a_load_error(text: str) -> None:
 def test_braces_around_no_name_or_other_text_stay_literal(text: str) -> None:
     validate_transform({"x": text}, "fields.f.transform")
     assert apply_transform({"x": text}, {"content": {"a": {"b": 1}}}) == {"x": text}
+
+
+_NAMES = st.sampled_from(["content", "id", "name", "x"])
+_PLACEHOLDERS = st.builds(
+    lambda root, keys, optional: "{" + ".".join([root, *keys]) + ("?" if optional else "") + "}",
+    _NAMES, st.lists(st.sampled_from(["a", "b"]), max_size=2), st.booleans())
+_TRANSFORMS = st.recursive(
+    st.one_of(_PLACEHOLDERS, st.sampled_from(["function", "{}", "", "{x"]), st.integers(0, 3), st.none()),
+    lambda inner: st.one_of(st.lists(inner, max_size=3),
+                            st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3)),
+    max_leaves=8)
+_SCOPE_VALUES = st.recursive(st.one_of(st.integers(0, 3), st.text(max_size=2)),
+                             lambda inner: st.dictionaries(st.sampled_from(["a", "b"]), inner, max_size=2),
+                             max_leaves=4)
+
+
+def _outcome(build: Any, scope: dict[str, Any]) -> Any:
+    try:
+        return ("value", build(scope))
+    except (KeyError, ValueError) as error:
+        return (type(error).__name__, str(error))
+
+
+@given(transform=_TRANSFORMS, scope=st.dictionaries(_NAMES, _SCOPE_VALUES, max_size=4))
+def test_a_compiled_transform_builds_what_apply_transform_builds(transform: Any,
+                                                                 scope: dict[str, Any]) -> None:
+    """Compiled at load or walked at each close: the same value, or the same error and message
+    (optional placeholders outside an object are load errors, but both agree on them too)."""
+    walked = _outcome(lambda s: apply_transform(transform, s), scope)
+    assert _outcome(compile_transform(transform), scope) == walked
+
+
+def test_a_compiled_transform_builds_new_containers_each_time() -> None:
+    build = compile_transform({"type": "function", "function": "{content}", "ids": ["{id}"]})
+    first, second = build({"content": {"n": 1}, "id": "7"}), build({"content": {"n": 1}, "id": "7"})
+    assert first == {"type": "function", "function": {"n": 1}, "ids": ["7"]}
+    assert first is not second and first["ids"] is not second["ids"]
+    assert compile_transform({"id": "{id?}", "n": "{content.n?}"})({"content": {}}) == {}

@@ -12,7 +12,7 @@ from typing import Any
 
 from chatcodec.response_templates.engine import ResponseParser
 from chatcodec.response_templates.prefix import require_prefix
-from chatcodec.response_templates.template import ResponseTemplate, load_response_template
+from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 
 __all__ = ["parse_response", "parse_response_batch"]
 
@@ -60,12 +60,19 @@ def parse_response(text: str, response_template: dict[str, Any] | ResponseTempla
 
 
 class _WholeTextParser(ResponseParser):
-    """The streaming engine, unchanged, except that its events (which ``parse_response`` drops)
-    carry each value itself instead of a copy."""
+    """The streaming engine, unchanged, except for what only its events (which ``parse_response``
+    drops) would carry: each value itself instead of a copy, and no value of its own for a region
+    of a concatenating text field (the message parses the field's concatenated text once, at
+    ``finalize``, and the ``text`` parser never fails)."""
 
     @staticmethod
     def _event_value(value: Any) -> Any:
         return value
+
+    def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
+        if spec.concatenates:
+            return raw
+        return ResponseParser._value(self, spec, raw, captures)
 
 
 def parse_response_batch(texts: Sequence[str], response_template: dict[str, Any] | ResponseTemplate, *,

@@ -7,8 +7,11 @@ table of :class:`ContentParser` records, and
 ``parse(text, args)`` and a ``validate(args, where)`` that the template loader calls, so a bad
 ``content_args`` (a missing ``tag_pattern``, an unknown ``value_parser``) fails when the template
 is loaded, never mid-stream. A nested ``{"name": parser, "args": {...}}`` spec (``value_parser``,
-and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is resolved by
-:func:`run_parser` and checked by :func:`check_parser_spec`, the same way as a field's ``content``.
+and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is checked by
+:func:`check_parser_spec`, the same way as a field's ``content``; the template loader prepares
+each field's parser once (:func:`prepare_parser`: ``xml-inline``'s ``tag_pattern`` compiled, a
+``value_parser`` resolved by :func:`prepare_spec`), and the extensions resolve theirs with
+:func:`run_parser` when a region closes.
 The extensions are imported on first use, so templates that use none never load them.
 
 Rules kept here: parsers never see the buffer, the parser state or other fields; they raise
@@ -38,6 +41,7 @@ from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.backtracking import catastrophe
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.lax_json import parse_json_dialect
+from chatcodec.response_templates.limits import bracket_bound
 from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
 __all__ = [
@@ -46,6 +50,7 @@ __all__ = [
     "ContentError",
     "ContentParser",
     "Extension",
+    "Prepared",
     "check_parser_spec",
     "compile_user_pattern",
     "get_parser",
@@ -53,12 +58,16 @@ __all__ = [
     "lookup_parser",
     "parse_float",
     "parse_int",
+    "prepare_parser",
+    "prepare_spec",
     "run_parser",
     "user_matches",
     "user_timeout",
 ]
 
 ParseFn = Callable[[str, Mapping[str, Any]], Any]
+#: A parser with its ``content_args`` bound, compiled at load: ``(raw_text) -> value``.
+Prepared = Callable[[str], Any]
 ValidateFn = Callable[[Mapping[str, Any], str], None]
 
 
@@ -96,6 +105,12 @@ class ContentParser:
         string_aware: the region's close delimiter only counts outside JSON strings (``"..."`` with
             escapes, and the ``string_delims`` pairs of ``content_args``); true for ``json`` and for
             the extensions that declare it.
+        depth_bound: ``(raw_text) -> int``, an upper bound on how deep the parsed value nests
+            (``limits``), so the engine can skip walking a value that cannot be too deep; ``None``
+            when the parser has none (the value is walked).
+        prepare: ``(content_args) -> (raw_text) -> value``: the parser with its arguments bound and
+            whatever they name compiled (``tag_pattern``, nested ``value_parser``), called once
+            at load (:func:`prepare_parser`); ``None``: ``parse`` with the arguments bound.
     """
 
     name: str
@@ -105,6 +120,8 @@ class ContentParser:
     extension: bool = False
     string_aware: bool = False
     scanner: Callable[[Mapping[str, Any]], Any] | None = None
+    depth_bound: Callable[[str], int] | None = None
+    prepare: Callable[[Mapping[str, Any]], Prepared] | None = None
 
 
 #: ``content_args.strip`` of a ``text`` field that keeps text as written but reads a region of only
@@ -175,10 +192,6 @@ def _parse_float(text: str, args: Mapping[str, Any]) -> float:
 
 def _parse_bool(text: str, args: Mapping[str, Any]) -> bool:
     return _strip(text, args).lower() in ("true", "1")
-
-
-def _parse_value(raw: str, value_parser: Mapping[str, Any] | None) -> Any:
-    return raw if value_parser is None else run_parser(value_parser, raw)
 
 
 @lru_cache(maxsize=256)
@@ -253,10 +266,20 @@ def _check_xml_filler(text: str, start: int, end: int, skip_tags: tuple[str, ...
 
 
 def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    return _prepare_xml_inline(args)(text)  # type: ignore[no-any-return]
+
+
+def _prepare_xml_inline(args: Mapping[str, Any]) -> Prepared:
+    """``xml-inline`` with its ``tag_pattern`` compiled and its ``value_parser`` resolved once."""
     pattern = compile_user_pattern(args["tag_pattern"])
-    value_parser = args.get("value_parser")
+    value_parser = prepare_spec(args.get("value_parser"))
     merge = bool(args.get("merge_duplicates", False))
     skip_tags = tuple(args["skip_tags"]) if "skip_tags" in args else None
+    return lambda text: _xml_inline(text, pattern, value_parser, merge, skip_tags)
+
+
+def _xml_inline(text: str, pattern: regex.Pattern[str], value_parser: Prepared | None, merge: bool,
+                skip_tags: tuple[str, ...] | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     merged: set[str] = set()
     position = 0
@@ -267,7 +290,8 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         if key is None:
             raise ValueError(f"tag_pattern matched {match.group()!r} without its 'key' group")
         raw = match.groupdict().get("value")
-        value = _parse_value("" if raw is None else raw, value_parser)
+        raw = "" if raw is None else raw
+        value = raw if value_parser is None else value_parser(raw)
         if merge and key in out:
             if key not in merged:
                 out[key] = [out[key]]
@@ -284,9 +308,18 @@ def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    return _prepare_kv_lines(args)(text)  # type: ignore[no-any-return]
+
+
+def _prepare_kv_lines(args: Mapping[str, Any]) -> Prepared:
+    """``kv-lines`` with its ``value_parser`` resolved once."""
+    value_parser = prepare_spec(args.get("value_parser"))
+    return lambda text: _kv_lines(text, args, value_parser)
+
+
+def _kv_lines(text: str, args: Mapping[str, Any], value_parser: Prepared | None) -> dict[str, Any]:
     line_sep = args.get("line_sep", "\n")
     kv_sep = args.get("kv_sep", ":")
-    value_parser = args.get("value_parser")
     out: dict[str, Any] = {}
     for line in text.split(line_sep):
         line = _strip(line, args)
@@ -296,7 +329,8 @@ def _parse_kv_lines(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         key = _strip(key, args)
         if key in out:
             raise ValueError(f"kv-lines: key {key!r} is given twice; a dict would keep only the last value")
-        out[key] = _parse_value(_strip(value, args), value_parser)
+        value = _strip(value, args)
+        out[key] = value if value_parser is None else value_parser(value)
     return out
 
 
@@ -397,9 +431,12 @@ STANDARD_PARSERS: dict[str, ContentParser] = {
         ContentParser("int", _parse_int, _validate_scalar, streams_verbatim=True),
         ContentParser("float", _parse_float, _validate_scalar, streams_verbatim=True),
         ContentParser("bool", _parse_bool, _validate_scalar, streams_verbatim=True),
-        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True),
-        ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False),
-        ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False),
+        ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True,
+                      depth_bound=bracket_bound),
+        ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False,
+                      prepare=_prepare_xml_inline),
+        ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False,
+                      prepare=_prepare_kv_lines),
         ContentParser("python-call-list", parse_python_call_list, validate_python_call_list,
                       streams_verbatim=False),
     )
@@ -460,6 +497,31 @@ def run_parser(spec: Mapping[str, Any], text: str) -> Any:
         ValueError: the parser rejects the text.
     """
     return get_parser(spec.get("name", "text")).parse(text, spec.get("args", {}))
+
+
+def prepare_parser(parser: ContentParser, args: Mapping[str, Any]) -> Prepared:
+    """``parser`` with ``args`` bound, ready for every region of its field (called at load).
+
+    Args:
+        parser: the content parser.
+        args: its ``content_args``, already validated.
+
+    Returns:
+        ``(raw_text) -> value``: what ``parser.parse(raw_text, args)`` returns or raises, with the
+        nested parsers looked up and the patterns compiled once, not at every region close.
+    """
+    if parser.prepare is not None:
+        return parser.prepare(args)
+    parse = parser.parse
+    return lambda text: parse(text, args)
+
+
+def prepare_spec(spec: Mapping[str, Any] | None) -> Prepared | None:
+    """A nested ``{"name", "args"}`` spec (checked by :func:`check_parser_spec`) prepared as
+    :func:`prepare_parser` does; ``None`` for no spec."""
+    if spec is None:
+        return None
+    return prepare_parser(get_parser(spec.get("name", "text")), spec.get("args", {}))
 
 
 def check_parser_spec(spec: Any, where: str) -> None:

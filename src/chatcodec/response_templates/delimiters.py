@@ -45,8 +45,10 @@ WHITESPACE = " \t\n\r"
 RUN_WHITESPACE = " \t\n\r\f\v"
 
 _WS_CONTEXTS = ("", "x", " ", "\n", ">")
-# Constructs that make what can start a match depend on the text before it.
-_CONTEXT_DEPENDENT = regex.compile(r"\(\?<[=!]|\\[bBAGmMK]|(?<![\[\\])\^|\(\?\(")
+# Constructs that make what can start a match depend on the text before it. A ``\b`` right after a
+# literal word character (``analysis\b``) does not: the match has read that character itself, so
+# the boundary only looks at the match and what follows it.
+_CONTEXT_DEPENDENT = regex.compile(r"\(\?<[=!]|\\[BAGmMK]|(?<!(?<!\\)[A-Za-z0-9_])\\b|(?<![\[\\])\^|\(\?\(")
 _MULTILINE_FLAG = regex.compile(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]")
 # Escapes and constructs after which nearly any character may appear in a match.
 _ANY_CHAR = regex.compile(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]")
@@ -362,7 +364,8 @@ def absorbed_whitespace(delimiter: Delimiter) -> str:
 
 def context_dependent(delimiter: Delimiter) -> bool:
     """Whether what can start a match of a regex ``delimiter`` depends on the text before it
-    (look-behinds, ``^``, ``\\b``, ``\\B``, ``\\A``, ``\\G``, conditionals); literals never do."""
+    (look-behinds, ``^``, ``\\b`` but after a literal word character, ``\\B``, ``\\A``, ``\\G``,
+    conditionals); literals never do."""
     return delimiter.literals is None and _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern) is not None
 
 
@@ -371,7 +374,8 @@ def first_chars(delimiter: Delimiter) -> str | None:
 
     Returns:
         The characters, or ``None`` when nearly any character may start a match or when that
-        depends on the text before it (look-behinds, ``^``, ``\\b``, conditionals).
+        depends on the text before it (look-behinds, ``^``, ``\\b`` but after a literal word
+        character, conditionals).
     """
     if delimiter.literals is not None:
         return "".join(sorted({lit[0] for lit in delimiter.literals}))

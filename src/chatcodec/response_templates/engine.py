@@ -58,7 +58,7 @@ from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.lax_json import StringTracker
-from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, NESTING_ERROR, exceeds_depth
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.message import PARSE_ERRORS_KEY, MessageBuilder, copy_value
@@ -69,7 +69,7 @@ from chatcodec.response_templates.prefix import (
     warn_without_start_anchor,
 )
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
-from chatcodec.response_templates.transform import apply_transform, apply_transform_each
+from chatcodec.response_templates.transform import apply_transform_each
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.value_stream import RegionValues
@@ -121,14 +121,49 @@ class _Region:
     strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
     values: RegionValues | None = None  # value_deltas: this region's region_value events
     joined: int = 0  # parts[:joined] were joined by compact()
+    tracked: int = 0  # parts[:tracked] were fed to ``strings`` (see inside_string)
+    #: the ``search`` of ``matcher.quiet`` (None: no fast path); keep in step with ``matcher``
+    quiet: Callable[[str], object] | None = None
+
+    def __post_init__(self) -> None:
+        self.watch(self.matcher)
+
+    def watch(self, matcher: Matcher | None) -> None:
+        """Watch ``matcher`` from now on (and take its quiet search for the fast path)."""
+        self.matcher = matcher
+        quiet = matcher.quiet if matcher is not None else None
+        self.quiet = quiet.search if quiet is not None else None
 
     def compact(self) -> None:
         """Join the parts added since the last call into one string (memory close to the text's size
         whatever the chunk size; called at each buffer trim, so each character is copied once)."""
         parts, joined = self.parts, self.joined
+        if self.strings is not None:
+            self._track()
         if len(parts) - joined > 1:
             parts[joined:] = ["".join(parts[joined:])]
-        self.joined = len(parts)
+        self.joined = self.tracked = len(parts)
+
+    def inside_string(self, delimiter_text: str) -> bool:
+        """Whether a close delimiter (``delimiter_text``) right after the text so far is string content
+        (:meth:`StringTracker.inside`); ``False`` for a region that is not string-aware.
+
+        The tracker reads the region's text only when a close asks (and at each buffer trim, so it
+        never holds more than one trim's worth), not chunk by chunk: the answer is the same, since it
+        does not depend on how the text was split, and a whole region read at once is one C scan
+        when it is one JSON value (:meth:`StringTracker.feed`).
+        """
+        if self.strings is None:
+            return False
+        self._track()
+        return self.strings.inside(delimiter_text)
+
+    def _track(self) -> None:
+        parts, tracked = self.parts, self.tracked
+        if tracked < len(parts):
+            assert self.strings is not None
+            self.strings.feed(parts[tracked] if tracked == len(parts) - 1 else "".join(parts[tracked:]))
+            self.tracked = len(parts)
 
 
 class ResponseParser:
@@ -221,7 +256,7 @@ class ResponseParser:
         self.initial_events: list[dict[str, Any]] = []
         prompt = prefix_text(prefix)
         self._prefix_len = len(prompt)  # offsets below 0 are in the prompt: prefix_len + offset
-        after = self._anchor(prompt)
+        after = self._anchor(prompt) if prompt else None  # "" has no anchor to search for
         self._anchored = after is not None or not prompt  # "" is the explicit opt-out
         if not self._anchored:
             warn_without_start_anchor(self._template)
@@ -284,42 +319,33 @@ class ResponseParser:
             raise self._state_error()
         held = self._held
         if held is None:
-            matcher = self._region.matcher
-            quiet = matcher.quiet if matcher is not None else None
-            if quiet is not None and text:
+            region = self._region
+            quiet = region.quiet
+            if quiet is not None and text and quiet(text) is None:
                 buf = self._buf
                 pos = self._pos
-                if pos == len(buf) and quiet.search(text) is None:
-                    return self._plain(buf + text, text, pos)
+                if pos == len(buf):  # the fast path: all of ``text`` goes to the region, no scan
+                    self._zero_width = _NONE
+                    spec = region.spec
+                    if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
+                        region.parts.append(text)
+                        events = [{"type": "region_chunk", "field": spec.name, "text": text,
+                                   "dirty": spec.dirty}]
+                    else:
+                        events = []
+                        self._route(events, text, pos)
+                    buf += text
+                    if len(buf) > TRIM_THRESHOLD:
+                        self._origin += len(buf) - LOOKBEHIND_CONTEXT
+                        buf = buf[-LOOKBEHIND_CONTEXT:]
+                        region.compact()
+                    self._buf, self._pos = buf, len(buf)
+                    return events
         elif text and len(text) <= self._room and self._waits(text):
             held.append(text)
             self._room -= len(text)
             return []
         return self._advance(text, eos=False)
-
-    def _plain(self, buf: str, text: str, pos: int) -> list[dict[str, Any]]:
-        """The fast path of :meth:`feed`: nothing was held back and no delimiter can start in
-        ``text`` (the matcher's ``quiet`` search found nothing), so all of it goes to the current
-        region, as :meth:`_advance` would route it, without a scan. ``buf`` is the buffer with
-        ``text`` appended, ``pos`` where ``text`` starts in it."""
-        self._zero_width = _NONE
-        region = self._region
-        spec = region.spec
-        if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
-            region.parts.append(text)
-            if region.strings is not None:
-                region.strings.feed(text)
-            events = [{"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty}]
-        else:
-            events = []
-            self._route(events, text, pos)
-        pos += len(text)
-        if pos > TRIM_THRESHOLD:
-            cut = pos - LOOKBEHIND_CONTEXT
-            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
-            region.compact()
-        self._buf, self._pos = buf, pos
-        return events
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: close the open region, check required fields, return the message.
@@ -433,14 +459,14 @@ class ResponseParser:
             pos = commit.start
             self._zero_width = _NONE
         if region.strings is not None and not commit.delimiter.is_open \
-                and region.strings.inside(buf[pos : commit.end]):
+                and region.inside_string(buf[pos : commit.end]):
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
         empty = commit.start == commit.end
         self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
         delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
-            self._close(events, end=self._origin + commit.start)
+            self._close(events, end=self._origin + commit.start, reopened=True)
             self._open(events, commit, delimiter_text)
         else:  # the region's own close: its text, and its named groups for the transform
             self._close(events, delimiter_text, commit.captures, end=self._origin + commit.end)
@@ -458,8 +484,6 @@ class ResponseParser:
             events.append({"type": "region_open", "field": spec.name, "start": region.offset} if self._offsets
                           else {"type": "region_open", "field": spec.name})
         region.parts.append(text)
-        if region.strings is not None:
-            region.strings.feed(text)
         events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
 
     def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
@@ -491,8 +515,8 @@ class ResponseParser:
 
             if self._value_deltas:
                 values.pending = []
-            region.matcher = ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[assignment]
-                                             values.pending)
+            region.watch(ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[arg-type]
+                                         values.pending))
 
     def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
@@ -507,7 +531,7 @@ class ResponseParser:
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
                close_captures: dict[str, str] | None = None, *, cut_off: bool = False,
-               end: int = 0) -> None:
+               end: int = 0, reopened: bool = False) -> None:
         """Close the current region (if it ever opened) and return to OUTSIDE.
 
         ``closing`` is the text of the region's own close delimiter (``""`` when something else
@@ -517,10 +541,12 @@ class ResponseParser:
         parse problem (what it holds may be incomplete), and so is a region of a structured field
         (a content parser other than ``text``) that holds nothing but whitespace (its open was
         written, its value never begun: dropping it would lose the open). ``end`` is the offset just after the
-        region's raw text (for ``offsets=True``).
+        region's raw text (for ``offsets=True``). ``reopened``: the caller opens the next region
+        right away (an open delimiter ended this one), so no OUTSIDE region is made in between.
         """
         region = self._region
-        self._region = self._outside()
+        if not reopened:
+            self._region = self._outside()
         spec = region.spec
         if spec is None or not region.opened:
             return
@@ -530,14 +556,15 @@ class ResponseParser:
             if cut_off and spec.require_close and spec.close is not None:
                 raise ContentError(f"the output ends before this region's close ({spec.name!r} has "
                                    "require_close: a region cut off may be incomplete)", len(raw))
-            text = _without_prompt_layout(spec, raw, region.offset)
+            text = raw if region.offset >= 0 else _without_prompt_layout(spec, raw, region.offset)
             value = self._value(spec, text, captures)
             if cut_off and spec.close is not None and spec.content != "text" and not raw.strip():
                 # an open written and nothing after it: a value begun, not an empty one
                 raise ContentError("the output ends right after this region's open (nothing of "
                                    "its value was written)", len(raw))
             self._message.add(spec, value, text)
-            self._check_tool_names(spec, region, value)
+            if self._tools:
+                self._check_tool_names(spec, region, value)
             closing_values = region.values.close(value) if region.values is not None else None
         except Exception as error:  # whatever fails here is this region's problem, never a half-close
             if not isinstance(error, (ValueError, KeyError)):
@@ -580,7 +607,7 @@ class ResponseParser:
         raw = record["raw"]
         if implicit is None or implicit is failed or not implicit.concatenates or not raw:
             return
-        value = implicit.parser.parse(raw, implicit.content_args)
+        value = implicit.parse(raw)
         self._message.add(implicit, value, raw)
         opening: dict[str, Any] = {"type": "region_open", "field": implicit.name}
         closing: dict[str, Any] = {"type": "region_close", "field": implicit.name, "value": value}
@@ -592,20 +619,25 @@ class ResponseParser:
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
         """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
 
-        A value nested deeper than ``MAX_NESTING_DEPTH`` is bad content too (``limits``).
+        A value nested deeper than ``MAX_NESTING_DEPTH`` is bad content too (``limits``); it is
+        walked only when the parser's ``depth_bound`` on ``raw`` plus the levels the transform adds
+        does not already rule that out (typing with ``tools`` may decode strings: always walked).
         """
         try:
-            value = spec.parser.parse(raw, spec.content_args)
-            if spec.transform is not None:
+            value = spec.parse(raw)
+            build = spec.build
+            if build is not None:
                 if spec.transform_each:
-                    value = apply_transform_each(spec.transform, value, captures)
+                    value = apply_transform_each(spec.transform, value, captures, build=build)
                 else:
-                    value = apply_transform(spec.transform, {**captures, "content": value})
+                    value = build({**captures, "content": value})
             if self._tools:
                 value = cast_tool_calls(value, self._tools)
         except RecursionError:
             raise ValueError(NESTING_ERROR) from None
-        if exceeds_depth(value):
+        bound = spec.parser.depth_bound
+        if (bound is None or self._tools or bound(raw) + spec.transform_depth > MAX_NESTING_DEPTH) \
+                and exceeds_depth(value):
             raise ValueError(NESTING_ERROR)
         return value
 
@@ -642,7 +674,7 @@ class ResponseParser:
         # no offset: where the search started depends on how the output was chunked
         self._message.errors.append({"field": field_name, "parser": None, "offset": None, "error": problem,
                                      "text": "", "raw": "", "span": None})
-        self._region.matcher = None
+        self._region.watch(None)
         return len(buf)
 
     def _problem(self, spec: FieldSpec, region: _Region, raw: str, closing: str,

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import regex
 
 from chatcodec.response_templates.content_error import ContentError
-from chatcodec.response_templates.limits import NESTING_ERROR, exceeds_depth
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, NESTING_ERROR, bracket_bound, exceeds_depth
 
 __all__ = [
     "SENTINEL_CLOSE",
@@ -101,14 +102,39 @@ def loads_json(text: str) -> Any:
         ValueError: ``text`` is not strict JSON (``json.JSONDecodeError`` is a ``ValueError``), or an
             object gives a key twice (:func:`unique_keys`).
     """
+    decoded = _DECODED.last
+    if decoded is not None:  # the string tracker decoded this region's text a moment ago
+        _DECODED.last = None
+        if decoded[0] == text:
+            return decoded[1]
     if text.startswith("\ufeff"):  # json.loads' own message for a byte-order mark
         return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
-    return _DECODER.decode(text)
+    # JSONDecoder.decode and raw_decode, inlined (same errors, same positions): a region close is
+    # the hot path of whole-text parsing of tool-heavy output
+    try:
+        value, end = _SCAN(text, _SKIP(text, 0).end())
+    except StopIteration as error:
+        raise json.JSONDecodeError("Expecting value", text, error.value) from None
+    end = _SKIP(text, end).end()
+    if end != len(text):
+        raise json.JSONDecodeError("Extra data", text, end)
+    return value
 
 
-#: What ``json.loads`` builds on every call, built once (a region close is the hot path of whole-text
-#: parsing of tool-heavy output).
+class _Decoded(threading.local):
+    """The last value :class:`StringTracker` decoded whole, with its text, for :func:`loads_json`
+    (one per thread; handed out once): a region read at its close is then decoded once, not
+    once to find where its strings are and once more for its value."""
+
+    last: tuple[str, Any] | None = None
+
+
+_DECODED = _Decoded()
+
+#: What ``json.loads`` builds on every call, built once.
 _DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys)
+_SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
+_SKIP = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
 
 
 def quote_bare_keys(text: str) -> str:
@@ -209,7 +235,7 @@ def parse_json_dialect(text: str, args: Mapping[str, Any]) -> Any:
         working = _restore_delimited(working, captured)
     try:
         value = loads_json(working)
-        if exceeds_depth(value):
+        if bracket_bound(working) > MAX_NESTING_DEPTH and exceeds_depth(value):
             raise ValueError(NESTING_ERROR)
         return value
     except (ValueError, RecursionError) as error:
@@ -276,6 +302,27 @@ def _plain_json_end(text: str, last: str) -> str | None:
 _scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
 
 
+def _one_value_end(text: str) -> str | None:
+    """What the step-by-step scan of :class:`StringTracker` concludes about ``text`` fed from the
+    start of a region, when ``text`` is one JSON value with only whitespace around it (a whole
+    tool call, read at its close): the value's last character, since in valid JSON every string
+    opens where the scan expects one and ends where it does. ``None`` otherwise (the caller then
+    scans string by string). One call of the ``json`` module's C scanner, so a value with many
+    strings costs no Python step per string; the value it builds is kept for :func:`loads_json`
+    when that would return it for the same text (same scanner, JSON whitespace around it).
+    """
+    start = len(text) - len(text.lstrip())
+    try:
+        value, end = _SCAN(text, start)
+    except (ValueError, StopIteration, RecursionError):  # a repeated key or NaN too: scan step by step
+        return None
+    if end < len(text) and not text[end:].isspace():
+        return None
+    if start == _SKIP(text, 0).end() and _SKIP(text, end).end() == len(text):
+        _DECODED.last = (text, value)  # exactly what loads_json(text) returns: keep it for the parser
+    return text[end - 1]
+
+
 class StringTracker:
     """Follows a ``json`` region's text, chunk by chunk, to tell whether it is inside a string.
 
@@ -290,7 +337,8 @@ class StringTracker:
     __slots__ = ("_carry", "_closer", "_closers", "_escape", "_last", "_outside")
 
     def __init__(self, string_delims: Sequence[Sequence[str]] = ()) -> None:
-        self._closers, self._outside = _dialect(tuple(tuple(pair) for pair in string_delims))
+        self._closers, self._outside = _dialect(tuple(tuple(pair) for pair in string_delims)) \
+            if string_delims else _dialect(())
         self._closer: str | None = None  # what ends the string we are in
         self._escape = False  # the last character fed was a backslash inside a "..." string
         self._last = ""  # the last non-whitespace character outside strings
@@ -300,7 +348,9 @@ class StringTracker:
         """Advance over the next piece of the region's text."""
         if self._closer is None and not self._carry and not self._escape and len(self._closers) == 1 \
                 and len(text) >= _WHOLE_AT_ONCE:
-            last = _plain_json_end(text, self._last)
+            last = _one_value_end(text) if not self._last else None
+            if last is None:
+                last = _plain_json_end(text, self._last)
             if last is not None:  # it ends outside a string: a few C calls per string
                 self._last = last
                 return

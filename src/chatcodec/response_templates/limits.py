@@ -13,7 +13,14 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_DELIMITER_LITERALS", "MAX_NESTING_DEPTH", "NESTING_ERROR", "exceeds_depth"]
+__all__ = [
+    "MAX_DELIMITER_LITERALS",
+    "MAX_NESTING_DEPTH",
+    "NESTING_ERROR",
+    "bracket_bound",
+    "exceeds_depth",
+    "static_depth",
+]
 
 #: The deepest nesting of lists and objects a parsed value (or a response template) may have.
 MAX_NESTING_DEPTH = 200
@@ -53,6 +60,30 @@ def exceeds_depth(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
                     deeper.append(child)
         level, depth = deeper, depth + 1
     return False
+
+
+def bracket_bound(text: str) -> int:
+    """An upper bound on the nesting depth of the JSON value decoded from ``text``: every level opens
+    with a ``{`` or ``[`` of its own (those inside strings only raise the bound). Two C counts,
+    where :func:`exceeds_depth` walks every container in Python.
+
+    Args:
+        text: JSON (or JSON-like) text.
+
+    Returns:
+        How many ``{`` and ``[`` it holds.
+    """
+    return text.count("{") + text.count("[")
+
+
+def static_depth(value: Any) -> int:
+    """How deep ``value`` nests lists and dicts (recursive: for values a template was loaded from,
+    already refused when deeper than :data:`MAX_NESTING_DEPTH`)."""
+    if isinstance(value, dict):
+        return 1 + max(map(static_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(static_depth, value), default=0)
+    return 0
 
 
 _CONTAINERS = (dict, list)

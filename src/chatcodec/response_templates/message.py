@@ -75,7 +75,7 @@ class MessageBuilder:
 
     def __init__(self, template: ResponseTemplate) -> None:
         self._template = template
-        self._values: dict[str, Any] = copy_value(dict(template.defaults))
+        self._values: dict[str, Any] = {key: copy_value(value) for key, value in template.defaults.items()}
         self._matched: dict[str, None] = {}  # the fields that matched (a dict is a third of a set's size)
         self._texts: dict[str, list[str]] = {}
         self.errors: list[dict[str, Any]] = []
@@ -143,7 +143,7 @@ class MessageBuilder:
             field = fields[name]
             if field.content_args.get("strip") == BLANK:  # a region of only whitespace is layout
                 parts = [part for part in parts if part.strip()]
-            self._values[name] = field.parser.parse("".join(parts), field.content_args)
+            self._values[name] = field.parse("".join(parts))
         defaults = self._template.defaults
         message = {
             key: value

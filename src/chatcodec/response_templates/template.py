@@ -33,7 +33,13 @@ import regex
 from chatcodec.errors import ResponseTemplateError
 from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.backtracking import UNTIMED_SPAN, catastrophe, judge
-from chatcodec.response_templates.content import ContentParser, known_parser_names, lookup_parser
+from chatcodec.response_templates.content import (
+    ContentParser,
+    Prepared,
+    known_parser_names,
+    lookup_parser,
+    prepare_parser,
+)
 from chatcodec.response_templates.delimiters import (
     Delimiter,
     compile_pattern,
@@ -42,10 +48,15 @@ from chatcodec.response_templates.delimiters import (
     regex_delimiter,
     unsupported_construct,
 )
-from chatcodec.response_templates.limits import MAX_DELIMITER_LITERALS, MAX_NESTING_DEPTH, exceeds_depth
+from chatcodec.response_templates.limits import (
+    MAX_DELIMITER_LITERALS,
+    MAX_NESTING_DEPTH,
+    exceeds_depth,
+    static_depth,
+)
 from chatcodec.response_templates.lookbehind import lookbehind_problem
 from chatcodec.response_templates.matcher import Matcher, build_matcher
-from chatcodec.response_templates.transform import validate_transform
+from chatcodec.response_templates.transform import Build, compile_transform, validate_transform
 from chatcodec.response_templates.value_end import value_end_problem
 
 __all__ = ["TEMPLATE_CACHE_SIZE", "FieldSpec", "ResponseTemplate", "load_response_template"]
@@ -85,6 +96,11 @@ class FieldSpec:
         concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
             all its regions' raw text (SPEC §1.5, "nothing is lost").
         close_matcher: the matcher used while this (explicit) field's region is open.
+        parse: the content parser prepared at load (:func:`~.content.prepare_parser`):
+            ``parse(raw)`` is ``parser.parse(raw, content_args)``, nothing looked up at a close.
+        build: ``transform`` compiled once (:func:`~.transform.compile_transform`), ``None`` without one.
+        transform_depth: how many levels of lists and dicts the transform adds above the content
+            value (one more with ``transform_each``, for the list), 0 without a transform.
     """
 
     name: str
@@ -104,6 +120,9 @@ class FieldSpec:
     dirty: bool
     concatenates: bool
     close_matcher: Matcher | None
+    parse: Prepared
+    transform_depth: int = 0
+    build: Build | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +354,9 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
         transform_each=transform_each, dirty=not parser.streams_verbatim,
         concatenates=parser.name == "text" and transform is None and not repeats,
         close_matcher=build_matcher([close]) if close is not None and open_ is not None else None,
+        parse=prepare_parser(parser, args),
+        transform_depth=0 if transform is None else static_depth(transform) + transform_each,
+        build=None if transform is None else compile_transform(transform),
     )
 
 

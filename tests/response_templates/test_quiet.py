@@ -1,0 +1,80 @@
+"""The engine's fast path: ``quiet`` says whether a delimiter could start anywhere in a chunk.
+
+``RegexMatcher.quiet`` (standard ``re``, whether only) must find something exactly where the
+matcher's prefilter (``regex``, where) does, and a ``\\b`` right after a literal word does not make
+the first characters of a delimiter depend on the text before it (the gpt-oss profile's
+``analysis\\b``), so that state gets the fast path too.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatcodec import load_response_template
+from chatcodec.response_templates.delimiters import first_chars, literal_delimiter, regex_delimiter
+from chatcodec.response_templates.matcher import LiteralMatcher, RegexMatcher, _candidates, _quiet
+
+PROFILES = Path(__file__).resolve().parents[2] / "src" / "chatcodec" / "profiles"
+
+_PATTERNS = [
+    r"<\|channel\|>\s*(?:analysis\b|final\b)\s*<\|message\|>",
+    r"\s*to=functions\.(?P<name>[^\s<=]+)",
+    r"\n\s*</think>",
+    r"\s*</tool>",
+    r"[ \t]+\[TOOL\]",
+    r"<\|(?:end|call)\|>",
+    r"\n\n\n",
+    r"END\b",
+]
+_TEXT = st.text(alphabet=[" ", "\n", "\t", "\r", "\x0b", "<", "t", "o", "=", "x", "\u00e9", "\u00a0", "E",
+                          "/"], max_size=12)
+
+
+@given(indexes=st.sets(st.integers(0, len(_PATTERNS) - 1), min_size=1), text=_TEXT)
+def test_quiet_finds_nothing_only_where_no_delimiter_can_start(indexes: set[int], text: str) -> None:
+    """Quiet text holds no match and no partial match of any delimiter at any position, and quiet
+    never finds something where the matcher's prefilter finds nothing (it only refines it)."""
+    delimiters = tuple(regex_delimiter("f", True, _PATTERNS[i]) for i in sorted(indexes))
+    where = _candidates(delimiters)
+    whether = _quiet(delimiters)
+    assert where is not None and whether is not None
+    if whether.search(text) is None:
+        assert all(d.pattern.match(text, p, partial=True) is None
+                   for d in delimiters for p in range(len(text)))
+    else:
+        assert where.search(text) is not None
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    (r"(?:analysis\b|final\b)x", "af"),
+    (r"to=assistant\b", "t"),
+    (r"\banalysis", None),
+    (r"a?\bz", None),
+    (r"(?<=x)y", None),
+])
+def test_a_word_boundary_after_a_literal_word_keeps_the_first_characters(source: str,
+                                                                         expected: str | None) -> None:
+    assert first_chars(regex_delimiter("f", True, source)) == expected
+
+
+def test_the_gpt_oss_final_answer_state_has_a_fast_path() -> None:
+    template = load_response_template(json.loads((PROFILES / "gpt_oss" / "response_template.json")
+                                                 .read_text(encoding="utf-8")))
+    matcher = template.outside_matcher
+    assert isinstance(matcher, RegexMatcher) and matcher.quiet is not None
+    found = {token: matcher.quiet.search(token) is not None
+             for token in [" answer", "abcd", " the", "tion", "light", "<|", "a<b", "\n\n", "caf\u00e9"]}
+    assert found == {" answer": False, "abcd": False, " the": True, "tion": False, "light": True, "<|": True,
+                     "a<b": False, "\n\n": True, "caf\u00e9": True}
+
+
+def test_a_literal_state_is_quiet_without_the_literals_first_characters() -> None:
+    matcher = LiteralMatcher([literal_delimiter("f", False, ["</think>", "[END]"])])
+    assert matcher.quiet is not None
+    quiet = [matcher.quiet.search(t) is None for t in ["plain", "a<b", "x[", "]"]]
+    assert quiet == [True, False, False, True]
