@@ -82,6 +82,23 @@ def test_aliases_case_and_dashes(alias: str, name: str) -> None:
     assert profiles.load(alias).name == name
 
 
+def test_resolve_names_every_profile_and_alias_as_the_index_does() -> None:
+    assert profiles.resolve("qwen3") == "qwen3"
+    assert profiles.resolve("Qwen3-Coder") == "qwen3_coder"
+    assert profiles.resolve("qwen2.5") == "hermes"
+    assert profiles.resolve("harmony") == "gpt_oss"
+    for folder in NAMES:
+        data = json.loads((ROOT / "src" / "chatcodec" / "profiles" / folder / "profile.json").read_text())
+        assert [profiles.resolve(alias) for alias in [folder, *data.get("aliases", [])]] == \
+            [folder] * (1 + len(data.get("aliases", [])))
+
+
+@pytest.mark.parametrize("name", ["qwen9", "", "-", ".", "..", "./qwen3", "qwen3/", "profiles/qwen3",
+                                  "examples/qwen3-coder/response_template.json", "qwen3.json", "__pycache__"])
+def test_resolve_refuses_what_no_profile_is_called(name: str) -> None:
+    assert profiles.resolve(name) is None
+
+
 def test_unknown_name_lists_the_profiles() -> None:
     with pytest.raises(UnknownProfileError) as error:
         profiles.load("qwen9")
