@@ -245,3 +245,24 @@ def test_xml_inline_regions_list_the_end_tags_they_skip(name: str) -> None:
     """Without ``skip_tags`` xml-inline skips any ``</word>``, a damaged close delimiter too."""
     for args in _xml_inline_args(profiles.load(name).response_template["fields"]):
         assert "skip_tags" in args
+
+
+def test_profiles_load_from_a_zip(tmp_path: Path) -> None:
+    """Installed as files the folder is read directly; from a zip, through importlib.resources."""
+    import subprocess
+    import sys
+    import zipfile
+
+    archive = tmp_path / "chatcodec.zip"
+    package = ROOT / "src" / "chatcodec"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zipped.write(path, path.relative_to(package.parent).as_posix())
+    code = ("import sys, json; from chatcodec import profiles; p = profiles.load('qwen2.5'); "
+            "print(json.dumps([profiles.__file__.startswith(sys.argv[1]), type(profiles._root()).__module__, "
+            "p.name, profiles.resolve('QWEN3'), len(profiles.names()), p.chat_template is not None, "
+            "p.coverage is not None]))")
+    result = subprocess.run([sys.executable, "-c", code, str(archive)], capture_output=True, text=True,
+                            check=True, env={"PYTHONPATH": str(archive), "PATH": ""})
+    assert json.loads(result.stdout) == [True, "zipfile", "hermes", "qwen3", 52, True, True]

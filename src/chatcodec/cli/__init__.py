@@ -20,7 +20,6 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 import warnings
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -42,6 +41,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
+    """The argument parser: every command's subparser for the overview (``command`` is ``None``), or
+    only ``command``'s when the arguments name one (each subparser costs start-up time, and the
+    others could not match: the name was found where the command goes)."""
     parser = argparse.ArgumentParser(
         prog="chatcodec",
         description="Render chat templates and parse model output with response templates.",
@@ -50,6 +52,8 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"chatcodec {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
+        if command is not None and name != command:
+            continue
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         if name == command:
             importlib.import_module(module_name).add_arguments(command_parser)
@@ -63,10 +67,12 @@ def _version() -> str:
 
 
 def _find_command(argv: Sequence[str]) -> str | None:
+    """The command the arguments run: the first argument when it is one (after ``--debug``), else
+    ``None`` (no command, or a top-level option such as ``--help`` that shows them all)."""
     for arg in argv:
         if arg in COMMANDS:
             return arg
-        if not arg.startswith("-"):
+        if arg != "--debug":
             return None
     return None
 
@@ -105,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as error:  # the one place that turns any failure into one clear line
         if debug:
+            import traceback
+
             traceback.print_exc()
         from chatcodec.errors import ChatCodecError
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import UnknownProfileError
@@ -270,7 +271,12 @@ def _normalize(name: str) -> str:
 
 @cache
 def _root() -> Traversable:
-    """This package's folder, as :mod:`importlib.resources` reads it (a directory, a wheel, a zip)."""
+    """This package's folder: the directory itself when the package is installed as files, else as
+    :mod:`importlib.resources` reads it (a zip); importing that module costs start-up time."""
+    if __file__ and os.path.isfile(__file__):
+        return Path(__file__).parent
+    from importlib import resources
+
     return resources.files(__name__)
 
 
