@@ -19,7 +19,7 @@ from typing import Any
 import jinja2
 
 from chatcodec.chat_templates import limits
-from chatcodec.chat_templates.environment import ENVIRONMENT, compile_chat_template
+from chatcodec.chat_templates.environment import compile_chat_template, parse_chat_template
 from chatcodec.chat_templates.errors import ChatTemplateError, error_from_exception
 from chatcodec.chat_templates.generation import choose_span_markers, generation_is_direct, strip_span_markers
 from chatcodec.chat_templates.inputs import (
@@ -243,7 +243,7 @@ def _template_line(template: jinja2.Template, error: BaseException) -> int | Non
 
 @functools.lru_cache(maxsize=64)
 def _spans_are_direct(source: str) -> bool:
-    return generation_is_direct(ENVIRONMENT.parse(source))
+    return generation_is_direct(parse_chat_template(source))
 
 
 def _render_spans(template: jinja2.Template, source: str, context: dict[str, Any],
