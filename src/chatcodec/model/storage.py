@@ -43,7 +43,6 @@ from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
-from chatcodec.model.file_changes import apply_file_changes
 from chatcodec.model.json_text import remove_member
 
 __all__ = [
@@ -368,6 +367,8 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
 
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
+    from chatcodec.model.file_changes import apply_file_changes  # here: it imports tempfile and shutil
+
     apply_file_changes(directory, [(change.path, change.content) for change in changes])
     remove_empty_template_folder(directory)
 
