@@ -3,6 +3,8 @@ a command's own arguments are declared only for the command being run."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from chatcodec.cli import main
@@ -49,3 +51,22 @@ def test_an_unknown_command_names_the_commands(capsys: pytest.CaptureFixture[str
     assert capsys.readouterr().err.splitlines()[-1] == (
         "chatcodec: error: argument COMMAND: invalid choice: 'parsee' (choose from 'demo', 'parse', "
         "'render', 'migrate', 'profiles', 'lint', 'doctor', 'derive')")
+
+
+@pytest.mark.parametrize(("columns", "expected"), [
+    ("60", ["    demo      render a chat and stream a real model output",
+            "              through a bundled profile"]),
+    ("0", ["    demo      render a chat and stream a real model output through a bundled",  # 80
+           "              profile"]),
+    ("wide", ["    demo      render a chat and stream a real model output through a bundled",
+              "              profile"]),
+])
+def test_help_is_as_wide_as_columns_says(columns: str, expected: list[str], monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    monkeypatch.setattr(sys, "__stdout__", None)  # no terminal to measure: 80 unless COLUMNS says
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("  COMMAND") + 1
+    assert lines[start:start + 2] == expected
