@@ -35,7 +35,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NoReturn
 
 import regex
 
@@ -51,31 +51,28 @@ MAX_DEPTH = 100
 _MAX_INTEGER_CHARS = 17
 
 
-
-class _Patterns(NamedTuple):
+class _Patterns:
     """The grammar's tokens, compiled on the first parse (most templates never use this parser)."""
 
-    whitespace: regex.Pattern[str]
-    name: regex.Pattern[str]
-    number: regex.Pattern[str]
-    string: dict[str, regex.Pattern[str]]
-    hex4: regex.Pattern[str]
-    surrogate: regex.Pattern[str]
+    __slots__ = ("hex4", "name", "number", "string", "surrogate", "whitespace")
+
+    def __init__(self) -> None:
+        self.whitespace = regex.compile(r"[ \t\n\r]*")
+        self.name = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+        self.number = regex.compile(
+            r"-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][+-]?[0-9]+)?")
+        self.string = {
+            quote: regex.compile(quote + r"(?P<body>(?:[^" + quote + r"\\\n\r]|\\.)*)" + quote, regex.DOTALL)
+            for quote in ("'", '"')
+        }
+        self.hex4 = regex.compile(r"[0-9a-fA-F]{4}")
+        self.surrogate = regex.compile(r"[\ud800-\udfff]")
 
 
 @functools.cache
 def _patterns() -> _Patterns:
-    return _Patterns(
-        whitespace=regex.compile(r"[ \t\n\r]*"),
-        name=regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*"),
-        number=regex.compile(r"-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][+-]?[0-9]+)?"),
-        string={
-            quote: regex.compile(quote + r"(?P<body>(?:[^" + quote + r"\\\n\r]|\\.)*)" + quote, regex.DOTALL)
-            for quote in ("'", '"')
-        },
-        hex4=regex.compile(r"[0-9a-fA-F]{4}"),
-        surrogate=regex.compile(r"[\ud800-\udfff]"),
-    )
+    return _Patterns()
+
 
 _SIMPLE_ESCAPES = {
     "\\": "\\", "'": "'", '"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
