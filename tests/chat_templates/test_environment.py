@@ -212,3 +212,37 @@ class TestCompileCache:
             render(source)
         after = compile_chat_template.cache_info()
         assert (after.hits - before.hits, after.misses - before.misses) == (3, 0)
+
+
+@pytest.mark.parametrize("name", ["Qwen--Qwen3-0.6B.jinja",
+                                  "meta-llama--Llama-4-Scout-17B-16E-Instruct.jinja",
+                                  "mistralai--Ministral-3-14B-Reasoning-2512.jinja"])
+def test_the_parsed_tree_is_compiled_as_a_copy_and_stays_as_parsed(name: str) -> None:
+    from jinja2 import nodes
+
+    from tests.conftest import corpus_template
+
+    source = corpus_template(name)
+    tree = environment.parse_chat_template(source)
+    fresh = environment.ENVIRONMENT.parse(source)
+    copied = environment.copy_tree(tree)
+    assert copied == tree == fresh
+    originals = {id(node) for node in [tree, *tree.find_all(nodes.Node)]}
+    assert not originals & {id(node) for node in [copied, *copied.find_all(nodes.Node)]}
+    environment.compile_chat_template.cache_clear()
+    compile_chat_template(source)  # the code generator wraps every loop iterable in the loop guard
+    assert environment.parse_chat_template(source) is tree
+    assert tree == fresh
+    guard = environment.LOOP_GUARD_FILTER
+    assert not any(node.name == guard for node in tree.find_all(nodes.Filter))
+    environment.ENVIRONMENT.compile(copied)  # what compile_chat_template does to its copy
+    assert any(node.name == guard for node in copied.find_all(nodes.Filter))
+    assert copied != tree == fresh
+    environment.compile_chat_template.cache_clear()
+
+
+def test_a_template_that_does_not_parse_is_a_syntax_error_every_time() -> None:
+    for _ in range(2):
+        with pytest.raises(ChatTemplateSyntaxError) as error:
+            compile_chat_template("{% for x in y %}{{ x }}")
+        assert error.value.lineno == 1

@@ -130,3 +130,18 @@ def test_a_template_that_does_not_compile_raises_as_rendering_would() -> None:
         reads_content_parts("{% for %}")
     with pytest.raises(ChatTemplateSyntaxError):
         reads_arguments_as_text("{{ x")
+
+
+@pytest.mark.parametrize("name", TEMPLATES)
+def test_one_walk_finds_what_find_all_finds(name: str) -> None:
+    from jinja2 import nodes
+
+    from chatcodec.chat_templates.environment import ENVIRONMENT
+    from chatcodec.chat_templates.template_reads import _Nodes
+
+    tree = ENVIRONMENT.parse(corpus_template(name))
+    walked = _Nodes(tree)
+    for cls in (nodes.Macro, nodes.Assign, nodes.Call, nodes.For, nodes.Getitem, nodes.Filter, nodes.Add,
+                nodes.Concat, nodes.Output, nodes.Test, nodes.Getattr, nodes.Name, nodes.Expr, nodes.Stmt):
+        assert [id(node) for node in walked.all(cls)] == [id(node) for node in tree.find_all(cls)], cls
+    assert walked.all(nodes.Template) == []

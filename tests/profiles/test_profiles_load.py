@@ -82,6 +82,23 @@ def test_aliases_case_and_dashes(alias: str, name: str) -> None:
     assert profiles.load(alias).name == name
 
 
+def test_resolve_names_every_profile_and_alias_as_the_index_does() -> None:
+    assert profiles.resolve("qwen3") == "qwen3"
+    assert profiles.resolve("Qwen3-Coder") == "qwen3_coder"
+    assert profiles.resolve("qwen2.5") == "hermes"
+    assert profiles.resolve("harmony") == "gpt_oss"
+    for folder in NAMES:
+        data = json.loads((ROOT / "src" / "chatcodec" / "profiles" / folder / "profile.json").read_text())
+        assert [profiles.resolve(alias) for alias in [folder, *data.get("aliases", [])]] == \
+            [folder] * (1 + len(data.get("aliases", [])))
+
+
+@pytest.mark.parametrize("name", ["qwen9", "", "-", ".", "..", "./qwen3", "qwen3/", "profiles/qwen3",
+                                  "examples/qwen3-coder/response_template.json", "qwen3.json", "__pycache__"])
+def test_resolve_refuses_what_no_profile_is_called(name: str) -> None:
+    assert profiles.resolve(name) is None
+
+
 def test_unknown_name_lists_the_profiles() -> None:
     with pytest.raises(UnknownProfileError) as error:
         profiles.load("qwen9")
@@ -228,3 +245,24 @@ def test_xml_inline_regions_list_the_end_tags_they_skip(name: str) -> None:
     """Without ``skip_tags`` xml-inline skips any ``</word>``, a damaged close delimiter too."""
     for args in _xml_inline_args(profiles.load(name).response_template["fields"]):
         assert "skip_tags" in args
+
+
+def test_profiles_load_from_a_zip(tmp_path: Path) -> None:
+    """Installed as files the folder is read directly; from a zip, through importlib.resources."""
+    import subprocess
+    import sys
+    import zipfile
+
+    archive = tmp_path / "chatcodec.zip"
+    package = ROOT / "src" / "chatcodec"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for path in sorted(package.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                zipped.write(path, path.relative_to(package.parent).as_posix())
+    code = ("import sys, json; from chatcodec import profiles; p = profiles.load('qwen2.5'); "
+            "print(json.dumps([profiles.__file__.startswith(sys.argv[1]), type(profiles._root()).__module__, "
+            "p.name, profiles.resolve('QWEN3'), len(profiles.names()), p.chat_template is not None, "
+            "p.coverage is not None]))")
+    result = subprocess.run([sys.executable, "-c", code, str(archive)], capture_output=True, text=True,
+                            check=True, env={"PYTHONPATH": str(archive), "PATH": ""})
+    assert json.loads(result.stdout) == [True, "zipfile", "hermes", "qwen3", 52, True, True]

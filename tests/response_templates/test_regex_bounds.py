@@ -170,3 +170,18 @@ class TestRunTime:
         message, _ = parser.finalize()
         assert message["content"] == "Hi"
         assert message["parse_errors"][0]["error"].endswith("; the prefix was left out")
+
+
+def test_the_overlap_check_searches_every_code_point_once_in_order() -> None:
+    everything = backtracking._every_character()
+    assert everything == "".join(map(chr, range(0x110000)))
+    assert everything[0xD800] == "\ud800" and everything[-1] == "\U0010ffff"
+
+
+@pytest.mark.parametrize(("first", "second", "overlap"), [
+    ("[^\\s<=]", "\\s", False), ("[\\w.]", "\\s", False), ("\\w", "[\\U00010000-\\U0010FFFF]", True),
+    ("[\\ud800-\\udfff]", "[^a]", True), ("[\\U0010FFFF]", "[\\U0010FFFE-\\U0010FFFF]", True),
+    ("[\\U0010FFFE]", "[\\U0010FFFF]", False),
+])
+def test_class_overlap_reaches_the_last_plane(first: str, second: str, overlap: bool) -> None:
+    assert backtracking._overlap(first, second) is overlap

@@ -55,6 +55,8 @@ __all__ = [
     "TemplateDict",
     "TemplateNamespace",
     "compile_chat_template",
+    "copy_tree",
+    "parse_chat_template",
 ]
 
 #: How many compiled chat templates are kept (least recently used are dropped).
@@ -421,9 +423,39 @@ def _build_environment() -> ChatTemplateEnvironment:
 ENVIRONMENT = _build_environment()
 
 
+#: How many parsed chat templates :func:`parse_chat_template` keeps (its callers read a few).
+TREE_CACHE_SIZE = 32
+
+
+@functools.lru_cache(maxsize=TREE_CACHE_SIZE)
+def parse_chat_template(source: str) -> nodes.Template:
+    """Parse a chat template once (cached): the syntax tree that :func:`compile_chat_template`
+    compiles (a copy of it) and that the analyses of what a template reads walk.
+
+    Args:
+        source: the template text.
+
+    Returns:
+        The template's syntax tree, shared by every caller: read it, never change it.
+
+    Raises:
+        ChatTemplateSyntaxError: the text is not valid Jinja (the message names the line).
+        ChatTemplateLimitError: the template nests too deeply for Python to parse it.
+    """
+    try:
+        return ENVIRONMENT.parse(source)
+    except jinja2.TemplateSyntaxError as error:
+        raise error_from_exception(error, lineno=error.lineno, source=source) from error
+    except (RecursionError, MemoryError) as error:
+        raise limits.compile_limit_error(error) from None
+
+
 @functools.lru_cache(maxsize=TEMPLATE_CACHE_SIZE)
 def compile_chat_template(source: str) -> jinja2.Template:
     """Compile a chat template once (cached, at most :data:`TEMPLATE_CACHE_SIZE` templates).
+
+    The text is parsed once for everything (:func:`parse_chat_template`); the code generator
+    rewrites the tree it compiles (loop guards, folded constants), so it compiles a copy.
 
     Args:
         source: the template text.
@@ -435,9 +467,49 @@ def compile_chat_template(source: str) -> jinja2.Template:
         ChatTemplateSyntaxError: the text is not valid Jinja (the message names the line).
         ChatTemplateLimitError: the template nests too deeply for Python to compile it.
     """
+    tree = copy_tree(parse_chat_template(source))
     try:
-        return ENVIRONMENT.from_string(source)
+        return ENVIRONMENT.from_string(tree)
     except jinja2.TemplateSyntaxError as error:
         raise error_from_exception(error, lineno=error.lineno, source=source) from error
     except (RecursionError, SyntaxError, MemoryError) as error:
         raise limits.compile_limit_error(error) from None
+
+
+def copy_tree(tree: nodes.Template) -> nodes.Template:
+    """A copy of a syntax tree that shares no node and no list of nodes with it (constants and the
+    environment are shared: nothing changes them).
+
+    Args:
+        tree: a parsed template.
+
+    Returns:
+        The copy, equal to ``tree`` (Jinja nodes compare field by field).
+    """
+    copies: dict[int, Any] = {}
+    stack: list[nodes.Node] = [tree]
+    order: list[nodes.Node] = []
+    while stack:  # no recursion: a tree as deep as the parser allows is copied too
+        node = stack.pop()
+        order.append(node)
+        for value in node.__dict__.values():
+            if isinstance(value, nodes.Node):
+                stack.append(value)
+            elif type(value) is list:
+                stack.extend(item for item in value if isinstance(item, nodes.Node))
+    for node in order:
+        copies[id(node)] = object.__new__(type(node))
+    for node in order:
+        fields = copies[id(node)].__dict__
+        for name, value in node.__dict__.items():
+            fields[name] = _copied(value, copies)
+    result: nodes.Template = copies[id(tree)]
+    return result
+
+
+def _copied(value: Any, copies: dict[int, Any]) -> Any:
+    if isinstance(value, nodes.Node):
+        return copies[id(value)]
+    if type(value) is list:
+        return [copies[id(item)] if isinstance(item, nodes.Node) else item for item in value]
+    return value

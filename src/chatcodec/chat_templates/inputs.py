@@ -24,7 +24,6 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from chatcodec.errors import ChatCodecError
-from chatcodec.tool_schemas import tool_to_schema
 
 __all__ = [
     "REASONING_FIELDS",
@@ -230,11 +229,14 @@ def prepare_tools(tools: Sequence[dict[str, Any] | Callable[..., Any]] | None) -
             f"tools: expected a list of JSON schemas or functions, got {type(tools).__name__}"
         )
     converted = []
-    for index, tool in enumerate(tools):
-        try:
-            converted.append(tool_to_schema(tool))
-        except TypeError as error:
-            raise ConversationError(f"tools[{index}]: {str(error).removeprefix('tools: ')}") from None
+    if tools:
+        from chatcodec.tool_schemas import tool_to_schema  # here: conversations without tools never need it
+
+        for index, tool in enumerate(tools):
+            try:
+                converted.append(tool_to_schema(tool))
+            except TypeError as error:
+                raise ConversationError(f"tools[{index}]: {str(error).removeprefix('tools: ')}") from None
     schemas: list[Any] = plain_input(converted, "tools")
     return schemas
 

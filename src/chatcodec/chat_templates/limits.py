@@ -40,10 +40,12 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateLimitError, ChatTemplateSyntaxError
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = [
     "CLOCK_CHECK_STEPS",
@@ -414,6 +416,8 @@ class RenderState:
     def current_time(self) -> datetime:
         """The time for ``strftime_now``: ``now`` if given, else the local time at the first call."""
         if self.now is None:
+            from datetime import datetime  # here: most templates never ask for the time
+
             self.now = datetime.now()
         return self.now
 

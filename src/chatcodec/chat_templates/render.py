@@ -13,13 +13,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 
 from chatcodec.chat_templates import limits
-from chatcodec.chat_templates.environment import ENVIRONMENT, compile_chat_template
+from chatcodec.chat_templates.environment import compile_chat_template, parse_chat_template
 from chatcodec.chat_templates.errors import ChatTemplateError, error_from_exception
 from chatcodec.chat_templates.generation import choose_span_markers, generation_is_direct, strip_span_markers
 from chatcodec.chat_templates.inputs import (
@@ -33,6 +32,9 @@ from chatcodec.chat_templates.inputs import (
 )
 from chatcodec.chat_templates.limits import RenderState, enter_render, exit_render
 from chatcodec.errors import ChatTemplateNotFoundError
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 __all__ = [
     "CONTINUE_FINAL_MESSAGE_TAG",
@@ -167,6 +169,8 @@ def _render(chat_template: str, messages: Sequence[Any], tools: Sequence[Tool] |
     if not chat_template.strip():  # the reference renders it: an empty (or blank) prompt, silently
         raise ChatTemplateNotFoundError(EMPTY_TEMPLATE_MESSAGE)
     if now is not None:  # a template variable like any other, as in the reference ...
+        from datetime import datetime  # here: importing datetime costs a cold start that needs no clock
+
         variables = {**variables, "now": now}
         if not isinstance(now, datetime):
             now = None  # ... and, when a datetime, also the clock of strftime_now()
@@ -243,7 +247,7 @@ def _template_line(template: jinja2.Template, error: BaseException) -> int | Non
 
 @functools.lru_cache(maxsize=64)
 def _spans_are_direct(source: str) -> bool:
-    return generation_is_direct(ENVIRONMENT.parse(source))
+    return generation_is_direct(parse_chat_template(source))
 
 
 def _render_spans(template: jinja2.Template, source: str, context: dict[str, Any],
@@ -251,6 +255,8 @@ def _render_spans(template: jinja2.Template, source: str, context: dict[str, Any
     if "generation" not in source:
         return RenderedChat(_run(template, source, context, RenderState(now=now)), [])
     if now is None:
+        from datetime import datetime
+
         now = datetime.now()  # both renders of a marked render must see the same time
     if _spans_are_direct(source):
         state = RenderState(now=now, track_spans=True)

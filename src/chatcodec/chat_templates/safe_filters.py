@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import json
 import re
-import textwrap
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -144,6 +143,8 @@ def _wordwrap(environment: jinja2.Environment, s: str, width: int = 79, break_lo
     charge_text(len(s))
     _check_word_filter_input(s, "wordwrap", "split")
     check_items(len(s) // max(int(width), 1), "list of wrapped lines")
+    import textwrap  # here: only wordwrap needs it
+
     paragraphs = [
         textwrap.wrap(line, width=width, expand_tabs=False, replace_whitespace=False,
                       break_long_words=break_long_words, break_on_hyphens=break_on_hyphens)

@@ -18,10 +18,11 @@ with the corpus's ``multimodal`` conversation (test: ``tests/chat_templates/test
 from __future__ import annotations
 
 import functools
+from typing import TypeVar
 
 from jinja2 import nodes
 
-from chatcodec.chat_templates.environment import ENVIRONMENT, compile_chat_template
+from chatcodec.chat_templates.environment import compile_chat_template, copy_tree, parse_chat_template
 
 __all__ = ["reads_arguments_as_text", "reads_content_parts", "template_variables"]
 
@@ -59,16 +60,47 @@ def _reads_key(expr: nodes.Node, key: str, aliases: set[str]) -> bool:
     return False
 
 
-def _aliases(tree: nodes.Template, key: str) -> set[str]:
+class _Nodes:
+    """Every node of a template's syntax tree by class, from one walk (each :meth:`all` answers what
+    ``tree.find_all(cls)`` would: the nodes below the root that are instances of ``cls``, in the
+    same depth-first order)."""
+
+    def __init__(self, tree: nodes.Template) -> None:
+        by_class: dict[type, list[nodes.Node]] = {}
+        stack: list[nodes.Node] = [tree]
+        while stack:  # pre-order, children in field order, as Node.find_all visits them
+            node = stack.pop()
+            if node is not tree:
+                for cls in type(node).__mro__:
+                    by_class.setdefault(cls, []).append(node)
+            children: list[nodes.Node] = []
+            for field in node.fields:
+                value = getattr(node, field, None)
+                if isinstance(value, list):
+                    children.extend(item for item in value if isinstance(item, nodes.Node))
+                elif isinstance(value, nodes.Node):
+                    children.append(value)
+            stack.extend(reversed(children))
+        self._by_class = by_class
+
+    def all(self, cls: type[_N]) -> list[_N]:
+        """The nodes that are instances of ``cls``, in tree order."""
+        return self._by_class.get(cls, [])  # type: ignore[return-value]
+
+
+_N = TypeVar("_N", bound=nodes.Node)
+
+
+def _aliases(tree: _Nodes, key: str) -> set[str]:
     """The names that hold a ``key`` value: ``{% set %}`` targets and macro parameters given one."""
-    macros = {macro.name: macro for macro in tree.find_all(nodes.Macro)}
+    macros = {macro.name: macro for macro in tree.all(nodes.Macro)}
     aliases: set[str] = set()
     while True:
         found: set[str] = set()
-        for assign in tree.find_all(nodes.Assign):
+        for assign in tree.all(nodes.Assign):
             if isinstance(assign.target, nodes.Name) and _reads_key(assign.node, key, aliases):
                 found.add(assign.target.name)
-        for call in tree.find_all(nodes.Call):
+        for call in tree.all(nodes.Call):
             macro = macros.get(call.node.name) if isinstance(call.node, nodes.Name) else None
             if macro is None:
                 continue
@@ -82,11 +114,17 @@ def _aliases(tree: nodes.Template, key: str) -> set[str]:
         aliases |= found
 
 
-@functools.lru_cache(maxsize=32)
 def _tree(chat_template: str) -> nodes.Template:
-    """The template's syntax tree (compiled first, so a bad template raises as rendering it would)."""
+    """The template's syntax tree (compiled first, so a bad template raises as rendering it would),
+    parsed once for compiling and for these analyses."""
     compile_chat_template(chat_template)
-    return ENVIRONMENT.parse(chat_template)
+    return parse_chat_template(chat_template)
+
+
+@functools.lru_cache(maxsize=32)
+def _nodes(chat_template: str) -> _Nodes:
+    """The template's nodes by class (compiled first, as :func:`_tree`)."""
+    return _Nodes(_tree(chat_template))
 
 
 @functools.lru_cache(maxsize=128)
@@ -103,17 +141,17 @@ def reads_content_parts(chat_template: str) -> bool:
     Raises:
         ChatTemplateError: the template cannot be compiled (as rendering it would raise).
     """
-    tree = _tree(chat_template)
+    tree = _nodes(chat_template)
     aliases = _aliases(tree, "content")
-    if any(_reads_key(loop.iter, "content", aliases) for loop in tree.find_all(nodes.For)):
+    if any(_reads_key(loop.iter, "content", aliases) for loop in tree.all(nodes.For)):
         return True
-    for item in tree.find_all(nodes.Getitem):
+    for item in tree.all(nodes.Getitem):
         index = item.arg.value if isinstance(item.arg, nodes.Const) else None
         if type(index) is int and _reads_key(item.node, "content", aliases):
             return True
     return any(
         item.name in _PART_FILTERS and item.node is not None and _reads_key(item.node, "content", aliases)
-        for item in tree.find_all(nodes.Filter)
+        for item in tree.all(nodes.Filter)
     )
 
 
@@ -137,33 +175,33 @@ def reads_arguments_as_text(chat_template: str) -> bool:
     Raises:
         ChatTemplateError: the template cannot be compiled.
     """
-    tree = _tree(chat_template)
+    tree = _nodes(chat_template)
     aliases = _aliases(tree, "arguments")
 
     def reads(expr: nodes.Node | None) -> bool:
         return expr is not None and _reads_key(expr, "arguments", aliases)
 
-    text = any(reads(node.left) or reads(node.right) for node in tree.find_all(nodes.Add))
-    text = text or any(any(reads(item) for item in node.nodes) for node in tree.find_all(nodes.Concat))
+    text = any(reads(node.left) or reads(node.right) for node in tree.all(nodes.Add))
+    text = text or any(any(reads(item) for item in node.nodes) for node in tree.all(nodes.Concat))
     text = text or any(
         isinstance(item, (nodes.Getattr, nodes.Getitem, nodes.Name)) and reads(item)
-        for node in tree.find_all(nodes.Output) for item in node.nodes)
+        for node in tree.all(nodes.Output) for item in node.nodes)
     if not text:
         return False
-    if any(node.name in ("string", "mapping") and reads(node.node) for node in tree.find_all(nodes.Test)):
+    if any(node.name in ("string", "mapping") and reads(node.node) for node in tree.all(nodes.Test)):
         return False
-    if any(node.name in _MAPPING_FILTERS and reads(node.node) for node in tree.find_all(nodes.Filter)):
+    if any(node.name in _MAPPING_FILTERS and reads(node.node) for node in tree.all(nodes.Filter)):
         return False
-    if any(reads(loop.iter) for loop in tree.find_all(nodes.For)):
+    if any(reads(loop.iter) for loop in tree.all(nodes.For)):
         return False
-    for call in tree.find_all(nodes.Call):
+    for call in tree.all(nodes.Call):
         method = call.node
         if isinstance(method, nodes.Getattr) and method.attr in _MAPPING_METHODS and reads(method.node):
             return False
-    for attribute in tree.find_all(nodes.Getattr):  # arguments.city (a method is a call, above)
+    for attribute in tree.all(nodes.Getattr):  # arguments.city (a method is a call, above)
         if reads(attribute.node) and attribute.attr not in _MAPPING_METHODS:
             return False
-    return not any(reads(item.node) for item in tree.find_all(nodes.Getitem))  # arguments['city']
+    return not any(reads(item.node) for item in tree.all(nodes.Getitem))  # arguments['city']
 
 
 @functools.lru_cache(maxsize=128)
@@ -181,4 +219,5 @@ def template_variables(chat_template: str) -> frozenset[str]:
     """
     import jinja2.meta
 
-    return frozenset(jinja2.meta.find_undeclared_variables(_tree(chat_template)))
+    # Jinja's tracking code generator folds constants into the tree it reads: give it a copy
+    return frozenset(jinja2.meta.find_undeclared_variables(copy_tree(_tree(chat_template))))

@@ -20,7 +20,6 @@ import argparse
 import importlib
 import os
 import sys
-import traceback
 import warnings
 from collections.abc import Sequence
 from typing import Any, TextIO
@@ -42,18 +41,51 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
+    """The argument parser: every command's subparser for the overview (``command`` is ``None``), or
+    only ``command``'s when the arguments name one (each subparser costs start-up time, and the
+    others could not match: the name was found where the command goes)."""
     parser = argparse.ArgumentParser(
         prog="chatcodec",
         description="Render chat templates and parse model output with response templates.",
+        formatter_class=_HelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="show the traceback of errors")
     parser.add_argument("--version", action="version", version=f"chatcodec {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in COMMANDS.items():
-        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if command is not None and name != command:
+            continue
+        command_parser = sub.add_parser(name, help=help_text, description=help_text,
+                                        formatter_class=_HelpFormatter)
         if name == command:
             importlib.import_module(module_name).add_arguments(command_parser)
     return parser
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """argparse's help formatter, as wide as the terminal, measured without importing :mod:`shutil`
+    (argparse builds a formatter for every argument it declares, and shutil's import costs each run)."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         _terminal_columns() - 2 if width is None else width)
+
+
+def _terminal_columns() -> int:
+    """The terminal's width as argparse measures it: ``COLUMNS`` when it is a positive number, else
+    the width of the terminal standard output is on, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    try:
+        return (os.get_terminal_size(stdout.fileno()).columns or 80) if stdout is not None else 80
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 def _version() -> str:
@@ -63,10 +95,12 @@ def _version() -> str:
 
 
 def _find_command(argv: Sequence[str]) -> str | None:
+    """The command the arguments run: the first argument when it is one (after ``--debug``), else
+    ``None`` (no command, or a top-level option such as ``--help`` that shows them all)."""
     for arg in argv:
         if arg in COMMANDS:
             return arg
-        if not arg.startswith("-"):
+        if arg != "--debug":
             return None
     return None
 
@@ -105,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception as error:  # the one place that turns any failure into one clear line
         if debug:
+            import traceback
+
             traceback.print_exc()
         from chatcodec.errors import ChatCodecError
 

@@ -56,16 +56,20 @@ def resolve_source(source: str) -> str:
         ``"stdin"`` (``"-"``), ``"directory"``, ``"profile"``, ``"hub"`` or ``"file"`` (which may
         not exist).
     """
-    from chatcodec.model.hub import looks_like_hub_id
+    from chatcodec import profiles
 
     if source == "-":
         return "stdin"
     path = Path(source)
     if path.is_dir():
         return "directory"
-    if _bundled_profile(source) is not None:
+    if profiles.resolve(source) is not None:
         return "profile"
-    return "hub" if looks_like_hub_id(source) and not path.exists() else "file"
+    if path.exists():
+        return "file"
+    from chatcodec.model.hub import looks_like_hub_id  # only here: the module imports hashlib, tempfile
+
+    return "hub" if looks_like_hub_id(source) else "file"
 
 
 def model_path(source: str, *, tokenizer: bool = False) -> str:
@@ -282,12 +286,9 @@ def not_found(source: str, expected: str) -> str:
 def _bundled_profile(name: str) -> Profile | None:
     """The bundled profile called ``name`` (or an alias), or ``None``."""
     from chatcodec import profiles
-    from chatcodec.errors import UnknownProfileError
 
-    try:
-        return profiles.load(name)
-    except UnknownProfileError:
-        return None
+    folder = profiles.resolve(name)
+    return None if folder is None else profiles.load(folder)
 
 
 #: Why a ``tokenizer_config.json`` without a response template cannot be parsed with (after ``PATH: ``).
@@ -308,14 +309,14 @@ def end_of_sequence_text(source: str) -> str | None:
     Raises:
         ModelStorageError: the token has the wrong shape.
     """
-    from chatcodec.model.config import config_special_tokens
-
     try:
         data = read_json(source, "response template")
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or "response_template" not in data or "fields" in data:
         return None
+    from chatcodec.model.config import config_special_tokens
+
     return config_special_tokens(data, source).get("eos_token")
 
 

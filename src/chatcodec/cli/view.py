@@ -16,6 +16,7 @@ it otherwise (rule R2: the decode path stays light).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
@@ -54,7 +55,14 @@ LIVE_TAIL_CHARS = 4000
 FLUSH_SECONDS = 0.05
 
 
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: Lone surrogates (half of a UTF-16 pair, which UTF-8 cannot encode).
+_LONE_SURROGATE = "\ud800-\udfff"
+
+
+@functools.cache
+def _pattern(characters: str) -> re.Pattern[str]:
+    """A character class, compiled on first use (most runs print none of these characters)."""
+    return re.compile(f"[{characters}]")
 
 
 def _unicode_escape(match: re.Match[str]) -> str:
@@ -67,7 +75,11 @@ def printable(text: str) -> str:
     A JSON ``"\\ud800"`` escape decodes to a lone surrogate, which no UTF-8 stream can write; inside
     a JSON string the replacement is that same escape, so the output stays valid JSON.
     """
-    return _LONE_SURROGATE.sub(_unicode_escape, text)
+    try:
+        text.encode("utf-8")  # fails exactly on a lone surrogate
+    except UnicodeEncodeError:
+        return _pattern(_LONE_SURROGATE).sub(_unicode_escape, text)
+    return text
 
 
 #: Characters that move or reorder what a terminal shows: bidi embeddings, overrides and isolates
@@ -76,9 +88,9 @@ def printable(text: str) -> str:
 _LAYOUT = "\u2028-\u202e\u2066-\u2069"
 #: What a terminal would obey rather than show: C0 controls but newline and tab, DEL, C1 controls,
 #: and the layout characters above.
-_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_LAYOUT}]")
+_CONTROL = f"\x00-\x08\x0b-\x1f\x7f-\x9f{_LAYOUT}"
 #: What ``json.dumps`` leaves raw of those (it escapes C0 itself).
-_JSON_CONTROL = re.compile(f"[\x7f-\x9f{_LAYOUT}]")
+_JSON_CONTROL = f"\x7f-\x9f{_LAYOUT}"
 
 
 def terminal_text(text: str) -> str:
@@ -89,7 +101,7 @@ def terminal_text(text: str) -> str:
     ``ESC [2J`` clears the screen); on a terminal they are shown, never obeyed. Newline and tab
     are kept; lone surrogates become ``\\udXXX`` as in :func:`printable`.
     """
-    return _CONTROL.sub(_escape_control, printable(text))
+    return _pattern(_CONTROL).sub(_escape_control, printable(text))
 
 
 def _escape_control(match: re.Match[str]) -> str:
@@ -104,7 +116,7 @@ def terminal_json(json_text: str) -> str:
     ``json.dumps`` already escapes C0 controls; the rest can only occur inside JSON strings, so the
     result is valid JSON with the same value.
     """
-    return _JSON_CONTROL.sub(_unicode_escape, json_text)
+    return _pattern(_JSON_CONTROL).sub(_unicode_escape, json_text)
 
 
 def is_terminal(stream: Any) -> bool:

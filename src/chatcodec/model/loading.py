@@ -15,7 +15,6 @@ shadow a Hub id (``org/name`` is looked up on the Hub only when no such director
 
 from __future__ import annotations
 
-import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
     from chatcodec.model.derived import Derivation
 
 __all__ = ["LoadedModel", "find_response_template", "load_model"]
-
-logger = logging.getLogger("chatcodec")
 
 
 @dataclass(frozen=True)
@@ -121,10 +118,13 @@ def _response_template_of(path: Path, config: TokenizerConfig, templates: str | 
 
         derivation = derive_for_model(templates, config.special_tokens, str(path))
         return derivation.template, DERIVED_SOURCE if derivation.template is not None else None, derivation
+    import logging  # here: importing logging costs every cold start
+
     from chatcodec import profiles
 
-    logger.info("%s has no response_template; using the bundled profile %r, detected from its chat template",
-                path, name)
+    logging.getLogger("chatcodec").info(
+        "%s has no response_template; using the bundled profile %r, detected from its chat template",
+        path, name)
     return profiles.load(name).response_template, f"profile:{name}", None
 
 

@@ -43,8 +43,6 @@ from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
 from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
-from chatcodec.model.file_changes import apply_file_changes
-from chatcodec.model.json_text import remove_member
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
@@ -361,6 +359,8 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
         changes.append(StorageChange("delete", relative,
                                      "legacy processor chat template (now in .jinja files)"))
         return
+    from chatcodec.model.json_text import remove_member  # here: only saving and migrating edit JSON text
+
     with open(file, encoding="utf-8", newline="") as handle:
         text = handle.read()
     changes.append(StorageChange("update", relative, "removed key 'chat_template' (now in .jinja files)",
@@ -368,6 +368,8 @@ def _plan_key_removal(changes: list[StorageChange], directory: Path, relative: s
 
 
 def _apply(directory: Path, changes: list[StorageChange]) -> None:
+    from chatcodec.model.file_changes import apply_file_changes  # here: it imports tempfile and shutil
+
     apply_file_changes(directory, [(change.path, change.content) for change in changes])
     remove_empty_template_folder(directory)
 

@@ -18,15 +18,20 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import UnknownProfileError
 from chatcodec.profiles.markers import Markers
 
-__all__ = ["COVERAGE_FILE", "Demo", "Markers", "Profile", "close_name", "detect", "load", "names"]
+if TYPE_CHECKING:
+    from importlib.abc import Traversable
+
+__all__ = ["COVERAGE_FILE", "Demo", "Markers", "Profile", "close_name", "detect", "load", "names", "resolve"]
 
 #: Generated file (beside this module) with each family's peer-vector pass counts.
 COVERAGE_FILE = "coverage.json"
@@ -164,6 +169,31 @@ def names() -> list[str]:
     return list(_folders())
 
 
+def resolve(name: str) -> str | None:
+    """The bundled profile a name or alias stands for, as :func:`load` reads it, or ``None``.
+
+    A profile's own name is found by its folder alone and a string that no name or alias could be
+    (a path such as ``./out.json``) is refused at once; only an alias reads every ``profile.json``
+    (once per process). So a command that asks whether its argument names a profile pays little.
+
+    Args:
+        name: a profile name, an alias, or any other string (case-insensitive; ``-`` and ``_`` are
+            the same).
+
+    Returns:
+        The profile's name (its folder), or ``None`` when no profile has that name or alias.
+
+    Raises:
+        ValueError: a bundled ``profile.json`` is malformed, or two profiles claim the same name.
+    """
+    key = _normalize(name)
+    if _NAME.fullmatch(key) is None:
+        return None
+    if _root().joinpath(key).joinpath("profile.json").is_file():
+        return key  # _index() refuses an alias equal to another profile's folder name
+    return _index().get(key)
+
+
 def load(name: str) -> Profile:
     """Load a bundled profile by name or alias (case-insensitive; ``-`` and ``_`` are the same).
 
@@ -176,7 +206,7 @@ def load(name: str) -> Profile:
     Raises:
         UnknownProfileError: no profile has that name or alias; the message lists the names.
     """
-    folder = _index().get(_normalize(name))
+    folder = resolve(name)
     if folder is None:
         known = names()
         raise UnknownProfileError(
@@ -230,17 +260,32 @@ def detect(chat_template: str) -> str | None:
 # ----------------------------------------------------------------------------- reading the folders
 
 
+#: What every profile name and alias is once normalized (:func:`_index` checks it), so anything else
+#: (a path, a file name with a ``/``) is no profile without reading one.
+_NAME = re.compile(r"[a-z0-9][a-z0-9._]*")
+
+
 def _normalize(name: str) -> str:
     return name.strip().lower().replace("-", "_")
 
 
 @cache
+def _root() -> Traversable:
+    """This package's folder: the directory itself when the package is installed as files, else as
+    :mod:`importlib.resources` reads it (a zip); importing that module costs start-up time."""
+    if __file__ and os.path.isfile(__file__):
+        return Path(__file__).parent
+    from importlib import resources
+
+    return resources.files(__name__)
+
+
+@cache
 def _folders() -> tuple[str, ...]:
-    root = resources.files(__name__)
     return tuple(
         sorted(
             entry.name
-            for entry in root.iterdir()
+            for entry in _root().iterdir()
             if entry.is_dir() and entry.joinpath("profile.json").is_file()
         )
     )
@@ -248,17 +293,32 @@ def _folders() -> tuple[str, ...]:
 
 @cache
 def _index() -> dict[str, str]:
-    index: dict[str, str] = {}
-    for folder in _folders():
+    """Every normalized name and alias -> its folder.
+
+    Raises:
+        ValueError: a name or alias that :data:`_NAME` does not accept, or one that two profiles
+            claim (an alias equal to another folder's name would make :func:`resolve`'s folder
+            check disagree with this index).
+    """
+    folders = _folders()
+    index: dict[str, str] = {folder: folder for folder in folders}
+    for folder in folders:
         data = _read_json(folder, "profile.json")
-        for alias in [folder, *data.get("aliases", [])]:
-            index[_normalize(alias)] = folder
+        for alias in data.get("aliases", []):
+            key = _normalize(alias)
+            if _NAME.fullmatch(key) is None:
+                raise ValueError(f"profiles/{folder}/profile.json: alias {alias!r} is not a profile name "
+                                 "(letters, digits, '.', '_' and '-', starting with a letter or digit)")
+            if index.get(key, folder) != folder:
+                raise ValueError(f"profiles/{folder}/profile.json: alias {alias!r} is already the name or "
+                                 f"an alias of profile {index[key]!r}")
+            index[key] = folder
     return index
 
 
 @cache
 def _read_json(folder: str, filename: str) -> Any:
-    text = resources.files(__name__).joinpath(folder).joinpath(filename).read_text(encoding="utf-8")
+    text = _root().joinpath(folder).joinpath(filename).read_text(encoding="utf-8")
     try:
         return json.loads(text)
     except json.JSONDecodeError as error:
@@ -270,7 +330,7 @@ def _read_json(folder: str, filename: str) -> Any:
 
 def _read_text(folder: str, filename: str) -> str:
     # bytes, not read_text(): universal newlines would turn a template's CRLF into LF
-    return resources.files(__name__).joinpath(folder).joinpath(filename).read_bytes().decode("utf-8")
+    return _root().joinpath(folder).joinpath(filename).read_bytes().decode("utf-8")
 
 
 @cache
@@ -325,7 +385,7 @@ def _build(folder: str, data: dict[str, Any], response_template: dict[str, Any])
 
 @cache
 def _coverage() -> dict[str, tuple[int, int]]:
-    entry = resources.files(__name__).joinpath(COVERAGE_FILE)
+    entry = _root().joinpath(COVERAGE_FILE)
     if not entry.is_file():
         return {}
     families = json.loads(entry.read_text(encoding="utf-8")).get("families", {})

@@ -14,16 +14,31 @@ profile matches on structure (Granite 3 names ``<|tool_call|>`` only in its inst
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import regex
 
 __all__ = ["Markers", "structural_text"]
 
-_COMMENT = regex.compile(r"\{#.*?#\}", regex.DOTALL)
-#: A word and horizontal space right before an occurrence: the first half of "prose".
-_WORD_BEFORE = regex.compile(r"\w[ \t]+\Z")
-#: Horizontal space and a word, or sentence punctuation, right after it: the second half.
-_WORD_AFTER = regex.compile(r"[ \t]+\w|[.,;:!?](?:\s|\Z)")
+# The patterns are compiled on first use (by detection), not when a profile is loaded by name.
+
+
+@cache
+def _comment() -> regex.Pattern[str]:
+    """A Jinja comment, ``{# ... #}``."""
+    return regex.compile(r"\{#.*?#\}", regex.DOTALL)
+
+
+@cache
+def _word_before() -> regex.Pattern[str]:
+    """A word and horizontal space right before an occurrence: the first half of "prose"."""
+    return regex.compile(r"\w[ \t]+\Z")
+
+
+@cache
+def _word_after() -> regex.Pattern[str]:
+    """Horizontal space and a word, or sentence punctuation, right after it: the second half."""
+    return regex.compile(r"[ \t]+\w|[.,;:!?](?:\s|\Z)")
 
 
 def structural_text(chat_template: str) -> str:
@@ -35,7 +50,7 @@ def structural_text(chat_template: str) -> str:
     Returns:
         The text with every ``{# ... #}`` removed.
     """
-    return str(_COMMENT.sub("", chat_template))
+    return str(_comment().sub("", chat_template))
 
 
 def _counts(marker: str, text: str, prose: bool) -> bool:
@@ -43,10 +58,11 @@ def _counts(marker: str, text: str, prose: bool) -> bool:
     start = text.find(marker)
     if prose:
         return start >= 0
+    word_before, word_after = _word_before(), _word_after()
     while start >= 0:
         end = start + len(marker)
-        prose = _WORD_BEFORE.search(text, max(0, start - 80), start) is not None and (
-            _WORD_AFTER.match(text, end) is not None
+        prose = word_before.search(text, max(0, start - 80), start) is not None and (
+            word_after.match(text, end) is not None
         )
         if not prose:
             return True

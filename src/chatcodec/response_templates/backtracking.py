@@ -29,6 +29,8 @@ naming the field and the key.
 
 from __future__ import annotations
 
+import array
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -200,7 +202,21 @@ def _class(token: str) -> regex.Pattern[str] | None:
 
 @lru_cache(maxsize=1)
 def _every_character() -> str:
-    return "".join(map(chr, range(0x110000)))
+    """Every code point once, in order (U+0000 to U+10FFFF, surrogates included), decoded from its
+    UTF-32 bytes, laid out a plane at a time by slice assignment: a loop of ``chr`` over 1.1 M code
+    points costs ~0.1 s of the first load of a template that asks."""
+    low = array.array("H", range(0x10000))  # the low 16 bits of every code point of a plane
+    if sys.byteorder == "big":
+        low.byteswap()
+    low_bytes = low.tobytes()
+    plane = bytearray(4 * 0x10000)  # little-endian UTF-32: low byte, next byte, plane number, zero
+    plane[0::4] = low_bytes[0::2]
+    plane[1::4] = low_bytes[1::2]
+    planes = []
+    for number in range(0x11):
+        plane[2::4] = bytes((number,)) * 0x10000
+        planes.append(bytes(plane))
+    return b"".join(planes).decode("utf-32-le", "surrogatepass")
 
 
 @lru_cache(maxsize=4096)
@@ -213,8 +229,14 @@ def _overlap(first: str, second: str) -> bool:
         char = _single(single)
         if char is not None:
             return other.fullmatch(char) is not None
+    # Some code point where both match: one search over all of them, with the rarer atom (fewer
+    # matches in Latin-1) as the lookahead, so most positions fail there at once (~40x faster than
+    # the other order for [^\s<=] and \s). Either order finds the same positions.
+    everything = _every_character()
+    if len(a.findall(everything, 0, 0x100)) > len(b.findall(everything, 0, 0x100)):
+        first, second = second, first
     both = _class(f"(?={first}){second}")
-    return both is None or both.search(_every_character()) is not None
+    return both is None or both.search(everything) is not None
 
 
 def _single(token: str) -> str | None:

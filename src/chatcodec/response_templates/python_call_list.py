@@ -32,6 +32,7 @@ messages, JSON dicts as calls).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from typing import Any, NoReturn
@@ -49,15 +50,30 @@ MAX_DEPTH = 100
 #: Integer literals longer than this are refused before they are converted.
 _MAX_INTEGER_CHARS = 17
 
-_WHITESPACE = regex.compile(r"[ \t\n\r]*")
-_NAME = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
-_NUMBER = regex.compile(r"-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][+-]?[0-9]+)?")
-_STRING = {
-    quote: regex.compile(quote + r"(?P<body>(?:[^" + quote + r"\\\n\r]|\\.)*)" + quote, regex.DOTALL)
-    for quote in ("'", '"')
-}
-_HEX4 = regex.compile(r"[0-9a-fA-F]{4}")
-_SURROGATE = regex.compile(r"[\ud800-\udfff]")
+
+class _Patterns:
+    """The grammar's tokens, compiled on the first parse (most templates never use this parser)."""
+
+    __slots__ = ("hex4", "name", "number", "string", "surrogate", "whitespace")
+
+    def __init__(self) -> None:
+        self.whitespace = regex.compile(r"[ \t\n\r]*")
+        self.name = regex.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[-.][A-Za-z0-9_]+)*")
+        self.number = regex.compile(
+            r"-?(?:0|[1-9][0-9]*)(?P<fraction>\.[0-9]+)?(?P<exponent>[eE][+-]?[0-9]+)?")
+        self.string = {
+            quote: regex.compile(quote + r"(?P<body>(?:[^" + quote + r"\\\n\r]|\\.)*)" + quote, regex.DOTALL)
+            for quote in ("'", '"')
+        }
+        self.hex4 = regex.compile(r"[0-9a-fA-F]{4}")
+        self.surrogate = regex.compile(r"[\ud800-\udfff]")
+
+
+@functools.cache
+def _patterns() -> _Patterns:
+    return _Patterns()
+
+
 _SIMPLE_ESCAPES = {
     "\\": "\\", "'": "'", '"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
 }
@@ -102,11 +118,12 @@ def parse_python_call_list(text: str, args: Mapping[str, Any]) -> list[dict[str,
 class _Reader:
     """One pass over the text; ``position`` only moves forward."""
 
-    __slots__ = ("position", "text")
+    __slots__ = ("patterns", "position", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.position = 0
+        self.patterns = _patterns()
 
     # -- tokens -----------------------------------------------------------------------------------
 
@@ -115,7 +132,7 @@ class _Reader:
         raise ContentError(f"python-call-list: {reason} at position {at}.\nContent: {self.text!r}", at)
 
     def skip(self) -> None:
-        match = _WHITESPACE.match(self.text, self.position)
+        match = self.patterns.whitespace.match(self.text, self.position)
         assert match is not None  # the pattern matches the empty string
         self.position = match.end()
 
@@ -137,7 +154,7 @@ class _Reader:
 
     def name(self, what: str) -> str:
         self.skip()
-        match = _NAME.match(self.text, self.position)
+        match = self.patterns.name.match(self.text, self.position)
         if match is None:
             self.fail(f"expected {what}")
         self.position = match.end()
@@ -194,10 +211,10 @@ class _Reader:
             bracket = self.text[self.position]
             self.position += 1
             return self.array(depth + 1) if bracket == "[" else self.mapping(depth + 1)
-        number = _NUMBER.match(self.text, self.position)
+        number = self.patterns.number.match(self.text, self.position)
         if number is not None:
             return self.number(number)
-        word = _NAME.match(self.text, self.position)
+        word = self.patterns.name.match(self.text, self.position)
         if word is not None and word.group() in _CONSTANTS:
             self.position = word.end()
             return _CONSTANTS[word.group()]
@@ -244,11 +261,11 @@ class _Reader:
     def string(self) -> str:
         """A quoted string at the current position (errors point at its opening quote)."""
         start = self.position
-        match = _STRING[self.text[start]].match(self.text, start)
+        match = self.patterns.string[self.text[start]].match(self.text, start)
         if match is None:
             self.fail("invalid string")
         body = match.group("body")
-        if _SURROGATE.search(body) is not None:
+        if self.patterns.surrogate.search(body) is not None:
             self.fail("lone surrogate in the string starting")
         decoded = _unescape(body)
         if isinstance(decoded, _BadEscape):
@@ -277,13 +294,13 @@ def _unescape(body: str) -> str | _BadEscape:
         if escaped in _SIMPLE_ESCAPES:
             parts.append(_SIMPLE_ESCAPES[escaped])
             continue
-        digits = _HEX4.match(body, start) if escaped == "u" else None
+        digits = _patterns().hex4.match(body, start) if escaped == "u" else None
         if digits is None:
             return _BadEscape(f"unsupported escape {body[backslash:start]!r} in the string starting")
         code = int(digits.group(), 16)
         start = digits.end()
         if 0xD800 <= code <= 0xDBFF and body.startswith("\\u", start):
-            low = _HEX4.match(body, start + 2)
+            low = _patterns().hex4.match(body, start + 2)
             if low is not None and 0xDC00 <= int(low.group(), 16) <= 0xDFFF:
                 code = 0x10000 + ((code - 0xD800) << 10) + (int(low.group(), 16) - 0xDC00)
                 start = low.end()
