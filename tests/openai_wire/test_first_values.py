@@ -15,14 +15,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatcodec import ResponseParseError, parse_response, profiles
+from chatcodec import profiles
 from chatcodec.response_templates.content import get_parser
 from chatcodec.response_templates.scanners import scanner_for
 from chatcodec.response_templates.scanners.first_scan import FirstScanner
 from chatcodec.response_templates.scanners.protocol import Delta
 from chatcodec.response_templates.scanners.shadow import Shadow
-from tests.openai_wire.test_stream_properties import check_output
-from tests.response_templates.value_helpers import check_values
+from tests.openai_wire.test_stream_properties import check_profile_output
 
 
 def merged(name: str, args: dict[str, Any], chunks: list[str]) -> list[Delta]:
@@ -107,16 +106,7 @@ def test_any_json_call_in_any_feeds_streams_to_the_parsed_message(data: st.DataO
                       ensure_ascii=data.draw(st.booleans(), label="ascii"))
     start, end = MARKERS[name]
     output = f"{start}{text}{end}"
-    template = profiles.load(name).response_template
-    try:
-        parse_response(output, template, prefix="")
-    except ResponseParseError:
-        pass
-    else:
-        check_values(template, output, splits=2)
-    cuts = sorted(data.draw(st.lists(st.integers(0, len(output)), max_size=12), label="cuts"))
-    pieces = [output[start:end] for start, end in zip([0, *cuts], [*cuts, len(output)], strict=True)]
-    check_output(template, output, "", None, [pieces])
+    check_profile_output(data, name, output)
 
 
 def test_agreed_text_is_not_kept_so_a_long_string_costs_linear_time() -> None:

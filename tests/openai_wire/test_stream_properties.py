@@ -46,6 +46,7 @@ from tests.openai_wire.helpers import (
 )
 from tests.profiles.test_variants import family_variants
 from tests.response_templates.helpers import IGNORE_NO_ANCHOR
+from tests.response_templates.value_helpers import check_values
 
 WITH_CALLS = sorted(
     name for name in profiles.names() if "tool_calls" in profiles.load(name).response_template["fields"]
@@ -98,6 +99,21 @@ def check_output(template: dict[str, Any], output: str, prefix: str, tools: Any,
             assert folded == expected, where
             if finish_reason is None:
                 assert set(statuses) <= {"completed"}, where
+
+def check_profile_output(data: st.DataObject, name: str, output: str) -> None:
+    """``output`` through the bundled profile ``name``: its value events (where the whole parse
+    succeeds) and both OpenAI streams at a split that hypothesis draws."""
+    template = profiles.load(name).response_template
+    try:
+        chatcodec.parse_response(output, template, prefix="")
+    except chatcodec.ResponseParseError:
+        pass
+    else:
+        check_values(template, output, splits=2)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(output)), max_size=12), label="cuts"))
+    pieces = [output[start:end] for start, end in zip([0, *cuts], [*cuts, len(output)], strict=True)]
+    check_output(template, output, "", None, [pieces])
+
 
 
 def exceptions(folded: dict[str, Any], expected: dict[str, Any], failed: list[str], statuses: list[str],

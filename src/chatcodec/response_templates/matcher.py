@@ -322,6 +322,19 @@ class RegexMatcher:
         return Commit(delimiter, q, end, captures)
 
 
+def _start_sets(delimiters: tuple[Delimiter, ...]) -> tuple[set[str], set[str], str] | None:
+    """What :func:`_candidates` and :func:`_quiet` build from: the whitespace first characters of
+    ``delimiters``, their other first characters, and the characters allowed after a whitespace run
+    (sorted, as one string); ``None`` when some delimiter may start nearly anywhere."""
+    starts = [first_chars(d) for d in delimiters]
+    follows = [after_whitespace(d) for d in delimiters]
+    if any(chars is None for chars in starts) or any(chars is None for chars in follows):
+        return None
+    first = set("".join(c for c in starts if c is not None))
+    after = "".join(sorted(set("".join(c for c in follows if c is not None))))
+    return first & set(RUN_WHITESPACE), first - set(RUN_WHITESPACE), after
+
+
 def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
     """Where a delimiter could start: one of its first characters, or the start of a whitespace
     run that holds a whitespace first character anywhere and is followed by a character allowed
@@ -332,12 +345,10 @@ def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
     Returns:
         The compiled class, or ``None`` when nearly any position may start a delimiter.
     """
-    starts = [first_chars(d) for d in delimiters]
-    follows = [after_whitespace(d) for d in delimiters]
-    if any(chars is None for chars in starts) or any(chars is None for chars in follows):
+    sets = _start_sets(delimiters)
+    if sets is None:
         return None
-    first = set("".join(c for c in starts if c is not None))
-    spaces, others = first & set(RUN_WHITESPACE), first - set(RUN_WHITESPACE)
+    spaces, others, follows = sets
     anywhere = "\\x80-\\U0010FFFF"
     alternatives = [f"[{regex.escape(''.join(sorted(others)))}{anywhere}]"]
     if spaces:
@@ -345,7 +356,7 @@ def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
         # ... holding a whitespace character some delimiter starts with (any, for \\s*)
         lead = regex.escape("".join(sorted(spaces)))
         holds = "" if spaces >= set(RUN_WHITESPACE) else f"(?=[{run}]*?[{lead}])"
-        after = regex.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
+        after = regex.escape(follows)
         # a run counts from its first character, or from where the search starts (\\G)
         alternatives.append(f"(?:\\G|(?<![{run}])){holds}[{run}]++(?=[{after}{anywhere}]|\\Z)")
     return regex.compile("|".join(alternatives))
@@ -364,12 +375,10 @@ def _quiet(delimiters: tuple[Delimiter, ...]) -> re.Pattern[str] | None:
     Returns:
         The compiled pattern, or ``None`` when nearly any position may start a delimiter.
     """
-    starts = [first_chars(d) for d in delimiters]
-    follows = [after_whitespace(d) for d in delimiters]
-    if any(chars is None for chars in starts) or any(chars is None for chars in follows):
+    sets = _start_sets(delimiters)
+    if sets is None:
         return None
-    first = set("".join(c for c in starts if c is not None))
-    spaces, others = first & set(RUN_WHITESPACE), first - set(RUN_WHITESPACE)
+    spaces, others, follows = sets
     anywhere = "\\x80-\\U0010FFFF"
     seconds = {char: _second_chars(delimiters, char) for char in sorted(others)}
     alone = "".join(char for char, after in seconds.items() if after is None)
@@ -379,7 +388,7 @@ def _quiet(delimiters: tuple[Delimiter, ...]) -> re.Pattern[str] | None:
     if spaces:
         run = re.escape(RUN_WHITESPACE)
         lead = re.escape("".join(sorted(spaces)))
-        after = re.escape("".join(sorted(set("".join(c for c in follows if c is not None)))))
+        after = re.escape(follows)
         alternatives.append(f"[{lead}][{run}]*(?=[{after}{anywhere}]|\\Z)")
     return re.compile("|".join(alternatives))
 
