@@ -115,15 +115,30 @@ class TestContentParts:
                 "messages[0].content[0]: this 'input_audio' part needs input_audio.data (base64 text)",
             ),
             ({"type": "text"}, "messages[0].content[0]: this 'text' part needs 'text' (a string)"),
+            # templates that read parts fail on these with a bare TypeError (Qwen3-Coder: "argument of
+            # type 'NoneType' is not iterable") or a misleading "Unexpected item type in content"
+            (
+                None,
+                'messages[0].content[0]: a content part is a dict such as {"type": "text", "text": ...}, '
+                "got NoneType null",
+            ),
+            (
+                "Hi",
+                'messages[0].content[0]: a content part is a dict such as {"type": "text", "text": ...}, '
+                'got str "Hi"',
+            ),
             (
                 {"type": "refusal", "text": "no"},
                 "messages[0].content[0]: this 'refusal' part needs 'refusal' (a string)",
             ),
         ],
     )
-    def test_malformed_parts_name_the_message_and_part(self, part: dict[str, Any], message: str) -> None:
+    @pytest.mark.parametrize("reads", [PARTS, TEXT])
+    def test_malformed_parts_name_the_message_and_part(
+        self, part: Any, message: str, reads: TemplateReads
+    ) -> None:
         with pytest.raises(ConversationError) as caught:
-            convert([{"role": "user", "content": [part]}])
+            convert([{"role": "user", "content": [part]}], reads)
         assert str(caught.value) == message
 
     def test_string_content_and_other_values_are_kept(self) -> None:

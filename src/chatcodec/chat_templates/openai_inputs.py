@@ -115,9 +115,15 @@ def _audio_url(part: Mapping[str, Any], where: str) -> Any:
 
 
 def _template_part(part: Any, where: str) -> Any:
-    """One content part in the shape templates read; parts already in that shape pass unchanged."""
+    """One content part in the shape templates read; parts already in that shape pass unchanged.
+
+    Raises:
+        ConversationError: the part is not a dict (templates test ``'image' in item`` and fail on a
+            ``None`` with a bare ``TypeError``, or print a bare string as if it were a part).
+    """
     if not isinstance(part, Mapping):
-        return part
+        raise ConversationError(f"{where}: a content part is a dict such as {{\"type\": \"text\", \"text\": "
+                                f"...}}, got {type(part).__name__} {json.dumps(part, default=repr)[:80]}")
     kind = part.get("type")
     if kind in ("image_url", "input_image"):
         return {"type": "image", "url": _url_of(part, "image_url", where)}
