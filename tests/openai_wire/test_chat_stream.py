@@ -246,3 +246,20 @@ def test_parse_response_and_the_stream_agree_on_seeded_ids() -> None:
     parsed = chatcodec.parse_response(output, chatml(), prefix="")
     chunks, _ = run_chat(hermes, list(output), ids=ToolCallIds(seed=3))
     assert check_chunks(chunks) == to_chat_message(parsed, ids=ToolCallIds(seed=3))
+
+
+def test_a_number_past_the_float_range_streams_as_a_json_number() -> None:
+    # the JSON content parser reads 1e999 as inf, which json.dumps wrote as Infinity: arguments no
+    # strict client (JSON.parse) reads, in the stream and in the whole message alike
+    output = '<tool_call>\n{"name": "f", "arguments": {"x": 1e999, "y": [-1e999, "Infinity"]}}\n</tool_call>'
+    whole = '{"x": 1e999, "y": [-1e999, "Infinity"]}'
+    for size in (1, 3, len(output)):
+        parser = ResponseParser(chatml(), prefix="", errors="keep", value_deltas=True)
+        chunks, stream = run_chat(lambda parser=parser: parser,
+                                  [output[start:start + size] for start in range(0, len(output), size)],
+                                  ids=index_ids)
+        message = check_chunks(chunks)
+        assert message["tool_calls"] == [{"id": "call_0", "type": "function",
+                                          "function": {"name": "f", "arguments": whole}}]
+        assert message == to_chat_message(stream.message, ids=index_ids)
+        assert json.loads(whole) == {"x": float("inf"), "y": [-float("inf"), "Infinity"]}

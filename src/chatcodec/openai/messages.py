@@ -23,6 +23,7 @@ whole message can never disagree on how arguments or ids are written.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,6 +35,7 @@ __all__ = [
     "call_parts",
     "chat_tool_call",
     "extra_keys",
+    "json_text",
     "message_reasoning",
     "to_chat_message",
 ]
@@ -42,6 +44,36 @@ __all__ = [
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 #: Keys that are never passed through as they are.
 _HANDLED = frozenset({"role", "content", "tool_calls", "parse_errors", "parse_warnings", *REASONING_KEYS})
+
+
+#: A JSON string, or the ``Infinity`` Python's ``json.dumps`` writes for a float past the range.
+_STRING_OR_INFINITY = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity')
+
+
+def _json_infinity(match: re.Match[str]) -> str:
+    token = match.group()
+    if token[0] == '"':
+        return token
+    return "-1e999" if token[0] == "-" else "1e999"
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text: ``json.dumps(value, ensure_ascii=False)``, except that a float past
+    the range (``inf``, which the JSON content parser reads from ``1e999``) is written ``1e999`` /
+    ``-1e999``: JSON numbers that read back as the same float, where ``json.dumps`` writes
+    ``Infinity``, which is no JSON (``JSON.parse`` and strict parsers refuse the whole arguments).
+
+    Raises:
+        TypeError: a value JSON cannot write (a set, an object).
+        ValueError: ``NaN``, which no JSON number reads as (no JSON parser gives it), or a cycle.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a non-finite float somewhere (rare: the plain call above is the fast path)
+        written = json.dumps(value, ensure_ascii=False)
+    if "NaN" in _STRING_OR_INFINITY.sub('""', written):  # outside every string: the float
+        raise ValueError("NaN is no JSON number")
+    return _STRING_OR_INFINITY.sub(_json_infinity, written)
 
 
 def arguments_text(arguments: Any) -> str:
@@ -60,12 +92,14 @@ def arguments_text(arguments: Any) -> str:
 
     Raises:
         TypeError: the arguments hold a value JSON cannot write (never from the bundled parsers).
+        ValueError: the arguments hold ``NaN`` (see :func:`json_text`; floats past the range are
+            written ``1e999``).
     """
     if isinstance(arguments, str):
         return arguments
     if arguments is None:
         return "{}"
-    return json.dumps(arguments, ensure_ascii=False)
+    return json_text(arguments)
 
 
 def _arguments_at(arguments: Any, index: int) -> str:
