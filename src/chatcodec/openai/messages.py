@@ -34,7 +34,9 @@ __all__ = [
     "arguments_text",
     "call_parts",
     "chat_tool_call",
+    "check_reasoning_key",
     "extra_keys",
+    "generated_id",
     "json_text",
     "message_reasoning",
     "to_chat_message",
@@ -143,6 +145,43 @@ def message_reasoning(message: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: Keys of a Chat Completions message or delta that the reasoning must not take (it would replace the
+#: role, or pass as the answer or the calls).
+_MESSAGE_KEYS = frozenset(
+    {"role", "content", "tool_calls", "refusal", "function_call", "audio", "annotations"})
+
+
+def check_reasoning_key(reasoning_key: Any) -> None:
+    """Refuse a ``reasoning_key`` that is not a string or is a key the message already has.
+
+    Raises:
+        TypeError: not a string (nor ``None``).
+        ValueError: ``"content"``, ``"role"``, ``"tool_calls"``, ...: the reasoning would replace
+            the role or be read as the answer.
+    """
+    if reasoning_key is None:
+        return
+    if not isinstance(reasoning_key, str):
+        raise TypeError(f"reasoning_key: expected a string or None, got {type(reasoning_key).__name__}")
+    if reasoning_key in _MESSAGE_KEYS or not reasoning_key:
+        raise ValueError(f"reasoning_key: {reasoning_key!r} is a key of the message itself; name the "
+                         "reasoning's own key (\"reasoning_content\", or \"reasoning\" as vLLM writes it)")
+
+
+def generated_id(ids: IdFactory, name: str, index: int) -> str:
+    """``ids(name, index)``, checked: the id of a call the model wrote without one.
+
+    Raises:
+        TypeError: the factory did not return a non-empty string (an id the SDK types and every
+            client require).
+    """
+    made = ids(name, index)
+    if not isinstance(made, str) or not made:
+        raise TypeError(f"ids({name!r}, {index}): a tool-call id factory must return a non-empty string, "
+                        f"got {made!r}")
+    return made
+
+
 def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "reasoning_content",
                     ids: IdFactory | None = None) -> dict[str, Any]:
     """Turn a parsed message into an OpenAI Chat Completions assistant message.
@@ -164,7 +203,9 @@ def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "
 
     Raises:
         TypeError: ``content`` or the reasoning is not text, or a tool call is not a call (a
-            response template that does not give messages of this shape).
+            response template that does not give messages of this shape); ``ids`` gave no
+            string id.
+        ValueError: ``reasoning_key`` is a key of the message itself (``"content"``, ``"role"``).
 
     Example:
         >>> to_chat_message({"role": "assistant", "tool_calls": [{"type": "function",
@@ -175,6 +216,7 @@ def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "
     """
     if not isinstance(message, Mapping):
         raise TypeError(f"message: expected a parsed message (a mapping), got {type(message).__name__}")
+    check_reasoning_key(reasoning_key)
     ids = ids or ToolCallIds()
     content = message.get("content")
     chat: dict[str, Any] = {"role": "assistant", "content": _text(content, "content") or None}
@@ -200,7 +242,7 @@ def extra_keys(message: Mapping[str, Any], reasoning_key: str | None) -> list[tu
 def chat_tool_call(call: Any, index: int, ids: IdFactory) -> dict[str, Any]:
     """One parsed call (call ``index`` of the message) in the Chat Completions form."""
     name, arguments, own = call_parts(call, f"tool_calls[{index}]")
-    return {"id": own or ids(name, index), "type": "function",
+    return {"id": own or generated_id(ids, name, index), "type": "function",
             "function": {"name": name, "arguments": _arguments_at(arguments, index)}}
 
 
