@@ -115,15 +115,30 @@ class TestContentParts:
                 "messages[0].content[0]: this 'input_audio' part needs input_audio.data (base64 text)",
             ),
             ({"type": "text"}, "messages[0].content[0]: this 'text' part needs 'text' (a string)"),
+            # templates that read parts fail on these with a bare TypeError (Qwen3-Coder: "argument of
+            # type 'NoneType' is not iterable") or a misleading "Unexpected item type in content"
+            (
+                None,
+                'messages[0].content[0]: a content part is a dict such as {"type": "text", "text": ...}, '
+                "got NoneType null",
+            ),
+            (
+                "Hi",
+                'messages[0].content[0]: a content part is a dict such as {"type": "text", "text": ...}, '
+                'got str "Hi"',
+            ),
             (
                 {"type": "refusal", "text": "no"},
                 "messages[0].content[0]: this 'refusal' part needs 'refusal' (a string)",
             ),
         ],
     )
-    def test_malformed_parts_name_the_message_and_part(self, part: dict[str, Any], message: str) -> None:
+    @pytest.mark.parametrize("reads", [PARTS, TEXT])
+    def test_malformed_parts_name_the_message_and_part(
+        self, part: Any, message: str, reads: TemplateReads
+    ) -> None:
         with pytest.raises(ConversationError) as caught:
-            convert([{"role": "user", "content": [part]}])
+            convert([{"role": "user", "content": [part]}], reads)
         assert str(caught.value) == message
 
     def test_string_content_and_other_values_are_kept(self) -> None:
@@ -184,6 +199,18 @@ class TestToolCalls:
         )
         assert converted[0]["tool_calls"][1]["function"]["arguments"] == "{}"
 
+    def test_null_arguments_are_an_empty_object(self) -> None:
+        # a client that sends "arguments": null for a call without arguments: {} as for "", never
+        # null written into the prompt by |tojson
+        calls = [{"id": "c", "type": "function", "function": {"name": "b", "arguments": None}}]
+        assert convert([{"role": "assistant", "tool_calls": calls}])[0]["tool_calls"] == [
+            {"id": "c", "type": "function", "function": {"name": "b", "arguments": {}}}
+        ]
+        converted = convert(
+            [{"role": "assistant", "tool_calls": calls}], TemplateReads(arguments_as_text=True)
+        )
+        assert converted[0]["tool_calls"][0]["function"]["arguments"] == "{}"
+
     @pytest.mark.parametrize(
         ("arguments", "message"),
         [
@@ -198,10 +225,21 @@ class TestToolCalls:
                 "messages[1].tool_calls[1].function.arguments: expected a JSON object, got list "
                 "'[\"Lisbon\"]'",
             ),
+            # neither a mapping nor text: |tojson would write 5 or [1, 2] into the prompt as the arguments
+            (
+                5,
+                "messages[1].tool_calls[1].function.arguments: expected a JSON object (a mapping, or its "
+                "JSON text as the OpenAI wire form sends it), got int 5",
+            ),
+            (
+                ["Lisbon", 2],
+                "messages[1].tool_calls[1].function.arguments: expected a JSON object (a mapping, or its "
+                "JSON text as the OpenAI wire form sends it), got list [\"Lisbon\", 2]",
+            ),
         ],
     )
     def test_arguments_that_are_not_a_json_object_name_the_message_and_call(
-        self, arguments: str, message: str
+        self, arguments: Any, message: str
     ) -> None:
         calls = [
             self.CALL,

@@ -246,3 +246,47 @@ def test_parse_response_and_the_stream_agree_on_seeded_ids() -> None:
     parsed = chatcodec.parse_response(output, chatml(), prefix="")
     chunks, _ = run_chat(hermes, list(output), ids=ToolCallIds(seed=3))
     assert check_chunks(chunks) == to_chat_message(parsed, ids=ToolCallIds(seed=3))
+
+
+def test_a_number_past_the_float_range_streams_as_a_json_number() -> None:
+    # the JSON content parser reads 1e999 as inf, which json.dumps wrote as Infinity: arguments no
+    # strict client (JSON.parse) reads, in the stream and in the whole message alike
+    output = '<tool_call>\n{"name": "f", "arguments": {"x": 1e999, "y": [-1e999, "Infinity"]}}\n</tool_call>'
+    whole = '{"x": 1e999, "y": [-1e999, "Infinity"]}'
+    for size in (1, 3, len(output)):
+        parser = ResponseParser(chatml(), prefix="", errors="keep", value_deltas=True)
+        chunks, stream = run_chat(lambda parser=parser: parser,
+                                  [output[start:start + size] for start in range(0, len(output), size)],
+                                  ids=index_ids)
+        message = check_chunks(chunks)
+        assert message["tool_calls"] == [{"id": "call_0", "type": "function",
+                                          "function": {"name": "f", "arguments": whole}}]
+        assert message == to_chat_message(stream.message, ids=index_ids)
+        assert json.loads(whole) == {"x": float("inf"), "y": [-float("inf"), "Infinity"]}
+
+
+@pytest.mark.parametrize("key", ["content", "role", "tool_calls", ""])
+def test_a_reasoning_key_the_delta_already_has_is_refused(key: str) -> None:
+    # "role" made the first delta {"role": "<the reasoning>"}; "content" sent the reasoning as the answer
+    error = (f"reasoning_key: {key!r} is a key of the message itself; name the reasoning's own key "
+             '("reasoning_content", or "reasoning" as vLLM writes it)')
+    with pytest.raises(ValueError) as caught:
+        ChatCompletionStream(hermes(), reasoning_key=key)
+    assert str(caught.value) == error
+    with pytest.raises(ValueError) as caught:
+        to_chat_message({"reasoning_content": "a", "content": "b"}, reasoning_key=key)
+    assert str(caught.value) == error
+
+
+@pytest.mark.parametrize("made", [5, "", None])
+def test_an_id_factory_that_gives_no_string_is_a_clear_error(made: Any) -> None:
+    # the id went out as 5 or "" (no client can answer the call), or None (the chunk fails the SDK type)
+    error = f"ids('get_weather', 0): a tool-call id factory must return a non-empty string, got {made!r}"
+    stream = ChatCompletionStream(hermes(), ids=lambda name, index: made)
+    with pytest.raises(TypeError) as caught:
+        stream.feed(CALL)
+    assert str(caught.value) == error
+    message = {"tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": {}}}]}
+    with pytest.raises(TypeError) as caught:
+        to_chat_message(message, ids=lambda name, index: made)
+    assert str(caught.value) == error

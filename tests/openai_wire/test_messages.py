@@ -64,6 +64,19 @@ def test_arguments_are_one_canonical_json_text() -> None:
     assert arguments_text(None) == "{}"
 
 
+def test_a_float_past_the_range_is_a_json_number() -> None:
+    # the JSON content parser reads 1e999 as inf; json.dumps writes Infinity, which JSON.parse and
+    # every strict client refuse, losing the whole call; 1e999 reads back as the same float
+    arguments = {"big": float("inf"), "list": [-float("inf"), "Infinity \"x\" -Infinity"], "n": 2.5}
+    assert arguments_text(arguments) == (
+        '{"big": 1e999, "list": [-1e999, "Infinity \\"x\\" -Infinity"], "n": 2.5}'
+    )
+    assert arguments_text({"Infinity": "NaN"}) == '{"Infinity": "NaN"}'
+    with pytest.raises(TypeError) as caught:
+        to_chat_message({"tool_calls": [{"name": "f", "arguments": {"a": [float("nan")]}}]})
+    assert str(caught.value) == "tool_calls[0].function.arguments: NaN is no JSON number"
+
+
 def test_flat_calls_and_other_keys_pass_through() -> None:
     message = {
         "role": "assistant",

@@ -115,9 +115,15 @@ def _audio_url(part: Mapping[str, Any], where: str) -> Any:
 
 
 def _template_part(part: Any, where: str) -> Any:
-    """One content part in the shape templates read; parts already in that shape pass unchanged."""
+    """One content part in the shape templates read; parts already in that shape pass unchanged.
+
+    Raises:
+        ConversationError: the part is not a dict (templates test ``'image' in item`` and fail on a
+            ``None`` with a bare ``TypeError``, or print a bare string as if it were a part).
+    """
     if not isinstance(part, Mapping):
-        return part
+        raise ConversationError(f"{where}: a content part is a dict such as {{\"type\": \"text\", \"text\": "
+                                f"...}}, got {type(part).__name__} {json.dumps(part, default=repr)[:80]}")
     kind = part.get("type")
     if kind in ("image_url", "input_image"):
         return {"type": "image", "url": _url_of(part, "image_url", where)}
@@ -195,13 +201,18 @@ def _arguments(arguments: Any, as_text: bool, where: str) -> Any:
     written: a key given twice, ``NaN``/``Infinity`` and numbers past a float's range are refused,
     since the mapping would drop or change a value; a template that reads
     text gets the string as given, one that reads a mapping gets it parsed. A mapping is given to a
-    template that reads text as JSON (``json.dumps``, as ``|tojson`` writes it). Anything else is
-    kept for the template to judge.
+    template that reads text as JSON (``json.dumps``, as ``|tojson`` writes it). ``None`` is ``{}``,
+    as an empty string is; any other value (a number, a list) is refused, since no template can
+    show it as a call's arguments (``|tojson`` would write ``5`` or ``null`` into the prompt).
     """
     if isinstance(arguments, Mapping):
         return json.dumps(arguments, ensure_ascii=False) if as_text else arguments
+    if arguments is None:
+        return "{}" if as_text else {}
     if not isinstance(arguments, str):
-        return arguments
+        raise ConversationError(
+            f"{where}: expected a JSON object (a mapping, or its JSON text as the OpenAI wire form "
+            f"sends it), got {type(arguments).__name__} {json.dumps(arguments, default=repr)[:80]}")
     if not arguments.strip():
         return "{}" if as_text else {}
     try:
@@ -227,7 +238,9 @@ def _tool_calls(calls: list[Any], as_text: bool, where: str) -> list[Any]:
     for index, call in enumerate(calls):
         if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
             function = call["function"]
-            arguments = _arguments(function.get("arguments"), as_text, f"{where}[{index}].function.arguments")
+            arguments = function.get("arguments")
+            if "arguments" in function:  # a call without the key is left to the template
+                arguments = _arguments(arguments, as_text, f"{where}[{index}].function.arguments")
             if arguments is not function.get("arguments") or next(iter(function), "name") != "name":
                 # name first, as the OpenAI documents write it (the SDK's objects dump arguments first)
                 call = {**call, "function": {**({"name": function["name"]} if "name" in function else {}),

@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from chatcodec.openai.messages import arguments_text
+from chatcodec.openai.messages import arguments_text, json_text
 
 __all__ = ["ArgumentWriter", "escape"]
 
@@ -116,7 +116,7 @@ class ArgumentWriter:
             self.complete = True
             written = arguments_text(value)
         else:
-            written = json.dumps(value, ensure_ascii=False)
+            written = json_text(value)
         return self._write(lead + written)
 
     def end(self, path: list[Any]) -> str:

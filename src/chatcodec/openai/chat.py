@@ -32,7 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from chatcodec.openai.ids import IdFactory
-from chatcodec.openai.messages import extra_keys
+from chatcodec.openai.messages import check_reasoning_key, extra_keys
 from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT
 from chatcodec.openai.stream import StreamBase, finish_reason_for, new_id
 
@@ -57,8 +57,9 @@ class ChatCompletionStream(StreamBase):
             template accepts back).
 
     Raises:
-        TypeError: ``parser`` is not a response parser.
-        ValueError: the template's reasoning or content field is not plain text.
+        TypeError: ``parser`` is not a response parser, or ``reasoning_key`` is not a string.
+        ValueError: the template's reasoning or content field is not plain text, or
+            ``reasoning_key`` is a key of the delta itself (``"content"``, ``"role"``).
 
     Example:
         >>> from chatcodec import ResponseParser
@@ -77,6 +78,7 @@ class ChatCompletionStream(StreamBase):
 
     def __init__(self, parser: Any, *, model: str = "", id: str | None = None, created: int | None = None,
                  reasoning_key: str | None = "reasoning_content", ids: IdFactory | None = None) -> None:
+        check_reasoning_key(reasoning_key)
         super().__init__(parser, ids=ids, created=created)
         self.id = id or new_id("chatcmpl-")
         self.model = model

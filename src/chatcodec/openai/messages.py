@@ -23,6 +23,7 @@ whole message can never disagree on how arguments or ids are written.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -33,7 +34,10 @@ __all__ = [
     "arguments_text",
     "call_parts",
     "chat_tool_call",
+    "check_reasoning_key",
     "extra_keys",
+    "generated_id",
+    "json_text",
     "message_reasoning",
     "to_chat_message",
 ]
@@ -42,6 +46,36 @@ __all__ = [
 REASONING_KEYS = ("reasoning_content", "thinking", "reasoning")
 #: Keys that are never passed through as they are.
 _HANDLED = frozenset({"role", "content", "tool_calls", "parse_errors", "parse_warnings", *REASONING_KEYS})
+
+
+#: A JSON string, or the ``Infinity`` Python's ``json.dumps`` writes for a float past the range.
+_STRING_OR_INFINITY = re.compile(r'"(?:[^"\\]|\\.)*"|-?Infinity')
+
+
+def _json_infinity(match: re.Match[str]) -> str:
+    token = match.group()
+    if token[0] == '"':
+        return token
+    return "-1e999" if token[0] == "-" else "1e999"
+
+
+def json_text(value: Any) -> str:
+    """``value`` as JSON text: ``json.dumps(value, ensure_ascii=False)``, except that a float past
+    the range (``inf``, which the JSON content parser reads from ``1e999``) is written ``1e999`` /
+    ``-1e999``: JSON numbers that read back as the same float, where ``json.dumps`` writes
+    ``Infinity``, which is no JSON (``JSON.parse`` and strict parsers refuse the whole arguments).
+
+    Raises:
+        TypeError: a value JSON cannot write (a set, an object).
+        ValueError: ``NaN``, which no JSON number reads as (no JSON parser gives it), or a cycle.
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:  # a non-finite float somewhere (rare: the plain call above is the fast path)
+        written = json.dumps(value, ensure_ascii=False)
+    if "NaN" in _STRING_OR_INFINITY.sub('""', written):  # outside every string: the float
+        raise ValueError("NaN is no JSON number")
+    return _STRING_OR_INFINITY.sub(_json_infinity, written)
 
 
 def arguments_text(arguments: Any) -> str:
@@ -60,12 +94,14 @@ def arguments_text(arguments: Any) -> str:
 
     Raises:
         TypeError: the arguments hold a value JSON cannot write (never from the bundled parsers).
+        ValueError: the arguments hold ``NaN`` (see :func:`json_text`; floats past the range are
+            written ``1e999``).
     """
     if isinstance(arguments, str):
         return arguments
     if arguments is None:
         return "{}"
-    return json.dumps(arguments, ensure_ascii=False)
+    return json_text(arguments)
 
 
 def _arguments_at(arguments: Any, index: int) -> str:
@@ -109,6 +145,43 @@ def message_reasoning(message: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: Keys of a Chat Completions message or delta that the reasoning must not take (it would replace the
+#: role, or pass as the answer or the calls).
+_MESSAGE_KEYS = frozenset(
+    {"role", "content", "tool_calls", "refusal", "function_call", "audio", "annotations"})
+
+
+def check_reasoning_key(reasoning_key: Any) -> None:
+    """Refuse a ``reasoning_key`` that is not a string or is a key the message already has.
+
+    Raises:
+        TypeError: not a string (nor ``None``).
+        ValueError: ``"content"``, ``"role"``, ``"tool_calls"``, ...: the reasoning would replace
+            the role or be read as the answer.
+    """
+    if reasoning_key is None:
+        return
+    if not isinstance(reasoning_key, str):
+        raise TypeError(f"reasoning_key: expected a string or None, got {type(reasoning_key).__name__}")
+    if reasoning_key in _MESSAGE_KEYS or not reasoning_key:
+        raise ValueError(f"reasoning_key: {reasoning_key!r} is a key of the message itself; name the "
+                         "reasoning's own key (\"reasoning_content\", or \"reasoning\" as vLLM writes it)")
+
+
+def generated_id(ids: IdFactory, name: str, index: int) -> str:
+    """``ids(name, index)``, checked: the id of a call the model wrote without one.
+
+    Raises:
+        TypeError: the factory did not return a non-empty string (an id the SDK types and every
+            client require).
+    """
+    made = ids(name, index)
+    if not isinstance(made, str) or not made:
+        raise TypeError(f"ids({name!r}, {index}): a tool-call id factory must return a non-empty string, "
+                        f"got {made!r}")
+    return made
+
+
 def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "reasoning_content",
                     ids: IdFactory | None = None) -> dict[str, Any]:
     """Turn a parsed message into an OpenAI Chat Completions assistant message.
@@ -130,7 +203,9 @@ def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "
 
     Raises:
         TypeError: ``content`` or the reasoning is not text, or a tool call is not a call (a
-            response template that does not give messages of this shape).
+            response template that does not give messages of this shape); ``ids`` gave no
+            string id.
+        ValueError: ``reasoning_key`` is a key of the message itself (``"content"``, ``"role"``).
 
     Example:
         >>> to_chat_message({"role": "assistant", "tool_calls": [{"type": "function",
@@ -141,6 +216,7 @@ def to_chat_message(message: Mapping[str, Any], *, reasoning_key: str | None = "
     """
     if not isinstance(message, Mapping):
         raise TypeError(f"message: expected a parsed message (a mapping), got {type(message).__name__}")
+    check_reasoning_key(reasoning_key)
     ids = ids or ToolCallIds()
     content = message.get("content")
     chat: dict[str, Any] = {"role": "assistant", "content": _text(content, "content") or None}
@@ -166,7 +242,7 @@ def extra_keys(message: Mapping[str, Any], reasoning_key: str | None) -> list[tu
 def chat_tool_call(call: Any, index: int, ids: IdFactory) -> dict[str, Any]:
     """One parsed call (call ``index`` of the message) in the Chat Completions form."""
     name, arguments, own = call_parts(call, f"tool_calls[{index}]")
-    return {"id": own or ids(name, index), "type": "function",
+    return {"id": own or generated_id(ids, name, index), "type": "function",
             "function": {"name": name, "arguments": _arguments_at(arguments, index)}}
 
 

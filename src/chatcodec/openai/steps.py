@@ -38,7 +38,7 @@ from typing import Any
 
 from chatcodec.openai.arguments import ArgumentWriter
 from chatcodec.openai.ids import IdFactory
-from chatcodec.openai.messages import REASONING_KEYS, arguments_text, call_parts
+from chatcodec.openai.messages import REASONING_KEYS, arguments_text, call_parts, generated_id
 from chatcodec.response_templates.content import BLANK
 
 __all__ = ["ARGUMENTS", "CALL", "CALL_DONE", "TEXT", "StepWriter", "text_fields"]
@@ -369,7 +369,7 @@ class StepWriter:
         index = self.calls
         self.calls += 1
         call.header = index
-        out.append((CALL, index, own or self._ids(name, index), name))
+        out.append((CALL, index, own or generated_id(self._ids, name, index), name))
 
     @staticmethod
     def _fragment(out: list[tuple[Any, ...]], index: int, fragment: str) -> None:
