@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from chatcodec import parse_response
+from chatcodec import parse_response, profiles
 from tests.response_templates.value_helpers import check_values
 
 #: Qwen 2.5 / Hermes JSON calls, one per <tool_call> region.
@@ -49,3 +49,17 @@ def test_a_string_that_looks_like_the_number_stays_a_string() -> None:
     output = '<tool_call>{"name": "f", "arguments": {"s": "1e999"}}</tool_call>'
     message = parse_response(output, JSON_CALLS, prefix="")
     assert message["tool_calls"][0]["function"]["arguments"] == {"s": "1e999"}
+
+
+def test_gemma4_bare_values_keep_the_number_text_whole_and_streamed() -> None:
+    profile = profiles.load("gemma4")
+    output = "<|tool_call>call:scale{factor:1e999,steps:[2.5,-1E+400],ok:inf}<tool_call|>"
+    prefix = profile.generation_prompt_ending(None)
+    message = parse_response(output.replace(",ok:inf", ""), profile.response_template, prefix=prefix)
+    assert message["tool_calls"][0]["function"]["arguments"] == {"factor": "1e999", "steps": [2.5, "-1E+400"]}
+    merged = check_values(profile.response_template, output.replace(",ok:inf", ""), prefix=prefix, splits=4)
+    sets = {tuple(event["path"][2:]): event["value"] for event in merged if event["op"] == "set"}
+    assert sets[("factor",)] == "1e999"
+    assert sets[("steps", 1)] == "-1E+400"
+    kept = parse_response(output, profile.response_template, prefix=prefix, errors="keep")
+    assert "tool_calls" not in kept and "'inf'" in kept["parse_errors"][0]["error"]  # inf is no number
