@@ -121,18 +121,9 @@ NO_REASONING = {"reasoning": R}
 NO_CALLS = {"one_call": ("tool_calls",), "calls": ("tool_calls",)}
 
 SPECS: dict[str, Spec] = {
-    "ByteDance-Seed--Seed-OSS-36B-Instruct.jinja": Spec(
-        "seed_oss",
-        changes={
-            "calls": {
-                "tool_calls": [
-                    {"name": "get_weather", "arguments": {"city": "東京", "days": 3}},
-                    # the template writes object arguments with Python's str(), which is not JSON
-                    {"name": "set_config", "arguments": {"config": str(NESTED), "note": NOTE}},
-                ]
-            }
-        },
-    ),
+    # the template writes object arguments with Python's str(), which is not JSON: the object-typed
+    # parameter reads it back as the peers do (a Python literal)
+    "ByteDance-Seed--Seed-OSS-36B-Instruct.jinja": Spec("seed_oss"),
     "CohereForAI--c4ai-command-r-plus-tool_use.jinja": Spec(
         "command_r_plus",
         drops=NO_REASONING,

@@ -4,7 +4,8 @@ Formats such as Qwen3-Coder's XML write every argument as text (``<parameter=hou
 the called tool's parameter schema says that ``hour`` is an integer. SPEC §1.6, following the
 reference: a string argument is cast by the first type of its schema that accepts it
 (``integer``: ``"7"``, ``"3.0"``; ``number``: finite, ``"2"`` stays an int; ``boolean``:
-``true/false/1/0``; ``null``: ``null``/``None``; ``object``/``array``: JSON), trying ``type`` lists,
+``true/false/1/0``; ``null``: ``null``/``None``; ``object``/``array``: JSON, or a Python literal
+as ``str()`` writes a dict or list, as vLLM and SGLang read it), trying ``type`` lists,
 ``anyOf``/``oneOf`` and ``nullable`` in order.
 
 Rules kept here (differences from the reference, see docs/compatibility.md): numeric and boolean
@@ -22,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
-from chatcodec.response_templates.lax_json import loads_json
+from chatcodec.response_templates.lax_json import loads_finite_json
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
 
 __all__ = [
@@ -142,13 +143,41 @@ def _cast(raw: str, type_name: str, max_depth: int) -> Any:
         if type_name == "null" and text in ("null", "None"):
             return None
         if type_name in ("object", "array"):
-            decoded = loads_json(raw)
+            decoded = _container(raw)
             if isinstance(decoded, dict if type_name == "object" else list) \
                     and not exceeds_depth(decoded, max_depth):
                 return decoded
     except (ValueError, RecursionError):
         pass
     return _NO_CAST
+
+
+#: The longest argument text read as a Python literal (``ast`` builds a tree many times its size).
+MAX_LITERAL_CHARS = 100_000
+
+
+def _container(raw: str) -> Any:
+    """``raw`` read as JSON, else as one Python literal (``{'k': 'v'}``, ``['a', 'b']``: what a
+    chat template's ``str()`` of a dict or list writes back, and what vLLM's and SGLang's XML-ish
+    tool parsers decode with ``ast.literal_eval`` after ``json.loads`` fails).
+
+    The literal is read by ``x-pythonic``'s reader (:mod:`ast`, never ``eval``), only when its text
+    starts with ``{``/``[`` and is at most ``MAX_LITERAL_CHARS`` long. A number that does not fit a
+    float (``[1e999]``) makes either reading fail, so the argument keeps its raw text, as the
+    peers keep it (SGLang's ``test_nonfinite_coercion.py``).
+
+    Raises:
+        ValueError: neither reading gives a value.
+    """
+    try:
+        return loads_finite_json(raw)
+    except ValueError:
+        text = raw.strip()
+        if not text or text[0] not in "[{" or len(text) > MAX_LITERAL_CHARS:
+            raise
+    from chatcodec.response_templates.ext_pythonic import parse_python_literal
+
+    return parse_python_literal(text)
 
 
 #: Casts that still apply after a ``string`` type in a union: ``null`` and JSON containers are

@@ -15,11 +15,12 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
 A key given twice in one object (``{a:1,a:2}``, bare or delimited) raises ``ValueError`` with the
 offset of the second: a dict would keep only the last value.
 
-Bare values: ``true``/``True``, ``false``/``False``, ``null``/``None`` and JSON numbers (finite; an
-integer stays an ``int``). Anything else (a bare word, an unclosed string or object, text after
-the object) raises ``ValueError`` with the offset. The parser is registered ``string_aware``: the
-region's close delimiter written inside a string value (``"..."`` or a ``string_delims`` pair) is
-text, not the end of the region.
+Bare values: ``true``/``True``, ``false``/``False``, ``null``/``None`` and JSON numbers (an
+integer stays an ``int``; a number too large for a float, ``1e999``, keeps its text as a string, as
+the ``json`` parser keeps it; ``inf``/``nan`` are not numbers). Anything else (a bare word, an
+unclosed string or object, text after the object) raises ``ValueError`` with the offset. The
+parser is registered ``string_aware``: the region's close delimiter written inside a string value
+(``"..."`` or a ``string_delims`` pair) is text, not the end of the region.
 """
 
 from __future__ import annotations
@@ -221,6 +222,8 @@ class _Reader:
             number = math.nan
         if math.isfinite(number):
             return number, end
+        if math.isinf(number) and any(char.isdigit() for char in word):
+            return word, end  # a number too large for a float keeps its text, as the json parser does
         raise self.fail(
             f"a bare value must be true, false, null, None or a number, got {word!r} at offset {position}",
             position,

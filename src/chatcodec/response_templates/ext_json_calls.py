@@ -48,12 +48,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
-from chatcodec.response_templates.lax_json import loads_json, reject_constant, unique_keys
+from chatcodec.response_templates.lax_json import finite_number, loads_json, reject_constant, unique_keys
 
 __all__ = ["parse_json_calls", "validate_json_calls"]
 
 # JSON has no NaN or Infinity, and a key given twice would lose the first value
-_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys)
+_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys,
+                            parse_float=finite_number)
 _LIST_KEYS = ("name_keys", "arguments_keys", "id_keys", "separators")
 _NAME_KEYS = ["name"]
 _ARGUMENTS_KEYS = ["arguments", "parameters"]

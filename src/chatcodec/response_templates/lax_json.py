@@ -17,15 +17,21 @@ JSON nested more than ``MAX_NESTING_DEPTH`` levels deep is a failure too (never 
 ``RecursionError``), so ``allow_non_json`` returns its text and ``x-first`` tries its next parser.
 
 What this module never does: accept ``NaN``/``Infinity`` (they are not JSON, and a message holding
-them cannot be serialised as JSON again). Rule kept: every failure is a ``ValueError`` whose message
-says whether the dialect rewrote the text (``after dialect transforms``) or not (``could not parse
-region as JSON``), with the JSON error's position.
+them cannot be serialised as JSON again), or turn a number too large for a float (``1e999``) into
+``inf``: such a number is kept as its text, the string ``"1e999"``, as vLLM and SGLang keep a
+non-finite argument's raw text (SGLang's ``test_nonfinite_coercion.py``), so no data is changed and
+the arguments stay valid JSON (:func:`finite_number`).
+
+Rule kept: every failure is a ``ValueError`` whose message says whether the dialect rewrote the
+text (``after dialect transforms``) or not (``could not parse region as JSON``), with the JSON
+error's position.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -40,6 +46,9 @@ __all__ = [
     "SENTINEL_OPEN",
     "JSONContentError",
     "StringTracker",
+    "decode_number",
+    "finite_number",
+    "loads_finite_json",
     "loads_json",
     "parse_json_dialect",
     "quote_bare_keys",
@@ -67,6 +76,23 @@ def reject_constant(name: str) -> Any:
         ValueError: always, naming the constant.
     """
     raise ValueError(f"{name} is not valid JSON (JSON has no NaN or Infinity)")
+
+
+def finite_number(text: str) -> float | str:
+    """``parse_float`` for ``json``: the float a JSON number's text stands for, or, when it does not
+    fit a float finitely (``1e999``, ``-2e400``), that text as written.
+
+    Python's ``float`` gives ``inf``, which ``json.dumps`` writes as ``Infinity`` (not JSON) and which
+    has lost the number; vLLM and SGLang keep the raw text of such an argument instead.
+
+    Args:
+        text: a number's text as the JSON grammar matched it (a fraction or an exponent).
+
+    Returns:
+        The finite float, or ``text`` itself.
+    """
+    value = float(text)
+    return value if math.isfinite(value) else text
 
 
 def unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -108,7 +134,8 @@ def loads_json(text: str) -> Any:
         if decoded[0] == text:
             return decoded[1]
     if text.startswith("\ufeff"):  # json.loads' own message for a byte-order mark
-        return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys)
+        return json.loads(text, parse_constant=reject_constant, object_pairs_hook=unique_keys,
+                          parse_float=finite_number)
     # JSONDecoder.decode and raw_decode, inlined (same errors, same positions): a region close is
     # the hot path of whole-text parsing of tool-heavy output
     try:
@@ -132,9 +159,47 @@ class _Decoded(threading.local):
 _DECODED = _Decoded()
 
 #: What ``json.loads`` builds on every call, built once.
-_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys)
+_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys,
+                            parse_float=finite_number)
 _SCAN = _DECODER.scan_once  # type: ignore[attr-defined]
 _SKIP = json.decoder.WHITESPACE.match  # type: ignore[attr-defined]
+
+
+def decode_number(text: str) -> int | float | str:
+    """One JSON number's text as :func:`loads_json` reads it inside a value (the streaming scanner
+    sets numbers one by one): an ``int``, a finite ``float``, or the text of a number too large for
+    a float (:func:`finite_number`).
+
+    Raises:
+        ValueError: ``text`` is not one JSON number, or is an integer too long for Python's ``int``.
+    """
+    value: int | float | str = _DECODER.decode(text)
+    if isinstance(value, str) and value != text:  # a JSON string, not a number kept as text
+        raise ValueError(f"not a JSON number: {text!r}")
+    return value
+
+
+def _refuse_overflow(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text} does not fit a float (it would become {value})")
+    return value
+
+
+_FINITE_DECODER = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=unique_keys,
+                                   parse_float=_refuse_overflow)
+
+
+def loads_finite_json(text: str) -> Any:
+    """:func:`loads_json` that refuses a number too large for a float instead of keeping its text.
+
+    For casting a whole argument's text by its schema (``"[1e999]"`` for an ``array`` parameter):
+    vLLM and SGLang then keep the argument's raw text, not a list holding ``"1e999"``.
+
+    Raises:
+        ValueError: as :func:`loads_json`, and for such a number.
+    """
+    return _FINITE_DECODER.decode(text)
 
 
 def quote_bare_keys(text: str) -> str:

@@ -47,6 +47,8 @@ def _bare(word: str) -> Any:
         number = parse_float(word)
     except ValueError:
         return _NOT_A_VALUE
+    if math.isinf(number) and any(char.isdigit() for char in word):
+        return word  # a number too large for a float keeps its text, as the whole-text parser does
     return number if math.isfinite(number) else _NOT_A_VALUE
 
 

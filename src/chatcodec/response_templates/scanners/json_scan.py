@@ -19,13 +19,12 @@ while the text may still be JSON and streams it as text once it cannot be.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import regex
 
-from chatcodec.response_templates.lax_json import SENTINEL_CLOSE, SENTINEL_OPEN
+from chatcodec.response_templates.lax_json import SENTINEL_CLOSE, SENTINEL_OPEN, decode_number
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH
 from chatcodec.response_templates.scanners.protocol import Delta, Path
 
@@ -433,7 +432,7 @@ class JsonReader:
             self.stop(refuted=True)
             return
         try:
-            value = json.loads(run)
+            value = decode_number(run)
         except ValueError:  # an integer too long for Python's int()
             self.stop(refuted=True)
             return
