@@ -248,11 +248,12 @@ def test_parse_response_and_the_stream_agree_on_seeded_ids() -> None:
     assert check_chunks(chunks) == to_chat_message(parsed, ids=ToolCallIds(seed=3))
 
 
-def test_a_number_past_the_float_range_streams_as_a_json_number() -> None:
-    # the JSON content parser reads 1e999 as inf, which json.dumps wrote as Infinity: arguments no
-    # strict client (JSON.parse) reads, in the stream and in the whole message alike
+def test_a_number_past_the_float_range_streams_as_its_text() -> None:
+    # the JSON content parser used to read 1e999 as inf, which json.dumps wrote as Infinity: arguments no
+    # strict client (JSON.parse) reads; the parser now keeps the number's text, as vLLM and SGLang do,
+    # and the stream writes the same valid JSON as the whole message
     output = '<tool_call>\n{"name": "f", "arguments": {"x": 1e999, "y": [-1e999, "Infinity"]}}\n</tool_call>'
-    whole = '{"x": 1e999, "y": [-1e999, "Infinity"]}'
+    whole = '{"x": "1e999", "y": ["-1e999", "Infinity"]}'
     for size in (1, 3, len(output)):
         parser = ResponseParser(chatml(), prefix="", errors="keep", value_deltas=True)
         chunks, stream = run_chat(lambda parser=parser: parser,
@@ -262,7 +263,14 @@ def test_a_number_past_the_float_range_streams_as_a_json_number() -> None:
         assert message["tool_calls"] == [{"id": "call_0", "type": "function",
                                           "function": {"name": "f", "arguments": whole}}]
         assert message == to_chat_message(stream.message, ids=index_ids)
-        assert json.loads(whole) == {"x": float("inf"), "y": [-float("inf"), "Infinity"]}
+
+
+def test_an_infinite_float_value_is_written_as_a_json_number() -> None:
+    # a float content parser can still give inf; the writer keeps the arguments valid JSON
+    message = {"role": "assistant", "tool_calls": [{"type": "function", "function": {
+        "name": "f", "arguments": {"x": float("inf"), "y": [-float("inf")]}}}]}
+    converted = to_chat_message(message, ids=index_ids)
+    assert converted["tool_calls"][0]["function"]["arguments"] == '{"x": 1e999, "y": [-1e999]}'
 
 
 @pytest.mark.parametrize("key", ["content", "role", "tool_calls", ""])
