@@ -96,6 +96,19 @@ def test_whitespace_the_message_strips_is_held_back_not_sent() -> None:
     assert stream.message == {"role": "assistant", "content": "Hi  \nthere"}
 
 
+def test_streams_over_one_template_hold_their_own_whitespace() -> None:
+    """The template's text fields are read once per template; each stream still holds its own
+    whitespace (one stream's held text never leaks into another's)."""
+    parser = hermes()
+    first = ChatCompletionStream(parser)
+    second = ChatCompletionStream(ResponseParser(parser.template, prefix=""))
+    assert [delta.get("content") for delta in deltas(first.feed("Hi  "))] == ["Hi"]
+    assert [delta.get("content") for delta in deltas(second.feed("  Yo"))] == ["Yo"]
+    assert [delta.get("content") for delta in deltas(first.feed("there"))] == ["  there"]
+    assert [delta.get("content") for delta in deltas(second.finish())] == [None]
+    assert second.message == {"role": "assistant", "content": "Yo"}
+
+
 def test_text_around_calls_is_one_content() -> None:
     chunks, stream = run_chat(hermes, ["Let me check. ", CALL, " Done."], ids=index_ids)
     assert [delta.get("content") for delta in deltas(chunks)] == [

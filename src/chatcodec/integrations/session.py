@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatcodec.integrations.discovery import ServingTemplate
+from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT
+from chatcodec.openai.stream import finish_reason_for
 from chatcodec.response_templates.engine import ResponseParser
 from chatcodec.response_templates.template import ResponseTemplate
 
@@ -204,13 +206,15 @@ class Session:
         track_outside: bool = False,
         stream_values: bool = True,
     ) -> None:
-        from chatcodec.openai import ChatCompletionStream
+        from chatcodec.openai.stream import StreamBase
 
         self.serving = serving
         self._reasoning = reasoning_field(serving.template)
         self._recorder = _Recorder(new_parser(serving, prefix, tools, stream_values=stream_values))
-        self._stream = ChatCompletionStream(self._recorder, reasoning_key=_REASONING_KEY,
-                                            ids=_ids(serving.profile), model=serving.model)
+        # the steps straight from the OpenAI layer's step writer: a Step is made from them without
+        # writing Chat Completions chunks first (the same fields ChatCompletionStream would write)
+        self._stream = StreamBase(self._recorder, ids=_ids(serving.profile), created=0)
+        self._events = self._stream._events
         self.raw = RawText()
         self.keep_raw = keep_raw or track_outside
         self._track_outside = track_outside
@@ -252,35 +256,59 @@ class Session:
 
     def feed(self, text: str) -> Step:
         """Feed one engine delta (any number of tokens' text)."""
+        if not text:
+            return Step()
         if self.keep_raw:
             self.raw.append(text)
-        return self._step(self._stream.feed(text) if text else [])
+        fed = self._recorder.parser.feed(text)
+        stream = self._stream
+        events = fed
+        if stream._initial:  # the prompt's events go out with the first delta
+            events, stream._initial = [*stream._initial, *fed], []
+        if not events:  # nothing decided: an empty step (the raw text's bookkeeping aside)
+            return self._step([], None) if self._track_outside else Step()
+        self._recorder.events = fed  # the regions this delta opened and closed in the output
+        return self._step(self._events(events), None)
 
     def finish(self, finish_reason: str | None = None) -> Step:
-        """End the sequence: held text resolves, the open region closes (idempotent)."""
+        """End the sequence: held text resolves, the open region closes (idempotent).
+
+        Raises:
+            ValueError: an unknown ``finish_reason`` (as ``ChatCompletionStream.finish``).
+        """
         if self.finished:
             return Step()
+        finish_reason_for(finish_reason, 0)  # an unknown reason is an error before anything ends
         self.finished = True
-        return self._step(self._stream.finish(finish_reason))
+        steps = self._stream._finish_steps()
+        return self._step(steps, finish_reason_for(finish_reason, self._stream._steps.completed))
 
-    def _step(self, chunks: list[dict[str, Any]]) -> Step:
-        step = Step()
-        if chunks:
+    def _step(self, steps: list[tuple[Any, ...]], finish_reason: str | None) -> Step:
+        """The :class:`Step` of the OpenAI layer's ``steps`` (``chatcodec.openai.steps``), with the
+        region bookkeeping of the events the parser gave for them."""
+        step = Step(finish_reason=finish_reason)
+        if steps:
+            parts, calls = step.parts, step.tool_calls
             reasoning, content = [], []
-            for chunk in chunks:
-                for choice in chunk["choices"]:
-                    delta = choice["delta"]
-                    if delta.get(_REASONING_KEY):
-                        reasoning.append(delta[_REASONING_KEY])
-                        step.parts.append(("reasoning", delta[_REASONING_KEY]))
-                    if delta.get("content"):
-                        content.append(delta["content"])
-                        step.parts.append(("content", delta["content"]))
-                    if "tool_calls" in delta:
-                        step.tool_calls += delta["tool_calls"]
-                        step.parts += [("call", entry) for entry in delta["tool_calls"]]
-                    if choice.get("finish_reason"):
-                        step.finish_reason = choice["finish_reason"]
+            for item in steps:
+                kind = item[0]
+                if kind == TEXT:
+                    if item[1] == "content":
+                        content.append(item[2])
+                        parts.append(("content", item[2]))
+                    else:
+                        reasoning.append(item[2])
+                        parts.append(("reasoning", item[2]))
+                    continue
+                if kind == CALL:
+                    entry: dict[str, Any] = {"index": item[1], "id": item[2], "type": "function",
+                                             "function": {"name": item[3], "arguments": ""}}
+                elif kind == ARGUMENTS and item[2]:
+                    entry = {"index": item[1], "function": {"arguments": item[2]}}
+                else:  # CALL_DONE (Chat Completions has no end-of-call delta), or no arguments
+                    continue
+                calls.append(entry)
+                parts.append(("call", entry))
             step.reasoning, step.content = "".join(reasoning), "".join(content)
         events = self._recorder.events
         outside: list[str] = []

@@ -125,14 +125,37 @@ class _TextField:
         return separator
 
 
+_Specs = tuple[tuple[str, str, "bool | str", "str | None"], ...]
+#: id of a compiled template -> (the template, its text fields as ``(name, kind, strip, join)``):
+#: read once per template, not once per stream (every request of an engine plugin starts a stream
+#: over the same template); compiled templates are neither hashable nor weakly referenced, so the
+#: template is kept with its entry, and the table starts over past :data:`_TEXT_SPECS_KEPT`
+_TEXT_SPECS: dict[int, tuple[Any, _Specs]] = {}
+_TEXT_SPECS_KEPT = 64
+
+
 def text_fields(template: Any) -> dict[str, _TextField]:
-    """The reasoning and content fields of a compiled response template, as text fields.
+    """The reasoning and content fields of a compiled response template, as text fields (fresh
+    ones: each holds one stream's state).
 
     Raises:
         ValueError: a reasoning or content field is not plain text (a content parser other than
             ``text``, a transform, or ``repeats`` without ``join``), or two fields hold reasoning.
     """
-    fields: dict[str, _TextField] = {}
+    entry = _TEXT_SPECS.get(id(template))
+    if entry is not None and entry[0] is template:
+        specs = entry[1]
+    else:
+        specs = _text_specs(template)
+        if len(_TEXT_SPECS) >= _TEXT_SPECS_KEPT:
+            _TEXT_SPECS.clear()
+        _TEXT_SPECS[id(template)] = (template, specs)
+    return {name: _TextField(kind, strip, join) for name, kind, strip, join in specs}
+
+
+def _text_specs(template: Any) -> _Specs:
+    """What :func:`text_fields` builds from (same errors)."""
+    specs: list[tuple[str, str, bool | str, str | None]] = []
     for name, spec in template.fields.items():
         if name not in REASONING_KEYS and name != "content":
             continue
@@ -143,11 +166,11 @@ def text_fields(template: Any) -> dict[str, _TextField]:
                 "content as plain text fields (content parser 'text', no transform, and 'join' when "
                 "'repeats' is set)")
         kind = "content" if name == "content" else "reasoning"
-        if any(field.kind == kind for field in fields.values()):
+        if any(other[1] == kind for other in specs):
             raise ValueError(f"field {name!r}: a second reasoning field; the message can hold only one")
         strip = spec.content_args.get("strip", True)
-        fields[name] = _TextField(kind, strip if strip == BLANK else bool(strip), spec.join)
-    return fields
+        specs.append((name, kind, strip if strip == BLANK else bool(strip), spec.join))
+    return tuple(specs)
 
 
 class _Call:
