@@ -12,7 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec import parse_response
-from chatcodec.response_templates.extensions import EXTENSIONS, check_parser_spec, run_parser
+from chatcodec.response_templates.extensions import EXTENSIONS, Extension, check_parser_spec, run_parser
+from chatcodec.response_templates.template import load_response_template
 
 
 def parse(name: str, text: str, **args: Any) -> Any:
@@ -526,6 +527,33 @@ def test_nested_specs_resolve_like_field_content() -> None:
     assert run_parser({"name": "x-pythonic"}, "f()") == [{"name": "f", "arguments": {}}]
     with pytest.raises(ValueError, match=r"where.args: must be an object"):
         check_parser_spec({"name": "x-pythonic", "args": []}, "where")
+
+
+def test_nested_parsers_are_resolved_when_the_template_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    def shout(text: str, args: Any) -> str:
+        return text.upper()
+
+    def accept(args: Any, where: str) -> None:
+        return None
+
+    monkeypatch.setitem(EXTENSIONS, "x-shout", Extension(shout, accept))
+    first = {"parsers": [
+        {"name": "x-xml-tree", "args": {"leaf_parser": {"name": "x-shout"}}},
+        {"name": "x-findall", "args": {"pattern": r"(?P<key>\w+)=(?P<value>[^;]*);", "into": "dict",
+                                       "value_parsers": {"value": {"name": "x-shout"}}}},
+    ]}
+    template = load_response_template({"version": 1, "start_anchor": "<a>", "fields": {
+        "tool_calls": {"open_pattern": "<call=(?P<name>\\w+)>", "close": "</call>", "repeats": True,
+                       "content": "x-first", "content_args": first,
+                       "transform": {"type": "function",
+                                     "function": {"name": "{name}", "arguments": "{content}"}}},
+        "content": {}}})
+    monkeypatch.delitem(EXTENSIONS, "x-shout")  # a region close no longer looks the name up
+    message = parse_response("<call=f><a>hi</a></call><call=g>b=yo;c=x;</call>", template, prefix="<a>")
+    assert message["tool_calls"] == [
+        {"type": "function", "function": {"name": "f", "arguments": {"a": "HI"}}},
+        {"type": "function", "function": {"name": "g", "arguments": {"b": "YO", "c": "X"}}},
+    ]
 
 
 # ------------------------------------------------------------------------------------------- properties

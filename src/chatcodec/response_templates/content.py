@@ -10,8 +10,9 @@ is loaded, never mid-stream. A nested ``{"name": parser, "args": {...}}`` spec (
 and the sub-parsers of ``x-findall``, ``x-first`` and ``x-xml-tree``) is checked by
 :func:`check_parser_spec`, the same way as a field's ``content``; the template loader prepares
 each field's parser once (:func:`prepare_parser`: ``xml-inline``'s ``tag_pattern`` compiled, a
-``value_parser`` resolved by :func:`prepare_spec`), and the extensions resolve theirs with
-:func:`run_parser` when a region closes.
+``value_parser`` resolved by :func:`prepare_spec`), and the extensions that nest parsers
+(``x-findall``, ``x-first``, ``x-xml-tree``) resolve theirs there too, through their
+``Extension.prepare``; :func:`run_parser` resolves a spec by name at each call.
 The extensions are imported on first use, so templates that use none never load them.
 
 Rules kept here: parsers never see the buffer, the parser state or other fields; they raise
@@ -83,12 +84,16 @@ class Extension(NamedTuple):
             strings (``"..."`` and the ``string_delims`` pairs of ``content_args``).
         scanner: ``(content_args) -> ValueScanner | None``, the parser's value scanner for
             ``value_deltas`` (``docs/streaming_values.md``); ``None``: the bundled one by name, if any.
+        prepare: ``(content_args) -> (raw_text) -> value``, the parser with its arguments bound and
+            its nested parsers resolved once at load (:attr:`ContentParser.prepare`); ``None``:
+            ``parse`` with the arguments bound.
     """
 
     parse: ParseFn
     validate: ValidateFn
     string_aware: bool = False
     scanner: Callable[[Mapping[str, Any]], Any] | None = None
+    prepare: Callable[[Mapping[str, Any]], Prepared] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,8 +458,9 @@ def lookup_parser(name: str) -> ContentParser | None:
         if entry is not None:
             aware = bool(entry[2]) if len(entry) > 2 else False
             scanner = entry[3] if len(entry) > 3 else None
+            prepare = entry[4] if len(entry) > 4 else None
             parser = ContentParser(name, entry[0], entry[1], streams_verbatim=False, extension=True,
-                                   string_aware=aware, scanner=scanner)
+                                   string_aware=aware, scanner=scanner, prepare=prepare)
     return parser
 
 

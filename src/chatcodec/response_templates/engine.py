@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import (
@@ -106,27 +105,35 @@ _NONE: frozenset[Delimiter] = frozenset()
 _NONE_HELD: frozenset[str] = frozenset()
 
 
-@dataclass(slots=True)
 class _Region:
-    """The region text currently goes to (the one piece of per-region state)."""
+    """The region text currently goes to (the one piece of per-region state).
 
-    spec: FieldSpec | None  # None: no implicit field, text outside regions is discarded
-    matcher: Matcher | None  # what to watch while in this region
-    captures: dict[str, str] = field(default_factory=dict)
-    parts: list[str] = field(default_factory=list)
-    opened: bool = False
-    offset: int = 0  # where the body starts, relative to the start of the generated text
-    opening: str = ""  # the open delimiter's text ("" for the implicit field)
-    vacant: bool = False  # an implicit region with no text yet: a zero-width close would close nothing
-    strings: StringTracker | None = None  # string-aware regions: is the text so far inside a string?
-    values: RegionValues | None = None  # value_deltas: this region's region_value events
-    joined: int = 0  # parts[:joined] were joined by compact()
-    tracked: int = 0  # parts[:tracked] were fed to ``strings`` (see inside_string)
-    #: the ``search`` of ``matcher.quiet`` (None: no fast path); keep in step with ``matcher``
-    quiet: Callable[[str], object] | None = None
+    A plain slotted class, not a dataclass: one is made per region, two per tool call, so its
+    constructor is on the per-call path of tool-heavy output.
+    """
 
-    def __post_init__(self) -> None:
-        self.watch(self.matcher)
+    __slots__ = ("captures", "joined", "matcher", "offset", "opened", "opening", "parts", "quiet", "spec",
+                 "strings", "tracked", "vacant", "values")
+
+    def __init__(self, spec: FieldSpec | None, matcher: Matcher | None,
+                 captures: dict[str, str] | None = None, *, opened: bool = False, offset: int = 0,
+                 opening: str = "", vacant: bool = False, strings: StringTracker | None = None) -> None:
+        self.spec = spec  # None: no implicit field, text outside regions is discarded
+        self.captures: dict[str, str] = {} if captures is None else captures
+        self.parts: list[str] = []
+        self.opened = opened
+        self.offset = offset  # where the body starts, relative to the start of the generated text
+        self.opening = opening  # the open delimiter's text ("" for the implicit field)
+        self.vacant = vacant  # an implicit region with no text yet: a zero-width close would close nothing
+        self.strings = strings  # string-aware regions: is the text so far inside a string?
+        self.values: RegionValues | None = None  # value_deltas: this region's region_value events
+        self.joined = 0  # parts[:joined] were joined by compact()
+        self.tracked = 0  # parts[:tracked] were fed to ``strings`` (see inside_string)
+        #: what to watch while in this region, and the ``search`` of ``matcher.quiet`` (None: no
+        #: fast path); keep them in step (:meth:`watch`)
+        self.matcher = matcher
+        quiet = matcher.quiet if matcher is not None else None
+        self.quiet: Callable[[str], object] | None = quiet.search if quiet is not None else None
 
     def watch(self, matcher: Matcher | None) -> None:
         """Watch ``matcher`` from now on (and take its quiet search for the fast path)."""

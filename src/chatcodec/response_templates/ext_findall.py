@@ -40,16 +40,25 @@ import regex
 from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.backtracking import catastrophe
 from chatcodec.response_templates.content import (
+    Prepared,
     check_parser_spec,
     compile_user_pattern,
-    run_parser,
+    get_parser,
+    prepare_parser,
     user_matches,
     user_timeout,
 )
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
 
-__all__ = ["parse_findall", "parse_first", "validate_findall", "validate_first"]
+__all__ = [
+    "parse_findall",
+    "parse_first",
+    "prepare_findall",
+    "prepare_first",
+    "validate_findall",
+    "validate_first",
+]
 
 _WHITESPACE = r"\s*"
 
@@ -103,23 +112,44 @@ def parse_findall(text: str, args: Mapping[str, Any]) -> Any:
         ValueError: a value parser rejected a group, or text outside the matches is not allowed
             by ``between``; the message names the offset.
     """
+    return prepare_findall(args)(text)
+
+
+def prepare_findall(args: Mapping[str, Any]) -> Prepared:
+    """``x-findall`` with ``args`` bound: its patterns compiled and its value parsers resolved
+    once, at load (:func:`~chatcodec.response_templates.content.prepare_parser`).
+
+    Args:
+        args: the validated ``content_args``.
+
+    Returns:
+        ``(raw_text) -> value``, which returns and raises what :func:`parse_findall` does.
+    """
     pattern = _compile(args["pattern"], "x-findall pattern")
     between = _compile(args.get("between", _WHITESPACE), "x-findall between")
-    parsers: Mapping[str, Mapping[str, Any]] = args.get("value_parsers", {})
-    items: list[dict[str, Any]] = []
-    starts: list[int] = []
-    position = 0
-    for match in user_matches(pattern, text, "content_args.pattern (x-findall)"):
-        gap = "between matches" if items else "before the first match"
-        _check_gap(between, text, position, match.start(), gap)
-        position = match.end()
-        items.append(_groups(match, parsers))
-        starts.append(match.start())
-    gap = "after the last match" if items else "before the first match"
-    _check_gap(between, text, position, len(text), gap)
-    if args.get("into", "list") == "list":
-        return items
-    return _into_dict(items, starts)
+    parsers: dict[str, Prepared] = {
+        group: prepare_parser(get_parser(spec.get("name", "text")), spec.get("args", {}))
+        for group, spec in args.get("value_parsers", {}).items()
+    }
+    into_list = args.get("into", "list") == "list"
+
+    def parse(text: str) -> Any:
+        items: list[dict[str, Any]] = []
+        starts: list[int] = []
+        position = 0
+        for match in user_matches(pattern, text, "content_args.pattern (x-findall)"):
+            gap = "between matches" if items else "before the first match"
+            _check_gap(between, text, position, match.start(), gap)
+            position = match.end()
+            items.append(_groups(match, parsers))
+            starts.append(match.start())
+        gap = "after the last match" if items else "before the first match"
+        _check_gap(between, text, position, len(text), gap)
+        if into_list:
+            return items
+        return _into_dict(items, starts)
+
+    return parse
 
 
 def _into_dict(items: list[dict[str, Any]], starts: list[int]) -> dict[str, Any]:
@@ -141,7 +171,7 @@ def _into_dict(items: list[dict[str, Any]], starts: list[int]) -> dict[str, Any]
     return result
 
 
-def _groups(match: regex.Match[str], parsers: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def _groups(match: regex.Match[str], parsers: Mapping[str, Prepared]) -> dict[str, Any]:
     """The participating named groups of ``match``, each parsed by its value parser (if any)."""
     values: dict[str, Any] = {}
     for group, value in match.groupdict().items():
@@ -151,7 +181,7 @@ def _groups(match: regex.Match[str], parsers: Mapping[str, Mapping[str, Any]]) -
             values[group] = value
             continue
         try:
-            values[group] = run_parser(parsers[group], value)
+            values[group] = parsers[group](value)
         except ValueError as error:
             inner = error.position if isinstance(error, ContentError) else None
             where = match.start(group) + (inner if inner is not None else 0)
@@ -212,18 +242,36 @@ def parse_first(text: str, args: Mapping[str, Any]) -> Any:
             order, and the error is an ``ExtensionError`` at the furthest position any of them
             reported (the parser that got furthest is the likeliest to be the one meant).
     """
-    errors: list[ValueError] = []
-    for spec in args["parsers"]:
-        try:
-            return run_parser(spec, text)
-        except ValueError as failure:
-            errors.append(failure)
-    message = "x-first: no parser accepted the text: " + "; ".join(str(error) for error in errors)
-    positions = [error.position for error in errors
-                 if isinstance(error, ContentError) and error.position is not None]
-    if positions:
-        raise ExtensionError(message, max(positions))
-    raise ValueError(message)
+    return prepare_first(args)(text)
+
+
+def prepare_first(args: Mapping[str, Any]) -> Prepared:
+    """``x-first`` with ``args`` bound: its parsers resolved once, at load.
+
+    Args:
+        args: the validated ``content_args``.
+
+    Returns:
+        ``(raw_text) -> value``, which returns and raises what :func:`parse_first` does.
+    """
+    parsers = [prepare_parser(get_parser(spec.get("name", "text")), spec.get("args", {}))
+               for spec in args["parsers"]]
+
+    def parse(text: str) -> Any:
+        errors: list[ValueError] = []
+        for parser in parsers:
+            try:
+                return parser(text)
+            except ValueError as failure:
+                errors.append(failure)
+        message = "x-first: no parser accepted the text: " + "; ".join(str(error) for error in errors)
+        positions = [error.position for error in errors
+                     if isinstance(error, ContentError) and error.position is not None]
+        if positions:
+            raise ExtensionError(message, max(positions))
+        raise ValueError(message)
+
+    return parse
 
 
 def _compile(pattern: Any, where: str, check: bool = False) -> regex.Pattern[str]:

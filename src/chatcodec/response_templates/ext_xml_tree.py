@@ -34,9 +34,9 @@ from typing import Any
 
 import regex
 
-from chatcodec.response_templates.content import check_parser_spec, run_parser
+from chatcodec.response_templates.content import Prepared, check_parser_spec, get_parser, prepare_parser
 
-__all__ = ["parse_xml_tree", "validate_xml_tree"]
+__all__ = ["parse_xml_tree", "prepare_xml_tree", "validate_xml_tree"]
 
 _TAG = regex.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
 
@@ -103,22 +103,43 @@ def parse_xml_tree(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         ValueError: an unbalanced or mismatched tag, text beside elements, or a leaf the
             ``leaf_parser`` rejects.
     """
+    tree: dict[str, Any] = prepare_xml_tree(args)(text)
+    return tree
+
+
+def prepare_xml_tree(args: Mapping[str, Any]) -> Prepared:
+    """``x-xml-tree`` with ``args`` bound: the ``remove`` pattern compiled and the ``leaf_parser``
+    resolved once, at load (:func:`~chatcodec.response_templates.content.prepare_parser`).
+
+    Args:
+        args: the validated ``content_args``.
+
+    Returns:
+        ``(raw_text) -> value``, which returns and raises what :func:`parse_xml_tree` does.
+    """
     markers: list[str] = args.get("remove", [])
+    removal: regex.Pattern[str] | None = None
     if markers:  # only before a tag or at the end: a marker inside a value is the value's text
         alternatives = "|".join(regex.escape(marker) for marker in sorted(markers, key=len, reverse=True))
-        text = regex.sub(f"(?:{alternatives})+(?={_TAG.pattern}|\\s*\\Z)", "", text)
-    root = _tree(text)
-    leaf = args.get("leaf_parser", {"name": "text", "args": {"strip": False}})
+        removal = regex.compile(f"(?:{alternatives})+(?={_TAG.pattern}|\\s*\\Z)")
+    spec = args.get("leaf_parser", {"name": "text", "args": {"strip": False}})
+    leaf = prepare_parser(get_parser(spec.get("name", "text")), spec.get("args", {}))
     item_tag = args.get("item_tag", "item")
 
     def value(element: _Element) -> Any:
         if not element.children:
-            return run_parser(leaf, "".join(element.text))
+            return leaf("".join(element.text))
         if all(child.name == item_tag for child in element.children):
             return [value(child) for child in element.children]
         return {child.name: value(child) for child in _unique(element)}
 
-    return {child.name: value(child) for child in _unique(root)}
+    def parse(text: str) -> dict[str, Any]:
+        if removal is not None:
+            text = removal.sub("", text)
+        root = _tree(text)
+        return {child.name: value(child) for child in _unique(root)}
+
+    return parse
 
 
 def _unique(element: _Element) -> list[_Element]:

@@ -7,6 +7,8 @@ these names. Each entry maps the name to an :class:`Extension` ``(parse, validat
   (naming what is wrong and where in ``text``) when it cannot;
 * ``validate(args, where) -> None`` checks ``content_args`` when the template is loaded and raises
   ``ValueError`` naming ``where`` (e.g. ``"fields.tool_calls.content_args"``) and the bad key;
+* ``prepare`` (optional): ``(args) -> (text) -> value``, ``parse`` with ``args`` bound and whatever
+  they name (patterns, nested parsers) compiled once, when the template loads;
 * ``string_aware`` (default false) says the region's text is JSON-like: the engine then counts the
   region's close delimiter only outside strings (``"..."`` with backslash escapes, and the
   ``string_delims`` pairs of the region's ``content_args``), as it does for ``json`` regions, so
@@ -32,9 +34,9 @@ The extensions (documented in ``docs/profiles.md``, section "Content-parser exte
 None of them drops a malformed call or stray text (:mod:`.ext_common`): they raise ``ValueError``.
 
 ``x-findall``, ``x-first`` and ``x-xml-tree`` take nested ``{"name": parser, "args": {...}}`` specs,
-which may name a standard parser or another extension; they are resolved by
-:func:`~chatcodec.response_templates.content.run_parser` and checked by
-:func:`~chatcodec.response_templates.content.check_parser_spec` (re-exported here), the same way the
+which may name a standard parser or another extension; they are checked by
+:func:`~chatcodec.response_templates.content.check_parser_spec` (re-exported here) and resolved once
+when the template loads, by each entry's ``prepare`` (``Extension.prepare``), the same way the
 template loader resolves a field's ``content``.
 """
 
@@ -51,6 +53,8 @@ from chatcodec.response_templates.ext_bare_object import parse_bare_object, vali
 from chatcodec.response_templates.ext_findall import (
     parse_findall,
     parse_first,
+    prepare_findall,
+    prepare_first,
     validate_findall,
     validate_first,
 )
@@ -60,7 +64,7 @@ from chatcodec.response_templates.ext_python_literal import (
     validate_python_literal,
 )
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
-from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, validate_xml_tree
+from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, prepare_xml_tree, validate_xml_tree
 
 __all__ = ["EXTENSIONS", "Extension", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
 
@@ -69,9 +73,9 @@ __all__ = ["EXTENSIONS", "Extension", "ParseFn", "ValidateFn", "check_parser_spe
 EXTENSIONS: dict[str, Extension] = {
     "x-pythonic": Extension(parse_pythonic, validate_pythonic),
     "x-json-calls": Extension(parse_json_calls, validate_json_calls, string_aware=True),
-    "x-findall": Extension(parse_findall, validate_findall),
-    "x-first": Extension(parse_first, validate_first),
-    "x-xml-tree": Extension(parse_xml_tree, validate_xml_tree),
+    "x-findall": Extension(parse_findall, validate_findall, prepare=prepare_findall),
+    "x-first": Extension(parse_first, validate_first, prepare=prepare_first),
+    "x-xml-tree": Extension(parse_xml_tree, validate_xml_tree, prepare=prepare_xml_tree),
     "x-bare-object": Extension(parse_bare_object, validate_bare_object, string_aware=True),
     "x-python-literal": Extension(parse_python_literal_value, validate_python_literal),
 }
