@@ -83,14 +83,18 @@ def _literal_character(token: str) -> bool:
 
 def _whitespace_atoms(source: str) -> int:
     """How many tokens of ``source`` can match a whitespace character (an over-estimate)."""
-    count = 0
-    for token in tokens(source):
-        try:
-            atom = regex.compile(token, regex.DOTALL)
-        except regex.error:  # a group opening or a quantifier: consumes nothing itself
-            continue
-        count += any(atom.fullmatch(char) for char in RUN_WHITESPACE)
-    return count
+    return sum(_matches_whitespace(token) for token in tokens(source))
+
+
+@lru_cache(maxsize=512)
+def _matches_whitespace(token: str) -> bool:
+    """Whether the pattern token ``token`` on its own matches a whitespace character (cached: the
+    same few tokens, ``\\s``, ``<``, ``|``, recur across every delimiter of every template)."""
+    try:
+        atom = regex.compile(token, regex.DOTALL)
+    except regex.error:  # a group opening or a quantifier: consumes nothing itself
+        return False
+    return any(atom.fullmatch(char) for char in RUN_WHITESPACE)
 
 
 #: A delimiter after whose whitespace more characters than this may come gets no guard: probing
@@ -130,27 +134,22 @@ def prepend_closed(delimiter: Delimiter) -> str:
     longest = max(_MIN_RUN, 2 * _whitespace_atoms(delimiter.pattern.pattern) + 2)
     runs = [*(char * count for char in RUN_WHITESPACE for count in range(1, longest + 1)), *_MIXED]
     tries = [run + tail for run in runs for tail in tails]
-    closed, evidence = [], False
-    for char in RUN_WHITESPACE:
-        if _closed_under(match, char, tries):
-            closed.append(char)
-        evidence = evidence or any(
-            (found := match(try_, partial=True)) is not None and (not found.partial or not try_.isspace())
-            for try_ in tries)
-        if not evidence:
-            return ""  # no try got past the whitespace: nothing is known about the rest
-    return "".join(closed)
+    # A guardable delimiter looks at nothing before where its match starts (no look-behind, ``^``,
+    # ``\b`` at its start: :func:`unguardable`), so each try's own match is the same after every
+    # context and every prepended character: computed once, not once per pair.
+    found = [(try_, later) for try_ in tries if (later := match(try_, partial=True)) is not None]
+    if not any(not later.partial or not try_.isspace() for try_, later in found):
+        return ""  # no try got past the whitespace: nothing is known about the rest
+    return "".join(char for char in RUN_WHITESPACE if _closed_under(match, char, found))
 
 
-def _closed_under(match: Any, char: str, tries: list[str]) -> bool:
+def _closed_under(match: Any, char: str, found: list[tuple[str, Any]]) -> bool:
+    """Whether every try that matches on its own (``found``: the try and its match) still matches
+    with ``char`` in front of it, after each context (completely, if the try alone did)."""
     for context in _CONTEXTS:
-        at = len(context) + 1
-        for try_ in tries:
-            text = context + char + try_
-            later = match(text, at, partial=True)
-            if later is None:
-                continue
-            earlier = match(text, at - 1, partial=True)
+        at = len(context)
+        for try_, later in found:
+            earlier = match(context + char + try_, at, partial=True)
             if earlier is None or (earlier.partial and not later.partial):
                 return False
     return True
