@@ -88,9 +88,10 @@ def model_directory() -> Path:
     return directory
 
 
-def run(command: list[str]) -> tuple[float, float]:
-    """CPU seconds (user + system) and peak resident MiB of one new process running ``command``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+def run(command: list[str], source: Path = ROOT / "src") -> tuple[float, float]:
+    """CPU seconds (user + system) and peak resident MiB of one new process running ``command`` with
+    chatcodec imported from ``source`` (this checkout's ``src`` unless a baseline's)."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # the warm-up run writes the bytecode the others read
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     _, status, usage = os.wait4(process.pid, 0)
@@ -105,6 +106,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--write", action="store_true", help="replace the section of docs/performance.md")
+    parser.add_argument("--baseline", type=Path, help="another checkout's src folder (e.g. `git archive "
+                        "COMMIT src` unpacked): its cold start and `chatcodec parse` run interleaved too")
     args = parser.parse_args(argv)
     directory = model_directory()
     example = ROOT / "examples" / "qwen3-coder"
@@ -121,12 +124,17 @@ def main(argv: list[str] | None = None) -> int:
     }
     if reference_available():
         commands["reference"] = [sys.executable, "-c", REFERENCE, *data]
-    for command in commands.values():  # bytecode cached, files in the page cache
-        run(command)
+    sources = dict.fromkeys(commands, ROOT / "src")
+    if args.baseline is not None:
+        for name in ("chatcodec", "chatcodec parse"):
+            commands[f"{name} (baseline)"] = commands[name]
+            sources[f"{name} (baseline)"] = args.baseline.resolve()
+    for name, command in commands.items():  # bytecode cached, files in the page cache
+        run(command, sources[name])
     best = {name: (float("inf"), float("inf")) for name in commands}
     for _ in range(args.repeats):
         for name, command in commands.items():
-            seconds, mib = run(command)
+            seconds, mib = run(command, sources[name])
             best[name] = (min(best[name][0], seconds), min(best[name][1], mib))
     shutil.rmtree(directory, ignore_errors=True)
     ours, bare, cli = best["chatcodec"], best["bare interpreter"], best["chatcodec parse"]

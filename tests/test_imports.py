@@ -38,3 +38,21 @@ def test_import_chatcodec_alone_loads_no_submodule_of_decoding() -> None:
     probe = "import sys, chatcodec; print(sorted(m for m in sys.modules if m.startswith('chatcodec.')))"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_chatcodec_parse_with_a_template_file_loads_no_tokenizer_config_or_logging() -> None:
+    probe = (
+        "import sys\n"
+        "from chatcodec.cli import main\n"
+        "assert main(['parse', sys.argv[1], sys.argv[2], '--no-prefix']) == 0\n"
+        "names = ('chatcodec.model.tokenizer', 'chatcodec.model.config', 'chatcodec.model.incremental',\n"
+        "         'logging')\n"
+        "print(','.join(sorted(name for name in names if name in sys.modules)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(EXAMPLE / "response_template.json"), str(EXAMPLE / "output.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.splitlines()[-1] == ""

@@ -57,6 +57,29 @@ ALL = " \t\n\r\x0c\x0b"
         # almost anything may follow the whitespace: more than MAX_TAILS characters to probe, no
         # guard (probing them all took 1.3 s at load for the corpus's Inkling template)
         (r"(?:<\|message_model\|>)?[^<]*<\|content_text\|>", ""),
+        # the bundled profiles' guarded delimiters, with the answers they had before the tries were
+        # shared across contexts and prepended characters (gpt_oss's recipient and tool call opens,
+        # qwen3_coder's tool call close)
+        (
+            r"(?:<\|start\|>\s*assistant)?\s*to=(?P<recipient>(?!functions\.|assistant\b)[\w.]+)\s*<\|"
+            r"channel\|>\s*(?:analysis\b|commentary\b|final\b)(?:\s*<\|constrain\|>\s*json|\s+(?:json"
+            r"\b|code\b))?\s*<\|message\|>|<\|channel\|>\s*(?:analysis\b|commentary\b|final\b)\s+to=(?"
+            r"P<recipient>(?!functions\.|assistant\b)[\w.]+)(?:\s*<\|constrain\|>\s*json|\s+(?:json\b|"
+            r"code\b))?\s*<\|message\|>",
+            ALL,
+        ),
+        (
+            r"(?:<\|start\|>\s*assistant)?\s*to=functions\.(?P<name>[^\s<=]+)\s*<\|channel\|>\s*(?:ana"
+            r"lysis\b|commentary\b|final\b)(?:\s*<\|constrain\|>\s*json|\s+(?:json\b|code\b))?\s*<\|me"
+            r"ssage\|>|<\|channel\|>\s*(?:analysis\b|commentary\b|final\b)\s+to=functions\.(?P<name>[^"
+            r"\s<=]+)(?:\s*<\|constrain\|>\s*json|\s+(?:json\b|code\b))?\s*<\|message\|>",
+            ALL,
+        ),
+        (
+            r"</function>(?=\s*(?:<|\Z))(?:\s*</tool_call>)?|</tool_call>|(?=\n\s*(?:<tool_call>|<func"
+            r"tion=))",
+            "\n",
+        ),
     ],
 )
 def test_prepend_closed(source: str, closed: str) -> None:

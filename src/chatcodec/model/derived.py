@@ -16,7 +16,6 @@ unverified, it warns (:class:`UnverifiedCapabilityWarning`).
 
 from __future__ import annotations
 
-import logging
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = ["DERIVED_SOURCE", "Derivation", "UnverifiedCapabilityWarning", "derive_for_model",
            "warn_unverified", "watch_parser"]
 
-logger = logging.getLogger("chatcodec")
 
 #: ``codec.response_template_source`` of a derived response template.
 DERIVED_SOURCE = "derived"
@@ -82,8 +80,11 @@ def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping
                                         f"verify its content ({content.reason})")
     unverified = ", ".join(f"{name} {label.status}" for name, label in derived.capabilities.items()
                            if label.status != "verified")
-    logger.info("%s has no response_template and no bundled profile matched its chat template; using one "
-                "derived from the chat template (%s)", where, unverified or "every capability verified")
+    import logging  # here, not at module level: logging (with traceback, textwrap) is ~4 ms of every start
+
+    logging.getLogger("chatcodec").info(
+        "%s has no response_template and no bundled profile matched its chat template; using one derived "
+        "from the chat template (%s)", where, unverified or "every capability verified")
     return Derivation(derived.response_template, labels, "")
 
 

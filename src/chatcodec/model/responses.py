@@ -17,12 +17,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ParserStateError, TokenizerUnavailableError
-from chatcodec.model.incremental import IncrementalDecoder
 from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
-from chatcodec.model.tokenizer import TokenizerHandle
+
+if TYPE_CHECKING:  # annotations only: `chatcodec parse` with a template file never loads a tokenizer
+    from chatcodec.model.incremental import IncrementalDecoder
+    from chatcodec.model.tokenizer import TokenizerHandle
 
 __all__ = [
     "JOIN_PIECES",

@@ -16,6 +16,7 @@ newline; 5.24 waits for the next chunk, but still ends the region before the out
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import regex
 
@@ -395,6 +396,7 @@ _WS_LEADS = (
 )
 
 
+@lru_cache(maxsize=1024)
 def after_whitespace(delimiter: Delimiter) -> str | None:
     """The non-whitespace ASCII characters that can follow a leading whitespace run in a match.
 

@@ -66,7 +66,8 @@ class JSONContentError(ContentError):
     the dialect-rewritten text (positions there do not map back to the raw region)."""
 
 
-_BARE_KEY = regex.compile(r"(\w+)(\s*):")
+#: A bare object key (a ``bare_keys`` dialect), compiled on first use through regex's own cache.
+_BARE_KEY = r"(\w+)(\s*):"
 
 
 def reject_constant(name: str) -> Any:
@@ -222,7 +223,7 @@ def quote_bare_keys(text: str) -> str:
             i, key_may_follow = end, False
             continue
         if key_may_follow and not char.isspace():
-            match = _BARE_KEY.match(text, i)
+            match = regex.compile(_BARE_KEY).match(text, i)
             if match is not None:
                 out.append(f'"{match.group(1)}"{match.group(2)}:')
                 i, key_may_follow = match.end(), False

@@ -28,7 +28,8 @@ __all__ = ["LOOKBEHIND_CONTEXT", "lookbehind_problem"]
 #: and ``^`` see the same context as with the whole text.
 LOOKBEHIND_CONTEXT = 256
 
-_COUNT = regex.compile(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
+#: A counted repetition, compiled on first use through regex's own cache (most delimiters have none).
+_COUNT = r"\{([0-9]*)(?:(,)([0-9]*))?\}"
 _ZERO_WIDTH_ESCAPES = frozenset("bBAZGmMK")
 _UNKNOWN_ESCAPES = frozenset("123456789gLX")
 
@@ -60,7 +61,7 @@ def _repeat(width: int | None, token: str) -> int | None:
         return None
     if token == "?":
         return width
-    count = _COUNT.fullmatch(token)
+    count = regex.fullmatch(_COUNT, token)
     if count is None:  # a fuzzy constraint: insertions make it unbounded
         return None
     low, comma, high = count.groups()

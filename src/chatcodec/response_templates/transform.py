@@ -38,11 +38,10 @@ __all__ = [
 #: ``?`` of an optional placeholder (``{name?}``).
 PLACEHOLDER = regex.compile(r"\{(\w+(?:\.\w+)*)(\?)?\}")
 #: A string that is a name with a brace or spaces too many or too few: almost a placeholder.
-_NEAR_PLACEHOLDER = regex.compile(r"\s*(?=[{\w])\{?\s*\w+(?:\.\w+)*\s*\??\s*\}?\s*")
+_NEAR_PLACEHOLDER = r"\s*(?=[{\w])\{?\s*\w+(?:\.\w+)*\s*\??\s*\}?\s*"
 #: Braces around only names, dots, ``?``, ``[``/``]`` and spaces: a placeholder with a bad path
 #: (``{a?.b}``, ``{content.}``, ``{content[0]}``) when it also holds a word character.
-_NEAR_BRACED = regex.compile(r"\s*\{[\w.?\[\]\s]*\}\s*")
-_WORD = regex.compile(r"\w")
+_NEAR_BRACED = r"\s*\{[\w.?\[\]\s]*\}\s*"
 _ABSENT = object()  # what an optional placeholder names when the value is not there
 
 
@@ -90,9 +89,11 @@ def validate_transform(transform: Any, where: str, *, in_object: bool = False) -
 def _is_near_placeholder(text: str) -> bool:
     if ("{" not in text and "}" not in text) or PLACEHOLDER.fullmatch(text) is not None:
         return False
-    if _NEAR_PLACEHOLDER.fullmatch(text) is not None:
+    # compiled here (through regex's own cache), not at import: only a transform string with a
+    # brace that is not a placeholder gets this far
+    if regex.fullmatch(_NEAR_PLACEHOLDER, text) is not None:
         return True
-    return _NEAR_BRACED.fullmatch(text) is not None and _WORD.search(text) is not None
+    return regex.fullmatch(_NEAR_BRACED, text) is not None and regex.search(r"\w", text) is not None
 
 
 def _is_optional(text: str) -> bool:

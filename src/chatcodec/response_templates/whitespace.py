@@ -14,8 +14,9 @@ may skip it in O(1): :func:`run_guard` is a look-behind put in front of the patt
 search (never in the anchored matches that decide between delimiters). Which characters qualify
 is found by trying the delimiter on whitespace runs of every length up to 12 (more for a pattern
 with many whitespace atoms) and of mixed shapes, followed by each character that can come after
-its whitespace, after several texts; a delimiter whose tries never get past the whitespace gets
-no guard.
+its whitespace (a guardable delimiter looks at nothing before where its match starts, so the
+text before a try cannot change its answer and is not varied); a delimiter whose tries never get
+past the whitespace gets no guard.
 
 Tries cannot prove the rule for everything, so a delimiter gets no guard at all (searching it
 may then be slow on long runs, never wrong) when it uses (:func:`unguardable`):
@@ -44,8 +45,6 @@ __all__ = ["prepend_closed", "run_guard", "unguardable"]
 _MIN_RUN = 12
 #: Mixed whitespace runs tried besides the runs of one character.
 _MIXED = (" \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "  \n", "\n  ", "\r\n\r\n")
-#: Text before the tries (word, non-word, whitespace and start of input).
-_CONTEXTS = ("", "x", "\n", " ", "\t", ">")
 #: Group openings and escapes that make the guard unsound (see the module docstring).
 _UNGUARDABLE = regex.compile(
     r"\(\?<[=!]|\(\?\(|\(\?\||\(\?P[=>]|\(\?&|\(\?R|\(\?[-+]?[0-9]|\(\?[a-zA-Z]*[mV]|"
@@ -83,14 +82,18 @@ def _literal_character(token: str) -> bool:
 
 def _whitespace_atoms(source: str) -> int:
     """How many tokens of ``source`` can match a whitespace character (an over-estimate)."""
-    count = 0
-    for token in tokens(source):
-        try:
-            atom = regex.compile(token, regex.DOTALL)
-        except regex.error:  # a group opening or a quantifier: consumes nothing itself
-            continue
-        count += any(atom.fullmatch(char) for char in RUN_WHITESPACE)
-    return count
+    return sum(_matches_whitespace(token) for token in tokens(source))
+
+
+@lru_cache(maxsize=512)
+def _matches_whitespace(token: str) -> bool:
+    """Whether the pattern token ``token`` on its own matches a whitespace character (cached: the
+    same few tokens, ``\\s``, ``<``, ``|``, recur across every delimiter of every template)."""
+    try:
+        atom = regex.compile(token, regex.DOTALL)
+    except regex.error:  # a group opening or a quantifier: consumes nothing itself
+        return False
+    return any(atom.fullmatch(char) for char in RUN_WHITESPACE)
 
 
 #: A delimiter after whose whitespace more characters than this may come gets no guard: probing
@@ -104,10 +107,9 @@ def prepend_closed(delimiter: Delimiter) -> str:
     """The whitespace characters that can be put in front of any whitespace-led match of
     ``delimiter`` without losing the match (see the module docstring).
 
-    For each character ``c``, each context and each try ``s`` (a whitespace run, then nothing or
-    one character that may follow the delimiter's whitespace): when the delimiter matches, or
-    partially matches, ``s`` right after ``context + c``, it must also match from ``c`` itself
-    (completely, if the first did).
+    For each character ``c`` and each try ``s`` (a whitespace run, then nothing or one character
+    that may follow the delimiter's whitespace): when the delimiter matches, or partially matches,
+    ``s``, it must also match ``c + s`` (completely, if the first did).
 
     Args:
         delimiter: a compiled delimiter.
@@ -130,29 +132,22 @@ def prepend_closed(delimiter: Delimiter) -> str:
     longest = max(_MIN_RUN, 2 * _whitespace_atoms(delimiter.pattern.pattern) + 2)
     runs = [*(char * count for char in RUN_WHITESPACE for count in range(1, longest + 1)), *_MIXED]
     tries = [run + tail for run in runs for tail in tails]
-    closed, evidence = [], False
-    for char in RUN_WHITESPACE:
-        if _closed_under(match, char, tries):
-            closed.append(char)
-        evidence = evidence or any(
-            (found := match(try_, partial=True)) is not None and (not found.partial or not try_.isspace())
-            for try_ in tries)
-        if not evidence:
-            return ""  # no try got past the whitespace: nothing is known about the rest
-    return "".join(closed)
+    # A guardable delimiter looks at nothing before where its match starts (no look-behind, ``^``,
+    # ``\b`` at its start: :func:`unguardable`), so each try's own match is the same whatever comes
+    # before it: computed once, not once per prepended character and text before.
+    found = [(try_, later) for try_ in tries if (later := match(try_, partial=True)) is not None]
+    if not any(not later.partial or not try_.isspace() for try_, later in found):
+        return ""  # no try got past the whitespace: nothing is known about the rest
+    return "".join(char for char in RUN_WHITESPACE if _closed_under(match, char, found))
 
 
-def _closed_under(match: Any, char: str, tries: list[str]) -> bool:
-    for context in _CONTEXTS:
-        at = len(context) + 1
-        for try_ in tries:
-            text = context + char + try_
-            later = match(text, at, partial=True)
-            if later is None:
-                continue
-            earlier = match(text, at - 1, partial=True)
-            if earlier is None or (earlier.partial and not later.partial):
-                return False
+def _closed_under(match: Any, char: str, found: list[tuple[str, Any]]) -> bool:
+    """Whether every try that matches on its own (``found``: the try and its match) still matches
+    with ``char`` in front of it (completely, if the try alone did)."""
+    for try_, later in found:
+        earlier = match(char + try_, partial=True)
+        if earlier is None or (earlier.partial and not later.partial):
+            return False
     return True
 
 
