@@ -34,7 +34,12 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.content import compile_user_pattern, run_parser
-from chatcodec.response_templates.delimiters import first_chars, literal_delimiter, regex_delimiter
+from chatcodec.response_templates.delimiters import (
+    RUN_WHITESPACE,
+    first_chars,
+    literal_delimiter,
+    regex_delimiter,
+)
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, build_matcher
 from chatcodec.response_templates.scanners.nested import Part
@@ -74,7 +79,7 @@ def _matchers(source: str) -> _Matchers:
 class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
-    __slots__ = ("_pattern", "_starts", "_wide", "dollar", "final", "open", "triggers")
+    __slots__ = ("_pattern", "_starts", "_wide", "dollar", "final", "open", "quiet", "triggers")
 
     def __init__(self, source: str) -> None:
         self.triggers = punctuation(source)
@@ -90,6 +95,10 @@ class _Matchers:
         self._starts = None if starts is None else regex.compile(f"[{regex.escape(starts)}]")
         self._pattern = delimiter.pattern
         self._wide: dict[str, bool] = {}  # non-ASCII character -> whether a match may start with it
+        #: the matcher's own test of whether a match could start in a text (``None``: nearly anywhere);
+        #: finer than the first characters: ``\\s*```\\s*<｜tool▁call▁end｜>`` only counts a
+        #: whitespace run followed by a backtick or by the end of the text
+        self.quiet = self.open.quiet
 
     def may_start(self, text: str) -> bool:
         """Whether a match could start anywhere in ``text`` (``False``: all of it is plain text)."""
@@ -105,6 +114,26 @@ class _Matchers:
                 if known:
                     return True
         return False
+
+    def decided(self, text: str) -> int | None:
+        """Where the undecided ``text`` (no match started before it, more text will follow) stops
+        being plain text: what :meth:`scan` answers when no match can start in it, or ``None``
+        when one may (then only :meth:`scan` can tell)."""
+        quiet = self.quiet
+        if quiet is None:
+            return None
+        found = quiet.search(text)
+        if found is None:
+            if self.dollar and text.endswith("\n"):
+                return len(text) - 1  # "$" also matches before a final newline
+            return len(text)
+        # only a whitespace run at the end, which the terminator keeps absorbing while it waits
+        # (``\s*```...``): the search holds the run back from its first character
+        start, absorbed = found.start(), self.open.absorbed
+        run_start = start == 0 or text[start - 1] not in RUN_WHITESPACE
+        if absorbed and run_start and not text[start:].strip(absorbed):
+            return start
+        return None
 
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
         if eos:
@@ -182,6 +211,8 @@ class RegexItemsScanner:
         self._trigger = 0
         self._started = False
         self.complete: int | None = None
+        #: feeds inside a streamed group that the terminator's quiet test settled without a search
+        self.quiet_feeds = 0
 
     def streamed_groups(self) -> tuple[str, ...]:
         """The groups whose text streams (see :func:`streamed_groups`)."""
@@ -211,6 +242,17 @@ class RegexItemsScanner:
             if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                 self._trim()
             return out
+        if self._state == _GROUP and term is not None and not self._to_end:
+            held = self._text[self._pos - self._base :] + text
+            decided = term.decided(held)
+            if decided is not None:  # no match can start in it: what the terminator's search would say
+                self.quiet_feeds += 1
+                self._text += text
+                self._group_text(held[:decided], out)
+                self._pos += decided
+                if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
+                    self._trim()
+                return out
         if self._whole_search and self._state == _SEARCH and self._waits(text):
             self._text += text
             return out
