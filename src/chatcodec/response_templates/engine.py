@@ -130,10 +130,10 @@ class _Region:
         self.joined = 0  # parts[:joined] were joined by compact()
         self.tracked = 0  # parts[:tracked] were fed to ``strings`` (see inside_string)
         #: what to watch while in this region, and the ``search`` of ``matcher.quiet`` (None: no
-        #: fast path); keep them in step (:meth:`watch`)
-        self.matcher = matcher
-        quiet = matcher.quiet if matcher is not None else None
-        self.quiet: Callable[[str], object] | None = quiet.search if quiet is not None else None
+        #: fast path); kept in step by :meth:`watch`
+        self.matcher: Matcher | None
+        self.quiet: Callable[[str], object] | None
+        self.watch(matcher)
 
     def watch(self, matcher: Matcher | None) -> None:
         """Watch ``matcher`` from now on (and take its quiet search for the fast path)."""

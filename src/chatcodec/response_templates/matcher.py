@@ -343,6 +343,11 @@ class RegexMatcher:
         return Commit(delimiter, q, end, captures)
 
 
+#: the class range of the characters a start test always lets through (any non-ASCII one may
+#: start a delimiter: the probes that build the first-character sets are ASCII)
+_NON_ASCII = "\\x80-\\U0010FFFF"
+
+
 def _start_sets(delimiters: tuple[Delimiter, ...]) -> tuple[set[str], set[str], str] | None:
     """What :func:`_candidates` and :func:`_quiet` build from: the whitespace first characters of
     ``delimiters``, their other first characters, and the characters allowed after a whitespace run
@@ -370,7 +375,7 @@ def _candidates(delimiters: tuple[Delimiter, ...]) -> regex.Pattern[str] | None:
     if sets is None:
         return None
     spaces, others, follows = sets
-    anywhere = "\\x80-\\U0010FFFF"
+    anywhere = _NON_ASCII
     alternatives = [f"[{regex.escape(''.join(sorted(others)))}{anywhere}]"]
     if spaces:
         run = regex.escape(RUN_WHITESPACE)
@@ -400,7 +405,7 @@ def _quiet(delimiters: tuple[Delimiter, ...]) -> re.Pattern[str] | None:
     if sets is None:
         return None
     spaces, others, follows = sets
-    anywhere = "\\x80-\\U0010FFFF"
+    anywhere = _NON_ASCII
     seconds = {char: _second_chars(delimiters, char) for char in sorted(others)}
     alone = "".join(char for char, after in seconds.items() if after is None)
     alternatives = [f"[{re.escape(alone)}{anywhere}]"]
