@@ -8,6 +8,7 @@ import sys
 import types
 from typing import Any
 
+import jinja2
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -363,3 +364,26 @@ def test_plain_data_is_an_equal_copy_sharing_no_container(value: Any) -> None:
     assert copy == value
     originals = {id(container) for container in _containers(value)}
     assert not originals & {id(container) for container in _containers(copy)}
+
+
+def test_a_key_dropped_as_none_is_named_when_the_template_then_misses_it() -> None:
+    """``{"role": "system", "content": None}`` failed naming only the template line."""
+    template = "{{ 'system: ' + messages[0].content }}"
+    messages = [{"role": "system", "content": None}, {"role": "user", "content": "hi"}]
+    with pytest.raises(jinja2.UndefinedError) as raised:
+        render_chat_template(template, messages)
+    assert raised.value.message == "'dict object' has no attribute 'content'"
+    assert str(raised.value) == (
+        "'dict object' has no attribute 'content'\n"
+        "  line 1 of the chat template (UndefinedError):\n"
+        "    {{ 'system: ' + messages[0].content }}\n"
+        "messages[0] (system) has content: None, and keys set to None are left out before rendering "
+        "(as transformers does), so the template found no 'content': give a value "
+        "(\"\" for an empty content)")
+
+
+def test_an_undefined_key_not_dropped_as_none_gets_no_note() -> None:
+    with pytest.raises(jinja2.UndefinedError) as raised:
+        render_chat_template("{{ 'x' + messages[0].name.x }}",
+                             [{"role": "user", "content": None, "name": {}}])
+    assert str(raised.value).splitlines()[-1] == "    {{ 'x' + messages[0].name.x }}"

@@ -50,6 +50,16 @@ def test_a_missing_prefix_choice_explains_why_and_gives_both_command_lines(
     assert err.startswith("usage: chatcodec parse ")
 
 
+def test_an_empty_prefix_name_points_to_no_prefix(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--prefix ""`` (meaning "no prompt") said only ``: cannot read: No such file or directory``."""
+    with pytest.raises(SystemExit) as raised:
+        main(["parse", "qwen3", "out.txt", "--prefix", ""])
+    assert raised.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        "chatcodec parse: error: --prefix takes a FILE holding the prompt (or - for stdin), not the prompt's "
+        "text; an output with no prompt before it: --no-prefix")
+
+
 @pytest.mark.parametrize("delay", ["-1", "nan", "inf", "soon"])
 def test_demo_delay_is_validated_as_parse_does(delay: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``demo --delay -1`` crashed in time.sleep, ``nan`` as an internal error."""

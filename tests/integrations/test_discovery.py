@@ -105,6 +105,13 @@ def test_the_variable_wins_profile_file_config_and_directory(
             r"CHATCODEC_RESPONSE_TEMPLATE=no-such-profile: neither a file, a directory nor a "
             r"bundled profile\. profile 'no-such-profile': no bundled profile",
         ),
+        (  # a path was answered with the list of 52 profile names
+            "/nonexistent/x.json",
+            r"^CHATCODEC_RESPONSE_TEMPLATE=/nonexistent/x\.json: no such file or directory: "
+            r"/nonexistent/x\.json$",
+        ),
+        ("template.json",
+         r"^CHATCODEC_RESPONSE_TEMPLATE=template\.json: no such file or directory: template\.json$"),
     ],
 )
 def test_a_variable_that_names_nothing(monkeypatch: pytest.MonkeyPatch, value: str, message: str) -> None:

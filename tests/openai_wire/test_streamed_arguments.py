@@ -104,3 +104,43 @@ def test_a_call_that_fails_after_it_started_ends_as_it_is() -> None:
     assert [(item["type"], item["status"]) for item in events[-1]["response"]["output"]] == [
         ("message", "completed"), ("function_call", "incomplete"), ("message", "completed")]
     check_events(events)
+
+
+def test_a_call_that_starts_and_fails_in_one_feed_is_never_sent() -> None:
+    """A call whose start and failure the same feed decides was never sent: the stream takes it
+    back and gives the region's text as content only, as the whole parse does (it sent a call with
+    the arguments ``{"a": "x", "b": 1`` beside that same text, and an agent ran it)."""
+    output = 'Hi<tool_call>\n{"name": "f", "arguments": {"a": "x", "b": 1, oops}}\n</tool_call>\nSorry.'
+
+    def parser() -> ResponseParser:
+        return ResponseParser(QWEN3, prefix="", value_deltas=True, errors="keep")
+
+    chunks, stream = run_chat(parser, [output], ids=index_ids)
+    assert [chunk["choices"][0]["delta"] for chunk in chunks] == [
+        {"role": "assistant", "content": output}, {}]
+    assert chunks[-1]["choices"][0]["finish_reason"] == "stop"
+    assert to_chat_message(stream.message) == {"role": "assistant", "content": output}
+    events, _ = run_responses(parser, [output], ids=index_ids)
+    assert [(item["type"], item["status"]) for item in events[-1]["response"]["output"]] == [
+        ("message", "completed")]
+    check_events(events)
+
+
+def test_a_call_taken_back_leaves_the_calls_before_it_and_their_numbering() -> None:
+    """Only the failed region's calls of this feed are taken back: a call of an earlier region
+    keeps index 0, and the next good call after the failed one is numbered 1, not 2."""
+    good = '<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>'
+    bad = '<tool_call>\n{"name": "g", "arguments": {"b": ]}\n</tool_call>'
+    output = good + bad + good
+
+    def parser() -> ResponseParser:
+        return ResponseParser(QWEN3, prefix="", value_deltas=True, errors="keep")
+
+    chunks, _ = run_chat(parser, [output], ids=index_ids)
+    assert check_chunks(chunks) == {
+        "role": "assistant",
+        "content": bad,
+        "tool_calls": [{"id": f"call_{index}", "type": "function",
+                        "function": {"name": "f", "arguments": '{"a": 1}'}} for index in (0, 1)],
+    }
+    assert chunks[-1]["choices"][0]["finish_reason"] == "tool_calls"

@@ -60,6 +60,9 @@ class ChatTemplateError(ChatCodecError, jinja2.TemplateError):
         name: which template it was (a file, or a model directory and template name), when the
             caller knows and sets it (``chatcodec render`` does); ``None`` otherwise. Jinja's
             ``TemplateSyntaxError.name`` means the same.
+        note: what in the caller's input most likely caused it (e.g. a message key set to ``None``,
+            which is left out before rendering), printed after the template line; ``None`` when
+            nothing is known.
     """
 
     def __init__(self, message: str, *, lineno: int | None = None, source_line: str | None = None,
@@ -69,6 +72,7 @@ class ChatTemplateError(ChatCodecError, jinja2.TemplateError):
         self.source_line = source_line
         self.original_type = original_type or type(self).__name__
         self.name: str | None = None
+        self.note: str | None = None
 
     @property
     def message(self) -> str:
@@ -90,6 +94,8 @@ class ChatTemplateError(ChatCodecError, jinja2.TemplateError):
                 if len(text) > MAX_SOURCE_LINE_CHARS:
                     text = text[: MAX_SOURCE_LINE_CHARS - 3] + "..."
                 lines.append("    " + text)
+        if self.note:
+            lines.append(self.note)
         return "\n".join(lines)
 
 

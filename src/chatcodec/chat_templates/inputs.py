@@ -162,6 +162,34 @@ def alias_reasoning(message: dict[str, Any]) -> dict[str, Any]:
     return aliased
 
 
+def none_key_note(messages: Sequence[Any], error_message: str) -> str | None:
+    """Say which message's ``None`` value left the template without the key its error names.
+
+    A key set to ``None`` is left out before rendering (transformers 5.24 does the same), so
+    ``{"role": "system", "content": None}`` reaches the template without ``content`` and the
+    template fails with ``'dict object' has no attribute 'content'``, naming no message.
+
+    Args:
+        messages: the caller's conversation, as given to the render.
+        error_message: the template's error message (Jinja's undefined-attribute or -key text).
+
+    Returns:
+        One line naming the first message whose value for that key was ``None``, or ``None``.
+    """
+    quoted = error_message.rsplit("'", 2)
+    if len(quoted) != 3 or not isinstance(messages, Sequence):
+        return None
+    key = quoted[1]
+    for index, message in enumerate(messages):
+        if isinstance(message, Mapping) and key in message and message[key] is None:
+            role = message.get("role")
+            who = f" ({role})" if isinstance(role, str) else ""
+            return (f"messages[{index}]{who} has {key}: None, and keys set to None are left out before "
+                    f"rendering (as transformers does), so the template found no {key!r}: give a value "
+                    f"(\"\" for an empty {key})")
+    return None
+
+
 def prepare_messages(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """Rebuild a conversation for a template: plain data, ``None`` keys dropped, reasoning aliased.
 

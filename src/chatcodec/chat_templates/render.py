@@ -25,6 +25,7 @@ from chatcodec.chat_templates.inputs import (
     REASONING_FIELDS,
     ConversationError,
     check_prompt_ending,
+    none_key_note,
     plain_input,
     prepare_documents,
     prepare_messages,
@@ -184,10 +185,15 @@ def _render(chat_template: str, messages: Sequence[Any], tools: Sequence[Tool] |
                for name, value in variables.items()}
     context.update(messages=chat, tools=prepare_tools(tools), documents=prepare_documents(documents),
                    add_generation_prompt=add_generation_prompt)
-    if spans:
-        rendered = _render_spans(template, chat_template, context, now)
-    else:
-        rendered = RenderedChat(_run(template, chat_template, context, RenderState(now=now)), [])
+    try:
+        if spans:
+            rendered = _render_spans(template, chat_template, context, now)
+        else:
+            rendered = RenderedChat(_run(template, chat_template, context, RenderState(now=now)), [])
+    except ChatTemplateError as error:
+        if error.original_type == "UndefinedError":
+            error.note = none_key_note(messages, error.message)
+        raise
     if final_text is not None:
         rendered = RenderedChat(_cut_at_tag(rendered.text, final_text), rendered.generation_spans)
     return rendered

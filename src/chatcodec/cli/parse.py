@@ -120,6 +120,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.no_prefix and args.prefix is None:
         args.usage_error(_missing_prefix(args))
+    if args.prefix == "":  # an empty prompt is --no-prefix; an empty name is no file at all
+        args.usage_error("--prefix takes a FILE holding the prompt (or - for stdin), not the prompt's text; "
+                         "an output with no prompt before it: --no-prefix")
     stream = args.stream or args.chunk_size is not None or args.delay is not None
     size = args.chunk_size or CHUNK_SIZE
     from_stdin = [name for name, value in (("OUTPUT", args.output), ("--prefix", args.prefix),

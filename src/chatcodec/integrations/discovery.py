@@ -208,6 +208,8 @@ def template_from_setting(setting: str) -> ResponseTemplate:
         ):
             data = data["response_template"]
         return _load(data, where)
+    if "/" in setting or "\\" in setting or setting.endswith(".json"):  # a path; profile names hold none
+        raise ResponseTemplateNotFoundError(f"{where}: no such file or directory: {setting}")
     from chatcodec import profiles
     from chatcodec.errors import UnknownProfileError
 

@@ -222,10 +222,12 @@ class StepWriter:
         self._region: _Region | None = None  # the open tool-call region
         self.calls = 0
         self.completed = 0
+        self._batch_first = 0
 
     def events(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         """The steps a list of events gives."""
         out: list[tuple[Any, ...]] = []
+        self._batch_first = self.calls  # calls numbered from here start in this batch: not sent yet
         texts = self._texts
         for event in events:
             kind = event["type"]
@@ -412,6 +414,7 @@ class StepWriter:
     def _close_calls(self, out: list[tuple[Any, ...]], region: _Region, event: dict[str, Any]) -> None:
         started = region.calls
         if "error" in event:  # errors="keep": what began ends as it is; the text comes back as content
+            self._retract(out, started)
             for call in started:
                 if call.header is not None and not call.done:
                     self._flush(out, call)
@@ -443,6 +446,27 @@ class StepWriter:
             if call.header is not None and not call.done:
                 self._flush(out, call)
                 self._done(out, call, call.args.text, "incomplete")
+
+    def _retract(self, out: list[tuple[Any, ...]], started: list[_Call]) -> None:
+        """Take back the steps of the failed region's calls that started in this batch of events.
+
+        They were never sent: the client gets the region's text as content only, as the whole
+        message has it, instead of a call with broken arguments beside that same text. Calls that
+        started in an earlier batch were sent and end ``"incomplete"`` (a stream cannot take them
+        back).
+        """
+        first = self._batch_first
+        fresh = [call for call in started if call.header is not None and call.header >= first]
+        if not fresh:
+            return
+        first = min(call.header for call in fresh if call.header is not None)
+        kept = [step for step in out if step[0] == TEXT or step[1] < first]
+        self.completed -= sum(1 for step in out if step[0] == CALL_DONE and step[1] >= first
+                              and step[3] == "completed")
+        out[:] = kept
+        self.calls = first
+        for call in fresh:
+            call.header, call.done, call.pending = None, True, []
 
     def _flush(self, out: list[tuple[Any, ...]], call: _Call) -> None:
         if call.pending:
