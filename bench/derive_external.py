@@ -17,6 +17,9 @@ independent on files the corpus does not hold. A **tool template** is one whose 
 assistant tool call; **verified** means every applicable capability verified, as in
 ``bench/derive_corpus.py``. With ``--peers``, each template whose model has outputs in
 ``peer_vectors.json`` (``peer_family`` in the sources) parses them (``peers``).
+
+``--sources bench/derive_external2_sources.json`` measures the second independent set, built after
+the first had shaped rules of the derivation; no template may be listed in both files.
 """
 
 from __future__ import annotations
@@ -51,22 +54,27 @@ from derive_corpus import (  # noqa: E402
 )
 
 SOURCES = ROOT / "bench" / "derive_external_sources.json"
+#: Every sources file: a template listed in one may not reappear in another (by SHA-256).
+ALL_SOURCES = (SOURCES, ROOT / "bench" / "derive_external2_sources.json")
 
 
 def _squeezed(text: str) -> str:
     return "".join(text.split())
 
 
-def load_sources(directory: Path) -> list[tuple[dict[str, Any], str]]:
-    """``[(source entry, template text)]`` for every listed template, checked.
+def load_sources(directory: Path, sources: Path = SOURCES) -> list[tuple[dict[str, Any], str]]:
+    """``[(source entry, template text)]`` for every template ``sources`` lists, checked.
 
     Raises:
         SystemExit: a listed file is missing from ``directory``, its SHA-256 is not the listed one,
-            or its content (whitespace aside) is a corpus template's.
+            its content (whitespace aside) is a corpus template's, or another sources file lists it.
     """
     corpus = {_squeezed(path.read_text(encoding="utf-8")): path.name
               for path in (CORPUS / "chat_templates").glob("*.jinja")}
-    entries = json.loads(SOURCES.read_text(encoding="utf-8"))["sources"]
+    entries = json.loads(sources.read_text(encoding="utf-8"))["sources"]
+    elsewhere = {entry["sha256"]: other.name for other in ALL_SOURCES
+                 if other.resolve() != sources.resolve() and other.is_file()
+                 for entry in json.loads(other.read_text(encoding="utf-8"))["sources"]}
     loaded = []
     for entry in entries:
         path = directory / entry["file"]
@@ -76,6 +84,8 @@ def load_sources(directory: Path) -> list[tuple[dict[str, Any], str]]:
         digest = hashlib.sha256(data).hexdigest()
         if digest != entry["sha256"]:
             raise SystemExit(f"{path}: sha256 {digest}, the sources list {entry['sha256']}")
+        if digest in elsewhere:
+            raise SystemExit(f"{path}: also listed in {elsewhere[digest]}; the sets must not overlap")
         text = data.decode("utf-8")
         if _squeezed(text) in corpus:
             raise SystemExit(f"{path}: the same template as the corpus's {corpus[_squeezed(text)]}")
@@ -149,6 +159,9 @@ def peers(rows: list[dict[str, Any]]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path, help="the directory holding the listed template files")
+    parser.add_argument("--sources", type=Path, default=SOURCES,
+                        help="the sources file listing the set (default: the first external set; "
+                             "bench/derive_external2_sources.json is the second)")
     parser.add_argument("--reasons", action="store_true", help="print the reason of every label not verified")
     parser.add_argument("--peers", action="store_true",
                         help="also parse the peer vectors of each template's family")
@@ -157,7 +170,7 @@ def main() -> int:
     parser.add_argument("--section", default="external after",
                         help="the section to replace: SECTION summary and SECTION templates")
     args = parser.parse_args()
-    rows = measure(load_sources(args.directory))
+    rows = measure(load_sources(args.directory, args.sources))
     stats = summary(rows)
     sections = {f"{args.section} summary": summary_lines(stats), f"{args.section} templates": table(rows)}
     if args.peers:

@@ -649,3 +649,29 @@ def test_recipient_addressed_messages_tell_text_from_calls() -> None:
     assert message == {"role": "assistant", "content": "Let me look.", "tool_calls": [
         {"type": "function", "function": {"name": "get_time", "arguments": {"city": "Paris"}}},
         {"type": "function", "function": {"name": "get_date", "arguments": {}}}]}
+
+
+#: vLLM's Llama 4 pythonic template's form (second external set): a bare call list with every
+#: value written as ``"%s" | format(value)`` inside double quotes, so a number reads back as a string.
+PYTHON_LIST_QUOTED_VALUES = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}[{% for c in m.tool_calls %}"
+    "{{ c.function.name }}({% for k in c.function.arguments %}{{ k }}=\""
+    "{{ '%s' | format(c.function.arguments[k]) }}\"{% if not loop.last %}, {% endif %}{% endfor %})"
+    "{% if not loop.last %}, {% endif %}{% endfor %}]{% else %}{{ m.content }}{% endif %}<|end|>"
+    "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_a_python_list_that_quotes_every_value_is_read_and_typed_by_the_schemas() -> None:
+    result = derive_response_template(PYTHON_LIST_QUOTED_VALUES, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open_pattern": r"(?=\[\s*[A-Za-z_][\w.\-]*\()", "close": "<|end|>", "content": "python-call-list",
+        "transform": EACH_CALL, "transform_each": True}
+    assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+    message = parse_response('[get_weather(city="Paris", days="2")]', result.response_template,
+                             prefix="<|user|>Hi<|end|><|assistant|>", tools=tools)
+    assert message["tool_calls"] == [{"type": "function", "function": {
+        "name": "get_weather", "arguments": {"city": "Paris", "days": 2}}}]
+

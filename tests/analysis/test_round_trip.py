@@ -19,6 +19,7 @@ from chatcodec.analysis.probes import PROBE_TOOLS, Conversation, MessageShape, p
 from chatcodec.analysis.round_trip import (
     check_probes,
     compare_message,
+    cut_output,
     discover_shape,
     render_case,
     round_trip,
@@ -319,3 +320,12 @@ def test_a_turn_after_a_trailer_is_read_between_the_generation_prompt_and_the_tr
                              "<|START|><|SYSTEM|>Write the calls.<|END|>")
     assert (rendered.realigned, rendered.continues_prompt) == (True, True)
     assert rendered.output == "Calls: f\n"
+
+
+def test_a_newline_only_the_generation_prompt_writes_is_realigned() -> None:
+    """vLLM's Llama 4 JSON template (second external set) writes ``\\n`` before the generation
+    prompt's header and not before the header of a rendered answer: the turn is read after the header."""
+    history = "<|header_start|>user<|header_end|>\n\nHi\n<|eot|>"
+    header = "<|header_start|>assistant<|header_end|>\n\n"
+    case = cut_output(history + "\n" + header, history + header + "Sunny.\n<|eot|>", "<|eot|>", history)
+    assert (case.output, case.realigned) == ("Sunny.\n", True)

@@ -292,7 +292,8 @@ def cut_output(prompt: str, full: str, eos_token: str | None = None,
     When ``full`` does not start with the whole ``prompt``, the output starts where the two part
     (moved back to the start of a ``<...>`` / ``[...]`` marker they would split), unless the render
     of the history (``history``, without the generation prompt) shows that the prompt only adds a
-    trailer before its generation prompt ``G``: when ``G`` appears whole in ``full`` where ``full``
+    trailer before its generation prompt ``G`` (a ``G`` that starts with whitespace no rendered turn
+    writes is looked for without it): when ``G`` appears whole in ``full`` where ``full``
     leaves the history (``G`` may share its first markers with the trailer) or after it, the output
     starts right after it (**realigned**; Command R+ writes its tool instructions after the last turn;
     inference.md §2.2), and it ends where ``full`` ends with the trailer of the history (the render of
@@ -332,6 +333,11 @@ def _realigned_start(prompt: str, full: str, history: str | None) -> int | None:
         return None
     leaves = _marker_start(full, _common_prefix(history, full))
     position = full.find(generation, max(0, leaves - len(generation) + 1))
+    if position < 0 and generation != generation.lstrip():
+        # whitespace the prompt writes before its generation prompt and a turn does not
+        # (vLLM's Llama 4 JSON template: "\n<|header_start|>assistant..." after the last turn)
+        generation = generation.lstrip()
+        position = full.find(generation, max(0, leaves - len(generation) + 1))
     return None if position < 0 else position + len(generation)
 
 

@@ -197,11 +197,12 @@ def _python_unit(text: str, start: int, position: int, name: str, arguments: dic
     end = -1
     for close in (index + 1 for index, char in enumerate(text) if char == ")" and index > position):
         try:
-            if parse_pythonic(text[position:close], {}) == [wanted]:
-                end = close
-                break
+            calls = parse_pythonic(text[position:close], {})
         except ValueError:
             continue
+        if len(calls) == 1 and _same_call(calls[0], wanted):
+            end = close
+            break
     if end < 0:
         return None
     bracket = text.rfind("[", start, position)
@@ -211,9 +212,22 @@ def _python_unit(text: str, start: int, position: int, name: str, arguments: dic
                 calls = parse_python_call_list(text[bracket:close], {})
             except ValueError:
                 continue
-            if calls and calls[0] == wanted:
+            if calls and _same_call(calls[0], wanted):
                 return _Unit(bracket, close, "python_list")
     return _Unit(position, end, "python")
+
+
+def _same_call(call: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """Whether a parsed Python-style call is the sentinel call: its name, and each argument either
+    as given or written as a string (``keyqzb="7"``: Llama 4's pythonic template quotes every
+    value), which the parse types back with the tool schemas (SPEC §1.6), as the round trip checks."""
+    if call.get("name") != wanted["name"] or not isinstance(call.get("arguments"), dict):
+        return False
+    got, expected = call["arguments"], wanted["arguments"]
+    return got.keys() == expected.keys() and all(
+        got[key] == value or (isinstance(got[key], str) and not isinstance(value, str)
+                              and got[key] == json.dumps(value))
+        for key, value in expected.items())
 
 
 def _dialect(text: str, brace: int, arguments: dict[str, Any]) -> tuple[int, list[list[str]]] | None:
