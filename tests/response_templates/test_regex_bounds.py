@@ -250,3 +250,35 @@ def test_each_kind_past_latin1_is_found_when_only_it_is_shared(first: str, secon
                                   "[\\101]", "[\\b]", "\\h", "[]a]", "[\\N{BULLET}]"])
 def test_an_atom_naming_more_than_latin1_and_the_escapes_is_searched_over_every_code_point(atom: str) -> None:
     assert backtracking._LATIN1_ATOM.fullmatch(atom) is None
+
+
+class _RestByRest(backtracking._Judge):
+    """The walk as first written: each rest of a sequence is rebuilt and read again for each item."""
+
+    def walk(self, node: Any, follow: list[str], lead: str, trail: str) -> None:
+        if node.kind != "seq":
+            super().walk(node, follow, lead, trail)
+            return
+        for index, item in enumerate(node.items):
+            rest = backtracking._Node("seq", node.items[index + 1 :])
+            after = self.first(rest)
+            self.walk(item, after.atoms + (follow if after.nullable else []), lead,
+                      backtracking._sample(rest) + trail)
+            lead += backtracking._sample(item)
+
+
+_PIECES = ["a", "<", "\\s*", "\\s+", "[^>]+", "[^\\s<=]+", "\\w+", "\\d?", "(?:ab|c)", "(x+)+", "(?=y)",
+           ".*?", "(?:\\s*z)*", "(?:a|aa)+", "\\n?", "(?P<n>[^<]*)", "(?:b\\s*)?", "\\b", "(?>\\s*)",
+           "e{2,3}"]
+
+
+@given(pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12), alternate=st.booleans())
+def test_the_judge_reads_each_rest_of_a_sequence_once_with_the_same_verdict(pieces: list[str],
+                                                                           alternate: bool) -> None:
+    half = len(pieces) // 2
+    source = "".join(pieces[:half]) + ("|" if alternate else "") + "".join(pieces[half:])
+    tree = backtracking._Reader(source).read()
+    once, rest_by_rest = backtracking._Judge(), _RestByRest()
+    once.walk(tree, [], "", "")
+    rest_by_rest.walk(backtracking._Reader(source).read(), [], "", "")
+    assert (once.linear, once.nested) == (rest_by_rest.linear, rest_by_rest.nested)

@@ -330,12 +330,22 @@ class _Judge:
             for item in node.items:
                 self.walk(item, ["."], lead, trail)
         elif node.kind == "seq":
-            for index, item in enumerate(node.items):
-                rest = _Node("seq", node.items[index + 1 :])
-                after = self.first(rest)
-                self.walk(item, after.atoms + (follow if after.nullable else []), lead,
-                          _sample(rest) + trail)
-                lead += _sample(item)
+            # what may start the rest after each item, and sample text of that rest: built from the
+            # end once (what first() and _sample() give for each rest), not once per item
+            rests: list[tuple[_First, str]] = []
+            atoms: list[str] = []
+            nullable, sample = True, ""
+            samples = [_sample(item) for item in node.items]
+            for item, item_sample in zip(reversed(node.items), reversed(samples), strict=True):
+                rests.append((_First(atoms, nullable), sample))
+                found = self.first(item)
+                atoms = found.atoms + atoms if found.nullable else list(found.atoms)
+                nullable = nullable and found.nullable
+                sample = item_sample + sample
+            rests.reverse()
+            for item, item_sample, (after, rest_sample) in zip(node.items, samples, rests, strict=True):
+                self.walk(item, after.atoms + (follow if after.nullable else []), lead, rest_sample + trail)
+                lead += item_sample
         elif node.kind == "alt":
             for branch in node.items:
                 self.walk(branch, follow, lead, trail)
