@@ -37,6 +37,7 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
 
 __all__ = [
@@ -103,9 +104,9 @@ class _Node:
 
 _ZERO_TOKENS = frozenset({"^", "$", "\\A", "\\Z", "\\z", "\\b", "\\B", "\\G", "\\m", "\\M"})
 _OPAQUE_ESCAPES = frozenset("123456789gLXK")
-_PLAIN_GROUP = regex.compile(r"\((?:\?:|\?P?<\w+>)?")
-_HARMLESS_FLAGS = regex.compile(r"\(\?[sm]*-?[sm]*[:)]")
-_COUNT = regex.compile(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
+_PLAIN_GROUP = LazyPattern(r"\((?:\?:|\?P?<\w+>)?")
+_HARMLESS_FLAGS = LazyPattern(r"\(\?[sm]*-?[sm]*[:)]")
+_COUNT = LazyPattern(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
 
 
 class _Reader:
@@ -224,7 +225,7 @@ def _every_character() -> str:
 #: characters, escaped punctuation, control escapes (``\n``), two-digit ``\x`` escapes and those
 #: escapes (``[^\s<=]``, ``[\w.\-]``). Past U+00FF such an atom tells characters apart only by
 #: whether they are ``\s``, ``\w`` and ``\d``.
-_LATIN1_ATOM = regex.compile(
+_LATIN1_ATOM = LazyPattern(
     r"\.|\\[sSwWdD]|\[\^?(?:\\[sSwWdDnrtfva]|\\x[0-9a-fA-F]{2}|\\[ -/:-@\[-`{-~]|[ -Z^-~])+\]")
 #: One character past U+00FF for each combination of ``\s``, ``\w`` and ``\d`` that characters
 #: past U+00FF have in the ``regex`` module's Unicode tables (tested against every code point):

@@ -49,6 +49,7 @@ from chatcodec.response_templates.delimiters import (
     alphabet,
     first_chars,
 )
+from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.whitespace import run_guard
 
@@ -56,7 +57,7 @@ __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher
 
 # Constructs whose meaning depends on group numbers or on other groups: a pattern using them is
 # searched on its own instead of as an alternative of the combined regex.
-_NOT_COMBINABLE = regex.compile(
+_NOT_COMBINABLE = LazyPattern(
     r"\\[1-9]|\\g<?[-+]?[0-9]|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[-+]?[0-9]|\(\?\(|\(\?\|"
 )
 
