@@ -282,3 +282,11 @@ def test_the_judge_reads_each_rest_of_a_sequence_once_with_the_same_verdict(piec
     once.walk(tree, [], "", "")
     rest_by_rest.walk(backtracking._Reader(source).read(), [], "", "")
     assert (once.linear, once.nested) == (rest_by_rest.linear, rest_by_rest.nested)
+
+
+@given(literals=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4))
+def test_a_literal_start_anchor_is_always_judged_linear(literals: list[str]) -> None:
+    """So the prefix search of a ``start_anchor`` (literal) template skips the judge: its answer
+    would always be linear."""
+    template = load_response_template({"start_anchor": literals, "fields": {"content": {}}})
+    assert judge(template.start_anchor.pattern).linear is True
