@@ -12,9 +12,15 @@ interpreter (``python -c pass``), with two floors beside it: importing ``regex``
 the standard modules every ``chatcodec parse`` needs (argparse, dataclasses, json, pathlib, typing)
 plus ``regex``. Runs alternate; the minimum is kept.
 
+With ``--profiles``: what loading each bundled profile's response template costs (a server loads
+one when it starts), each in a new process, timed around ``load_response_template`` alone (CPU
+time; the imports and reading the profile come before the clock), profiles and checkouts
+alternating, the minimum kept.
+
 Usage::
 
-    python bench/bench_start.py [--repeats 7] [--write]
+    python bench/bench_start.py [--repeats 7] [--write] [--baseline SRC]
+    python bench/bench_start.py --profiles [--repeats 3] [--write] [--baseline SRC]
 """
 
 from __future__ import annotations
@@ -62,6 +68,17 @@ sys.exit(main())
 #: What any ``chatcodec parse`` imports before chatcodec's own code: its floor.
 FLOOR_IMPORTS = "import argparse, dataclasses, json, pathlib, typing, regex"
 
+#: One bundled profile's response-template load in a new process: CPU seconds of the load alone.
+PROFILE_LOAD = """
+import sys, time
+from chatcodec import profiles
+from chatcodec.response_templates.template import load_response_template
+spec = profiles.load(sys.argv[1]).response_template
+start = time.process_time()
+load_response_template(spec)
+print(time.process_time() - start)
+"""
+
 REFERENCE = """
 import json, os, sys
 os.environ["TRANSFORMERS_VERBOSITY"] = "error"
@@ -102,13 +119,75 @@ def run(command: list[str], source: Path = ROOT / "src") -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
+def profile_load(name: str, source: Path) -> float:
+    """CPU milliseconds of loading the bundled profile ``name``'s response template in a new process,
+    with chatcodec imported from ``source``."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    result = subprocess.run([sys.executable, "-c", PROFILE_LOAD, name], capture_output=True, text=True,
+                            env=env, check=False)
+    if result.returncode != 0:
+        raise SystemExit(f"loading {name} from {source} failed:\n{result.stderr}")
+    return float(result.stdout.split()[-1]) * 1000
+
+
+def profiles_main(repeats: int, write: bool, baseline: Path | None) -> int:
+    """Each bundled profile's response-template load, in new processes (``--profiles``)."""
+    sys.path.insert(0, str(ROOT / "src"))
+    from chatcodec import profiles
+
+    sources = {"chatcodec": ROOT / "src"}
+    if baseline is not None:
+        sources["baseline"] = baseline.resolve()
+    names = profiles.names()
+    for name in names:  # bytecode cached
+        for source in sources.values():
+            profile_load(name, source)
+    best = {(name, side): float("inf") for name in names for side in sources}
+    for _ in range(repeats):
+        for name in names:
+            for side, source in sources.items():
+                best[name, side] = min(best[name, side], profile_load(name, source))
+    sides = list(sources)
+    lines = [
+        "## Start-up: loading each bundled profile",
+        "",
+        "Written by `python bench/bench_start.py --profiles --write`. Each bundled profile's response "
+        "template loaded (`load_response_template`) in a new process, bytecode cached, CPU ms of the load "
+        "alone (the imports and reading the profile come before the clock), best of "
+        f"{repeats} alternating runs" + (" beside the baseline checkout's" if baseline else "") + ".",
+        "",
+        machine() + ".",
+        "",
+        "| profile | " + " | ".join(f"{side} ms" for side in sides) + (" | ratio |" if baseline else " |"),
+        "|---|" + "---:|" * (len(sides) + (1 if baseline else 0)),
+    ]
+    for name in names:
+        row = [f"{best[name, side]:.1f}" for side in sides]
+        if baseline is not None:
+            row.append(f"{best[name, 'baseline'] / best[name, 'chatcodec']:.2f}x")
+        lines.append(f"| {name} | " + " | ".join(row) + " |")
+    summary = []
+    for side in sides:
+        times = sorted(best[name, side] for name in names)
+        worst = max(names, key=lambda name: best[name, side])
+        summary.append(f"{side}: all {len(names)} together {sum(times):.0f} ms, median "
+                       f"{times[len(times) // 2]:.1f} ms, worst {worst} {best[worst, side]:.1f} ms")
+    lines += ["", "; ".join(summary) + "."]
+    return publish("bench_start_profiles", lines, write)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--write", action="store_true", help="replace the section of docs/performance.md")
     parser.add_argument("--baseline", type=Path, help="another checkout's src folder (e.g. `git archive "
                         "COMMIT src` unpacked): its cold start and `chatcodec parse` run interleaved too")
+    parser.add_argument("--profiles", action="store_true",
+                        help="time each bundled profile's response-template load instead")
     args = parser.parse_args(argv)
+    if args.profiles:
+        return profiles_main(args.repeats, args.write, args.baseline)
     directory = model_directory()
     example = ROOT / "examples" / "qwen3-coder"
     data = [str(directory), json.dumps(MESSAGES), OUTPUT]

@@ -40,13 +40,15 @@ def test_import_chatcodec_alone_loads_no_submodule_of_decoding() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_chatcodec_parse_with_a_template_file_loads_no_tokenizer_config_or_logging() -> None:
+def test_chatcodec_parse_with_a_template_file_loads_no_tokenizer_config_logging_or_profiles() -> None:
+    """A template path with a folder in it is never a profile name: the profiles package (its
+    dataclasses and markers) is not imported to find that out."""
     probe = (
         "import sys\n"
         "from chatcodec.cli import main\n"
         "assert main(['parse', sys.argv[1], sys.argv[2], '--no-prefix']) == 0\n"
         "names = ('chatcodec.model.tokenizer', 'chatcodec.model.config', 'chatcodec.model.incremental',\n"
-        "         'logging')\n"
+        "         'logging', 'chatcodec.profiles')\n"
         "print(','.join(sorted(name for name in names if name in sys.modules)))\n"
     )
     result = subprocess.run(

@@ -9,15 +9,23 @@ the first characters of a delimiter depend on the text before it (the gpt-oss pr
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec import load_response_template
 from chatcodec.response_templates.delimiters import first_chars, literal_delimiter, regex_delimiter
-from chatcodec.response_templates.matcher import LiteralMatcher, RegexMatcher, _candidates, _quiet
+from chatcodec.response_templates.matcher import (
+    LiteralMatcher,
+    RegexMatcher,
+    _candidates,
+    _or_non_ascii,
+    _quiet,
+)
 
 PROFILES = Path(__file__).resolve().parents[2] / "src" / "chatcodec" / "profiles"
 
@@ -78,3 +86,23 @@ def test_a_literal_state_is_quiet_without_the_literals_first_characters() -> Non
     assert matcher.quiet is not None
     quiet = [matcher.quiet.search(t) is None for t in ["plain", "a<b", "x[", "]"]]
     assert quiet == [True, False, False, True]
+
+
+_PAST_ASCII = "\x80\xa0\xff\u0100\u2000\ud800\uffff\U00010000\U0010ffff"
+
+
+@given(chars=st.sets(st.characters(max_codepoint=0x7F)) | st.sets(st.characters(max_codepoint=0x200)))
+def test_a_class_with_every_non_ascii_character_is_written_as_a_negated_ascii_class(chars: set[str]) -> None:
+    """``[chars\\x80-\\U0010FFFF]`` written as ``[^...]`` of the ASCII characters left out (cheap for
+    ``re`` to compile) matches the same characters: all ASCII ones, and non-ASCII ones of each plane."""
+    written = "".join(sorted(chars))
+    cheap = re.compile(_or_non_ascii(written))
+    spelled_out = regex.compile("[" + regex.escape(written) + "\\x80-\\U0010FFFF]")
+    for char in [*map(chr, range(128)), *_PAST_ASCII]:
+        assert (cheap.fullmatch(char) is None) is (spelled_out.fullmatch(char) is None), repr(char)
+
+
+def test_the_negated_ascii_class_names_its_ranges() -> None:
+    assert _or_non_ascii("<t ") == "[^\\x00-\\x1f\\x21-\\x3b\\x3d-\\x73\\x75-\\x7f]"
+    assert _or_non_ascii("") == "[^\\x00-\\x7f]"
+    assert _or_non_ascii("".join(map(chr, range(128)))) == "(?s:.)"

@@ -13,6 +13,9 @@ import copy
 from typing import Any
 
 import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatcodec import ResponseParser, load_response_template, parse_response, profiles
 from chatcodec.errors import ResponseParseError, ResponseTemplateError
@@ -185,3 +188,105 @@ def test_the_overlap_check_searches_every_code_point_once_in_order() -> None:
 ])
 def test_class_overlap_reaches_the_last_plane(first: str, second: str, overlap: bool) -> None:
     assert backtracking._overlap(first, second) is overlap
+
+
+def test_past_latin1_the_short_universe_holds_every_kind_of_character_the_escapes_tell_apart() -> None:
+    """Past U+00FF an atom of ``_LATIN1_ATOM``'s form tells characters apart only by ``\\s``, ``\\w``
+    and ``\\d``: the kinds that occur there (searched over every code point) are the kinds of the
+    characters the short universe stands them for."""
+    everything = backtracking._every_character()
+    found = set()
+    for space in (True, False):
+        for word in (True, False):
+            for digit in (True, False):
+                kind = "".join(f"(?{'=' if yes else '!'}\\{name})"
+                               for yes, name in ((space, "s"), (word, "w"), (digit, "d")))
+                if regex.compile(kind + ".", regex.DOTALL).search(everything, 0x100) is not None:
+                    found.add((space, word, digit))
+    assert found == {(False, True, False), (False, False, False), (False, True, True), (True, False, False)}
+    kinds = {(bool(regex.match(r"\s", c)), bool(regex.match(r"\w", c)), bool(regex.match(r"\d", c)))
+             for c in backtracking._BEYOND_LATIN1}
+    assert kinds == found
+
+
+_CLASS_PARTS = ["\\s", "\\S", "\\w", "\\W", "\\d", "\\D", "a-z", "A-Z_", "0-9", "<", "=", ">", "\\-", ".",
+                '"', "'", "\\[", "\\]", "\\\\", "{", "\\n", "\\t", "\\x85", "\\xa0", "\\xff", "\\xe9", " ",
+                "!-/", "\\x00-\\x7f", "\\x80-\\xff", "\\x00-\\xff"]
+_LATIN1_ATOMS = st.one_of(
+    st.sampled_from([".", "\\s", "\\S", "\\w", "\\W", "\\d", "\\D"]),
+    st.builds(lambda negated, parts: "[" + "^" * negated + "".join(parts) + "]",
+              st.booleans(), st.lists(st.sampled_from(_CLASS_PARTS), min_size=1, max_size=4)),
+)
+
+
+def _overlap_over_every_code_point(first: str, second: str) -> bool:
+    """Whether some code point matches both atoms, searched over all 1.1 M of them (rarer atom as
+    the look-ahead, so that a search without a match stays short)."""
+    everything = backtracking._every_character()
+    a, b = (regex.compile(t, regex.DOTALL) for t in (first, second))
+    if len(a.findall(everything, 0, 0x100)) > len(b.findall(everything, 0, 0x100)):
+        first, second = second, first
+    return regex.compile(f"(?={first}){second}", regex.DOTALL).search(everything) is not None
+
+
+@given(first=_LATIN1_ATOMS, second=_LATIN1_ATOMS)
+def test_the_short_universe_gives_every_code_points_answer(first: str, second: str) -> None:
+    """Two atoms of Latin-1 characters and the escapes are compared on Latin-1 and one character
+    of each kind past it, with the same answer as a search over every code point."""
+    assert backtracking._LATIN1_ATOM.fullmatch(first) and backtracking._LATIN1_ATOM.fullmatch(second)
+    assert backtracking._overlap(first, second) is _overlap_over_every_code_point(first, second)
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("\\s", "[^\\x00-\\xff]"), ("\\d", "[^\\x00-\\xff]"), ("[^\\d\\x00-\\xff]", "\\w"),
+    ("[^\\w\\s\\x00-\\xff]", "."),
+])
+def test_each_kind_past_latin1_is_found_when_only_it_is_shared(first: str, second: str) -> None:
+    assert backtracking._overlap(first, second) is True
+    assert _overlap_over_every_code_point(first, second) is True
+
+
+@pytest.mark.parametrize("atom", ["\\p{L}", "[\\u0100-\\u0200]", "[\\x{100}]", "[[:alpha:]]", "[\\p{Zs}a]",
+                                  "[\\101]", "[\\b]", "\\h", "[]a]", "[\\N{BULLET}]"])
+def test_an_atom_naming_more_than_latin1_and_the_escapes_is_searched_over_every_code_point(atom: str) -> None:
+    assert backtracking._LATIN1_ATOM.fullmatch(atom) is None
+
+
+class _RestByRest(backtracking._Judge):
+    """The walk as first written: each rest of a sequence is rebuilt and read again for each item."""
+
+    def walk(self, node: Any, follow: list[str], lead: str, trail: str) -> None:
+        if node.kind != "seq":
+            super().walk(node, follow, lead, trail)
+            return
+        for index, item in enumerate(node.items):
+            rest = backtracking._Node("seq", node.items[index + 1 :])
+            after = self.first(rest)
+            self.walk(item, after.atoms + (follow if after.nullable else []), lead,
+                      backtracking._sample(rest) + trail)
+            lead += backtracking._sample(item)
+
+
+_PIECES = ["a", "<", "\\s*", "\\s+", "[^>]+", "[^\\s<=]+", "\\w+", "\\d?", "(?:ab|c)", "(x+)+", "(?=y)",
+           ".*?", "(?:\\s*z)*", "(?:a|aa)+", "\\n?", "(?P<n>[^<]*)", "(?:b\\s*)?", "\\b", "(?>\\s*)",
+           "e{2,3}"]
+
+
+@given(pieces=st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12), alternate=st.booleans())
+def test_the_judge_reads_each_rest_of_a_sequence_once_with_the_same_verdict(pieces: list[str],
+                                                                           alternate: bool) -> None:
+    half = len(pieces) // 2
+    source = "".join(pieces[:half]) + ("|" if alternate else "") + "".join(pieces[half:])
+    tree = backtracking._Reader(source).read()
+    once, rest_by_rest = backtracking._Judge(), _RestByRest()
+    once.walk(tree, [], "", "")
+    rest_by_rest.walk(backtracking._Reader(source).read(), [], "", "")
+    assert (once.linear, once.nested) == (rest_by_rest.linear, rest_by_rest.nested)
+
+
+@given(literals=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4))
+def test_a_literal_start_anchor_is_always_judged_linear(literals: list[str]) -> None:
+    """So the prefix search of a ``start_anchor`` (literal) template skips the judge: its answer
+    would always be linear."""
+    template = load_response_template({"start_anchor": literals, "fields": {"content": {}}})
+    assert judge(template.start_anchor.pattern).linear is True

@@ -37,6 +37,7 @@ from typing import Any
 
 import regex
 
+from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
 
 __all__ = [
@@ -103,9 +104,9 @@ class _Node:
 
 _ZERO_TOKENS = frozenset({"^", "$", "\\A", "\\Z", "\\z", "\\b", "\\B", "\\G", "\\m", "\\M"})
 _OPAQUE_ESCAPES = frozenset("123456789gLXK")
-_PLAIN_GROUP = regex.compile(r"\((?:\?:|\?P?<\w+>)?")
-_HARMLESS_FLAGS = regex.compile(r"\(\?[sm]*-?[sm]*[:)]")
-_COUNT = regex.compile(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
+_PLAIN_GROUP = LazyPattern(r"\((?:\?:|\?P?<\w+>)?")
+_HARMLESS_FLAGS = LazyPattern(r"\(\?[sm]*-?[sm]*[:)]")
+_COUNT = LazyPattern(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
 
 
 class _Reader:
@@ -219,6 +220,26 @@ def _every_character() -> str:
     return b"".join(planes).decode("utf-32-le", "surrogatepass")
 
 
+#: An atom that names no character past U+00FF and no property but ``\s``, ``\w`` and ``\d``:
+#: ``.``, one of those escapes or their negations, or a bracket class of printable ASCII
+#: characters, escaped punctuation, control escapes (``\n``), two-digit ``\x`` escapes and those
+#: escapes (``[^\s<=]``, ``[\w.\-]``). Past U+00FF such an atom tells characters apart only by
+#: whether they are ``\s``, ``\w`` and ``\d``.
+_LATIN1_ATOM = LazyPattern(
+    r"\.|\\[sSwWdD]|\[\^?(?:\\[sSwWdDnrtfva]|\\x[0-9a-fA-F]{2}|\\[ -/:-@\[-`{-~]|[ -Z^-~])+\]")
+#: One character past U+00FF for each combination of ``\s``, ``\w`` and ``\d`` that characters
+#: past U+00FF have in the ``regex`` module's Unicode tables (tested against every code point):
+#: a word character, one that is none of the three, a decimal digit, a space.
+_BEYOND_LATIN1 = "\u0100\u02c2\u0660\u2000"
+
+
+@lru_cache(maxsize=1)
+def _latin1_and_beyond() -> str:
+    """The characters that stand for every code point when two :data:`_LATIN1_ATOM` atoms are
+    compared: all of Latin-1, then :data:`_BEYOND_LATIN1`."""
+    return "".join(map(chr, range(0x100))) + _BEYOND_LATIN1
+
+
 @lru_cache(maxsize=4096)
 def _overlap(first: str, second: str) -> bool:
     """Whether some character matches both atoms (``.`` and unknown atoms overlap everything)."""
@@ -231,8 +252,13 @@ def _overlap(first: str, second: str) -> bool:
             return other.fullmatch(char) is not None
     # Some code point where both match: one search over all of them, with the rarer atom (fewer
     # matches in Latin-1) as the lookahead, so most positions fail there at once (~40x faster than
-    # the other order for [^\s<=] and \s). Either order finds the same positions.
-    everything = _every_character()
+    # the other order for [^\s<=] and \s). Either order finds the same positions. Two atoms
+    # that name nothing past Latin-1 but \s, \w and \d need Latin-1 and one character of each
+    # kind beyond it, not the 1.1 M code points (whose string costs ~20 ms to build).
+    if _LATIN1_ATOM.fullmatch(first) and _LATIN1_ATOM.fullmatch(second):
+        everything = _latin1_and_beyond()
+    else:
+        everything = _every_character()
     if len(a.findall(everything, 0, 0x100)) > len(b.findall(everything, 0, 0x100)):
         first, second = second, first
     both = _class(f"(?={first}){second}")
@@ -305,12 +331,22 @@ class _Judge:
             for item in node.items:
                 self.walk(item, ["."], lead, trail)
         elif node.kind == "seq":
-            for index, item in enumerate(node.items):
-                rest = _Node("seq", node.items[index + 1 :])
-                after = self.first(rest)
-                self.walk(item, after.atoms + (follow if after.nullable else []), lead,
-                          _sample(rest) + trail)
-                lead += _sample(item)
+            # what may start the rest after each item, and sample text of that rest: built from the
+            # end once (what first() and _sample() give for each rest), not once per item
+            rests: list[tuple[_First, str]] = []
+            atoms: list[str] = []
+            nullable, sample = True, ""
+            samples = [_sample(item) for item in node.items]
+            for item, item_sample in zip(reversed(node.items), reversed(samples), strict=True):
+                rests.append((_First(atoms, nullable), sample))
+                found = self.first(item)
+                atoms = found.atoms + atoms if found.nullable else list(found.atoms)
+                nullable = nullable and found.nullable
+                sample = item_sample + sample
+            rests.reverse()
+            for item, item_sample, (after, rest_sample) in zip(node.items, samples, rests, strict=True):
+                self.walk(item, after.atoms + (follow if after.nullable else []), lead, rest_sample + trail)
+                lead += item_sample
         elif node.kind == "alt":
             for branch in node.items:
                 self.walk(branch, follow, lead, trail)

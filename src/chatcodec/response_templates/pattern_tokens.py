@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import regex
 
+from chatcodec.response_templates.lazy_pattern import LazyPattern
+
 __all__ = ["TOKEN", "tokens"]
 
 #: One token of a pattern (see the module docstring).
-TOKEN = regex.compile(
+TOKEN = LazyPattern(
     r"\(\?#[^)]*\)"  # a comment
     r"|\\[pPNxuUgL]\{[^}]*\}|\\[gL]<[^>]*>|\\."  # an escape
     r"|\[\^?\]?(?:\\.|\[:\^?\w+:\]|[^\]\\])*\]"  # a character class

@@ -190,7 +190,9 @@ class ResponseTemplate:
                 backtracks too much on this prompt).
         """
         last_end = None
-        untimed = len(prefix) <= UNTIMED_SPAN and judge(self.start_anchor.pattern).linear
+        # literal anchors (the start_anchor key) are alternatives of escaped text: always linear
+        untimed = len(prefix) <= UNTIMED_SPAN and ("start_anchor" in self.source
+                                                   or judge(self.start_anchor.pattern).linear)
         timeout = None if untimed else backtracking.REGEX_TIMEOUT
         for match in self.start_anchor.finditer(prefix, timeout=timeout):
             last_end = match.end()

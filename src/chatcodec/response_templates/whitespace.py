@@ -37,6 +37,7 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.delimiters import RUN_WHITESPACE, Delimiter, after_whitespace
+from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
 
 __all__ = ["prepend_closed", "run_guard", "unguardable"]
@@ -46,7 +47,7 @@ _MIN_RUN = 12
 #: Mixed whitespace runs tried besides the runs of one character.
 _MIXED = (" \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "  \n", "\n  ", "\r\n\r\n")
 #: Group openings and escapes that make the guard unsound (see the module docstring).
-_UNGUARDABLE = regex.compile(
+_UNGUARDABLE = LazyPattern(
     r"\(\?<[=!]|\(\?\(|\(\?\||\(\?P[=>]|\(\?&|\(\?R|\(\?[-+]?[0-9]|\(\?[a-zA-Z]*[mV]|"
     r"\\[AGK1-9]|\\g|^\{|^\^$")
 
