@@ -11,6 +11,10 @@ element such as ``{"name": "f", "arguments": {...}}`` (some models switch to JSO
 markers) is accepted too, with the keys ``x-json-calls`` accepts: ``name``, one of
 ``arguments``/``parameters``, an optional string ``id`` (kept, first) and ``"type": "function"``.
 
+What models write that Python's grammar rejects though its meaning is plain (a line break or a
+NUL written raw inside a one-line string, an integer with leading zeros) is read as
+:mod:`.pythonic_repair` says, only when the text as written is no Python.
+
 ``content_args``: ``lines`` (bool, default false) also reads calls written one per line without a
 list (``f(a=1)`` and ``g(b=2)`` on two lines: MiniCPM3 writes them so in a fenced block); every line
 must then be a call. Nothing is dropped: text that is not a list of calls (a syntax
@@ -37,6 +41,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.ext_common import reject_skip_invalid
+from chatcodec.response_templates.pythonic_repair import repair
 
 __all__ = ["parse_python_literal", "parse_pythonic", "validate_pythonic"]
 
@@ -98,6 +103,11 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
         try:
             tree = ast.parse(source, mode="eval").body
         except SyntaxError as error:
+            repaired = _parse_repaired(source)
+            if repaired is not None:
+                source, tree = repaired
+                _reject_comments(source)
+                return _calls(tree)
             lines = _call_lines(source) if args.get("lines") else None
             if lines is None:
                 raise ValueError(
@@ -150,6 +160,18 @@ def _reject_comments(source: str) -> None:
                 raise ValueError(
                     f"x-pythonic: a comment is not part of a call list (offset {offset}): {token.string!r}"
                 )
+
+
+def _parse_repaired(source: str) -> tuple[str, ast.expr] | None:
+    """``source`` as :mod:`.pythonic_repair` makes it valid, and its expression, or ``None`` when
+    that changes nothing or still is no expression."""
+    repaired = repair(source)
+    if repaired is None:
+        return None
+    try:
+        return repaired, ast.parse(repaired, mode="eval").body
+    except SyntaxError:
+        return None
 
 
 def _call_lines(source: str) -> list[ast.expr] | None:
