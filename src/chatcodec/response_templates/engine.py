@@ -485,21 +485,24 @@ class ResponseParser:
         spec = region.spec
         if spec is None:
             return
+        region.parts.append(text)
         if not region.opened:
             region.opened, region.vacant = True, False
             region.offset = self._origin + at
-            events.append({"type": "region_open", "field": spec.name, "start": region.offset} if self._offsets
-                          else {"type": "region_open", "field": spec.name})
-        region.parts.append(text)
-        events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
+            if self._emits:
+                events.append({"type": "region_open", "field": spec.name, "start": region.offset}
+                              if self._offsets else {"type": "region_open", "field": spec.name})
+        if self._emits:
+            events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
 
     def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
         self._region = region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
                                         offset=self._origin + commit.end, opening=opening,
                                         strings=_strings(spec))
-        events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
-                      if self._offsets else {"type": "region_open", "field": spec.name})
+        if self._emits:
+            events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
+                          if self._offsets else {"type": "region_open", "field": spec.name})
         if self._value_deltas or spec.close_at_value_end:
             self._open_values(events, region, commit.captures)
 
@@ -586,14 +589,18 @@ class ResponseParser:
             return
         if closing_values:
             events += closing_values
-        close = {"type": "region_close", "field": spec.name, "value": self._event_value(value)}
+        if not self._emits:
+            return
+        close = {"type": "region_close", "field": spec.name, "value": copy_value(value)}
         if self._offsets:
             close["end"] = end
         events.append(close)
 
-    #: The value a ``region_close`` event carries: a copy, so a caller editing an event's value
-    #: never edits the message (``parse_response``, which returns no events, skips the copy).
-    _event_value = staticmethod(copy_value)
+    #: Whether the per-region events (``region_open``, ``region_chunk``, ``region_close``) are
+    #: built: ``parse_response``, which returns none of them, turns them off (a region that fails
+    #: and ``value_deltas`` still make theirs). A ``region_close`` event carries a copy of the
+    #: value, so a caller editing an event's value never edits the message.
+    _emits = True
 
     def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
         """Record (both modes) each tool call to a function that ``tools=`` does not list: the call
