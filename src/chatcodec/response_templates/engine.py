@@ -103,6 +103,8 @@ class Lifecycle(enum.Enum):
 _FEEDING = Lifecycle.FEEDING
 _NONE: frozenset[Delimiter] = frozenset()
 _NONE_HELD: frozenset[str] = frozenset()
+#: The captures of the implicit field's regions (no open delimiter): one empty dict, only read.
+_NO_CAPTURES: dict[str, str] = {}
 
 
 class _Region:
@@ -115,11 +117,11 @@ class _Region:
     __slots__ = ("captures", "joined", "matcher", "offset", "opened", "opening", "parts", "quiet", "spec",
                  "strings", "tracked", "vacant", "values")
 
-    def __init__(self, spec: FieldSpec | None, matcher: Matcher | None,
-                 captures: dict[str, str] | None = None, *, opened: bool = False, offset: int = 0,
-                 opening: str = "", vacant: bool = False, strings: StringTracker | None = None) -> None:
+    def __init__(self, spec: FieldSpec | None, matcher: Matcher | None, captures: dict[str, str],
+                 opened: bool, offset: int, opening: str, vacant: bool,
+                 strings: StringTracker | None) -> None:
         self.spec = spec  # None: no implicit field, text outside regions is discarded
-        self.captures: dict[str, str] = {} if captures is None else captures
+        self.captures = captures  # the open delimiter's named groups (read, never changed)
         self.parts: list[str] = []
         self.opened = opened
         self.offset = offset  # where the body starts, relative to the start of the generated text
@@ -412,9 +414,11 @@ class ResponseParser:
                     self._zero_width = _NONE
                     self._route(events, buf[pos:result], pos)
                     pos = result
-                if eos:
-                    self._close(events, cut_off=True, end=self._origin + pos)
-                elif matcher is not None and pos < len(buf) \
+                if eos:  # the last region: nothing comes after it
+                    self._close(events, cut_off=True, end=self._origin + pos, reopened=True)
+                    self._buf, self._pos = buf, pos
+                    return events
+                if matcher is not None and pos < len(buf) \
                         and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
                 break
@@ -497,9 +501,8 @@ class ResponseParser:
 
     def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
-        self._region = region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
-                                        offset=self._origin + commit.end, opening=opening,
-                                        strings=_strings(spec))
+        self._region = region = _Region(spec, spec.close_matcher, commit.captures, True,
+                                        self._origin + commit.end, opening, False, _strings(spec))
         if self._emits:
             events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
                           if self._offsets else {"type": "region_open", "field": spec.name})
@@ -537,7 +540,8 @@ class ResponseParser:
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
-        return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
+        return _Region(implicit, self._template.outside_matcher, _NO_CAPTURES, False, 0, "", True,
+                       _strings(implicit))
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
                close_captures: dict[str, str] | None = None, *, cut_off: bool = False,
@@ -552,7 +556,8 @@ class ResponseParser:
         (a content parser other than ``text``) that holds nothing but whitespace (its open was
         written, its value never begun: dropping it would lose the open). ``end`` is the offset just after the
         region's raw text (for ``offsets=True``). ``reopened``: the caller opens the next region
-        right away (an open delimiter ended this one), so no OUTSIDE region is made in between.
+        right away (an open delimiter ended this one), or the output ended, so no OUTSIDE region
+        is made in between.
         """
         region = self._region
         if not reopened:
