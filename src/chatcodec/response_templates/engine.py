@@ -469,13 +469,13 @@ class ResponseParser:
             self._route(events, buf[pos : commit.start], pos)
             pos = commit.start
             self._zero_width = _NONE
+        delimiter_text = buf[pos : commit.end]
         if region.strings is not None and not commit.delimiter.is_open \
-                and region.inside_string(buf[pos : commit.end]):
+                and region.inside_string(delimiter_text):
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
-        empty = commit.start == commit.end
+        empty = pos == commit.end
         self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
-        delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
             self._close(events, end=self._origin + commit.start, reopened=True)
             self._open(events, commit, delimiter_text)
