@@ -101,6 +101,7 @@ class Lifecycle(enum.Enum):
 
 
 _FEEDING = Lifecycle.FEEDING
+_FINISHED = Lifecycle.FINISHED
 _NONE: frozenset[Delimiter] = frozenset()
 _NONE_HELD: frozenset[str] = frozenset()
 #: The captures of the implicit field's regions (no open delimiter): one empty dict, only read.
@@ -240,9 +241,9 @@ class ResponseParser:
         if self._keep and PARSE_ERRORS_KEY in self._template.fields:
             raise ValueError(f"errors='keep' records problems under {PARSE_ERRORS_KEY!r}, which this "
                              "template uses as a field name; rename the field or use errors='strict'")
-        self._tools: ToolParameters = tool_parameters(tools)
+        self._tools: ToolParameters = tool_parameters(tools) if tools else {}
         self._message = MessageBuilder(self._template)
-        self._lifecycle = Lifecycle.FEEDING
+        self._lifecycle = _FEEDING
         self._failure: Exception | None = None
         self._buf = ""
         self._pos = 0
@@ -380,7 +381,7 @@ class ResponseParser:
             self._message.errors.append({"field": name, "parser": None, "offset": None,
                                          "error": "required field never matched", "text": "",
                                          "raw": "", "span": None})
-        self._lifecycle = Lifecycle.FINISHED
+        self._lifecycle = _FINISHED
         return self._message.build(), events
 
     # -- the per-chunk path -----------------------------------------------------------------------
