@@ -16,7 +16,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec import load_response_template
-from chatcodec.response_templates.delimiters import first_chars, literal_delimiter, regex_delimiter
+from chatcodec.response_templates.delimiters import (
+    after_whitespace_then,
+    first_chars,
+    literal_delimiter,
+    regex_delimiter,
+)
 from chatcodec.response_templates.matcher import LiteralMatcher, RegexMatcher, _candidates, _quiet
 
 PROFILES = Path(__file__).resolve().parents[2] / "src" / "chatcodec" / "profiles"
@@ -30,9 +35,12 @@ _PATTERNS = [
     r"<\|(?:end|call)\|>",
     r"\n\n\n",
     r"END\b",
+    r"\n\s*t=x",
+    r"\s{2}tx",
+    r"[ \t]+t(?:o|x)=",
 ]
-_TEXT = st.text(alphabet=[" ", "\n", "\t", "\r", "\x0b", "<", "t", "o", "=", "x", "\u00e9", "\u00a0", "E",
-                          "/"], max_size=12)
+_TEXT = st.text(alphabet=[" ", "\n", "\t", "\r", "\x0b", "<", "t", "o", "=", "x", "h", "\u00e9", "\u00a0",
+                          "E", "/"], max_size=12)
 
 
 @given(indexes=st.sets(st.integers(0, len(_PATTERNS) - 1), min_size=1), text=_TEXT)
@@ -68,9 +76,30 @@ def test_the_gpt_oss_final_answer_state_has_a_fast_path() -> None:
     matcher = template.outside_matcher
     assert isinstance(matcher, RegexMatcher) and matcher.quiet is not None
     found = {token: matcher.quiet.search(token) is not None
-             for token in [" answer", "abcd", " the", "tion", "light", "<|", "a<b", "\n\n", "caf\u00e9"]}
-    assert found == {" answer": False, "abcd": False, " the": True, "tion": False, "light": True, "<|": True,
-                     "a<b": False, "\n\n": True, "caf\u00e9": True}
+             for token in [" answer", "abcd", " the", "tion", "light", "<|", "a<b", "\n\n", "caf\u00e9",
+                           " to", " t", "\tthen", " tö"]}
+    # a run before ``t`` counts only when ``o`` (of ``to=``) or the end of the text comes next
+    assert found == {" answer": False, "abcd": False, " the": False, "tion": False, "light": True, "<|": True,
+                     "a<b": False, "\n\n": True, "caf\u00e9": True, " to": True, " t": True, "\tthen": False,
+                     " tö": True}
+
+
+@pytest.mark.parametrize(("source", "first", "expected"), [
+    (r"\s*to=functions\.(?P<name>[^\s<=]+)", "t", "o"),
+    (r"[ \t]+t(?:o|x)=", "t", "ox"),
+    (r"\n\s*</think>", "<", "/"),
+    (r"\s*x", "x", None),  # the match may end there: whatever follows
+    (r"\s*t.", "t", None),  # nearly any character
+    (r"\s{2}tx", "t", None),  # a counted run: not sampled
+    (r"(?<=a)\s*tx", "t", None),  # depends on the text before it
+])
+def test_what_follows_the_first_character_after_a_run(source: str, first: str, expected: str | None) -> None:
+    assert after_whitespace_then(regex_delimiter("f", True, source), first) == expected
+
+
+def test_what_follows_the_first_character_after_a_run_of_literals() -> None:
+    assert after_whitespace_then(literal_delimiter("f", True, [" to=", "\ntx", "t="]), "t") == "ox"
+    assert after_whitespace_then(literal_delimiter("f", True, [" to=", " t"]), "t") is None
 
 
 def test_a_literal_state_is_quiet_without_the_literals_first_characters() -> None:
