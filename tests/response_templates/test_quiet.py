@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcodec import load_response_template
+from chatcodec import ResponseParser, load_response_template
 from chatcodec.response_templates.delimiters import (
     after_whitespace_then,
     first_chars,
@@ -107,3 +107,51 @@ def test_a_literal_state_is_quiet_without_the_literals_first_characters() -> Non
     assert matcher.quiet is not None
     quiet = [matcher.quiet.search(t) is None for t in ["plain", "a<b", "x[", "]"]]
     assert quiet == [True, False, False, True]
+
+
+def _gpt_oss_parser() -> ResponseParser:
+    template = load_response_template(json.loads((PROFILES / "gpt_oss" / "response_template.json")
+                                                 .read_text(encoding="utf-8")))
+    return ResponseParser(template, prefix="<|start|>assistant<|channel|>final<|message|>")
+
+
+def _chunks(events: list[dict[str, object]]) -> list[object]:
+    return [event.get("text", event["type"]) for event in events]
+
+
+def test_the_fast_path_keeps_back_only_an_end_that_may_start_a_delimiter() -> None:
+    parser = _gpt_oss_parser()
+    fed = [_chunks(parser.feed(token)) for token in ["Rain", " light", " rain", " ", "12", "\n\n", "好", " t",
+                                                     "o=functions.f<|channel|>commentary<|message|>", "{}",
+                                                     "<|call|>"]]
+    assert fed == [["region_open", "Rain"], [" ligh"], ["t rain"], [], [" 12"], [], ["\n\n好"], [], [],
+                   ["region_close", "region_open", "{}"], ["region_close"]]
+    assert parser.resolved == 78
+    assert parser.finalize() == ({"role": "assistant", "content": "Rain light rain 12\n\n好", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {}}}]}, [])
+
+
+@given(st.lists(st.sampled_from([" ", "t", "to", "o=functions.f", "\n", "x", "好", "<|", "end|>", " the"]),
+                max_size=12))
+def test_the_fast_path_splits_nothing_a_whole_feed_would_not(tokens: list[str]) -> None:
+    """Token by token, the message and each region's concatenated text are those of one feed."""
+    whole, streamed = _gpt_oss_parser(), _gpt_oss_parser()
+    events = whole.feed("".join(tokens))
+    expected, tail = whole.finalize()
+    got: list[dict[str, object]] = []
+    for token in tokens:
+        got += streamed.feed(token)
+    message, end = streamed.finalize()
+    assert message == expected
+    assert _texts(got + end) == _texts(events + tail)
+
+
+def _texts(events: list[dict[str, object]]) -> list[tuple[object, str]]:
+    """Each region's text, in order (consecutive chunks of one region joined)."""
+    out: list[tuple[object, str]] = []
+    for event in events:
+        if event["type"] == "region_open":
+            out.append((event["field"], ""))
+        elif event["type"] == "region_chunk":
+            out[-1] = (out[-1][0], out[-1][1] + str(event["text"]))
+    return out

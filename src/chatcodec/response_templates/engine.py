@@ -34,6 +34,7 @@ This module never parses region content itself and never touches files.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,12 @@ TRIM_THRESHOLD = 1024
 #: A held tail this long is not searched again on every feed (:meth:`ResponseParser._hold`); below
 #: it, every feed searches, so real outputs stream with no added delay.
 DEFER_AFTER = 256
+#: The longest end of a chunk the fast path keeps back as a possible delimiter start without a
+#: scan (longer ones are scanned, and held by :meth:`ResponseParser._hold`).
+_SHORT_TAIL = 8
+#: What such an end may hold: an ASCII whitespace run, or one other ASCII character (a non-ASCII
+#: one is scanned: every character of CJK text may start a delimiter as far as ``quiet`` knows).
+_ASCII_TAIL = "".join(map(chr, range(128)))
 _UNBOUNDED = 1 << 62
 
 class Lifecycle(enum.Enum):
@@ -135,7 +142,7 @@ class _Region:
         #: what to watch while in this region, and the ``search`` of ``matcher.quiet`` (None: no
         #: fast path); kept in step by :meth:`watch`
         self.matcher: Matcher | None
-        self.quiet: Callable[[str], object] | None
+        self.quiet: Callable[[str], re.Match[str] | None] | None
         self.watch(matcher)
 
     def watch(self, matcher: Matcher | None) -> None:
@@ -328,33 +335,49 @@ class ResponseParser:
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         held = self._held
-        if held is None:
-            region = self._region
-            quiet = region.quiet
-            if quiet is not None and text and quiet(text) is None:
-                buf = self._buf
-                pos = self._pos
-                if pos == len(buf):  # the fast path: all of ``text`` goes to the region, no scan
-                    self._zero_width = _NONE
-                    spec = region.spec
-                    if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
-                        region.parts.append(text)
-                        events = [{"type": "region_chunk", "field": spec.name, "text": text,
-                                   "dirty": spec.dirty}]
-                    else:
-                        events = []
-                        self._route(events, text, pos)
-                    buf += text
-                    if len(buf) > TRIM_THRESHOLD:
-                        self._origin += len(buf) - LOOKBEHIND_CONTEXT
-                        buf = buf[-LOOKBEHIND_CONTEXT:]
-                        region.compact()
-                    self._buf, self._pos = buf, len(buf)
-                    return events
-        elif text and len(text) <= self._room and self._waits(text):
-            held.append(text)
-            self._room -= len(text)
-            return []
+        if held is not None:
+            if text and len(text) <= self._room and self._waits(text):
+                held.append(text)
+                self._room -= len(text)
+                return []
+            text, self._held = "".join(held) + text, None
+        region = self._region
+        quiet = region.quiet
+        if quiet is not None and text:
+            buf = self._buf
+            pos = self._pos
+            # the fast path: no delimiter can start in the unresolved text (what was kept back as
+            # a possible delimiter start, ``t`` of ``to=`` or a held whitespace run, then
+            # ``text``), so all of it goes to the region, as a scan would send it, without the scan
+            unresolved = text if pos == len(buf) else buf[pos:] + text
+            found = quiet(unresolved)
+            if found is None:
+                plain = unresolved
+            elif found.end() == len(unresolved) and len(unresolved) - found.start() <= _SHORT_TAIL \
+                    and not unresolved[found.start():].strip(_ASCII_TAIL):
+                # only the end may start a delimiter (``t``, a whitespace run, cut off by the end):
+                # the text before it is plain, the end waits for the next chunk, as a scan decides
+                plain = unresolved[:found.start()]
+            else:
+                return self._advance(text, eos=False)
+            events = []
+            if plain:
+                self._zero_width = _NONE
+                spec = region.spec
+                if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
+                    region.parts.append(plain)
+                    events.append({"type": "region_chunk", "field": spec.name, "text": plain,
+                                   "dirty": spec.dirty})
+                else:
+                    self._route(events, plain, pos)
+            buf += text
+            pos += len(plain)
+            if pos > TRIM_THRESHOLD:
+                cut = pos - LOOKBEHIND_CONTEXT
+                buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+                region.compact()
+            self._buf, self._pos = buf, pos
+            return events
         return self._advance(text, eos=False)
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
