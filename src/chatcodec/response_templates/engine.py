@@ -346,39 +346,54 @@ class ResponseParser:
         if quiet is not None and text:
             buf = self._buf
             pos = self._pos
-            # the fast path: no delimiter can start in the unresolved text (what was kept back as
-            # a possible delimiter start, ``t`` of ``to=`` or a held whitespace run, then
-            # ``text``), so all of it goes to the region, as a scan would send it, without the scan
-            unresolved = text if pos == len(buf) else buf[pos:] + text
-            found = quiet(unresolved)
+            if pos == len(buf):
+                found = quiet(text)
+                if found is None:  # the fast path: all of ``text`` goes to the region, no scan
+                    self._zero_width = _NONE
+                    spec = region.spec
+                    if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
+                        region.parts.append(text)
+                        events = [{"type": "region_chunk", "field": spec.name, "text": text,
+                                   "dirty": spec.dirty}]
+                    else:
+                        events = []
+                        self._route(events, text, pos)
+                    buf += text
+                    if len(buf) > TRIM_THRESHOLD:
+                        self._origin += len(buf) - LOOKBEHIND_CONTEXT
+                        buf = buf[-LOOKBEHIND_CONTEXT:]
+                        region.compact()
+                    self._buf, self._pos = buf, len(buf)
+                    return events
+                unresolved = text
+            else:  # what was kept back as a possible delimiter start (or held), then ``text``
+                unresolved = buf[pos:] + text
+                found = quiet(unresolved)
             if found is None:
-                plain = unresolved
-            elif found.end() == len(unresolved) and len(unresolved) - found.start() <= _SHORT_TAIL \
+                return self._pass(text, unresolved)
+            if found.end() == len(unresolved) and len(unresolved) - found.start() <= _SHORT_TAIL \
                     and not unresolved[found.start():].strip(_ASCII_TAIL):
                 # only the end may start a delimiter (``t``, a whitespace run, cut off by the end):
                 # the text before it is plain, the end waits for the next chunk, as a scan decides
-                plain = unresolved[:found.start()]
-            else:
-                return self._advance(text, eos=False)
-            events = []
-            if plain:
-                self._zero_width = _NONE
-                spec = region.spec
-                if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
-                    region.parts.append(plain)
-                    events.append({"type": "region_chunk", "field": spec.name, "text": plain,
-                                   "dirty": spec.dirty})
-                else:
-                    self._route(events, plain, pos)
-            buf += text
-            pos += len(plain)
-            if pos > TRIM_THRESHOLD:
-                cut = pos - LOOKBEHIND_CONTEXT
-                buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
-                region.compact()
-            self._buf, self._pos = buf, pos
-            return events
+                return self._pass(text, unresolved[:found.start()])
         return self._advance(text, eos=False)
+
+    def _pass(self, text: str, plain: str) -> list[dict[str, Any]]:
+        """The fast path's other case: ``text`` joins the buffer and ``plain`` (the unresolved text
+        up to where a delimiter could start, which no scan is needed to know) goes to the region;
+        the rest stays unresolved."""
+        region, buf, pos = self._region, self._buf + text, self._pos
+        events: list[dict[str, Any]] = []
+        if plain:
+            self._zero_width = _NONE
+            self._route(events, plain, pos)
+            pos += len(plain)
+        if pos > TRIM_THRESHOLD:
+            cut = pos - LOOKBEHIND_CONTEXT
+            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+            region.compact()
+        self._buf, self._pos = buf, pos
+        return events
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: close the open region, check required fields, return the message.
