@@ -11,9 +11,11 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatcodec import ResponseParseError, ResponseTemplateError, load_response_template, parse_response
-from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, NESTING_ERROR, exceeds_depth
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, NESTING_ERROR, bracket_bound, exceeds_depth
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
 
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -128,6 +130,41 @@ def test_a_template_nested_deeper_than_the_limit_is_a_load_error_naming_the_fiel
 )
 def test_exceeds_depth_counts_containers(value: Any, limit: int, expected: bool) -> None:
     assert exceeds_depth(value, limit) is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "bound"),
+    [("", 0), ('{"a": [1]}', 5), ("[" * 200 + "]" * 200, 200),  # short: half its length, uncounted
+     ("[" * 201 + "]" * 201, 201), ('{"s": "' + "{" * 500 + '"}', 501),  # long: its { and [ count
+     ("[" + " " * 1000 + "]", 1)],
+)
+def test_bracket_bound_is_half_a_short_text_and_the_open_brackets_of_a_long_one(text: str,
+                                                                               bound: int) -> None:
+    assert bracket_bound(text) == bound
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet="{[]}a\\\"", max_size=4),
+    lambda children: st.lists(children, max_size=3)
+    | st.dictionaries(st.text(max_size=2), children, max_size=3),
+    max_leaves=40,
+)
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+@given(_JSON_VALUES, st.sampled_from([(",", ":"), (", ", ": ")]), st.sampled_from([None, 2]))
+def test_bracket_bound_never_falls_below_the_depth_of_the_value_written(
+        value: Any, separators: tuple[str, str], indent: int | None) -> None:
+    text = json.dumps(value, separators=separators, indent=indent)
+    assert bracket_bound(text) >= _depth(value)
+    assert not exceeds_depth(value, bracket_bound(text))
 
 
 # -- round 2: every failure inside a region close is a parse problem, and leaves a sane parser ---

@@ -17,8 +17,13 @@ import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcodec import load_response_template
-from chatcodec.response_templates.delimiters import first_chars, literal_delimiter, regex_delimiter
+from chatcodec import ResponseParser, load_response_template
+from chatcodec.response_templates.delimiters import (
+    after_whitespace_then,
+    first_chars,
+    literal_delimiter,
+    regex_delimiter,
+)
 from chatcodec.response_templates.matcher import (
     LiteralMatcher,
     RegexMatcher,
@@ -38,9 +43,12 @@ _PATTERNS = [
     r"<\|(?:end|call)\|>",
     r"\n\n\n",
     r"END\b",
+    r"\n\s*t=x",
+    r"\s{2}tx",
+    r"[ \t]+t(?:o|x)=",
 ]
-_TEXT = st.text(alphabet=[" ", "\n", "\t", "\r", "\x0b", "<", "t", "o", "=", "x", "\u00e9", "\u00a0", "E",
-                          "/"], max_size=12)
+_TEXT = st.text(alphabet=[" ", "\n", "\t", "\r", "\x0b", "<", "t", "o", "=", "x", "h", "\u00e9", "\u00a0",
+                          "E", "/"], max_size=12)
 
 
 @given(indexes=st.sets(st.integers(0, len(_PATTERNS) - 1), min_size=1), text=_TEXT)
@@ -76,9 +84,30 @@ def test_the_gpt_oss_final_answer_state_has_a_fast_path() -> None:
     matcher = template.outside_matcher
     assert isinstance(matcher, RegexMatcher) and matcher.quiet is not None
     found = {token: matcher.quiet.search(token) is not None
-             for token in [" answer", "abcd", " the", "tion", "light", "<|", "a<b", "\n\n", "caf\u00e9"]}
-    assert found == {" answer": False, "abcd": False, " the": True, "tion": False, "light": True, "<|": True,
-                     "a<b": False, "\n\n": True, "caf\u00e9": True}
+             for token in [" answer", "abcd", " the", "tion", "light", "<|", "a<b", "\n\n", "caf\u00e9",
+                           " to", " t", "\tthen", " tö"]}
+    # a run before ``t`` counts only when ``o`` (of ``to=``) or the end of the text comes next
+    assert found == {" answer": False, "abcd": False, " the": False, "tion": False, "light": True, "<|": True,
+                     "a<b": False, "\n\n": True, "caf\u00e9": True, " to": True, " t": True, "\tthen": False,
+                     " tö": True}
+
+
+@pytest.mark.parametrize(("source", "first", "expected"), [
+    (r"\s*to=functions\.(?P<name>[^\s<=]+)", "t", "o"),
+    (r"[ \t]+t(?:o|x)=", "t", "ox"),
+    (r"\n\s*</think>", "<", "/"),
+    (r"\s*x", "x", None),  # the match may end there: whatever follows
+    (r"\s*t.", "t", None),  # nearly any character
+    (r"\s{2}tx", "t", None),  # a counted run: not sampled
+    (r"(?<=a)\s*tx", "t", None),  # depends on the text before it
+])
+def test_what_follows_the_first_character_after_a_run(source: str, first: str, expected: str | None) -> None:
+    assert after_whitespace_then(regex_delimiter("f", True, source), first) == expected
+
+
+def test_what_follows_the_first_character_after_a_run_of_literals() -> None:
+    assert after_whitespace_then(literal_delimiter("f", True, [" to=", "\ntx", "t="]), "t") == "ox"
+    assert after_whitespace_then(literal_delimiter("f", True, [" to=", " t"]), "t") is None
 
 
 def test_a_literal_state_is_quiet_without_the_literals_first_characters() -> None:
@@ -106,3 +135,51 @@ def test_the_negated_ascii_class_names_its_ranges() -> None:
     assert _or_non_ascii("<t ") == "[^\\x00-\\x1f\\x21-\\x3b\\x3d-\\x73\\x75-\\x7f]"
     assert _or_non_ascii("") == "[^\\x00-\\x7f]"
     assert _or_non_ascii("".join(map(chr, range(128)))) == "(?s:.)"
+
+
+def _gpt_oss_parser() -> ResponseParser:
+    template = load_response_template(json.loads((PROFILES / "gpt_oss" / "response_template.json")
+                                                 .read_text(encoding="utf-8")))
+    return ResponseParser(template, prefix="<|start|>assistant<|channel|>final<|message|>")
+
+
+def _chunks(events: list[dict[str, object]]) -> list[object]:
+    return [event.get("text", event["type"]) for event in events]
+
+
+def test_the_fast_path_keeps_back_only_an_end_that_may_start_a_delimiter() -> None:
+    parser = _gpt_oss_parser()
+    fed = [_chunks(parser.feed(token)) for token in ["Rain", " light", " rain", " ", "12", "\n\n", "好", " t",
+                                                     "o=functions.f<|channel|>commentary<|message|>", "{}",
+                                                     "<|call|>"]]
+    assert fed == [["region_open", "Rain"], [" ligh"], ["t rain"], [], [" 12"], [], ["\n\n好"], [], [],
+                   ["region_close", "region_open", "{}"], ["region_close"]]
+    assert parser.resolved == 78
+    assert parser.finalize() == ({"role": "assistant", "content": "Rain light rain 12\n\n好", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {}}}]}, [])
+
+
+@given(st.lists(st.sampled_from([" ", "t", "to", "o=functions.f", "\n", "x", "好", "<|", "end|>", " the"]),
+                max_size=12))
+def test_the_fast_path_splits_nothing_a_whole_feed_would_not(tokens: list[str]) -> None:
+    """Token by token, the message and each region's concatenated text are those of one feed."""
+    whole, streamed = _gpt_oss_parser(), _gpt_oss_parser()
+    events = whole.feed("".join(tokens))
+    expected, tail = whole.finalize()
+    got: list[dict[str, object]] = []
+    for token in tokens:
+        got += streamed.feed(token)
+    message, end = streamed.finalize()
+    assert message == expected
+    assert _texts(got + end) == _texts(events + tail)
+
+
+def _texts(events: list[dict[str, object]]) -> list[tuple[object, str]]:
+    """Each region's text, in order (consecutive chunks of one region joined)."""
+    out: list[tuple[object, str]] = []
+    for event in events:
+        if event["type"] == "region_open":
+            out.append((event["field"], ""))
+        elif event["type"] == "region_chunk":
+            out[-1] = (out[-1][0], out[-1][1] + str(event["text"]))
+    return out

@@ -53,13 +53,14 @@ class IncrementalDecoder:
             ``range(limit)`` needs no call to ``check``.
     """
 
-    __slots__ = ("_check", "_decode", "_ids", "_limit", "_read")
+    __slots__ = ("_check", "_decode", "_ids", "_read", "limit")
 
     def __init__(self, decode: Callable[[list[int]], str],
                  check: Callable[..., None] | None = None, limit: int = 0) -> None:
         self._decode = decode
         self._check = check
-        self._limit = limit if check is not None else _UNLIMITED
+        #: ids in ``range(limit)`` are known to the tokenizer: :meth:`push` takes them as they are
+        self.limit = limit if check is not None else _UNLIMITED
         self._ids: list[int] = []  # the window: context ids, then ids not yet emitted
         self._read = 0  # ids of the window before this index were emitted as text
 
@@ -87,7 +88,7 @@ class IncrementalDecoder:
         Raises:
             ValueError: the id is outside the vocabulary (nothing is added then).
         """
-        if not 0 <= token_id < self._limit and self._check is not None:
+        if not 0 <= token_id < self.limit and self._check is not None:
             self._check([token_id], what, single=True)
         return self.push(token_id)
 

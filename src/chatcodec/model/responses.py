@@ -290,10 +290,16 @@ class ModelResponseParser:
             decoder = self._decoder
             if decoder is None:
                 decoder = self._decoder = self._new_decoder()  # raises TokenizerUnavailableError
-            text = end.cut_text(decoder.step_id(step, what="feed"))
+            text = decoder.push(step) if 0 <= step < decoder.limit else decoder.step_id(step, what="feed")
+            if end._held or not end._starts.isdisjoint(text):  # cut_text's own test, inlined
+                text = end.cut_text(text)
             if not text:
                 return []
-            self._keep(text)
+            parts = self._parts  # _keep, inlined
+            parts.append(text)
+            if len(parts) >= JOIN_PIECES:
+                self._joined.append("".join(parts))
+                parts.clear()
             return self.parser.feed(text)  # type: ignore[no-any-return]
         if self._finished:
             raise ParserStateError("feed: the parser was finalized; create a new one per sequence")

@@ -61,13 +61,11 @@ def parse_response(text: str, response_template: dict[str, Any] | ResponseTempla
 
 class _WholeTextParser(ResponseParser):
     """The streaming engine, unchanged, except for what only its events (which ``parse_response``
-    drops) would carry: each value itself instead of a copy, and no value of its own for a region
-    of a concatenating text field (the message parses the field's concatenated text once, at
+    drops) would carry: no per-region events at all, and no value of its own for a region of a
+    concatenating text field (the message parses the field's concatenated text once, at
     ``finalize``, and the ``text`` parser never fails)."""
 
-    @staticmethod
-    def _event_value(value: Any) -> Any:
-        return value
+    _emits = False
 
     def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
         if spec.concatenates:

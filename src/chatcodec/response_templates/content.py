@@ -41,7 +41,7 @@ from chatcodec.errors import ResponseTemplateError
 from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.backtracking import catastrophe
 from chatcodec.response_templates.content_error import ContentError
-from chatcodec.response_templates.lax_json import parse_json_dialect
+from chatcodec.response_templates.lax_json import parse_json_dialect, prepare_json_dialect
 from chatcodec.response_templates.limits import bracket_bound
 from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
@@ -437,7 +437,7 @@ STANDARD_PARSERS: dict[str, ContentParser] = {
         ContentParser("float", _parse_float, _validate_scalar, streams_verbatim=True),
         ContentParser("bool", _parse_bool, _validate_scalar, streams_verbatim=True),
         ContentParser("json", parse_json_dialect, _validate_json, streams_verbatim=False, string_aware=True,
-                      depth_bound=bracket_bound),
+                      depth_bound=bracket_bound, prepare=prepare_json_dialect),
         ContentParser("xml-inline", _parse_xml_inline, _validate_xml_inline, streams_verbatim=False,
                       prepare=_prepare_xml_inline),
         ContentParser("kv-lines", _parse_kv_lines, _validate_kv_lines, streams_verbatim=False,

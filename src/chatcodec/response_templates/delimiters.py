@@ -30,6 +30,7 @@ __all__ = [
     "Delimiter",
     "absorbed_whitespace",
     "after_whitespace",
+    "after_whitespace_then",
     "alphabet",
     "compile_pattern",
     "context_dependent",
@@ -430,6 +431,55 @@ def after_whitespace(delimiter: Delimiter) -> str | None:
             return None
         sampled |= chars.difference(RUN_WHITESPACE)
     return "".join(sorted(sampled))
+
+
+#: The leading runs :func:`after_whitespace_then` samples: each whitespace character once to three
+#: times, and the mixed runs of :data:`_WS_LEADS` (a pattern counting longer runs gets no answer).
+_WS_LEADS_SHORT = (*(char * count for char in RUN_WHITESPACE for count in range(1, 4)), *_WS_LEADS[48:])
+
+
+@lru_cache(maxsize=1024)
+def after_whitespace_then(delimiter: Delimiter, first: str) -> str | None:
+    """The ASCII characters that can come right after ``first`` when ``first`` follows a leading
+    whitespace run in a match (``o`` for ``t`` in ``\\s*to=functions``), or ``None`` when the
+    answer is not known or nearly any character can (more than 32).
+
+    So a space before ``the`` need not look like the start of ``\\s*to=``: only a run followed
+    by ``t`` and then one of these (or by ``t`` at the end of the text) does. Like
+    :func:`after_whitespace` the answer must not miss a character: literals are exact; a regex is
+    sampled with runs of each whitespace character one to three times and mixed runs, and a
+    pattern that counts repetitions (``\\n{3}``, ``{2,}``) or whose start depends on the text before
+    it gets ``None``.
+
+    Args:
+        delimiter: the delimiter.
+        first: a non-whitespace ASCII character of :func:`after_whitespace` (``delimiter``).
+
+    Returns:
+        The characters, sorted, as one string, or ``None`` (also when a match may end with
+        ``first``: then whatever follows it).
+    """
+    if delimiter.literals is not None:
+        seconds = set()
+        for literal in delimiter.literals:
+            rest = literal.lstrip(RUN_WHITESPACE)
+            if rest != literal and rest[:1] == first:
+                if len(rest) == 1:  # the match ends with ``first``: whatever follows
+                    return None
+                seconds.add(rest[1])
+        return "".join(sorted(seconds))
+    pattern = delimiter.pattern.pattern
+    if _CONTEXT_DEPENDENT.search(pattern) or _COUNTED.search(pattern):
+        return None
+    match = delimiter.pattern.match
+    leads = [lead for lead in _WS_LEADS_SHORT if match(lead + first, partial=True) is not None]
+    chars = {c for c in map(chr, range(128)) if any(match(lead + first + c, partial=True) is not None
+                                                    for lead in leads)}
+    return None if len(chars) > 32 else "".join(sorted(chars))
+
+
+#: A counted repetition (``{2}``, ``{1,3}``): runs longer than the short samples may matter.
+_COUNTED = regex.compile(r"\{[0-9]*,?[0-9]*\}")
 
 
 def alphabet(delimiter: Delimiter) -> frozenset[str] | None:

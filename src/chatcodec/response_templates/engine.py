@@ -34,6 +34,7 @@ This module never parses region content itself and never touches files.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +91,12 @@ TRIM_THRESHOLD = 1024
 #: A held tail this long is not searched again on every feed (:meth:`ResponseParser._hold`); below
 #: it, every feed searches, so real outputs stream with no added delay.
 DEFER_AFTER = 256
+#: The longest end of a chunk the fast path keeps back as a possible delimiter start without a
+#: scan (longer ones are scanned, and held by :meth:`ResponseParser._hold`).
+_SHORT_TAIL = 8
+#: What such an end may hold: an ASCII whitespace run, or one other ASCII character (a non-ASCII
+#: one is scanned: every character of CJK text may start a delimiter as far as ``quiet`` knows).
+_ASCII_TAIL = "".join(map(chr, range(128)))
 _UNBOUNDED = 1 << 62
 
 class Lifecycle(enum.Enum):
@@ -101,8 +108,11 @@ class Lifecycle(enum.Enum):
 
 
 _FEEDING = Lifecycle.FEEDING
+_FINISHED = Lifecycle.FINISHED
 _NONE: frozenset[Delimiter] = frozenset()
 _NONE_HELD: frozenset[str] = frozenset()
+#: The captures of the implicit field's regions (no open delimiter): one empty dict, only read.
+_NO_CAPTURES: dict[str, str] = {}
 
 
 class _Region:
@@ -115,11 +125,11 @@ class _Region:
     __slots__ = ("captures", "joined", "matcher", "offset", "opened", "opening", "parts", "quiet", "spec",
                  "strings", "tracked", "vacant", "values")
 
-    def __init__(self, spec: FieldSpec | None, matcher: Matcher | None,
-                 captures: dict[str, str] | None = None, *, opened: bool = False, offset: int = 0,
-                 opening: str = "", vacant: bool = False, strings: StringTracker | None = None) -> None:
+    def __init__(self, spec: FieldSpec | None, matcher: Matcher | None, captures: dict[str, str],
+                 opened: bool, offset: int, opening: str, vacant: bool,
+                 strings: StringTracker | None) -> None:
         self.spec = spec  # None: no implicit field, text outside regions is discarded
-        self.captures: dict[str, str] = {} if captures is None else captures
+        self.captures = captures  # the open delimiter's named groups (read, never changed)
         self.parts: list[str] = []
         self.opened = opened
         self.offset = offset  # where the body starts, relative to the start of the generated text
@@ -132,7 +142,7 @@ class _Region:
         #: what to watch while in this region, and the ``search`` of ``matcher.quiet`` (None: no
         #: fast path); kept in step by :meth:`watch`
         self.matcher: Matcher | None
-        self.quiet: Callable[[str], object] | None
+        self.quiet: Callable[[str], re.Match[str] | None] | None
         self.watch(matcher)
 
     def watch(self, matcher: Matcher | None) -> None:
@@ -238,9 +248,9 @@ class ResponseParser:
         if self._keep and PARSE_ERRORS_KEY in self._template.fields:
             raise ValueError(f"errors='keep' records problems under {PARSE_ERRORS_KEY!r}, which this "
                              "template uses as a field name; rename the field or use errors='strict'")
-        self._tools: ToolParameters = tool_parameters(tools)
+        self._tools: ToolParameters = tool_parameters(tools) if tools else {}
         self._message = MessageBuilder(self._template)
-        self._lifecycle = Lifecycle.FEEDING
+        self._lifecycle = _FEEDING
         self._failure: Exception | None = None
         self._buf = ""
         self._pos = 0
@@ -325,13 +335,20 @@ class ResponseParser:
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         held = self._held
-        if held is None:
-            region = self._region
-            quiet = region.quiet
-            if quiet is not None and text and quiet(text) is None:
-                buf = self._buf
-                pos = self._pos
-                if pos == len(buf):  # the fast path: all of ``text`` goes to the region, no scan
+        if held is not None:
+            if text and len(text) <= self._room and self._waits(text):
+                held.append(text)
+                self._room -= len(text)
+                return []
+            text, self._held = "".join(held) + text, None
+        region = self._region
+        quiet = region.quiet
+        if quiet is not None and text:
+            buf = self._buf
+            pos = self._pos
+            if pos == len(buf):
+                found = quiet(text)
+                if found is None:  # the fast path: all of ``text`` goes to the region, no scan
                     self._zero_width = _NONE
                     spec = region.spec
                     if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
@@ -348,11 +365,35 @@ class ResponseParser:
                         region.compact()
                     self._buf, self._pos = buf, len(buf)
                     return events
-        elif text and len(text) <= self._room and self._waits(text):
-            held.append(text)
-            self._room -= len(text)
-            return []
+                unresolved = text
+            else:  # what was kept back as a possible delimiter start (or held), then ``text``
+                unresolved = buf[pos:] + text
+                found = quiet(unresolved)
+            if found is None:
+                return self._pass(text, unresolved)
+            if found.end() == len(unresolved) and len(unresolved) - found.start() <= _SHORT_TAIL \
+                    and not unresolved[found.start():].strip(_ASCII_TAIL):
+                # only the end may start a delimiter (``t``, a whitespace run, cut off by the end):
+                # the text before it is plain, the end waits for the next chunk, as a scan decides
+                return self._pass(text, unresolved[:found.start()])
         return self._advance(text, eos=False)
+
+    def _pass(self, text: str, plain: str) -> list[dict[str, Any]]:
+        """The fast path's other case: ``text`` joins the buffer and ``plain`` (the unresolved text
+        up to where a delimiter could start, which no scan is needed to know) goes to the region;
+        the rest stays unresolved."""
+        region, buf, pos = self._region, self._buf + text, self._pos
+        events: list[dict[str, Any]] = []
+        if plain:
+            self._zero_width = _NONE
+            self._route(events, plain, pos)
+            pos += len(plain)
+        if pos > TRIM_THRESHOLD:
+            cut = pos - LOOKBEHIND_CONTEXT
+            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+            region.compact()
+        self._buf, self._pos = buf, pos
+        return events
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: close the open region, check required fields, return the message.
@@ -378,7 +419,7 @@ class ResponseParser:
             self._message.errors.append({"field": name, "parser": None, "offset": None,
                                          "error": "required field never matched", "text": "",
                                          "raw": "", "span": None})
-        self._lifecycle = Lifecycle.FINISHED
+        self._lifecycle = _FINISHED
         return self._message.build(), events
 
     # -- the per-chunk path -----------------------------------------------------------------------
@@ -412,9 +453,11 @@ class ResponseParser:
                     self._zero_width = _NONE
                     self._route(events, buf[pos:result], pos)
                     pos = result
-                if eos:
-                    self._close(events, cut_off=True, end=self._origin + pos)
-                elif matcher is not None and pos < len(buf) \
+                if eos:  # the last region: nothing comes after it
+                    self._close(events, cut_off=True, end=self._origin + pos, reopened=True)
+                    self._buf, self._pos = buf, pos
+                    return events
+                if matcher is not None and pos < len(buf) \
                         and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
                     self._hold(buf, pos, matcher)
                 break
@@ -465,13 +508,13 @@ class ResponseParser:
             self._route(events, buf[pos : commit.start], pos)
             pos = commit.start
             self._zero_width = _NONE
+        delimiter_text = buf[pos : commit.end]
         if region.strings is not None and not commit.delimiter.is_open \
-                and region.inside_string(buf[pos : commit.end]):
+                and region.inside_string(delimiter_text):
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
-        empty = commit.start == commit.end
+        empty = pos == commit.end
         self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
-        delimiter_text = buf[commit.start : commit.end]
         if commit.delimiter.is_open:
             self._close(events, end=self._origin + commit.start, reopened=True)
             self._open(events, commit, delimiter_text)
@@ -485,21 +528,23 @@ class ResponseParser:
         spec = region.spec
         if spec is None:
             return
+        region.parts.append(text)
         if not region.opened:
             region.opened, region.vacant = True, False
             region.offset = self._origin + at
-            events.append({"type": "region_open", "field": spec.name, "start": region.offset} if self._offsets
-                          else {"type": "region_open", "field": spec.name})
-        region.parts.append(text)
-        events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
+            if self._emits:
+                events.append({"type": "region_open", "field": spec.name, "start": region.offset}
+                              if self._offsets else {"type": "region_open", "field": spec.name})
+        if self._emits:
+            events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
 
     def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
-        self._region = region = _Region(spec, spec.close_matcher, commit.captures, opened=True,
-                                        offset=self._origin + commit.end, opening=opening,
-                                        strings=_strings(spec))
-        events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
-                      if self._offsets else {"type": "region_open", "field": spec.name})
+        self._region = region = _Region(spec, spec.close_matcher, commit.captures, True,
+                                        self._origin + commit.end, opening, False, _strings(spec))
+        if self._emits:
+            events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
+                          if self._offsets else {"type": "region_open", "field": spec.name})
         if self._value_deltas or spec.close_at_value_end:
             self._open_values(events, region, commit.captures)
 
@@ -534,7 +579,8 @@ class ResponseParser:
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
-        return _Region(implicit, self._template.outside_matcher, strings=_strings(implicit), vacant=True)
+        return _Region(implicit, self._template.outside_matcher, _NO_CAPTURES, False, 0, "", True,
+                       _strings(implicit))
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
                close_captures: dict[str, str] | None = None, *, cut_off: bool = False,
@@ -549,7 +595,8 @@ class ResponseParser:
         (a content parser other than ``text``) that holds nothing but whitespace (its open was
         written, its value never begun: dropping it would lose the open). ``end`` is the offset just after the
         region's raw text (for ``offsets=True``). ``reopened``: the caller opens the next region
-        right away (an open delimiter ended this one), so no OUTSIDE region is made in between.
+        right away (an open delimiter ended this one), or the output ended, so no OUTSIDE region
+        is made in between.
         """
         region = self._region
         if not reopened:
@@ -586,14 +633,18 @@ class ResponseParser:
             return
         if closing_values:
             events += closing_values
-        close = {"type": "region_close", "field": spec.name, "value": self._event_value(value)}
+        if not self._emits:
+            return
+        close = {"type": "region_close", "field": spec.name, "value": copy_value(value)}
         if self._offsets:
             close["end"] = end
         events.append(close)
 
-    #: The value a ``region_close`` event carries: a copy, so a caller editing an event's value
-    #: never edits the message (``parse_response``, which returns no events, skips the copy).
-    _event_value = staticmethod(copy_value)
+    #: Whether the per-region events (``region_open``, ``region_chunk``, ``region_close``) are
+    #: built: ``parse_response``, which returns none of them, turns them off (a region that fails
+    #: and ``value_deltas`` still make theirs). A ``region_close`` event carries a copy of the
+    #: value, so a caller editing an event's value never edits the message.
+    _emits = True
 
     def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
         """Record (both modes) each tool call to a function that ``tools=`` does not list: the call

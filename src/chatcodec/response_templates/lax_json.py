@@ -33,7 +33,7 @@ import functools
 import json
 import math
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import regex
@@ -51,6 +51,7 @@ __all__ = [
     "loads_finite_json",
     "loads_json",
     "parse_json_dialect",
+    "prepare_json_dialect",
     "quote_bare_keys",
     "reject_constant",
     "unique_keys",
@@ -305,18 +306,51 @@ def parse_json_dialect(text: str, args: Mapping[str, Any]) -> Any:
             raise ValueError(NESTING_ERROR)
         return value
     except (ValueError, RecursionError) as error:
-        if args.get("allow_non_json"):
-            return text.strip() if args.get("strip", True) else text
-        if not isinstance(error, ValueError) or str(error) == NESTING_ERROR:
-            raise JSONContentError(NESTING_ERROR) from None
-        detail = _describe(error)
-        if working == text:
-            position = error.pos if isinstance(error, json.JSONDecodeError) else None
-            raise JSONContentError(f"could not parse region as JSON: {detail}", position) from None
-        raise JSONContentError(
-            f"could not parse after dialect transforms: {detail}; the text after the dialect "
-            f"rewrite was {_clip(working)}"
-        ) from None
+        return _failed(error, text, working, args)
+
+
+def prepare_json_dialect(args: Mapping[str, Any]) -> Callable[[str], Any]:
+    """:func:`parse_json_dialect` with ``args`` bound (the ``json`` parser's ``prepare``, called
+    when a template loads).
+
+    Args:
+        args: validated ``content_args``.
+
+    Returns:
+        ``(text) -> value``, returning and raising what ``parse_json_dialect(text, args)`` does.
+        Without ``string_delims`` and ``unquoted_keys`` the text is decoded as it is, with no
+        dialect step to skip at every region close (the hot path of tool-heavy output).
+    """
+    if args.get("string_delims") or args.get("unquoted_keys"):
+        return lambda text: parse_json_dialect(text, args)
+
+    def parse_plain_json(text: str) -> Any:
+        try:
+            value = loads_json(text)
+            if bracket_bound(text) > MAX_NESTING_DEPTH and exceeds_depth(value):
+                raise ValueError(NESTING_ERROR)
+            return value
+        except (ValueError, RecursionError) as error:
+            return _failed(error, text, text, args)
+
+    return parse_plain_json
+
+
+def _failed(error: ValueError | RecursionError, text: str, working: str, args: Mapping[str, Any]) -> Any:
+    """What :func:`parse_json_dialect` does when decoding ``working`` (``text`` after the dialect)
+    failed: the raw text with ``allow_non_json``, else a :class:`JSONContentError` saying why."""
+    if args.get("allow_non_json"):
+        return text.strip() if args.get("strip", True) else text
+    if not isinstance(error, ValueError) or str(error) == NESTING_ERROR:
+        raise JSONContentError(NESTING_ERROR) from None
+    detail = _describe(error)
+    if working == text:
+        position = error.pos if isinstance(error, json.JSONDecodeError) else None
+        raise JSONContentError(f"could not parse region as JSON: {detail}", position) from None
+    raise JSONContentError(
+        f"could not parse after dialect transforms: {detail}; the text after the dialect "
+        f"rewrite was {_clip(working)}"
+    ) from None
 
 
 def _describe(error: ValueError) -> str:
@@ -377,15 +411,14 @@ def _one_value_end(text: str) -> str | None:
     strings costs no Python step per string; the value it builds is kept for :func:`loads_json`
     when that would return it for the same text (same scanner, JSON whitespace around it).
     """
-    start = len(text) - len(text.lstrip())
-    try:
-        value, end = _SCAN(text, start)
+    try:  # JSON whitespace only before it: other leading whitespace fails here (scan string by string)
+        value, end = _SCAN(text, _SKIP(text, 0).end())
     except (ValueError, StopIteration, RecursionError):  # a repeated key or NaN too: scan step by step
         return None
-    if end < len(text) and not text[end:].isspace():
-        return None
-    if start == _SKIP(text, 0).end() and _SKIP(text, end).end() == len(text):
+    if _SKIP(text, end).end() == len(text):
         _DECODED.last = (text, value)  # exactly what loads_json(text) returns: keep it for the parser
+    elif not text[end:].isspace():
+        return None
     return text[end - 1]
 
 

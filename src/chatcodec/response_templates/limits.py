@@ -64,15 +64,23 @@ def exceeds_depth(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
 
 def bracket_bound(text: str) -> int:
     """An upper bound on the nesting depth of the JSON value decoded from ``text``: every level opens
-    with a ``{`` or ``[`` of its own (those inside strings only raise the bound). Two C counts,
-    where :func:`exceeds_depth` walks every container in Python.
+    with a ``{`` or ``[`` of its own and closes with its own ``}`` or ``]`` (brackets inside strings
+    only raise the bound), so the depth is at most half the text's length, and at most its count
+    of ``{`` and ``[``. Text too short to nest deeper than :data:`MAX_NESTING_DEPTH` is not
+    counted (most tool calls); longer text costs two C counts, where :func:`exceeds_depth` walks
+    every container in Python.
 
     Args:
-        text: JSON (or JSON-like) text.
+        text: JSON (or JSON-like) text, whose decoded containers each have their closing bracket
+            in it.
 
     Returns:
-        How many ``{`` and ``[`` it holds.
+        Half the length of ``text`` when that is at most :data:`MAX_NESTING_DEPTH`, else how many
+        ``{`` and ``[`` it holds.
     """
+    half = len(text) // 2
+    if half <= MAX_NESTING_DEPTH:
+        return half
     return text.count("{") + text.count("[")
 
 

@@ -46,6 +46,7 @@ from chatcodec.response_templates.delimiters import (
     Delimiter,
     absorbed_whitespace,
     after_whitespace,
+    after_whitespace_then,
     alphabet,
     first_chars,
 )
@@ -414,8 +415,28 @@ def _quiet(delimiters: tuple[Delimiter, ...]) -> re.Pattern[str] | None:
     if spaces:
         run = re.escape(RUN_WHITESPACE)
         lead = re.escape("".join(sorted(spaces)))
-        alternatives.append(f"[{lead}][{run}]*(?={_or_non_ascii(follows)}|\\Z)")
+        alternatives.append(f"[{lead}][{run}]*(?={_after_run(delimiters, follows)}|\\Z)")
     return re.compile("|".join(alternatives))
+
+
+def _after_run(delimiters: tuple[Delimiter, ...], follows: str) -> str:
+    """What may follow a whitespace run where a delimiter could start: a character of ``follows``
+    (or any non-ASCII one), and for a character that only ever comes before a few others in such
+    a match (``t`` before ``o`` in ``\\s*to=``), only before one of them or at the end of the text."""
+    led = [d for d in delimiters if after_whitespace(d)]
+    seconds: dict[str, set[str] | None] = {}
+    for char in follows:
+        for delimiter in led:
+            if char not in (after_whitespace(delimiter) or ""):
+                continue
+            then = after_whitespace_then(delimiter, char)
+            known = seconds.setdefault(char, set())
+            seconds[char] = None if then is None or known is None else known | set(then)
+    alone = "".join(char for char in follows if seconds.get(char) is None)
+    parts = [_or_non_ascii(alone)]
+    parts += [f"{re.escape(char)}(?={_or_non_ascii(''.join(then))}|\\Z)"
+              for char, then in seconds.items() if then is not None]
+    return "(?:" + "|".join(parts) + ")"
 
 
 def _or_non_ascii(chars: str) -> str:
