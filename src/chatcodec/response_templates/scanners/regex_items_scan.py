@@ -135,6 +135,11 @@ class _Matchers:
             return start
         return None
 
+    def holds(self, text: str, pos: int) -> bool:
+        """Whether :meth:`scan` (more text to come) would answer ``pos`` again: a match cut off by
+        the end of ``text`` starts there and none is complete (``False``: only a scan can tell)."""
+        return self.open.holds(text, pos)
+
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
         if eos:
             return self.final.scan(text, pos, True, {})
@@ -213,6 +218,10 @@ class RegexItemsScanner:
         self.complete: int | None = None
         #: feeds inside a streamed group that the terminator's quiet test settled without a search
         self.quiet_feeds = 0
+        #: feeds between matches that the head's quiet test settled without a search
+        self.quiet_searches = 0
+        #: feeds that left a cut-off head or terminator held where it was, without a search
+        self.held_feeds = 0
 
     def streamed_groups(self) -> tuple[str, ...]:
         """The groups whose text streams (see :func:`streamed_groups`)."""
@@ -253,6 +262,14 @@ class RegexItemsScanner:
                 if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                     self._trim()
                 return out
+        if self._state == _SEARCH and not self._whole_search and self._search_settles(text):
+            return out
+        if self._state == _GROUP and term is not None and not self._to_end \
+                and term.holds(self._text + text, self._pos - self._base):
+            self.held_feeds += 1  # the terminator cut off where it was, still: nothing decided
+            self._text += text
+            self._trim()
+            return out
         if self._whole_search and self._state == _SEARCH and self._waits(text):
             self._text += text
             return out
@@ -263,6 +280,29 @@ class RegexItemsScanner:
             self._rescan_at = end + (end - self._pos)  # the undecided text doubles before a search
         self._trim()
         return out
+
+    def _search_settles(self, text: str) -> bool:
+        """Feed ``text`` while the next match's head is searched, without the search, when the
+        head's own tests tell what it would answer (``False``: nothing was fed). Either no head
+        can start in the undecided text (:meth:`_Matchers.decided`: ``\n`` between two calls), or
+        the head cut off at ``_pos`` still is, and none is complete (:meth:`_Matchers.holds`:
+        ``<｜tool▁call▁begin｜>get_weather`` before its ``<｜tool▁sep｜>``); the text before
+        ``_pos`` is then checked against ``between`` as the search's answer would have it."""
+        rel = self._pos - self._base
+        held = self._text[rel:] + text
+        decided = self._search.decided(held)
+        if decided is not None:
+            self.quiet_searches += 1
+            self._text += text
+            self._pos += decided
+        elif held and self._search.holds(self._text + text, rel):
+            self.held_feeds += 1
+            self._text += text
+        else:
+            return False
+        self._check_gap(self._pos, False)
+        self._trim()
+        return True
 
     def _waits(self, text: str) -> bool:
         """Whether a match set whole skips its search for ``text``: a match may be under way (the
