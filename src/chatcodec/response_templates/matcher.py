@@ -153,13 +153,14 @@ class LiteralMatcher:
         return Commit(self._owner[literal], q, end, {})
 
 
-    def holds(self, buf: str, pos: int) -> bool:
+    def holds(self, buf: str, pos: int, complete: bool = True) -> bool:
         """Whether :meth:`scan` (``eos`` false) would answer ``pos``, told without its searches:
         ``buf[pos:]`` is a literal cut off by the end of the buffer and no literal of its own.
 
         ``False`` means only that this test cannot tell (then :meth:`scan` must run). A literal's
         start is never further than the longest literal from the end, where :meth:`scan` looks
-        for one, so the cut-off start at ``pos`` is what it answers.
+        for one, so the cut-off start at ``pos`` is what it answers. ``complete`` is accepted for
+        the common signature (a literal's test needs no search).
         """
         rest = buf[pos:]
         return rest in self._prefixes and rest not in self._owner
@@ -279,9 +280,14 @@ class RegexMatcher:
         except TimeoutError:
             raise RegexTimeout(self.suspects) from None
 
-    def holds(self, buf: str, pos: int) -> bool:
+    def holds(self, buf: str, pos: int, complete: bool = True) -> bool:
         """Whether :meth:`scan` (``eos`` false, a fresh memo) would answer ``pos``, told with two
         matches anchored at ``pos`` instead of its searches over all of ``buf[pos:]``.
+
+        Args:
+            buf, pos: as for :meth:`scan`.
+            complete: whether to look for a complete match at ``pos``; ``False`` when the caller
+                knows there is none (it held there before and no match can have ended since).
 
         That answer comes exactly when no delimiter's complete match starts at ``pos`` and a
         partial one does (what :meth:`_leftmost_partial` finds first: no barrier character after
@@ -300,11 +306,8 @@ class RegexMatcher:
             return False
         timeout = None if n - pos <= self._untimed else backtracking.REGEX_TIMEOUT
         try:
-            if self._combined is not None:
-                if self._combined.match(buf, pos, None, None, False, timeout) is not None:
-                    return False
-            elif any(searcher.match(buf, pos, None, None, False, timeout) is not None
-                     for searcher in self._searchers):
+            if complete and any(searcher.match(buf, pos, None, None, False, timeout) is not None
+                                for searcher in self._searchers or (self._combined,)):
                 return False
             if self._barrier is not None and self._barrier.search(buf, pos) is not None:
                 return False

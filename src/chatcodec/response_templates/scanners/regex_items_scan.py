@@ -47,6 +47,7 @@ from chatcodec.response_templates.scanners.nested import Part
 from chatcodec.response_templates.scanners.pattern_split import (
     Branched,
     Split,
+    literal_tail,
     literal_text,
     punctuation,
     python_dollar,
@@ -80,10 +81,13 @@ def _matchers(source: str) -> _Matchers:
 class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
-    __slots__ = ("_pattern", "_plain", "_starts", "_wide", "dollar", "final", "open", "quiet", "triggers")
+    __slots__ = ("_pattern", "_plain", "_starts", "_wide", "dollar", "final", "open", "quiet", "tail",
+                 "triggers")
 
     def __init__(self, source: str) -> None:
         self.triggers = punctuation(source)
+        #: the literal every match ends with, when nothing past a match decides it (``""``: none)
+        self.tail = literal_tail(source)
         literal = literal_text(source)
         if literal:  # a literal commits as soon as it is complete (a regex waits for one more character)
             self.open = self.final = build_matcher([literal_delimiter("value", False, [literal])])
@@ -143,10 +147,11 @@ class _Matchers:
             return start
         return None
 
-    def holds(self, text: str, pos: int) -> bool:
+    def holds(self, text: str, pos: int, complete: bool = True) -> bool:
         """Whether :meth:`scan` (more text to come) would answer ``pos`` again: a match cut off by
-        the end of ``text`` starts there and none is complete (``False``: only a scan can tell)."""
-        return self.open.holds(text, pos)
+        the end of ``text`` starts there and none is complete (``False``: only a scan can tell;
+        ``complete`` false: the caller knows none is)."""
+        return self.open.holds(text, pos, complete)
 
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
         if eos:
@@ -230,6 +235,8 @@ class RegexItemsScanner:
         self.quiet_searches = 0
         #: feeds that left a cut-off head or terminator held where it was, without a search
         self.held_feeds = 0
+        # the last hold :meth:`_still_held` told: its matchers, where, and up to where it read
+        self._held: tuple[_Matchers, int, int] | None = None
 
     def streamed_groups(self) -> tuple[str, ...]:
         """The groups whose text streams (see :func:`streamed_groups`)."""
@@ -272,8 +279,7 @@ class RegexItemsScanner:
                 return out
         if self._state == _SEARCH and not self._whole_search and self._search_settles(text):
             return out
-        if self._state == _GROUP and term is not None and not self._to_end \
-                and term.holds(self._text + text, self._pos - self._base):
+        if self._state == _GROUP and term is not None and not self._to_end and self._still_held(term, text):
             self.held_feeds += 1  # the terminator cut off where it was, still: nothing decided
             self._text += text
             self._trim()
@@ -303,7 +309,7 @@ class RegexItemsScanner:
             self.quiet_searches += 1
             self._text += text
             self._pos += decided
-        elif held and self._search.holds(self._text + text, rel):
+        elif held and self._still_held(self._search, text):
             self.held_feeds += 1
             self._text += text
         else:
@@ -311,6 +317,23 @@ class RegexItemsScanner:
         self._check_gap(self._pos, False)
         self._trim()
         return True
+
+    def _still_held(self, matchers: _Matchers, text: str) -> bool:
+        """Whether ``matchers`` still hold the text at ``_pos`` back with ``text`` added
+        (:meth:`_Matchers.holds`). Held there before, a match whose end is a literal
+        (:attr:`_Matchers.tail`) can only have become complete if that literal ends in ``text``:
+        otherwise only the cut-off match is tested (GLM-4.6's key that never completes is not
+        read again whole on every feed to look for its ``<arg_value>``)."""
+        rel = self._pos - self._base
+        buf = self._text + text
+        held, tail, complete = self._held, matchers.tail, True
+        if held is not None and held[0] is matchers and held[1] == self._pos and tail:
+            complete = tail in buf[max(rel, held[2] - len(tail) + 1 - self._base) :]
+        if matchers.holds(buf, rel, complete):
+            self._held = (matchers, self._pos, self._base + len(buf))
+            return True
+        self._held = None
+        return False
 
     def _waits(self, text: str) -> bool:
         """Whether a match set whole skips its search for ``text``: a match may be under way (the
