@@ -17,10 +17,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec import profiles
+from chatcodec.response_templates.scanners.pattern_split import literal_tail
 from chatcodec.response_templates.scanners.protocol import Delta
 from chatcodec.response_templates.scanners.regex_items_scan import (
     RegexItemsScanner,
@@ -176,3 +178,23 @@ def test_every_cut_in_two() -> None:
 def test_any_chunking(family: str, cuts: list[int]) -> None:
     text = TEXTS[family]
     check_prefixes(family, text, [cut for cut in cuts if cut < len(text)], scanner)
+
+
+@pytest.mark.parametrize(("source", "tail"), [
+    (r"<arg_key>\s*(?P<key>.*?)\s*</arg_key>\s*<arg_value>", "<arg_value>"),
+    (r"<\|tool_call_begin\|>\s*(?P<id>(?:functions\.)?(?P<name>[\w\-.]+?):\d+)\s*<\|tool_call_argument_begin\|>",
+     "<|tool_call_argument_begin|>"),
+    (r"\s*```\s*<｜tool▁call▁end｜>", "<｜tool▁call▁end｜>"),
+    (r"(?<=a)bc", "bc"),  # a look-behind reads the text before the match
+    (r"a\|b", "a|b"),
+    (r"<｜tool▁sep｜>(?P<name>[^\n<]+)\n```(?:json)?\s*", ""),  # ends with a quantifier
+    (r"(?:</arg_value>|(?=<arg_key>)|$)", ""),  # a look-ahead and $ read past the match
+    (r"ab$", ""),
+    (r"x(?=y)z", ""),
+    (r"a|bc", ""),  # an alternation at the top
+    (r"(?i)abc", ""),  # flags: the literal may match other text
+    (r"(?P<n>a)(?P=n)", ""),
+    (r"ab+", ""),
+])
+def test_literal_tail(source: str, tail: str) -> None:
+    assert literal_tail(source) == tail
