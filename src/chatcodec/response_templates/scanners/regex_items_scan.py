@@ -327,6 +327,9 @@ class RegexItemsScanner:
         rel = self._pos - self._base
         buf = self._text + text
         held, tail, complete = self._held, matchers.tail, True
+        if tail and tail in buf[max(rel, len(self._text) - len(tail) + 1) :]:
+            self._held = None  # the literal that ends a match came (<｜tool▁sep｜>): let the search tell
+            return False
         if held is not None and held[0] is matchers and held[1] == self._pos and tail:
             complete = tail in buf[max(rel, held[2] - len(tail) + 1 - self._base) :]
         if matchers.holds(buf, rel, complete):
