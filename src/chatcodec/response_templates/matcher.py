@@ -155,6 +155,18 @@ class LiteralMatcher:
         return Commit(self._owner[literal], q, end, {})
 
 
+    def holds(self, buf: str, pos: int, complete: bool = True) -> bool:
+        """Whether :meth:`scan` (``eos`` false) would answer ``pos``, told without its searches:
+        ``buf[pos:]`` is a literal cut off by the end of the buffer and no literal of its own.
+
+        ``False`` means only that this test cannot tell (then :meth:`scan` must run). A literal's
+        start is never further than the longest literal from the end, where :meth:`scan` looks
+        for one, so the cut-off start at ``pos`` is what it answers. ``complete`` is accepted for
+        the common signature (a literal's test needs no search).
+        """
+        rest = buf[pos:]
+        return rest in self._prefixes and rest not in self._owner
+
     def _cut_off(self, buf: str, start: int, stop: int) -> int:
         """The first index in ``[start, stop)`` from which the rest of ``buf`` is the start of a
         literal (cut off by the end of the buffer), or -1."""
@@ -267,6 +279,47 @@ class RegexMatcher:
                 if outcome is not None:
                     return outcome
                 start = q + 1  # only blocked zero-width matches at q: look further
+        except TimeoutError:
+            raise RegexTimeout(self.suspects) from None
+
+    def holds(self, buf: str, pos: int, complete: bool = True) -> bool:
+        """Whether :meth:`scan` (``eos`` false, a fresh memo) would answer ``pos``, told with two
+        matches anchored at ``pos`` instead of its searches over all of ``buf[pos:]``.
+
+        Args:
+            buf, pos: as for :meth:`scan`.
+            complete: whether to look for a complete match at ``pos``; ``False`` when the caller
+                knows there is none (it held there before and no match can have ended since).
+
+        That answer comes exactly when no delimiter's complete match starts at ``pos`` and a
+        partial one does (what :meth:`_leftmost_partial` finds first: no barrier character after
+        ``pos``, the start candidates take ``pos``, and a probe or a held whitespace run starts
+        there). A streamed group's scanner asks this on every feed while a cut-off delimiter is
+        held (``<｜tool▁call▁begin｜>get_`` waiting for ``<｜tool▁sep｜>``), where each search
+        would read all of the held text again from every place a delimiter could start.
+
+        ``False`` means only that this test cannot tell (then :meth:`scan` must run).
+
+        Raises:
+            RegexTimeout: as :meth:`scan`, for the same text.
+        """
+        n = len(buf)
+        if pos >= n:
+            return False
+        timeout = None if n - pos <= self._untimed else backtracking.REGEX_TIMEOUT
+        try:
+            if complete and any(searcher.match(buf, pos, None, None, False, timeout) is not None
+                                for searcher in self._searchers or (self._combined,)):
+                return False
+            if self._barrier is not None and self._barrier.search(buf, pos) is not None:
+                return False
+            if self._prefilter is not None:
+                if self._prefilter.match(buf, pos) is None:
+                    return False
+                if self.absorbed and not buf[pos:].strip(self.absorbed):
+                    return True
+            return any((m := probe.match(buf, pos, None, None, True, timeout)) is not None and m.partial
+                       for probe in self._probes)
         except TimeoutError:
             raise RegexTimeout(self.suspects) from None
 

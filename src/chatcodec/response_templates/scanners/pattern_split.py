@@ -120,6 +120,42 @@ def literal_text(source: str) -> str | None:
     return run[0] if run is not None and run[1] == len(toks) and run[0] else None
 
 
+#: Tokens that read past the end of their match or that make a literal match other text.
+_PEEKS = frozenset(("$", "\\Z", "\\z", "\\b", "\\B", "\\G"))
+
+
+def literal_tail(source: str) -> str:
+    """The literal text that ends every match of ``source`` (``<arg_value>`` of GLM-4.5's key),
+    when whether a text matches depends only on the text up to the match's end; else ``""``.
+
+    ``""`` also for an alternation at the top, flags (``(?i)``), look-aheads, ``$``, ``\\Z``,
+    ``\\b``, back-references and recursion (look-behinds are kept: they read the text before).
+    So a match that was not there in a text and is in the same text made longer must end with
+    this tail inside what was added, or right across its start.
+    """
+    toks = tokens(source)
+    depth = 0
+    for token in toks:
+        if token in _PEEKS or (token.startswith("\\") and token[1:2].isdigit() and token[1:2] != "0") \
+                or token.startswith(("\\g", "(?P=", "(?P>")) \
+                or (token.startswith("(?") and token[2:3] not in ("P", "<", ":", "#")) \
+                or (token.startswith("(?<") and token[3:4] not in ("=", "!") and not token.endswith(">")):
+            return ""
+        if token.startswith("("):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        elif token == "|" and depth == 0:
+            return ""
+    tail: list[str] = []
+    for token in reversed(toks):
+        char = _literal(token)
+        if char is None:
+            break
+        tail.append(char)
+    return "".join(reversed(tail))
+
+
 def split_pattern(source: str, group: str, anchored: bool = False) -> Split | None:
     """Split ``source`` around the named ``group`` (see the module docstring), or ``None``.
 

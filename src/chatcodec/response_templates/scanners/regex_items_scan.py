@@ -27,6 +27,7 @@ a key's value becomes a list only when the key comes again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -46,6 +47,7 @@ from chatcodec.response_templates.scanners.nested import Part
 from chatcodec.response_templates.scanners.pattern_split import (
     Branched,
     Split,
+    literal_tail,
     literal_text,
     punctuation,
     python_dollar,
@@ -79,10 +81,13 @@ def _matchers(source: str) -> _Matchers:
 class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
-    __slots__ = ("_pattern", "_starts", "_wide", "dollar", "final", "open", "quiet", "triggers")
+    __slots__ = ("_pattern", "_plain", "_starts", "_wide", "dollar", "final", "open", "quiet", "tail",
+                 "triggers")
 
     def __init__(self, source: str) -> None:
         self.triggers = punctuation(source)
+        #: the literal every match ends with, when nothing past a match decides it (``""``: none)
+        self.tail = literal_tail(source)
         literal = literal_text(source)
         if literal:  # a literal commits as soon as it is complete (a regex waits for one more character)
             self.open = self.final = build_matcher([literal_delimiter("value", False, [literal])])
@@ -92,9 +97,12 @@ class _Matchers:
         self.dollar = python_dollar(source) != source
         delimiter = self.open.delimiters[0]
         starts = first_chars(delimiter)
-        self._starts = None if starts is None else regex.compile(f"[{regex.escape(starts)}]")
+        # the standard ``re`` module: a character class over a short chunk in about half the time
+        self._starts = None if starts is None else re.compile(f"[{re.escape(starts)}]")
         self._pattern = delimiter.pattern
-        self._wide: dict[str, bool] = {}  # non-ASCII character -> whether a match may start with it
+        #: the characters no match starts with: the ASCII ones, and the non-ASCII ones met so far
+        self._plain = set(map(chr, range(128))) - set(starts or "")
+        self._wide: set[str] = set()  # the non-ASCII characters met that a match may start with
         #: the matcher's own test of whether a match could start in a text (``None``: nearly anywhere);
         #: finer than the first characters: ``\\s*```\\s*<｜tool▁call▁end｜>`` only counts a
         #: whitespace run followed by a backtick or by the end of the text
@@ -102,17 +110,21 @@ class _Matchers:
 
     def may_start(self, text: str) -> bool:
         """Whether a match could start anywhere in ``text`` (``False``: all of it is plain text)."""
-        if self._starts is None or self._starts.search(text) is not None:
+        if self._starts is None:
             return True
         if text.isascii():
+            return self._starts.search(text) is not None
+        # non-ASCII text (``中文``, ``é``): one set test in C for characters met before, each
+        # new character tried once against the pattern
+        if self._plain.issuperset(text):
             return False
-        for char in set(text):
-            if char >= "\x80":
-                known = self._wide.get(char)
-                if known is None:
-                    known = self._wide[char] = self._pattern.match(char, partial=True) is not None
-                if known:
-                    return True
+        for char in set(text).difference(self._plain):
+            if char < "\x80" or char in self._wide:
+                return True
+            if self._pattern.match(char, partial=True) is not None:
+                self._wide.add(char)
+                return True
+            self._plain.add(char)
         return False
 
     def decided(self, text: str) -> int | None:
@@ -134,6 +146,12 @@ class _Matchers:
         if absorbed and run_start and not text[start:].strip(absorbed):
             return start
         return None
+
+    def holds(self, text: str, pos: int, complete: bool = True) -> bool:
+        """Whether :meth:`scan` (more text to come) would answer ``pos`` again: a match cut off by
+        the end of ``text`` starts there and none is complete (``False``: only a scan can tell;
+        ``complete`` false: the caller knows none is)."""
+        return self.open.holds(text, pos, complete)
 
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
         if eos:
@@ -213,6 +231,12 @@ class RegexItemsScanner:
         self.complete: int | None = None
         #: feeds inside a streamed group that the terminator's quiet test settled without a search
         self.quiet_feeds = 0
+        #: feeds between matches that the head's quiet test settled without a search
+        self.quiet_searches = 0
+        #: feeds that left a cut-off head or terminator held where it was, without a search
+        self.held_feeds = 0
+        # the last hold :meth:`_still_held` told: its matchers, where, and up to where it read
+        self._held: tuple[_Matchers, int, int] | None = None
 
     def streamed_groups(self) -> tuple[str, ...]:
         """The groups whose text streams (see :func:`streamed_groups`)."""
@@ -253,6 +277,13 @@ class RegexItemsScanner:
                 if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                     self._trim()
                 return out
+        if self._state == _SEARCH and not self._whole_search and self._search_settles(text):
+            return out
+        if self._state == _GROUP and term is not None and not self._to_end and self._still_held(term, text):
+            self.held_feeds += 1  # the terminator cut off where it was, still: nothing decided
+            self._text += text
+            self._trim()
+            return out
         if self._whole_search and self._state == _SEARCH and self._waits(text):
             self._text += text
             return out
@@ -263,6 +294,49 @@ class RegexItemsScanner:
             self._rescan_at = end + (end - self._pos)  # the undecided text doubles before a search
         self._trim()
         return out
+
+    def _search_settles(self, text: str) -> bool:
+        """Feed ``text`` while the next match's head is searched, without the search, when the
+        head's own tests tell what it would answer (``False``: nothing was fed). Either no head
+        can start in the undecided text (:meth:`_Matchers.decided`: ``\n`` between two calls), or
+        the head cut off at ``_pos`` still is, and none is complete (:meth:`_Matchers.holds`:
+        ``<｜tool▁call▁begin｜>get_weather`` before its ``<｜tool▁sep｜>``); the text before
+        ``_pos`` is then checked against ``between`` as the search's answer would have it."""
+        rel = self._pos - self._base
+        held = self._text[rel:] + text
+        decided = self._search.decided(held)
+        if decided is not None:
+            self.quiet_searches += 1
+            self._text += text
+            self._pos += decided
+        elif held and self._still_held(self._search, text):
+            self.held_feeds += 1
+            self._text += text
+        else:
+            return False
+        self._check_gap(self._pos, False)
+        self._trim()
+        return True
+
+    def _still_held(self, matchers: _Matchers, text: str) -> bool:
+        """Whether ``matchers`` still hold the text at ``_pos`` back with ``text`` added
+        (:meth:`_Matchers.holds`). Held there before, a match whose end is a literal
+        (:attr:`_Matchers.tail`) can only have become complete if that literal ends in ``text``:
+        otherwise only the cut-off match is tested (GLM-4.6's key that never completes is not
+        read again whole on every feed to look for its ``<arg_value>``)."""
+        rel = self._pos - self._base
+        buf = self._text + text
+        held, tail, complete = self._held, matchers.tail, True
+        if tail and tail in buf[max(rel, len(self._text) - len(tail) + 1) :]:
+            self._held = None  # the literal that ends a match came (<｜tool▁sep｜>): let the search tell
+            return False
+        if held is not None and held[0] is matchers and held[1] == self._pos and tail:
+            complete = tail in buf[max(rel, held[2] - len(tail) + 1 - self._base) :]
+        if matchers.holds(buf, rel, complete):
+            self._held = (matchers, self._pos, self._base + len(buf))
+            return True
+        self._held = None
+        return False
 
     def _waits(self, text: str) -> bool:
         """Whether a match set whole skips its search for ``text``: a match may be under way (the
