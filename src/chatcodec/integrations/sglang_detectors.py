@@ -22,6 +22,7 @@ stays content; ``detect_and_parse`` gives the message streaming gives.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any
 
@@ -252,3 +253,15 @@ class ChatcodecToolDetector(BaseFormatDetector):
             raise NotImplementedError("chatcodec: no structural tags (see supports_structural_tag)")
 
         return info
+
+
+def _fixed_signature(cls: type) -> None:
+    """Keep ``cls``'s constructor signature on the class (``__signature__``), which ``inspect.signature``
+    returns as it is: SGLang asks for it on every request it builds a parser for (to see whether the
+    class takes ``tokenizer``), and working it out from ``__init__`` costs about as much as a
+    short stream's whole parse."""
+    cls.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
+
+
+_fixed_signature(ChatcodecReasoningDetector)
+_fixed_signature(ChatcodecToolDetector)
