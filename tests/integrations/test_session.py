@@ -80,6 +80,21 @@ def test_raw_text_is_read_by_offsets_and_forgotten_before_a_point() -> None:
     assert (raw.slice(0), raw.slice(3, 4), raw.slice(5)) == ("defg", "d", "fg")
 
 
+def test_raw_text_handed_out_piece_by_piece() -> None:
+    # the plugins' usual pattern: each piece is read whole and forgotten right after
+    raw = RawText()
+    raw.append("ab")
+    assert (raw.slice(0), raw.slice(0, 9)) == ("ab", "ab")
+    raw.drop_before(2)
+    raw.append("cd")
+    assert (raw.slice(1), raw.slice(2, 4), raw.slice(3), raw.length) == ("cd", "cd", "d", 4)
+    raw.drop_before(9)
+    assert (raw.slice(0), raw.length) == ("", 4)
+    raw.append("e")
+    raw.append("f")
+    assert (raw.slice(0), raw.slice(4, 5)) == ("ef", "e")
+
+
 class Records:
     pass
 

@@ -109,13 +109,20 @@ class RawText:
 
     def slice(self, start: int, end: int | None = None) -> str:
         """``text[start:end]`` of the generated text (``start`` clamped to what is kept)."""
+        pieces = self._pieces
+        whole = start <= self._start and (end is None or end >= self.length)
+        if whole and not self._text and len(pieces) == 1:
+            return pieces[0]  # the usual read: all that is kept, in one piece (nothing to join)
         text = self._joined()
         begin = max(start, self._start) - self._start
         return text[begin:] if end is None else text[begin : max(end - self._start, begin)]
 
     def drop_before(self, offset: int) -> None:
         """Forget the text before ``offset`` (it will never be read again)."""
-        cut = min(offset, self.length) - self._start
+        if offset >= self.length:  # the usual case: everything was handed out
+            self._text, self._pieces, self._start = "", [], self.length
+            return
+        cut = offset - self._start
         if cut > 0:
             self._text = self._joined()[cut:]
             self._start += cut

@@ -209,6 +209,9 @@ class ChatcodecToolDetector(BaseFormatDetector):
     def _result(self, step: Step, *, reasoning: bool = True) -> ToolResult:
         """SGLang's result for a step: its calls, and its text as normal text (its reasoning too
         unless the reasoning stage returned that already)."""
+        text = step.reasoning + step.content if reasoning else step.content
+        if not step.tool_calls:  # text only (or nothing): no records to keep
+            return ToolResult(normal_text=text, calls=[])
         bookkeeping.record(self, step.tool_calls)
         calls = [
             ToolCallItem(
@@ -218,7 +221,6 @@ class ChatcodecToolDetector(BaseFormatDetector):
             )
             for entry in step.tool_calls
         ]
-        text = step.reasoning + step.content if reasoning else step.content
         return ToolResult(normal_text=text, calls=calls)
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> ToolResult:
