@@ -123,3 +123,22 @@ def test_the_records_hold_exactly_what_was_sent() -> None:
     ]
     assert records.streamed_args_for_tool == ['{"x": 1}', "{}"]  # type: ignore[attr-defined]
     assert (records.current_tool_id, records.current_tool_name_sent) == (1, True)  # type: ignore[attr-defined]
+
+
+def test_no_warning_whether_or_not_the_prompt_has_the_start_anchor() -> None:
+    # short prompts (checked once per template) and long ones (silenced around the parser) alike;
+    # a prompt without the anchor is parsed whole, as the start of the message
+    import warnings
+
+    cases = [
+        ("Hi ", {"reasoning": None, "content": "Hi a</think>b", "tool_calls": []}),
+        ("Hi " * 200, {"reasoning": None, "content": "Hi " * 200 + "a</think>b", "tool_calls": []}),
+        (PROMPT + "<think>", {"reasoning": "a", "content": "b", "tool_calls": []}),
+        ("Hi " * 200 + PROMPT + "<think>", {"reasoning": "a", "content": "b", "tool_calls": []}),
+    ]
+    for prompt, expected in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            session = Session(QWEN3, prompt, None)
+            steps = [session.feed("a</think>b"), session.finish()]
+        assert assemble(steps) == expected, prompt[-20:]
