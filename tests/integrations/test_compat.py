@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
 import pytest
 
@@ -79,6 +80,23 @@ def test_tools_in_every_shape_the_engines_pass() -> None:
         },
     ]
     assert tool_dicts(None) == []
+
+
+def test_chat_tool_models_are_read_from_their_attributes() -> None:
+    # vLLM's ChatCompletionToolsParam and SGLang's Tool: ``type`` and ``function`` attributes; the
+    # fields a parse reads are taken as they are, without dumping the model
+    def tool(**function: object) -> SimpleNamespace:
+        return SimpleNamespace(type="function", function=SimpleNamespace(**function))
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    assert tool_dicts([
+        tool(name="f", description="F.", parameters=schema, strict=None),
+        tool(name="g", description=None, parameters=None),
+        SimpleNamespace(type="web_search", function=None),
+    ]) == [
+        {"type": "function", "function": {"name": "f", "description": "F.", "parameters": schema}},
+        {"type": "function", "function": {"name": "g"}},
+    ]
 
 
 @pytest.mark.parametrize(

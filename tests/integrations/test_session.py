@@ -80,6 +80,21 @@ def test_raw_text_is_read_by_offsets_and_forgotten_before_a_point() -> None:
     assert (raw.slice(0), raw.slice(3, 4), raw.slice(5)) == ("defg", "d", "fg")
 
 
+def test_raw_text_handed_out_piece_by_piece() -> None:
+    # the plugins' usual pattern: each piece is read whole and forgotten right after
+    raw = RawText()
+    raw.append("ab")
+    assert (raw.slice(0), raw.slice(0, 9)) == ("ab", "ab")
+    raw.drop_before(2)
+    raw.append("cd")
+    assert (raw.slice(1), raw.slice(2, 4), raw.slice(3), raw.length) == ("cd", "cd", "d", 4)
+    raw.drop_before(9)
+    assert (raw.slice(0), raw.length) == ("", 4)
+    raw.append("e")
+    raw.append("f")
+    assert (raw.slice(0), raw.slice(4, 5)) == ("ef", "e")
+
+
 class Records:
     pass
 
@@ -108,3 +123,22 @@ def test_the_records_hold_exactly_what_was_sent() -> None:
     ]
     assert records.streamed_args_for_tool == ['{"x": 1}', "{}"]  # type: ignore[attr-defined]
     assert (records.current_tool_id, records.current_tool_name_sent) == (1, True)  # type: ignore[attr-defined]
+
+
+def test_no_warning_whether_or_not_the_prompt_has_the_start_anchor() -> None:
+    # short prompts (checked once per template) and long ones (silenced around the parser) alike;
+    # a prompt without the anchor is parsed whole, as the start of the message
+    import warnings
+
+    cases = [
+        ("Hi ", {"reasoning": None, "content": "Hi a</think>b", "tool_calls": []}),
+        ("Hi " * 200, {"reasoning": None, "content": "Hi " * 200 + "a</think>b", "tool_calls": []}),
+        (PROMPT + "<think>", {"reasoning": "a", "content": "b", "tool_calls": []}),
+        ("Hi " * 200 + PROMPT + "<think>", {"reasoning": "a", "content": "b", "tool_calls": []}),
+    ]
+    for prompt, expected in cases:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            session = Session(QWEN3, prompt, None)
+            steps = [session.feed("a</think>b"), session.finish()]
+        assert assemble(steps) == expected, prompt[-20:]

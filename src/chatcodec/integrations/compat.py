@@ -89,6 +89,10 @@ def tool_dicts(tools: Any) -> list[dict[str, Any]]:
     """
     result: list[dict[str, Any]] = []
     for tool in tools or ():
+        function = _function_fields(tool)
+        if function is not None:
+            result.append({"type": "function", "function": function})
+            continue
         data = tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else tool
         if not isinstance(data, dict):
             continue
@@ -99,6 +103,30 @@ def tool_dicts(tools: Any) -> list[dict[str, Any]]:
             flat = {key: data[key] for key in ("name", "description", "parameters") if key in data}
             result.append({"type": "function", "function": flat})
     return result
+
+
+def _function_fields(tool: Any) -> dict[str, Any] | None:
+    """The function of an engine's chat tool model (vLLM's ``ChatCompletionToolsParam``, SGLang's
+    ``Tool``) read from its attributes: its name, description and parameters, the fields a parse
+    reads. ``None`` for anything else (a dict, a Responses tool, parameters that are not plain data),
+    which :func:`tool_dicts` reads with ``model_dump``: dumping a model costs more than a short
+    stream's parse, and the engines hand over the tools with every request."""
+    if isinstance(tool, dict) or getattr(tool, "type", None) != "function":
+        return None
+    function = getattr(tool, "function", None)
+    name = getattr(function, "name", None)
+    parameters = getattr(function, "parameters", None)
+    if isinstance(function, dict) or not isinstance(name, str):
+        return None
+    if parameters is not None and not isinstance(parameters, dict):
+        return None
+    fields: dict[str, Any] = {"name": name}
+    description = getattr(function, "description", None)
+    if description is not None:
+        fields["description"] = description
+    if parameters is not None:
+        fields["parameters"] = parameters
+    return fields
 
 
 def decode(tokenizer: Any, token_ids: Any) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from chatcodec.integrations.discovery import ServingTemplate
 from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT
-from chatcodec.openai.stream import finish_reason_for
+from chatcodec.openai.stream import StreamBase, finish_reason_for
 from chatcodec.response_templates.engine import ResponseParser
 from chatcodec.response_templates.template import ResponseTemplate
 
@@ -109,13 +109,20 @@ class RawText:
 
     def slice(self, start: int, end: int | None = None) -> str:
         """``text[start:end]`` of the generated text (``start`` clamped to what is kept)."""
+        pieces = self._pieces
+        whole = start <= self._start and (end is None or end >= self.length)
+        if whole and not self._text and len(pieces) == 1:
+            return pieces[0]  # the usual read: all that is kept, in one piece (nothing to join)
         text = self._joined()
         begin = max(start, self._start) - self._start
         return text[begin:] if end is None else text[begin : max(end - self._start, begin)]
 
     def drop_before(self, offset: int) -> None:
         """Forget the text before ``offset`` (it will never be read again)."""
-        cut = min(offset, self.length) - self._start
+        if offset >= self.length:  # the usual case: everything was handed out
+            self._text, self._pieces, self._start = "", [], self.length
+            return
+        cut = offset - self._start
         if cut > 0:
             self._text = self._joined()[cut:]
             self._start += cut
@@ -176,9 +183,40 @@ def new_parser(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]
     options: dict[str, Any] = {"tools": tools or None, "errors": "keep", "offsets": True}
     if stream_values and _STREAMS_VALUES:
         options["value_deltas"] = True  # arguments streamed as they are written, where supported
+    if _anchored(serving.template, prefix):  # nothing to silence (silencing costs a filter change)
+        return ResponseParser(serving.template, prefix=prefix, **options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         return ResponseParser(serving.template, prefix=prefix, **options)
+
+
+#: (id of a loaded template, a short prompt) -> (that template, whether the prompt is anchored):
+#: the engines' prompts end in one of a few generation prompts (SGLang's is always the same)
+_ANCHORED: dict[tuple[int, str], tuple[Any, bool]] = {}
+_ANCHORED_KEPT = 256
+#: longer prompts are not kept (nor searched twice)
+_ANCHORED_SPAN = 512
+
+
+def _anchored(template: ResponseTemplate, prefix: str) -> bool:
+    """Whether a parser given ``prefix`` surely gives no missing-start-anchor warning: the prefix is
+    empty, or a short one known to hold the anchor. ``False`` means it may (a long prefix is not
+    searched here: the parser searches it)."""
+    if not prefix:
+        return True
+    if len(prefix) > _ANCHORED_SPAN:
+        return False
+    key = (id(template), prefix)
+    known = _ANCHORED.get(key)
+    if known is None or known[0] is not template:
+        try:
+            anchored = template.after_last_anchor(prefix) is not None
+        except TimeoutError:  # the parser records it
+            anchored = False
+        if len(_ANCHORED) >= _ANCHORED_KEPT:
+            _ANCHORED.clear()
+        known = _ANCHORED[key] = (template, anchored)
+    return bool(known[1])
 
 
 class Session:
@@ -206,8 +244,6 @@ class Session:
         track_outside: bool = False,
         stream_values: bool = True,
     ) -> None:
-        from chatcodec.openai.stream import StreamBase
-
         self.serving = serving
         self._reasoning = reasoning_field(serving.template)
         self._recorder = _Recorder(new_parser(serving, prefix, tools, stream_values=stream_values))

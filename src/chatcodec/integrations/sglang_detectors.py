@@ -22,6 +22,7 @@ stays content; ``detect_and_parse`` gives the message streaming gives.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import Any
 
@@ -208,6 +209,9 @@ class ChatcodecToolDetector(BaseFormatDetector):
     def _result(self, step: Step, *, reasoning: bool = True) -> ToolResult:
         """SGLang's result for a step: its calls, and its text as normal text (its reasoning too
         unless the reasoning stage returned that already)."""
+        text = step.reasoning + step.content if reasoning else step.content
+        if not step.tool_calls:  # text only (or nothing): no records to keep
+            return ToolResult(normal_text=text, calls=[])
         bookkeeping.record(self, step.tool_calls)
         calls = [
             ToolCallItem(
@@ -217,7 +221,6 @@ class ChatcodecToolDetector(BaseFormatDetector):
             )
             for entry in step.tool_calls
         ]
-        text = step.reasoning + step.content if reasoning else step.content
         return ToolResult(normal_text=text, calls=calls)
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> ToolResult:
@@ -252,3 +255,15 @@ class ChatcodecToolDetector(BaseFormatDetector):
             raise NotImplementedError("chatcodec: no structural tags (see supports_structural_tag)")
 
         return info
+
+
+def _fixed_signature(cls: type) -> None:
+    """Keep ``cls``'s constructor signature on the class (``__signature__``), which ``inspect.signature``
+    returns as it is: SGLang asks for it on every request it builds a parser for (to see whether the
+    class takes ``tokenizer``), and working it out from ``__init__`` costs about as much as a
+    short stream's whole parse."""
+    cls.__signature__ = inspect.signature(cls)  # type: ignore[attr-defined]
+
+
+_fixed_signature(ChatcodecReasoningDetector)
+_fixed_signature(ChatcodecToolDetector)

@@ -110,21 +110,23 @@ class Handoff:
         self._feeds += 1
         if self.state == "open":
             self._fed.append(text)
-        return self._keep(self.session.feed(text))
+        session = self._session or self.session
+        return self._keep(session.feed(text))
 
     def finish(self) -> Step:
         """End the output (the reasoning stage's call; idempotent)."""
         return self._keep(self.session.finish())
 
     def _keep(self, step: Step) -> Step:
-        if self.state == "open":
-            self._handed.append(step.outside)
-            self._reasoning.append(step.reasoning)
-        elif self.state == "shared":
+        if self.state == "shared":  # the usual case once a tool stage reads
             if self._reader is not None and self._reader() is not None:
                 self._queue.append(step)
             else:
                 self.state = "alone"
+            return step
+        if self.state == "open":
+            self._handed.append(step.outside)
+            self._reasoning.append(step.reasoning)
         return step
 
     def _close(self) -> None:
@@ -170,7 +172,8 @@ class Handoff:
         """The steps queued since the last read, merged, if ``received`` is the raw text they
         handed on; else ``None`` (the stages did not pass the text on as expected; nothing is
         read). Their reasoning is in the step, but the reasoning stage returned it already."""
-        step = merge(self._queue)
+        queue = self._queue
+        step = queue[0] if len(queue) == 1 else merge(queue)
         if step.outside != received:
             return None
         self._queue = []
