@@ -151,15 +151,21 @@ def reference(vector: dict[str, Any], prompt: str | None = None) -> dict[str, An
     return normal(message.get("reasoning_content"), message.get("content"), calls)
 
 
-def streamed_reference(vector: dict[str, Any], prompt: str | None = None) -> dict[str, Any]:
-    """What chatcodec's own Chat Completions stream gives for the output, folded: ``reference`` but
-    for the one documented difference of streams (``docs/openai.md``: a call whose region failed
-    after the call started stays in the stream, with the arguments written so far)."""
+def streamed_reference(
+    vector: dict[str, Any], size: int | list[int], prompt: str | None = None
+) -> dict[str, Any]:
+    """What chatcodec's own Chat Completions stream gives for the output fed in the engine's deltas
+    (``deltas(..., size)``), folded: ``reference`` but for the one documented difference of streams
+    (``docs/openai.md``: a call whose region failed after the call was sent, in an earlier feed,
+    stays in the stream, with the arguments written so far)."""
     template = profiles.load(vector["family"]).response_template
     prompt = prefix(vector) if prompt is None else prompt
     parser = ResponseParser(template, prefix=prompt, tools=tools(vector), errors="keep", value_deltas=True)
     stream = ChatCompletionStream(parser)
-    chunks = stream.feed(vector["output"]) + stream.finish()
+    chunks = []
+    for text, _ in deltas(tokenizer(vector["family"]), vector["output"], size):
+        chunks += stream.feed(text)
+    chunks += stream.finish()
     reasoning, content, calls = "", "", {}
     for chunk in chunks:
         delta = chunk["choices"][0]["delta"]

@@ -51,8 +51,8 @@ def check_tool_deltas(sent: list[Any]) -> None:
 
 @pytest.mark.parametrize("vector", CASES, ids=lambda vector: vector["id"])
 def test_vllm_chat_stream(vector: dict[str, Any]) -> None:
-    expected = streamed_reference(vector)
     for size in SIZES:
+        expected = streamed_reference(vector, size)
         got, sent, finish = drivers.vllm_stream(vector, size)
         assert got == expected, f"{size} tokens per delta"
         check_tool_deltas(sent)
@@ -68,7 +68,7 @@ def check_responses(vector: dict[str, Any], size: Any) -> list[Any]:
     """vLLM's Responses stream folds to chatcodec's stream, except that a call that failed at the
     end of generation may lack the argument fragments of the last delta (vLLM's Responses events
     cannot put them after the call's text, docs/serving.md): its name and every text are exact."""
-    expected = streamed_reference(vector)
+    expected = streamed_reference(vector, size)
     got, events = drivers.vllm_responses(vector, size)
     if expected != reference(vector):  # a call failed after it started
         got = {**got, "tool_calls": [name for name, _ in got["tool_calls"]]}
@@ -87,8 +87,8 @@ def test_vllm_responses_stream(vector: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("vector", CASES, ids=lambda vector: vector["id"])
 def test_sglang_stream(vector: dict[str, Any]) -> None:
-    expected = streamed_reference(vector, drivers.sglang_prompt(vector))
     for size in SIZES:
+        expected = streamed_reference(vector, size, drivers.sglang_prompt(vector))
         got, items = drivers.sglang_stream(vector, size)
         assert got == expected, f"{size} tokens per delta"
         named = [item.tool_index for item in items if item.name]
@@ -106,10 +106,10 @@ _WITH_CALLS = [vector for vector in CASES if vector["expected"]["tool_calls"]]
 @given(st.sampled_from(_WITH_CALLS), st.lists(st.integers(1, 6), min_size=1, max_size=8))
 def test_any_grouping_of_tokens_gives_the_same_message(vector: dict[str, Any], sizes: list[int]) -> None:
     """Multi-token deltas of any sizes (speculative decoding, stream intervals) change nothing."""
-    expected = streamed_reference(vector)
+    expected = streamed_reference(vector, sizes)
     got, sent, _ = drivers.vllm_stream(vector, sizes)  # type: ignore[arg-type]
     assert got == expected
     check_tool_deltas(sent)
-    sglang_expected = streamed_reference(vector, drivers.sglang_prompt(vector))
+    sglang_expected = streamed_reference(vector, sizes, drivers.sglang_prompt(vector))
     assert drivers.sglang_stream(vector, sizes)[0] == sglang_expected  # type: ignore[arg-type]
     check_responses(vector, sizes)

@@ -168,19 +168,25 @@ class _Pairing:
 
 
 def _tool_calls(entries: list[dict[str, Any]]) -> list[DeltaToolCall]:
-    """vLLM's delta tool calls for Chat Completions ``delta.tool_calls`` entries."""
-    return [
-        DeltaToolCall(
+    """vLLM's delta tool calls for Chat Completions ``delta.tool_calls`` entries, one per call:
+    entries of the same call in a row (a call's first entry and its first arguments) are one
+    delta tool call, as the OpenAI API sends them (a client that reads one entry per index per
+    chunk lost the arguments of the second)."""
+    calls: list[DeltaToolCall] = []
+    for entry in entries:
+        function = entry.get("function") or {}
+        if calls and calls[-1].index == entry["index"] and not function.get("name") and not entry.get("id"):
+            last = calls[-1].function
+            assert last is not None
+            last.arguments = (last.arguments or "") + (function.get("arguments") or "")
+            continue
+        calls.append(DeltaToolCall(
             index=entry["index"],
             id=entry.get("id"),
             type=entry.get("type"),
-            function=DeltaFunctionCall(
-                name=(entry.get("function") or {}).get("name"),
-                arguments=(entry.get("function") or {}).get("arguments"),
-            ),
-        )
-        for entry in entries
-    ]
+            function=DeltaFunctionCall(name=function.get("name"), arguments=function.get("arguments")),
+        ))
+    return calls
 
 
 def _delta(parts: list[tuple[str, Any]]) -> DeltaMessage | None:
