@@ -324,7 +324,7 @@ def measure(families: list[str]) -> dict[str, dict[str, dict[str, Result]]]:
                 del tok.response_template
             runner(family, ("chatcodec", "chatcodec"), family_vectors, tok, row["chatcodec"])
             row["chatcodec"].deliberate = sum(
-                vector["id"] in KNOWN_DIFFERENCES or streamed_reference(vector) != reference(vector)
+                vector["id"] in KNOWN_DIFFERENCES or streamed_reference(vector, 1) != reference(vector)
                 for vector in family_vectors
             )
         print(f"{family}: done", file=sys.stderr)
