@@ -72,8 +72,15 @@ def test_a_cut_off_next_call_start_is_held_without_a_search() -> None:
 def test_a_glm_key_that_never_completes_is_held_at_every_feed() -> None:
     """GLM-4.6 writing ``\\n`` as two characters: ``<arg_key>todos</arg_key>\\n<arg_value>`` is no
     head, but a later ``</arg_key>`` could still complete one, so the text stays held (the content
-    parser reports it); only the feed that brings ``<arg_value>`` (which ends a head) searches."""
-    made = scanner("glm45")
+    parser reports it); only the feed that brings ``<arg_value>`` (which ends a head) searches.
+
+    The glm45 profile's key now stops at argument tags (a key cannot complete later there), so the
+    hold is pinned with the key pattern that lets it stretch, as GLM's template before that had."""
+    made = xml_inline_scanner({
+        "tag_pattern": "<arg_key>\\s*(?P<key>.*?)\\s*</arg_key>\\s*<arg_value>(?P<value>(?:(?!<arg_key>|"
+                       "</arg_value>).)*?)(?:</arg_value>|(?=<arg_key>)|$)",
+        "skip_tags": []})
+    assert made is not None
     pieces = ["\n", "<arg_key>", "todos", "</arg_key>", "\\n", "<arg_value>", "[{", '\\"', "id", '\\"', "}]",
               "</arg_value>"]
     got = feeds(made, pieces)
