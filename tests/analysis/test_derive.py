@@ -675,3 +675,39 @@ def test_a_python_list_that_quotes_every_value_is_read_and_typed_by_the_schemas(
     assert message["tool_calls"] == [{"type": "function", "function": {
         "name": "get_weather", "arguments": {"city": "Paris", "days": 2}}}]
 
+
+
+#: HyperCLOVA X SEED Think's form (second external set): the generation prompt stops inside the role
+#: header, and each kind of turn finishes it with its own word (``/think``, `` -> tool/function_call``).
+OPEN_HEADER = (
+    "{%- for m in messages %}{% if m.role == 'assistant' %}"
+    "{% if m.reasoning_content %}<|im_start|>assistant/think\n{{ m.reasoning_content }}<|im_end|>\n"
+    "{% endif %}"
+    "{% if m.content %}<|im_start|>assistant\n{{ m.content }}<|im_end|>\n{% endif %}"
+    "{% if m.tool_calls %}<|im_start|>assistant -> tool/function_call\n[{% for c in m.tool_calls %}"
+    '{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}'
+    "{% if not loop.last %}, {% endif %}{% endfor %}]<|im_end|>\n{% endif %}"
+    "{% else %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant{% endif %}")
+
+
+def test_a_generation_prompt_that_stops_inside_the_header_makes_the_header_rests_markers() -> None:
+    result = derive_response_template(OPEN_HEADER, variables={"eos_token": "<|endofturn|>"})
+    template: dict[str, Any] = result.response_template
+    assert template["start_anchor"] == "<|im_start|>assistant"
+    after_header = r"(?:^|(?<=<\|im_start\|>assistant))\s*"
+    assert template["fields"]["reasoning_content"] == {"open_pattern": after_header + "(?:/think)",
+                                                       "close": "<|im_end|>"}
+    assert template["fields"]["tool_calls"]["open_pattern"] == after_header + r"(?:\->\s*tool/function_call)"
+    assert statuses(result) == {"content": "verified", "reasoning": "verified", "one_call": "verified",
+                                "parallel_calls": "verified"}
+    prefix = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant"
+    message = parse_three_ways(template, "/think\nPlan.<|im_end|>\n<|im_start|>assistant"
+                               ' -> tool/function_call\n[{"name": "f", "arguments": {"x": 1}}]<|im_end|>',
+                               prefix=prefix)
+    assert message == {"role": "assistant", "reasoning_content": "Plan.", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}
+    # the same words inside an answer are prose
+    prose = "Write /think, then -> tool/function_call."
+    assert parse_three_ways(template, f"\n{prose}<|im_end|>", prefix=prefix) == {
+        "role": "assistant", "content": prose}

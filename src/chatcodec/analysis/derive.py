@@ -120,7 +120,9 @@ def derive_response_template(chat_template: str, *,
         ChatTemplateError: the template does not compile.
         ChatTemplateNotFoundError: the template text is empty.
     """
+    from chatcodec.analysis.derivation.atoms import Atoms
     from chatcodec.analysis.derivation.context import DerivationContext
+    from chatcodec.analysis.derivation.headers import anchor_header_rests, find_open_headers
     from chatcodec.analysis.derivation.recipients import (
         address_calls,
         anchors_before_marker,
@@ -147,6 +149,9 @@ def derive_response_template(chat_template: str, *,
     shape = discover_shape(chat_template, values)
     modes = template_modes(chat_template, values, shape)
     ctx = DerivationContext.create(chat_template, values, shape, modes)
+    open_headers = find_open_headers(ctx)
+    if open_headers:  # HyperCLOVA X's "<|im_start|>assistant" + "/think" (derivation.headers)
+        ctx.atoms = Atoms.for_tokens([*ctx.atoms.specials, *open_headers.atoms])
     markers = rendered_reasoning(ctx)
     guessed = None if markers else heuristic_reasoning(ctx)
     reasoning: list[ReasoningMarkers | None] = [*markers[:2], *([guessed] if guessed else []), None]
@@ -165,6 +170,8 @@ def derive_response_template(chat_template: str, *,
     discards = [*lead, *content_discards(ctx), *tools.discards, *([ctx.eos] if ctx.eos else [])]
     candidate = assemble(ctx, (main, after_tool), reasoning, tools.fields, discards)
     template = candidate.template()
+    if open_headers:
+        template = anchor_header_rests(template, open_headers)
     report = round_trip(chat_template, template, variables=values, modes=modes, shape=shape)
     labels = _labels(report, candidate.reasoning.heuristic if candidate.reasoning else "", tools.problem)
     notes = [f"message shape: {shape.describe()}"]
