@@ -14,31 +14,20 @@ profile matches on structure (Granite 3 names ``<|tool_call|>`` only in its inst
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
 import regex
+
+from chatcodec.response_templates.lazy_pattern import LazyPattern
 
 __all__ = ["Markers", "structural_text"]
 
 # The patterns are compiled on first use (by detection), not when a profile is loaded by name.
-
-
-@cache
-def _comment() -> regex.Pattern[str]:
-    """A Jinja comment, ``{# ... #}``."""
-    return regex.compile(r"\{#.*?#\}", regex.DOTALL)
-
-
-@cache
-def _word_before() -> regex.Pattern[str]:
-    """A word and horizontal space right before an occurrence: the first half of "prose"."""
-    return regex.compile(r"\w[ \t]+\Z")
-
-
-@cache
-def _word_after() -> regex.Pattern[str]:
-    """Horizontal space and a word, or sentence punctuation, right after it: the second half."""
-    return regex.compile(r"[ \t]+\w|[.,;:!?](?:\s|\Z)")
+#: A Jinja comment, ``{# ... #}``.
+_COMMENT = LazyPattern(r"\{#.*?#\}", regex.DOTALL)
+#: A word and horizontal space right before an occurrence: the first half of "prose".
+_WORD_BEFORE = LazyPattern(r"\w[ \t]+\Z")
+#: Horizontal space and a word, or sentence punctuation, right after it: the second half.
+_WORD_AFTER = LazyPattern(r"[ \t]+\w|[.,;:!?](?:\s|\Z)")
 
 
 def structural_text(chat_template: str) -> str:
@@ -50,7 +39,7 @@ def structural_text(chat_template: str) -> str:
     Returns:
         The text with every ``{# ... #}`` removed.
     """
-    return str(_comment().sub("", chat_template))
+    return _COMMENT.sub("", chat_template)
 
 
 def _counts(marker: str, text: str, prose: bool) -> bool:
@@ -58,7 +47,7 @@ def _counts(marker: str, text: str, prose: bool) -> bool:
     start = text.find(marker)
     if prose:
         return start >= 0
-    word_before, word_after = _word_before(), _word_after()
+    word_before, word_after = _WORD_BEFORE, _WORD_AFTER
     while start >= 0:
         end = start + len(marker)
         prose = word_before.search(text, max(0, start - 80), start) is not None and (

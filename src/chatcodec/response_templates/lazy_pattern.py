@@ -23,7 +23,7 @@ class LazyPattern:
         source: the pattern's text.
         flags: ``regex`` flags.
 
-    The methods are the compiled pattern's (``search``, ``match``, ``fullmatch``, ``findall``),
+    The methods are the compiled pattern's (``search``, ``match``, ``fullmatch``, ``findall``, ``sub``),
     with the same arguments and results; a pattern that does not compile raises ``regex.error``
     at its first use.
     """
@@ -58,3 +58,7 @@ class LazyPattern:
         """``regex.Pattern.findall``."""
         found: list[Any] = self.compiled.findall(string, *args, **kwargs)
         return found
+
+    def sub(self, repl: Any, string: str, *args: Any, **kwargs: Any) -> str:
+        """``regex.Pattern.sub``."""
+        return str(self.compiled.sub(repl, string, *args, **kwargs))

@@ -154,7 +154,6 @@ class LiteralMatcher:
                 return q
         return Commit(self._owner[literal], q, end, {})
 
-
     def holds(self, buf: str, pos: int, complete: bool = True) -> bool:
         """Whether :meth:`scan` (``eos`` false) would answer ``pos``, told without its searches:
         ``buf[pos:]`` is a literal cut off by the end of the buffer and no literal of its own.
