@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chatcodec.integrations.discovery import ServingTemplate
+from chatcodec.object_cache import ObjectCache
 from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT
 from chatcodec.openai.stream import StreamBase, finish_reason_for
 from chatcodec.response_templates.engine import ResponseParser
@@ -190,10 +191,9 @@ def new_parser(serving: ServingTemplate, prefix: str, tools: list[dict[str, Any]
         return ResponseParser(serving.template, prefix=prefix, **options)
 
 
-#: (id of a loaded template, a short prompt) -> (that template, whether the prompt is anchored):
-#: the engines' prompts end in one of a few generation prompts (SGLang's is always the same)
-_ANCHORED: dict[tuple[int, str], tuple[Any, bool]] = {}
-_ANCHORED_KEPT = 256
+#: (a loaded template, a short prompt) -> whether the prompt is anchored: the engines' prompts end
+#: in one of a few generation prompts (SGLang's is always the same)
+_ANCHORED: ObjectCache[bool] = ObjectCache()
 #: longer prompts are not kept (nor searched twice)
 _ANCHORED_SPAN = 512
 
@@ -206,17 +206,14 @@ def _anchored(template: ResponseTemplate, prefix: str) -> bool:
         return True
     if len(prefix) > _ANCHORED_SPAN:
         return False
-    key = (id(template), prefix)
-    known = _ANCHORED.get(key)
-    if known is None or known[0] is not template:
+    known = _ANCHORED.get(template, key=prefix)
+    if known is None:
         try:
-            anchored = template.after_last_anchor(prefix) is not None
+            known = template.after_last_anchor(prefix) is not None
         except TimeoutError:  # the parser records it
-            anchored = False
-        if len(_ANCHORED) >= _ANCHORED_KEPT:
-            _ANCHORED.clear()
-        known = _ANCHORED[key] = (template, anchored)
-    return bool(known[1])
+            known = False
+        _ANCHORED.put(template, known, key=prefix)
+    return known
 
 
 class Session:

@@ -37,6 +37,7 @@ from chatcodec.integrations.compat import example_match, tool_dicts
 from chatcodec.integrations.discovery import ServingTemplate, serving_template
 from chatcodec.integrations.session import Session, Step, reasoning_field, whole
 from chatcodec.integrations.sglang_handoff import Handoff, offer, take
+from chatcodec.object_cache import ObjectCache
 
 __all__ = ["ChatcodecReasoningDetector", "ChatcodecToolDetector", "inferred_prefix"]
 
@@ -60,9 +61,9 @@ def _template_for(tokenizer: Any) -> ServingTemplate:
     return serving_template(tokenizer)
 
 
-#: (id of a loaded template, in_reasoning) -> (that template, its inferred prefix): working a
-#: prefix out reads the anchor's regex, which costs more than a short stream's parse
-_PREFIXES: dict[tuple[int, bool], tuple[Any, str]] = {}
+#: (a loaded template, in_reasoning) -> its inferred prefix: working a prefix out reads the
+#: anchor's regex, which costs more than a short stream's parse
+_PREFIXES: ObjectCache[str] = ObjectCache()
 
 
 def inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
@@ -73,13 +74,10 @@ def inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     Returns:
         The prefix; ``""`` (parse from outside every region) when the anchor has no literal form.
     """
-    key = (id(serving.template), in_reasoning)
-    known = _PREFIXES.get(key)
-    if known is not None and known[0] is serving.template:
-        return known[1]
-    prefix = _inferred_prefix(serving, in_reasoning)
-    _PREFIXES[key] = (serving.template, prefix)
-    return prefix
+    known = _PREFIXES.get(serving.template, key=in_reasoning)
+    if known is None:
+        known = _PREFIXES.put(serving.template, _inferred_prefix(serving, in_reasoning), key=in_reasoning)
+    return known
 
 
 def _inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:

@@ -53,6 +53,7 @@ from chatcodec.integrations import bookkeeping
 from chatcodec.integrations.compat import decode, tool_dicts
 from chatcodec.integrations.discovery import ServingTemplate, serving_template
 from chatcodec.integrations.session import Session, Step, new_parser, reasoning_field, whole
+from chatcodec.object_cache import ObjectCache
 
 __all__ = ["ChatcodecReasoningParser", "ChatcodecToolParser"]
 
@@ -141,11 +142,10 @@ class _Request:
         return None
 
 
-#: (id of a loaded template, reasoning field, prompt text after its last start anchor) ->
-#: (that template, :meth:`ChatcodecReasoningParser.is_reasoning_end`): vLLM asks it of every
-#: request's prompt, whose end is nearly always one of a few generation prompts
-_REASONING_ENDS: dict[tuple[int, str, str], tuple[Any, bool]] = {}
-_REASONING_ENDS_KEPT = 256
+#: (a loaded template, reasoning field, prompt text after its last start anchor) ->
+#: :meth:`ChatcodecReasoningParser.is_reasoning_end`: vLLM asks it of every request's prompt,
+#: whose end is nearly always one of a few generation prompts
+_REASONING_ENDS: ObjectCache[bool] = ObjectCache()
 
 
 class _Pairing:
@@ -346,13 +346,11 @@ class ChatcodecReasoningParser(ReasoningParser):
         tail = template.after_last_anchor(text)
         if tail is None:  # no start anchor: the whole text counts (and is not worth keeping)
             return self._reasoning_ended(text)
-        key = (id(template), self._field, tail)  # the answer depends on the text after the anchor only
-        known = _REASONING_ENDS.get(key)
-        if known is None or known[0] is not template:
-            if len(_REASONING_ENDS) >= _REASONING_ENDS_KEPT:
-                _REASONING_ENDS.clear()
-            known = _REASONING_ENDS[key] = (template, self._reasoning_ended(text))
-        return known[1]
+        # the answer depends on the text after the anchor only
+        known = _REASONING_ENDS.get(template, key=(self._field, tail))
+        if known is None:
+            known = _REASONING_ENDS.put(template, self._reasoning_ended(text), key=(self._field, tail))
+        return known
 
     def _reasoning_ended(self, text: str) -> bool:
         parser = new_parser(self._request.serving, text, None, stream_values=False)

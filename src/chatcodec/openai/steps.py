@@ -36,6 +36,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from chatcodec.object_cache import ObjectCache
 from chatcodec.openai.arguments import ArgumentWriter
 from chatcodec.openai.ids import IdFactory
 from chatcodec.openai.messages import REASONING_KEYS, arguments_text, call_parts, generated_id
@@ -126,12 +127,9 @@ class _TextField:
 
 
 _Specs = tuple[tuple[str, str, "bool | str", "str | None"], ...]
-#: id of a compiled template -> (the template, its text fields as ``(name, kind, strip, join)``):
-#: read once per template, not once per stream (every request of an engine plugin starts a stream
-#: over the same template); compiled templates are neither hashable nor weakly referenced, so the
-#: template is kept with its entry, and the table starts over past :data:`_TEXT_SPECS_KEPT`
-_TEXT_SPECS: dict[int, tuple[Any, _Specs]] = {}
-_TEXT_SPECS_KEPT = 64
+#: a compiled template's text fields as ``(name, kind, strip, join)``: read once per template, not
+#: once per stream (every request of an engine plugin starts a stream over the same template)
+_TEXT_SPECS: ObjectCache[_Specs] = ObjectCache(64)
 
 
 def text_fields(template: Any) -> dict[str, _TextField]:
@@ -142,14 +140,9 @@ def text_fields(template: Any) -> dict[str, _TextField]:
         ValueError: a reasoning or content field is not plain text (a content parser other than
             ``text``, a transform, or ``repeats`` without ``join``), or two fields hold reasoning.
     """
-    entry = _TEXT_SPECS.get(id(template))
-    if entry is not None and entry[0] is template:
-        specs = entry[1]
-    else:
-        specs = _text_specs(template)
-        if len(_TEXT_SPECS) >= _TEXT_SPECS_KEPT:
-            _TEXT_SPECS.clear()
-        _TEXT_SPECS[id(template)] = (template, specs)
+    specs = _TEXT_SPECS.get(template)
+    if specs is None:
+        specs = _TEXT_SPECS.put(template, _text_specs(template))
     return {name: _TextField(kind, strip, join) for name, kind, strip, join in specs}
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
+from chatcodec.object_cache import ObjectCache
 from chatcodec.response_templates.arguments import ToolParameters
 from chatcodec.response_templates.message import copy_value
 from chatcodec.response_templates.scanners import scanner_for
@@ -41,15 +42,14 @@ class ValueStreamWarning(RuntimeWarning):
     """A region's ``region_value`` events stopped because they could not stay consistent (a bug)."""
 
 
-#: Path plans of the fields seen lately, by ``id`` (the spec is kept to check identity).
-_PLANS: dict[int, tuple[FieldSpec, PathPlan]] = {}
-_PLANS_KEPT = 256
+#: Path plans of the fields seen lately.
+_PLANS: ObjectCache[PathPlan] = ObjectCache()
 
 
 def _plan(spec: FieldSpec) -> PathPlan:
-    cached = _PLANS.get(id(spec))
-    if cached is not None and cached[0] is spec:
-        return cached[1]
+    cached = _PLANS.get(spec)
+    if cached is not None:
+        return cached
 
     def groups(delimiter: Any) -> frozenset[str]:
         if delimiter is None or delimiter.literals is not None:
@@ -57,10 +57,7 @@ def _plan(spec: FieldSpec) -> PathPlan:
         return frozenset(delimiter.pattern.groupindex)
 
     plan = plan_paths(spec.transform, spec.transform_each, groups(spec.open), groups(spec.close))
-    if len(_PLANS) >= _PLANS_KEPT:
-        _PLANS.clear()
-    _PLANS[id(spec)] = (spec, plan)
-    return plan
+    return _PLANS.put(spec, plan)
 
 
 class RegionValues:
