@@ -53,9 +53,10 @@ def test_the_bundled_patterns_split_into_branches() -> None:
         r"(?P<name>[^\s<{\[]+)\s*", (Branch("<longcat_arg_key>", "arguments", to_end=True), Branch("", None)))
     param = content_args("minicpm5")["tag_pattern"]
     assert split_branches(param, ("value",)) == Branched(
-        r"""<param\s+name=["'](?P<key>[^"']+)["']\s*>""",
-        (Branch("<![CDATA[", "value", 9, "", r"\]\]>(?:</param>|(?=<param\s)|$)"),
-         Branch("", "value", 0, "", r"(?:</param>|(?=<param\s)|$)", guard=r"<param\s|</param>")))
+        r"""<param\s*name=["'](?P<key>[^"']+)["']\s*>""",
+        (Branch("<![CDATA[", "value", 9, "", r"\]\]>(?:</param>|(?=<param(?:\s|name=))|$)"),
+         Branch("", "value", 0, "", r"(?:</param>|(?=<param(?:\s|name=))|$)",
+                guard=r"<param(?:\s|name=)|</param>")))
 
 
 def test_a_pattern_without_the_shapes_does_not_split() -> None:
