@@ -69,6 +69,16 @@ _TYPING = (
     "JSON containers are still tried (SPEC 1.6); llama.cpp casts '42' to an integer first"
 )
 
+#: The todo list GLM-4.6 wrote with backslash-escaped quotes (glm46-sgl-escaped-json-raw), as written.
+_GLM46_ESCAPED_TODOS = (
+    '[{\\"id\\": \\"1\\", \\"task\\": \\"Check for hard-coded issues in the backend code\\", '
+    '\\"status\\": \\"in_progress\\"}, {\\"id\\": \\"2\\", \\"task\\": \\"Check for hard-coded issues '
+    'in the frontend code\\", \\"status\\": \\"pending\\"}, {\\"id\\": \\"3\\", \\"task\\": \\"Check '
+    'for code violating the Single Responsibility Principle\\", \\"status\\": \\"pending\\"}, '
+    '{\\"id\\": \\"4\\", \\"task\\": \\"Generate a rectification proposal report\\", '
+    '\\"status\\": \\"pending\\"}]'
+)
+
 KNOWN_DIFFERENCES: dict[str, Difference] = {
     "glm45-vllm-text-between-calls": Difference(
         _NOTHING_LOST,
@@ -93,10 +103,14 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         },
     ),
     "glm46-sgl-escaped-json-raw": Difference(
-        "GLM-4.6 wrote literal backslash-n and backslash-escaped quotes; the profile does not unescape "
-        "them (SGLang does), so its argument tags do not match, and text that no tag matches is an "
-        "error (nothing is lost), never a call silently without its arguments",
-        raises=r"xml-inline: text outside the tags at offset 0: '\\\\n<arg_key>todos</arg_key>",
+        "GLM-4.6 wrote literal backslash-n between the tags (read as layout, as SGLang does) and a value "
+        "with backslash-escaped quotes; the value is kept as written (a string: it is not JSON), where "
+        "SGLang JSON-unescapes it before typing it by the schema",
+        got={
+            "content": None,
+            "reasoning_content": None,
+            "tool_calls": [_call("todo_write", todos=_GLM46_ESCAPED_TODOS)],
+        },
     ),
     "llama3json-vllm-text-around-call": Difference(
         _PROSE_KEPT,
