@@ -832,3 +832,22 @@ def test_markers_made_of_a_word_glued_between_two_tokens_are_one_marker() -> Non
     prefix = "<|open|>user<|sep|>Hi<|close|>user<|sep|><|eom|><|open|>assistant<|sep|>"
     output = "<|open|>answer<|sep|>An answer.<|close|>answer<|sep|><|close|>assistant<|sep|>"
     assert parse_three_ways(template, output, prefix=prefix) == {"role": "assistant", "content": "An answer."}
+
+
+#: Hunyuan-A13B's vLLM form: a plain answer starts with the label ``助手：``, a call turn does not.
+ANSWER_LABEL = (
+    "{%- for m in messages %}{% if m.role == 'user' %}用户：{{ m.content }}<|extra_0|>"
+    "{% elif m.role == 'assistant' %}{% if m.tool_calls %}<calls>"
+    "{{ m.tool_calls | map(attribute='function') | list | tojson }}</calls>"
+    "{% else %}助手：{{ m.content }}{% endif %}<|eos|>{% else %}<result>{{ m.content }}</result><|extra_0|>"
+    "{% endif %}{% endfor %}")
+
+
+def test_a_label_every_answer_starts_with_is_discarded_only_at_the_start() -> None:
+    result = derive_response_template(ANSWER_LABEL, variables={"eos_token": "<|eos|>"})
+    template = result.response_template
+    assert template["fields"]["content"] == {"close_pattern": r"^\s*助手：|<\|eos\|>"}
+    assert statuses(result) == VERIFIED_CALLS
+    prefix = "用户：Hi<|extra_0|>"
+    assert parse_three_ways(template, "助手：It is 助手：sunny.<|eos|>", prefix=prefix) == {
+        "role": "assistant", "content": "It is 助手：sunny."}
