@@ -851,3 +851,33 @@ def test_a_label_every_answer_starts_with_is_discarded_only_at_the_start() -> No
     prefix = "用户：Hi<|extra_0|>"
     assert parse_three_ways(template, "助手：It is 助手：sunny.<|eos|>", prefix=prefix) == {
         "role": "assistant", "content": "It is 助手：sunny."}
+
+
+#: MuseGlimmer's form: every message of a turn is addressed in its header (``to=user``, ``to=self``
+#: for reasoning, ``to=NAME`` for a call); the generation prompt stops before the recipient.
+RECIPIENT_HEADERS = (
+    "{%- for m in messages %}{% if m.role == 'assistant' %}{% if m.reasoning_content %}"
+    "<|start|>assistant to=self<|message|>{{ m.reasoning_content }}<|eom|>{% endif %}"
+    "{% if m.tool_calls %}{% for c in m.tool_calls %}<|start|>assistant to={{ c.function.name }}<|message|>"
+    "<fn name=\"{{ c.function.name }}\">{% for k, v in c.function.arguments.items() %}<p name=\"{{ k }}\">"
+    "{{ v }}</p>{% endfor %}</fn>{% if not loop.last %}<|eom|>{% endif %}{% endfor %}"
+    "{% else %}<|start|>assistant to=user<|message|>{{ m.content }}{% endif %}<|eot|>"
+    "{% else %}<|start|>{{ m.role }}<|message|>{{ m.content }}<|eot|>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|start|>assistant{% endif %}")
+
+
+def test_messages_addressed_in_their_header_tell_text_reasoning_and_calls_apart() -> None:
+    result = derive_response_template(RECIPIENT_HEADERS, variables={"eos_token": "<|eot|>"})
+    template = result.response_template
+    assert template["fields"]["reasoning_content"] == {
+        "open_pattern": r"(?:^|(?<=<\|start\|>assistant))\s*(?:to=self<\|message\|>)", "close": "<|eom|>"}
+    assert template["fields"]["tool_calls"]["open_pattern"] == (
+        r'to=(?P<name>[\w.\-]+)\s*<\|message\|><fn\s*name="(?P=name)">')
+    assert template["fields"]["content"] == {"close": ["to=user<|message|>", "<|eom|>", "<|start|>assistant",
+                                                       "<|eot|>"]}
+    assert statuses(result) == {name: "verified" for name in ALL}
+    output = (' to=self<|message|>Check.<|eom|><|start|>assistant to=f<|message|><fn name="f">'
+              '<p name="city">Paris</p></fn><|eot|>')
+    message = parse_three_ways(template, output, prefix="<|start|>user<|message|>Hi<|eot|><|start|>assistant")
+    assert message == {"role": "assistant", "reasoning_content": "Check.", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"city": "Paris"}}}]}

@@ -16,6 +16,9 @@ Classification, on the render of one call ``fnqza(keyqza="valqza", keyqzb=7)``:
 The diff of the one-call and two-call renders gives the per-call opener (the common suffix of the
 text before call 1 and the text between the calls), the per-call closer (their common prefix),
 and what is left: a section start (optional in the open pattern) and a section end (discarded).
+A call whose name is written before its opener too (a recipient, MuseGlimmer's
+``to=NAME<|message|>`` before ``<atem:invoke name="NAME">``) opens on the recipient, and its second
+writing of the name must be the same (``(?P=name)``).
 Every piece is snapped to atoms; a piece that differs between the two calls only in digits gets
 ``\\d+`` (Kimi's ``functions.NAME:0``), and a call id in it becomes an ``id`` group. Whitespace
 runs become ``\\s*``, except a newline touching an argument value, which becomes ``\\n?`` so
@@ -314,6 +317,8 @@ def _tagged_unit(ctx: DerivationContext, text: str, position: int, after: int,
     if slot is None or not key_prefix or not value_suffix.strip() or key1 in key_prefix:
         return None
     name_post = text[after:k1 - len(key_prefix)]
+    if text[position:after] in name_post:  # the name written again: this one was a recipient
+        return None
     end = v2 + len(value2) + len(value_suffix.replace(KEY_MARK, key2))
     return _Unit(position, end, "tagged", name_post,
                  {"key_prefix": key_prefix, "separator": slot[0], "separator_rest": slot[1],
@@ -346,9 +351,15 @@ def _attribute_slot(separator: str, other: str) -> tuple[str, str] | None:
 
 def _find_unit(ctx: DerivationContext, text: str, start: int, name: str,
                arguments: dict[str, Any]) -> _Unit | None:
-    if text.find(name, start) < 0:
+    first = text.find(name, start)
+    if first < 0:
         return None
-    return _json_unit(text, start, name, arguments) or _outside_unit(ctx, text, start, name, arguments)
+    unit = _json_unit(text, start, name, arguments) or _outside_unit(ctx, text, start, name, arguments)
+    position = text.find(name, first + len(name))
+    while unit is None and position >= 0:  # the first name was written before the call (a recipient)
+        unit = _outside_unit(ctx, text, position, name, arguments)
+        position = text.find(name, position + len(name))
+    return unit
 
 
 # --- the field -----------------------------------------------------------------------------------
@@ -498,6 +509,9 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
     if unit.kind in ("array", "object", "python_list") and opener and not section_open.strip():
         opener = _with_label(opener_raw, opener)
         opener = _header_run(ctx, opener_raw) or opener
+    recipient = _recipient(section_open)
+    if recipient and unit.kind in ("json", "dialect", "tagged"):
+        unit = _Unit(unit.start, unit.end, unit.kind, unit.name_post, {**unit.info, "recipient": recipient})
     section_open = section_open.strip() if ctx.atoms.only_atoms(section_open) else ""
     section_end = after1[len(closer_raw):]
     discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
@@ -510,6 +524,22 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
              "json": "name, then JSON arguments",
              "dialect": "name, then arguments in a JSON dialect", "tagged": "name, then tagged arguments"}
     return ToolDerivation(kinds[unit.kind], fields, discards)
+
+
+#: A recipient written before the call's opener: a short word ending in ``=`` or ``:`` glued to the
+#: call's name (MuseGlimmer's ``to=NAME<|message|>``, the header of a message addressed to the tool).
+_RECIPIENT = regex.compile(r"[A-Za-z]{1,8}[=:]")
+
+
+def _recipient(before: str) -> str:
+    """The recipient prefix (``to=``) when the text before a call's opener is that prefix and the
+    call's name, else ``""``: the call then opens on the prefix, the name, and the opener naming the
+    same tool again (``(?P=name)``), so the recipient never reaches ``content``."""
+    text = before.strip()
+    if not text.endswith(CALL_A[0]):
+        return ""
+    prefix = text[:-len(CALL_A[0])]
+    return prefix if _RECIPIENT.fullmatch(prefix) else ""
 
 
 #: A label a template writes before a block of calls (Command R+: ``Action:`` before its fenced JSON).
@@ -647,6 +677,9 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
     name_post = unit.name_post
     post = _generalise(name_post, post2, _post_pattern(name_post, unit.kind))
     open_pattern = _open_pattern(section_open, opener, _NAME + post)
+    if "recipient" in unit.info:  # MuseGlimmer's "to=NAME<|message|>" before the call's own name
+        open_pattern = (regex.escape(unit.info["recipient"]) + _NAME + r"\s*"
+                        + _open_pattern("", opener, "(?P=name)" + post))
     if not closer:
         close = _next_opener_or_eos(opener, eos)
     transform: dict[str, Any] = dict(_TRANSFORM)
