@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from chatcodec import parse_response
+from chatcodec.analysis.derivation.atoms import Atoms
 from chatcodec.analysis.derive import CapabilityLabel, DerivedTemplate, derive_response_template
 from chatcodec.analysis.probes import probe_matrix
 from chatcodec.analysis.round_trip import render_case, round_trip
@@ -711,3 +712,172 @@ def test_a_generation_prompt_that_stops_inside_the_header_makes_the_header_rests
     prose = "Write /think, then -> tool/function_call."
     assert parse_three_ways(template, f"\n{prose}<|im_end|>", prefix=prefix) == {
         "role": "assistant", "content": prose}
+
+
+# --- found on the third independent set (bench/derive_external3_sources.json) -------------------
+
+#: A whole OpenAI ``tool_calls`` entry written as JSON (a ChatML tool template's form): the call's
+#: name and arguments inside ``function``, its id beside them.
+WRAPPED_CALL = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}<call>"
+    "{{ {'id': c.id, 'type': 'function', "
+    "'function': {'name': c.function.name, 'arguments': c.function.arguments}} | tojson }}</call>"
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+#: FunctionGemma's form: bare keys, every value (numbers too) between ``<esc>`` delimiters.
+ESCAPED_VALUES = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}"
+    "<fc>call:{{ c.function.name }}{{ '{' }}{% for k, v in c.function.arguments.items() %}"
+    "{{ k }}:<esc>{{ v }}<esc>{% if not loop.last %},{% endif %}{% endfor %}{{ '}' }}</fc>{% endfor %}"
+    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+#: MiniMax-M3's form: an element named after each argument, dicts as child elements, lists as
+#: ``<item>`` elements, a marker token before every tag, null values left out.
+ELEMENTS = (
+    "{%- macro el(k, v) %}]<]m[>[<{{ k }}>{% if v is mapping %}"
+    "{% for k2, v2 in v.items() if v2 is not none %}{{ el(k2, v2) }}{% endfor %}"
+    "{% elif v is iterable and v is not string %}{% for x in v %}{{ el('item', x) }}{% endfor %}"
+    "{% elif v is string %}{{ v }}{% else %}{{ v | tojson }}{% endif %}]<]m[>[</{{ k }}>{% endmacro %}"
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}]<]m[>[<calls>\n"
+    "{% for c in m.tool_calls %}]<]m[>[<invoke name=\"{{ c.function.name }}\">"
+    "{% for k, v in c.function.arguments.items() if v is not none %}{{ el(k, v) }}{% endfor %}"
+    "]<]m[>[</invoke>\n{% endfor %}]<]m[>[</calls>{% else %}{{ m.content }}{% endif %}"
+    "<|end|>{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+#: Kimi-K3's form: every marker is ``<|open|>WORD<|sep|>`` / ``<|close|>WORD<|sep|>``.
+GLUED_WORDS = (
+    "{%- for m in messages %}<|open|>{{ m.role }}<|sep|>{% if m.tool_calls %}<|open|>tools<|sep|>"
+    "{% for c in m.tool_calls %}<|open|>call name=\"{{ c.function.name }}\"<|sep|>"
+    "{% for k, v in c.function.arguments.items() %}<|open|>arg key=\"{{ k }}\"<|sep|>{{ v }}"
+    "<|close|>arg<|sep|>{% endfor %}<|close|>call<|sep|>{% endfor %}<|close|>tools<|sep|>"
+    "{% else %}<|open|>answer<|sep|>{{ m.content }}<|close|>answer<|sep|>{% endif %}"
+    "<|close|>{{ m.role }}<|sep|><|eom|>{% endfor %}"
+    "{% if add_generation_prompt %}<|open|>assistant<|sep|>{% endif %}")
+
+VERIFIED_CALLS = {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
+                  "parallel_calls": "verified"}
+
+
+def test_a_whole_openai_call_entry_written_as_json_reads_name_and_arguments_inside_function() -> None:
+    result = derive_response_template(WRAPPED_CALL, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open": "<call>", "close": "</call>", "repeats": True, "content": "json",
+        "transform": {"id": "{content.id?}", "type": "function",
+                      "function": {"name": "{content.function.name}",
+                                   "arguments": "{content.function.arguments}"}}}
+    assert statuses(result) == VERIFIED_CALLS
+    output = ('<call>{"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}'
+              "</call><|end|>")
+    message = parse_three_ways(result.response_template, output, prefix="<|user|>Hi<|end|><|assistant|>")
+    assert message == {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]}
+
+
+def test_a_json_dialect_that_writes_every_value_between_delimiters_is_typed_by_the_schemas() -> None:
+    result = derive_response_template(ESCAPED_VALUES, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open_pattern": r"<fc>call:(?P<name>[\w.\-]+)\s*", "close": "</fc>", "repeats": True,
+        "content": "json", "content_args": {"unquoted_keys": True, "string_delims": [["<esc>", "<esc>"]]},
+        "transform": CALL_TRANSFORM}
+    assert statuses(result) == VERIFIED_CALLS
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}]
+    message = parse_response("<fc>call:f{city:<esc>Paris<esc>,days:<esc>2<esc>}</fc><|end|>",
+                             result.response_template, prefix="<|user|>Hi<|end|><|assistant|>", tools=tools)
+    assert message["tool_calls"] == [{"type": "function", "function": {
+        "name": "f", "arguments": {"city": "Paris", "days": 2}}}]
+
+
+def test_marker_tokens_with_inverted_brackets_and_words_glued_between_markers_are_atoms() -> None:
+    atoms = Atoms.for_tokens([])
+    assert atoms.texts("]~b]ai\n]<]m[>[<calls>x[e~[") == ["]~b]", "]<]m[>[", "<calls>", "[e~["]
+    assert atoms.texts("<|close|>think<|sep|><|open|>call name=\"f\"<|sep|>") == [
+        "<|close|>think<|sep|>", "<|open|>", "<|sep|>"]
+    # prose and code keep their brackets apart
+    assert atoms.texts("a[1] = b[i]; x ]y[ [INST] [f(x=1r)]") == ["[1]", "[i]", "[INST]", "[f(x=1r)]"]
+
+
+def test_arguments_written_as_elements_named_after_their_keys_are_read_as_a_tree() -> None:
+    result = derive_response_template(ELEMENTS, variables={"eos_token": "<|end|>"})
+    marker = r"\]\s*<\]m\[>\["
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open_pattern": rf'(?:{marker}\s*<calls>\s*{marker}\s*)?<invoke\s*name="(?P<name>[\w.\-]+)">',
+        "close_pattern": rf"{marker}\s*</invoke>\s*{marker}", "repeats": True, "require_close": True,
+        "content": "x-xml-tree",
+        "content_args": {"leaf_parser": {"name": "json", "args": {"allow_non_json": True, "strip": False}},
+                         "remove": ["]<]m[>["]},
+        "transform": CALL_TRANSFORM}
+    assert statuses(result) == VERIFIED_CALLS
+    output = ("]<]m[>[<calls>\n]<]m[>[<invoke name=\"f\">]<]m[>[<city>Paris]<]m[>[</city>]<]m[>[<opts>"
+              "]<]m[>[<deep>true]<]m[>[</deep>]<]m[>[<tags>]<]m[>[<item>a]<]m[>[</item>]<]m[>[</tags>"
+              "]<]m[>[</opts>]<]m[>[</invoke>\n]<]m[>[</calls><|end|>")
+    message = parse_three_ways(result.response_template, output, prefix="<|user|>Hi<|end|><|assistant|>")
+    assert message == {"role": "assistant", "tool_calls": [{"type": "function", "function": {
+        "name": "f", "arguments": {"city": "Paris", "opts": {"deep": True, "tags": ["a"]}}}}]}
+
+
+def test_markers_made_of_a_word_glued_between_two_tokens_are_one_marker() -> None:
+    result = derive_response_template(GLUED_WORDS, variables={"eos_token": "<|eom|>"})
+    template = result.response_template
+    assert template["start_anchor"] == "<|open|>assistant<|sep|>"
+    assert template["fields"]["content"] == {"close": [
+        "<|open|>answer<|sep|>", "<|close|>answer<|sep|>", "<|close|>assistant<|sep|>",
+        "<|close|>tools<|sep|>", "<|eom|>"]}
+    assert template["fields"]["tool_calls"]["open_pattern"] == (
+        r'(?:<\|open\|>tools\s*<\|sep\|>\s*)?<\|open\|>call\s*name="(?P<name>[\w.\-]+)"\s*<\|sep\|>')
+    assert template["fields"]["tool_calls"]["close"] == "<|close|>call<|sep|>"
+    assert statuses(result) == VERIFIED_CALLS
+    prefix = "<|open|>user<|sep|>Hi<|close|>user<|sep|><|eom|><|open|>assistant<|sep|>"
+    output = "<|open|>answer<|sep|>An answer.<|close|>answer<|sep|><|close|>assistant<|sep|>"
+    assert parse_three_ways(template, output, prefix=prefix) == {"role": "assistant", "content": "An answer."}
+
+
+#: Hunyuan-A13B's vLLM form: a plain answer starts with the label ``助手：``, a call turn does not.
+ANSWER_LABEL = (
+    "{%- for m in messages %}{% if m.role == 'user' %}用户：{{ m.content }}<|extra_0|>"
+    "{% elif m.role == 'assistant' %}{% if m.tool_calls %}<calls>"
+    "{{ m.tool_calls | map(attribute='function') | list | tojson }}</calls>"
+    "{% else %}助手：{{ m.content }}{% endif %}<|eos|>{% else %}<result>{{ m.content }}</result><|extra_0|>"
+    "{% endif %}{% endfor %}")
+
+
+def test_a_label_every_answer_starts_with_is_discarded_only_at_the_start() -> None:
+    result = derive_response_template(ANSWER_LABEL, variables={"eos_token": "<|eos|>"})
+    template = result.response_template
+    assert template["fields"]["content"] == {"close_pattern": r"^\s*助手：|<\|eos\|>"}
+    assert statuses(result) == VERIFIED_CALLS
+    prefix = "用户：Hi<|extra_0|>"
+    assert parse_three_ways(template, "助手：It is 助手：sunny.<|eos|>", prefix=prefix) == {
+        "role": "assistant", "content": "It is 助手：sunny."}
+
+
+#: MuseGlimmer's form: every message of a turn is addressed in its header (``to=user``, ``to=self``
+#: for reasoning, ``to=NAME`` for a call); the generation prompt stops before the recipient.
+RECIPIENT_HEADERS = (
+    "{%- for m in messages %}{% if m.role == 'assistant' %}{% if m.reasoning_content %}"
+    "<|start|>assistant to=self<|message|>{{ m.reasoning_content }}<|eom|>{% endif %}"
+    "{% if m.tool_calls %}{% for c in m.tool_calls %}<|start|>assistant to={{ c.function.name }}<|message|>"
+    "<fn name=\"{{ c.function.name }}\">{% for k, v in c.function.arguments.items() %}<p name=\"{{ k }}\">"
+    "{{ v }}</p>{% endfor %}</fn>{% if not loop.last %}<|eom|>{% endif %}{% endfor %}"
+    "{% else %}<|start|>assistant to=user<|message|>{{ m.content }}{% endif %}<|eot|>"
+    "{% else %}<|start|>{{ m.role }}<|message|>{{ m.content }}<|eot|>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|start|>assistant{% endif %}")
+
+
+def test_messages_addressed_in_their_header_tell_text_reasoning_and_calls_apart() -> None:
+    result = derive_response_template(RECIPIENT_HEADERS, variables={"eos_token": "<|eot|>"})
+    template = result.response_template
+    assert template["fields"]["reasoning_content"] == {
+        "open_pattern": r"(?:^|(?<=<\|start\|>assistant))\s*(?:to=self<\|message\|>)", "close": "<|eom|>"}
+    assert template["fields"]["tool_calls"]["open_pattern"] == (
+        r'to=(?P<name>[\w.\-]+)\s*<\|message\|><fn\s*name="(?P=name)">')
+    assert template["fields"]["content"] == {"close": ["to=user<|message|>", "<|eom|>", "<|start|>assistant",
+                                                       "<|eot|>"]}
+    assert statuses(result) == {name: "verified" for name in ALL}
+    output = (' to=self<|message|>Check.<|eom|><|start|>assistant to=f<|message|><fn name="f">'
+              '<p name="city">Paris</p></fn><|eot|>')
+    message = parse_three_ways(template, output, prefix="<|start|>user<|message|>Hi<|eot|><|start|>assistant")
+    assert message == {"role": "assistant", "reasoning_content": "Check.", "tool_calls": [
+        {"type": "function", "function": {"name": "f", "arguments": {"city": "Paris"}}}]}

@@ -329,3 +329,47 @@ def test_a_newline_only_the_generation_prompt_writes_is_realigned() -> None:
     header = "<|header_start|>assistant<|header_end|>\n\n"
     case = cut_output(history + "\n" + header, history + header + "Sunny.\n<|eot|>", "<|eot|>", history)
     assert (case.output, case.realigned) == ("Sunny.\n", True)
+
+
+def _json_calls_template(drop_nulls: bool) -> str:
+    """A small template writing each call as JSON; with ``drop_nulls`` it leaves null values out at
+    every depth, as MiniMax-M3's template does."""
+    keep = " if x is not none" if drop_nulls else ""
+    return (
+        "{%- macro js(v) %}{% if v is mapping %}{{ '{' }}{% for k, x in v.items()" + keep + " %}"
+        "{{ k | tojson }}: {{ js(x) }}{% if not loop.last %}, {% endif %}{% endfor %}{{ '}' }}"
+        "{% else %}{{ v | tojson }}{% endif %}{% endmacro %}"
+        "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}"
+        '<call>{"name": "{{ c.function.name }}", "arguments": {{ js(c.function.arguments) }}}</call>'
+        "{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+        "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+CALLS_JSON = {"version": 1, "start_anchor": "<|assistant|>", "fields": {
+    "tool_calls": {"open": "<call>", "close": "</call>", "repeats": True, "content": "json",
+                   "transform": {"type": "function", "function": {"name": "{content.name}",
+                                                                  "arguments": "{content.arguments}"}}},
+    "content": {"close": ["<|end|>"]}}}
+END = {"eos_token": "<|end|>"}
+
+
+def test_null_arguments_a_template_leaves_out_are_compared_as_absent() -> None:
+    report = round_trip(_json_calls_template(drop_nulls=True), CALLS_JSON, variables=END)
+    assert report.capabilities["one_call"].status == "pass"
+    nested = [case for case in report.cases if case.probe.case == "nested"]
+    assert nested and all(case.status == "pass" for case in nested)
+    assert all(case.note == ("the template leaves arguments whose value is null out of the render (the "
+                             "render without them is the same text), so they were compared as absent")
+               for case in nested)
+    assert '"deep": {"on": true}' in nested[0].output
+
+
+def test_null_arguments_a_template_writes_must_come_back() -> None:
+    report = round_trip(_json_calls_template(drop_nulls=False), CALLS_JSON, variables=END)
+    nested = [case for case in report.cases if case.probe.case == "nested"]
+    assert nested and all(case.status == "pass" and case.note == "" for case in nested)
+    assert '"deep": {"on": true, "note": null}' in nested[0].output
+    broken = copy.deepcopy(CALLS_JSON)  # a parse that loses the null fails, the render holds it
+    broken["fields"]["tool_calls"]["transform"]["function"]["arguments"] = "{content.arguments.settings?}"
+    failed = round_trip(_json_calls_template(drop_nulls=False), broken, variables=END)
+    assert failed.capabilities["one_call"].status == "fail"

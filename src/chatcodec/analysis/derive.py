@@ -123,6 +123,7 @@ def derive_response_template(chat_template: str, *,
     from chatcodec.analysis.derivation.atoms import Atoms
     from chatcodec.analysis.derivation.context import DerivationContext
     from chatcodec.analysis.derivation.headers import anchor_header_rests, find_open_headers
+    from chatcodec.analysis.derivation.labels import answer_label, discard_answer_label
     from chatcodec.analysis.derivation.recipients import (
         address_calls,
         anchors_before_marker,
@@ -172,6 +173,7 @@ def derive_response_template(chat_template: str, *,
     template = candidate.template()
     if open_headers:
         template = anchor_header_rests(template, open_headers)
+    template = discard_answer_label(template, answer_label(ctx))  # Hunyuan's "助手：" (derivation.labels)
     report = round_trip(chat_template, template, variables=values, modes=modes, shape=shape)
     labels = _labels(report, candidate.reasoning.heuristic if candidate.reasoning else "", tools.problem)
     notes = [f"message shape: {shape.describe()}"]

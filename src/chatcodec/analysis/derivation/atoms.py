@@ -2,10 +2,12 @@
 
 An **atom** is a piece of template text that acts as one marker: a tag ``<...>`` without
 whitespace (``<|im_end|>``, ``</think>``, ``<seed:think>``, ``<｜tool▁sep｜>``), a bracket token
-``[...]`` (``[INST]``, ``[TOOL_CALLS]``), one of the model's special tokens (MiniMax's ``]~b]``),
-or a run of three or more of one punctuation character (a code fence, ``>>>``). Plain words never
-are: a delimiter made of a word would fire on ordinary prose (inference.md §7, "never use a plain
-word as a delimiter"), nor are mixed punctuation runs such as ``={"`` (the text of a value).
+``[...]`` (``[INST]``, ``[TOOL_CALLS]``), one of the model's special tokens, an inverted bracket
+token (MiniMax's ``]~b]``, ``]<]minimax[>[``), two tags with a word glued between them (Kimi-K3's
+``<|close|>think<|sep|>``), or a run of three or more of one punctuation character (a code fence,
+``>>>``). Plain words never are on their own: a delimiter made of a word would fire on ordinary
+prose (inference.md §7, "never use a plain word as a delimiter"), nor are mixed punctuation runs
+such as ``={"`` (the text of a value).
 
 Diffs of renders (a common prefix or suffix) are cut back so that they never split an atom;
 a tool name leaking into a marker (llama.cpp's ``FFF_FIRST_FUN_F[ARGS]``) is what this prevents.
@@ -20,7 +22,18 @@ import regex
 
 __all__ = ["Atoms", "common_prefix_length", "common_suffix_length"]
 
-_GENERIC = r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]|([^\w\s<>\[\]])\1{2,}"
+#: An inverted bracket token: a word between brackets that face the wrong way or hold symbols
+#: (MiniMax's ``]~b]``, ``[e~[``, ``]<]minimax[>[``), a shape prose and code do not write.
+_SYMBOL = r"[~!<>|@#$%^&*+=\[\]]"
+_INVERTED = (rf"\]{_SYMBOL}{{1,3}}\w{{1,16}}{_SYMBOL}{{0,3}}[\[\]]"
+             rf"|\]{_SYMBOL}{{0,3}}\w{{1,16}}{_SYMBOL}{{1,3}}[\[\]]"
+             rf"|\[{_SYMBOL}{{1,3}}\w{{1,16}}{_SYMBOL}{{0,3}}\["
+             rf"|\[{_SYMBOL}{{0,3}}\w{{1,16}}{_SYMBOL}{{1,3}}\[")
+_TAG = r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]"
+#: Two tags with a word glued between them, no whitespace (Kimi-K3's ``<|close|>think<|sep|>``, Llama's
+#: ``<|start_header_id|>assistant<|end_header_id|>``): one marker, as the word is part of it.
+_GLUED = rf"(?:{_TAG})\w{{1,24}}(?:{_TAG})"
+_GENERIC = _TAG + "|" + _INVERTED + r"|([^\w\s<>\[\]])\1{2,}"
 
 
 @dataclass(frozen=True)
@@ -54,26 +67,29 @@ class Atoms:
     def snap_start(self, text: str, position: int) -> int:
         """``position`` moved back to the start of the atom it falls inside of, or of a tag
         (``<`` / ``[``) left open before it (``<parameter=`` cut before its key); else unchanged."""
-        for start, end in self.spans(text):
+        spans = self.spans(text)
+        for start, end in spans:
             if start < position < end:
                 return start
         window = text[max(0, position - _TAG_REACH):position]
         for opener, closer in (("<", ">"), ("[", "]")):
             index = window.rfind(opener)
-            if index != -1 and closer not in window[index:]:
-                return position - len(window) + index
+            at = position - len(window) + index
+            if index != -1 and closer not in window[index:] and not _inside(spans, at):
+                return at
         return position
 
     def snap_end(self, text: str, position: int) -> int:
         """``position`` moved forward to the end of the atom it falls inside of, or past the end of
         a tag (``>`` / ``]``) whose start lies before it; else unchanged."""
-        for start, end in self.spans(text):
+        spans = self.spans(text)
+        for start, end in spans:
             if start < position < end:
                 return end
         window = text[position:position + _TAG_REACH]
         for opener, closer in (("<", ">"), ("[", "]")):
             index = window.find(closer)
-            if index != -1 and opener not in window[:index]:
+            if index != -1 and opener not in window[:index] and not _inside(spans, position + index):
                 return position + index + 1
         return position
 
@@ -99,6 +115,12 @@ class Atoms:
         return [start for start, _ in reversed(self.spans(text))][:count]
 
 
+def _inside(spans: list[tuple[int, int]], index: int) -> bool:
+    """Whether the character at ``index`` belongs to one of the atoms at ``spans`` (a bracket of
+    ``]<]minimax[>[`` opens no tag)."""
+    return any(start <= index < end for start, end in spans)
+
+
 #: How far :meth:`Atoms.snap_start` / :meth:`Atoms.snap_end` look for the rest of a tag.
 _TAG_REACH = 48
 
@@ -109,7 +131,7 @@ def _compiled(specials: tuple[str, ...]) -> regex.Pattern[str]:
     pattern = _CACHE.get(specials)
     if pattern is None:
         alternatives = [regex.escape(token) for token in specials]
-        pattern = regex.compile("|".join([*alternatives, _GENERIC]))
+        pattern = regex.compile("|".join([*alternatives, _GLUED, _GENERIC]))
         _CACHE[specials] = pattern
     return pattern
 

@@ -10,7 +10,11 @@ where reasoning or a call starts and the words leak into ``content``.
 The rule: when the last line of a generation prompt starts with an atom and ends inside a word
 (no whitespace after it), that last line (the open header, ``<|im_start|>assistant``) and every
 first line a sentinel turn writes right after that prompt (the header's rest, ``/think``,
-``-> tool/function_call``) become atoms of this template. They are found on sentinel renders that
+``-> tool/function_call``) become atoms of this template. A first line that holds an atom after a
+word is cut after that atom: the rest is the recipient and the marker that ends the header
+(MuseGlimmer's `` to=user<|message|>`` before an answer, `` to=self<|message|>`` before reasoning;
+a rest naming a tool holds a sentinel and is refused, the call field takes it,
+:mod:`chatcodec.analysis.derivation.tool_fields`). They are found on sentinel renders that
 continue their prompt; a rest holding a sentinel or longer than a header is refused. The search then
 treats them as any marker. A rest is a word, though, so a field the search opens on one is then
 anchored to where a header ends (:func:`anchor_header_rests`): at the start of the output (right
@@ -74,14 +78,25 @@ def find_open_headers(ctx: DerivationContext) -> OpenHeaders | None:
             spans = ctx.atoms.spans(header)
             if not spans or spans[0][0] != 0 or not _ENDS_IN_WORD.search(header):
                 continue
-            rest = turn.output.split("\n", 1)[0].strip()
-            if not rest or len(rest) > _MAX_REST or leaks_sentinel(rest) or ctx.atoms.spans(rest):
+            rest = _rest(ctx, turn.output.split("\n", 1)[0].strip())
+            if not rest or len(rest) > _MAX_REST or leaks_sentinel(rest):
                 continue
             if header not in found.headers:
                 found.headers.append(header)
             if rest not in found.rests:
                 found.rests.append(rest)
     return found if found.rests else None
+
+
+def _rest(ctx: DerivationContext, line: str) -> str:
+    """The header rest on a turn's first line: the whole line when it holds no atom (``/think``), or
+    the line up to the end of its first atom when a word comes before that atom (MuseGlimmer's
+    ``to=user<|message|>``: the recipient and the marker that ends the header); ``""`` otherwise."""
+    spans = ctx.atoms.spans(line)
+    if not spans:
+        return line
+    start, end = spans[0]
+    return line[:end] if start > 0 and regex.fullmatch(r"[\w=:\-]{1,24}", line[:start].strip()) else ""
 
 
 def anchor_header_rests(template: dict[str, Any], headers: OpenHeaders) -> dict[str, Any]:

@@ -16,6 +16,9 @@ Classification, on the render of one call ``fnqza(keyqza="valqza", keyqzb=7)``:
 The diff of the one-call and two-call renders gives the per-call opener (the common suffix of the
 text before call 1 and the text between the calls), the per-call closer (their common prefix),
 and what is left: a section start (optional in the open pattern) and a section end (discarded).
+A call whose name is written before its opener too (a recipient, MuseGlimmer's
+``to=NAME<|message|>`` before ``<atem:invoke name="NAME">``) opens on the recipient, and its second
+writing of the name must be the same (``(?P=name)``).
 Every piece is snapped to atoms; a piece that differs between the two calls only in digits gets
 ``\\d+`` (Kimi's ``functions.NAME:0``), and a call id in it becomes an ``id`` group. Whitespace
 runs become ``\\s*``, except a newline touching an argument value, which becomes ``\\n?`` so
@@ -51,6 +54,8 @@ _NAME = r"(?P<name>[\w.\-]+)"
 _ID = r"(?P<id>.+?)"
 #: Stands for a call id in the text between calls, so the diff of two calls keeps it as one slot.
 ID_MARK = "\ue000"
+#: Stands for the argument's key where a template writes it again after the value (``</city>``).
+KEY_MARK = "\ue001"
 _TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
 #: The transform of each element of a list of ``{"name", "arguments", "id"?}`` calls.
 _EACH_CALL = {"id": "{id?}", "type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
@@ -134,6 +139,27 @@ def _is_call(value: Any, name: str, arguments: dict[str, Any]) -> dict[str, str]
     return keys if "name" in keys and "arguments" in keys else None
 
 
+def _wrapped_call(value: dict[str, Any], keys: dict[str, str], name: str,
+                  arguments: dict[str, Any]) -> dict[str, str] | None:
+    """The keys of a call object wrapped in an OpenAI-style one (``{"id": ..., "type": "function",
+    "function": {"name": ..., "arguments": ...}}``: a whole ``tool_calls`` entry written as JSON), as
+    paths (``function.name``), or ``None`` when ``value`` holds the call otherwise or holds more.
+    Only plain keys are wrapped (no JSON-string arguments, no name used as a key)."""
+    if "string_arguments" in keys or "name_as_key" in keys:
+        return None
+    inner = [key for key, item in value.items()
+             if isinstance(item, dict) and _is_call(item, name, arguments) == keys]
+    rest = {key: item for key, item in value.items() if key not in inner}
+    if len(inner) != 1 or any(item != "function" and not (isinstance(item, str) and item in PLAIN_IDS)
+                              for item in rest.values()):
+        return None
+    wrapped = {role: f"{inner[0]}.{key}" for role, key in keys.items()}
+    ids = [key for key, item in rest.items() if isinstance(item, str) and item in PLAIN_IDS]
+    if ids:
+        wrapped["id"] = ids[0]
+    return wrapped
+
+
 def _json_object(text: str) -> Any:
     try:
         return json.loads(text)
@@ -158,6 +184,10 @@ def _json_unit(text: str, start: int, name: str, arguments: dict[str, Any]) -> _
             keys = _is_call(value, name, arguments)
             if keys:
                 found = _Unit(opener, end, "object", info={"keys": keys, "first_key": next(iter(value))})
+        elif isinstance(value, dict) and found is not None and found.kind == "object":
+            wrapped = _wrapped_call(value, found.info["keys"], name, arguments)
+            if wrapped:
+                found = _Unit(opener, end, "object", info={"keys": wrapped, "first_key": next(iter(value))})
         elif isinstance(value, list) and value and found is not None:
             keys = _is_call(value[0], name, arguments)
             if keys:
@@ -223,7 +253,12 @@ def _same_call(call: dict[str, Any], wanted: dict[str, Any]) -> bool:
     value), which the parse types back with the tool schemas (SPEC §1.6), as the round trip checks."""
     if call.get("name") != wanted["name"] or not isinstance(call.get("arguments"), dict):
         return False
-    got, expected = call["arguments"], wanted["arguments"]
+    return _same_arguments(call["arguments"], wanted["arguments"])
+
+
+def _same_arguments(got: dict[str, Any], expected: dict[str, Any]) -> bool:
+    """Whether parsed arguments are the sentinel arguments, each as given or written as a string
+    (:func:`_same_call`; FunctionGemma's ``keyqzb:<escape>7<escape>`` in a JSON dialect too)."""
     return got.keys() == expected.keys() and all(
         got[key] == value or (isinstance(got[key], str) and not isinstance(value, str)
                               and got[key] == json.dumps(value))
@@ -252,7 +287,7 @@ def _dialect(text: str, brace: int, arguments: dict[str, Any]) -> tuple[int, lis
             value = run_parser({"name": "json", "args": args}, text[brace:end])
         except ValueError:
             continue
-        if value == arguments:
+        if isinstance(value, dict) and _same_arguments(value, arguments):
             return end, delims
     return None
 
@@ -271,13 +306,20 @@ def _tagged_unit(ctx: DerivationContext, text: str, position: int, after: int,
     key_start = ctx.atoms.snap_end(between, len(between) - common_suffix_length(text[after:k1], between))
     key_prefix = between[key_start:].lstrip()
     separator, separator2 = text[k1 + len(key1):v1], text[k2 + len(key2):v2]
-    rest = text[v2 + len(value2):]
-    value_suffix = between[:ctx.atoms.snap_start(between, common_prefix_length(between, rest))].rstrip()
+    # a value closed by a tag naming its key (MiniMax-M3's ``<city>Paris</city>``): the key there is a slot
+    closing = between[:len(between) - len(key_prefix)]
+    rest = text[v2 + len(value2):].replace(key2, KEY_MARK, 1)
+    if key1 in closing:
+        between = closing.replace(key1, KEY_MARK, 1) + key_prefix
+    shared = min(common_prefix_length(between, rest), len(between) - len(key_prefix))
+    value_suffix = between[:ctx.atoms.snap_start(between, shared)].rstrip()
     slot = _attribute_slot(separator, separator2)
     if slot is None or not key_prefix or not value_suffix.strip() or key1 in key_prefix:
         return None
     name_post = text[after:k1 - len(key_prefix)]
-    end = v2 + len(value2) + len(value_suffix)
+    if text[position:after] in name_post:  # the name written again: this one was a recipient
+        return None
+    end = v2 + len(value2) + len(value_suffix.replace(KEY_MARK, key2))
     return _Unit(position, end, "tagged", name_post,
                  {"key_prefix": key_prefix, "separator": slot[0], "separator_rest": slot[1],
                   "value_suffix": value_suffix})
@@ -309,9 +351,15 @@ def _attribute_slot(separator: str, other: str) -> tuple[str, str] | None:
 
 def _find_unit(ctx: DerivationContext, text: str, start: int, name: str,
                arguments: dict[str, Any]) -> _Unit | None:
-    if text.find(name, start) < 0:
+    first = text.find(name, start)
+    if first < 0:
         return None
-    return _json_unit(text, start, name, arguments) or _outside_unit(ctx, text, start, name, arguments)
+    unit = _json_unit(text, start, name, arguments) or _outside_unit(ctx, text, start, name, arguments)
+    position = text.find(name, first + len(name))
+    while unit is None and position >= 0:  # the first name was written before the call (a recipient)
+        unit = _outside_unit(ctx, text, position, name, arguments)
+        position = text.find(name, position + len(name))
+    return unit
 
 
 # --- the field -----------------------------------------------------------------------------------
@@ -381,6 +429,12 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
     if unit1.kind == "tagged" and _writes_python_str(ctx, mode):
         unit1 = _Unit(unit1.start, unit1.end, unit1.kind, unit1.name_post,
                       {**unit1.info, "value_parser": {"name": "x-python-literal"}})
+    elif unit1.kind == "tagged" and KEY_MARK in unit1.info["value_suffix"]:
+        item_tag = _child_elements(ctx, mode)
+        if item_tag:
+            unit1 = _Unit(unit1.start, unit1.end, unit1.kind, unit1.name_post,
+                          {**unit1.info, "item_tag": item_tag,
+                           "remove": ctx.atoms.texts(unit1.info["key_prefix"])})
     return _build(ctx, out1, start1, unit1, out2, units2)
 
 
@@ -391,6 +445,18 @@ def _writes_python_str(ctx: DerivationContext, mode: Mapping[str, Any]) -> bool:
     turn = ctx.turn("nested_call", mode)
     arguments = CALL_NESTED[1]
     return turn is not None and any(str(arguments[key]) in turn.output for key in ("keyqzd", "keyqzf"))
+
+
+def _child_elements(ctx: DerivationContext, mode: Mapping[str, Any]) -> str:
+    """The tag of a list's items when the template writes a dict argument as child elements named
+    after its keys and a list as one element per item (MiniMax-M3's ``<deep><on>true</on></deep>``,
+    ``<tags><item>a</item></tags>``), which ``x-xml-tree`` reads back; ``""`` otherwise."""
+    turn = ctx.turn("nested_call", mode)
+    if turn is None:
+        return ""
+    inner, items = next(iter(CALL_NESTED[1]["keyqzd"])), CALL_NESTED[1]["keyqzf"]
+    item = regex.search(r"<(\w{1,24})>\s*" + regex.escape(str(items[0])), turn.output)
+    return item.group(1) if f"<{inner}>" in turn.output and item else ""
 
 
 #: The documents of a retrieval prompt, for templates that render tool calls only next to documents.
@@ -443,6 +509,9 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
     if unit.kind in ("array", "object", "python_list") and opener and not section_open.strip():
         opener = _with_label(opener_raw, opener)
         opener = _header_run(ctx, opener_raw) or opener
+    recipient = _recipient(section_open)
+    if recipient and unit.kind in ("json", "dialect", "tagged"):
+        unit = _Unit(unit.start, unit.end, unit.kind, unit.name_post, {**unit.info, "recipient": recipient})
     section_open = section_open.strip() if ctx.atoms.only_atoms(section_open) else ""
     section_end = after1[len(closer_raw):]
     discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
@@ -455,6 +524,22 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
              "json": "name, then JSON arguments",
              "dialect": "name, then arguments in a JSON dialect", "tagged": "name, then tagged arguments"}
     return ToolDerivation(kinds[unit.kind], fields, discards)
+
+
+#: A recipient written before the call's opener: a short word ending in ``=`` or ``:`` glued to the
+#: call's name (MuseGlimmer's ``to=NAME<|message|>``, the header of a message addressed to the tool).
+_RECIPIENT = regex.compile(r"[A-Za-z]{1,8}[=:]")
+
+
+def _recipient(before: str) -> str:
+    """The recipient prefix (``to=``) when the text before a call's opener is that prefix and the
+    call's name, else ``""``: the call then opens on the prefix, the name, and the opener naming the
+    same tool again (``(?P=name)``), so the recipient never reaches ``content``."""
+    text = before.strip()
+    if not text.endswith(CALL_A[0]):
+        return ""
+    prefix = text[:-len(CALL_A[0])]
+    return prefix if _RECIPIENT.fullmatch(prefix) else ""
 
 
 #: A label a template writes before a block of calls (Command R+: ``Action:`` before its fenced JSON).
@@ -592,6 +677,9 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
     name_post = unit.name_post
     post = _generalise(name_post, post2, _post_pattern(name_post, unit.kind))
     open_pattern = _open_pattern(section_open, opener, _NAME + post)
+    if "recipient" in unit.info:  # MuseGlimmer's "to=NAME<|message|>" before the call's own name
+        open_pattern = (regex.escape(unit.info["recipient"]) + _NAME + r"\s*"
+                        + _open_pattern("", opener, "(?P=name)" + post))
     if not closer:
         close = _next_opener_or_eos(opener, eos)
     transform: dict[str, Any] = dict(_TRANSFORM)
@@ -608,8 +696,25 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
                 {**base, "content": "x-bare-object", "content_args": delim_args,
                  "transform": transform}]
     cut_off = _CUT_OFF_IS_A_PROBLEM if closer else {}
-    return [{**base, **cut_off, "content": "xml-inline", "content_args": _tag_args(unit.info),
-             "transform": transform}]
+    inline = {**base, **cut_off, "content": "xml-inline", "content_args": _tag_args(unit.info),
+              "transform": transform}
+    if "item_tag" in unit.info:
+        return [{**base, **cut_off, "content": "x-xml-tree", "content_args": _tree_args(unit.info),
+                 "transform": transform}, inline]
+    return [inline]
+
+
+def _tree_args(info: dict[str, Any]) -> dict[str, Any]:
+    """``x-xml-tree`` arguments for elements named after their keys: the markers the template writes
+    before every tag are removed there (``]<]minimax[>[``), leaves are text typed later by the tool
+    schemas (SPEC §1.6), or JSON where they read as JSON inside a dict or list argument."""
+    remove: list[str] = info["remove"]
+    args: dict[str, Any] = {"leaf_parser": {"name": "json", "args": {"allow_non_json": True, "strip": False}}}
+    if remove:
+        args["remove"] = remove
+    if info["item_tag"] != "item":
+        args["item_tag"] = info["item_tag"]
+    return args
 
 
 def _next_opener_or_eos(opener: str, eos: str | None) -> dict[str, Any]:
@@ -649,8 +754,9 @@ def _tag_args(info: dict[str, Any]) -> dict[str, Any]:
         value_suffix, trail = value_suffix[1:], r"\n?"
     # a word that differs between arguments (_attribute_slot): any word there
     separator_pattern = loose(separator) + (r"\w+" + loose(rest) if info.get("separator_rest") else "")
+    suffix = loose(value_suffix).replace(regex.escape(KEY_MARK), "(?P=key)").replace(KEY_MARK, "(?P=key)")
     pattern = (loose(info["key_prefix"]) + r"(?P<key>[^\s<>=\"']+)" + separator_pattern + lead
-               + "(?P<value>.*?)" + trail + loose(value_suffix))
+               + "(?P<value>.*?)" + trail + suffix)
     return {"tag_pattern": pattern, "value_parser": dict(info.get("value_parser", _TEXT_VALUES))}
 
 
