@@ -122,7 +122,11 @@ class MessageBuilder:
             else:
                 self._values[name].append(value)
         elif field.concatenates:
-            self._texts.setdefault(name, []).append(raw)
+            texts = self._texts.get(name)
+            if texts is None:  # (not setdefault: it would make a list at every region)
+                self._texts[name] = [raw]
+            else:
+                texts.append(raw)
             if first:
                 self._values.setdefault(name, None)  # keeps the key's place in the message
         elif first:
