@@ -366,6 +366,17 @@ def test_feed_refuses_anything_but_text_and_says_where_ids_go(chunk: Any, kind: 
     assert parser.finalize()[0] == {"role": "assistant", "content": "Hi"}
 
 
+@pytest.mark.parametrize(("output", "kind"), [([1, 2], "list"), (b"Hi", "bytes"), (None, "NoneType")])
+def test_parse_response_refuses_anything_but_text_with_feeds_message(output: Any, kind: str) -> None:
+    # parse_response runs the engine's step itself (one pass, the end known), not feed: same refusal
+    with pytest.raises(TypeError) as raised:
+        parse_response(output, QWEN, prefix="")
+    assert str(raised.value) == (
+        f"ResponseParser.feed: expected the generated text (str), got {kind}. Token ids go through "
+        "ChatCodec.get_response_parser(), whose parser decodes them"
+    )
+
+
 def test_prefix_and_errors_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="requires `prefix`"):
         ResponseParser(QWEN)

@@ -192,7 +192,18 @@ def test_a_compiled_transform_builds_what_apply_transform_builds(transform: Any,
     """Compiled at load or walked at each close: the same value, or the same error and message
     (optional placeholders outside an object are load errors, but both agree on them too)."""
     walked = _outcome(lambda s: apply_transform(transform, s), scope)
-    assert _outcome(compile_transform(transform), scope) == walked
+    compiled = _outcome(compile_transform(transform), scope)
+    assert compiled == walked
+    assert repr(compiled) == repr(walked)  # the keys in the same order too
+
+
+def test_a_compiled_object_keeps_the_transforms_key_order_around_constants_and_absent_keys() -> None:
+    build = compile_transform({"id": "{id?}", "type": "function", "function": "{content}", "n": 2,
+                               "extra": "{extra?}", "last": None})
+    assert list(build({"content": "c"}).items()) == [
+        ("type", "function"), ("function", "c"), ("n", 2), ("last", None)]
+    assert list(build({"content": "c", "id": "7", "extra": "e"}).items()) == [
+        ("id", "7"), ("type", "function"), ("function", "c"), ("n", 2), ("extra", "e"), ("last", None)]
 
 
 def test_a_compiled_transform_builds_new_containers_each_time() -> None:

@@ -409,6 +409,11 @@ class ResponseParser:
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         events = self._advance("", eos=True)
+        return self._finish(), events
+
+    def _finish(self) -> dict[str, Any]:
+        """After the end of generation closed the last region: check the required fields, end the
+        lifecycle and build the message (:meth:`finalize`, and ``parse_response``'s one pass)."""
         missing = self._message.missing_required()
         if missing and not self._keep:
             self._fail(MissingFieldError(
@@ -420,7 +425,7 @@ class ResponseParser:
                                          "error": "required field never matched", "text": "",
                                          "raw": "", "span": None})
         self._lifecycle = _FINISHED
-        return self._message.build(), events
+        return self._message.build()
 
     # -- the per-chunk path -----------------------------------------------------------------------
 

@@ -173,13 +173,20 @@ def compile_transform(transform: Any) -> Build:
         they are, and the key of an absent optional placeholder is left out.
     """
     if isinstance(transform, dict):
-        items = tuple((key, compile_transform(value)) for key, value in transform.items())
+        # the keys in order, each constant value already in place (a copy of this dict starts each
+        # value, in C); only the others are built per call (``{"type": "function", "function":
+        # "{content}"}``: one call per tool call, not two)
+        skeleton = {key: value if _constant(value) else None for key, value in transform.items()}
+        items = tuple((key, compile_transform(value)) for key, value in transform.items()
+                      if not _constant(value))
 
         def build_object(scope: Mapping[str, Any]) -> dict[str, Any]:
-            built = {}
+            built = skeleton.copy()
             for key, part in items:
                 value = part(scope)
-                if value is not _ABSENT:
+                if value is _ABSENT:
+                    del built[key]
+                else:
                     built[key] = value
             return built
 
@@ -198,6 +205,14 @@ def compile_transform(transform: Any) -> Build:
                 return variable
             return lambda scope: _lookup(path, scope, optional=optional)
     return lambda scope: transform
+
+
+def _constant(value: Any) -> bool:
+    """Whether ``value`` of a transform builds itself: text that is not a placeholder, a number, a
+    boolean or ``null`` (immutable, so one object serves every call); not a list or an object."""
+    if isinstance(value, str):
+        return PLACEHOLDER.fullmatch(value) is None
+    return not isinstance(value, (dict, list))
 
 
 def apply_transform_each(transform: Any, content: Any, captures: Mapping[str, str], *,
