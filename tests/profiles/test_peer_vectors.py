@@ -135,10 +135,10 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         },
     ),
     "mistral-vllm-prev11-junk-before-array": Difference(
-        _NEVER_DROPPED, raises="x-json-calls: invalid JSON at offset 2"
+        _NEVER_DROPPED, raises="x-named-call: expected the JSON arguments at offset 7"
     ),
     "mistral-vllm-v11-name-without-args": Difference(
-        _NEVER_DROPPED, raises="could not parse region as JSON"
+        _NEVER_DROPPED, raises="x-named-call: expected the JSON arguments at offset 16"
     ),
     "dsv3-vllm-malformed-missing-brace": Difference(
         _NEVER_DROPPED, raises="group 'arguments': could not parse region as JSON"

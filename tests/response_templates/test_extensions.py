@@ -30,8 +30,10 @@ def test_every_extension_name_starts_with_x() -> None:
         "x-findall",
         "x-first",
         "x-json-calls",
+        "x-named-call",
         "x-python-literal",
         "x-pythonic",
+        "x-switch",
         "x-xml-tree",
     ]
 

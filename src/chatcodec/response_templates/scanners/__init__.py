@@ -87,6 +87,8 @@ def granularity(name: str, args: Mapping[str, Any]) -> str:
     if name == "x-first":
         inner = _coarsest(args["parsers"])
         return "as its parsers agree" if inner == "as written" else inner
+    if name == "x-switch":
+        return _coarsest([case["parser"] for case in args["cases"]])
     if name in ("x-findall", "xml-inline"):
         from chatcodec.response_templates.scanners.regex_items_scan import streamed_groups
 
