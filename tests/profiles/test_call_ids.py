@@ -37,8 +37,7 @@ def test_every_json_call_profile_is_covered() -> None:
         "apertus", "apriel", "cohere2", "command_r7b", "command_r_plus", "firefunction_v2", "gigachat3",
         "granite", "granite33_think", "granite4", "granite_20b_fc", "granite_reasoning", "hermes",
         "hunyuan_a13b", "internlm2", "jamba", "lfm2", "llama3_json", "llama4_pythonic", "longcat",
-        "minimax_m1", "mistral", "mistral_args", "mistral_reasoning", "mistral_v11", "nemotron_v2",
-        "phi4_mini_json", "qwen3", "qwq", "xlam",
+        "minimax_m1", "mistral", "nemotron_v2", "phi4_mini_json", "qwen3", "qwq", "xlam",
     ]
 
 
@@ -78,11 +77,6 @@ OWN_OUTPUTS = {
     "llama4_pythonic": '{"name": "f", "parameters": {"a": 1}, "id": "call_7"}',
     "qwen3": '<tool_call>\n{"name": "f", "id": "call_7", "arguments": {"a": 1}}\n</tool_call>\n'
              '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>',
-    # the v11+ Mistral profiles read the earlier JSON list too (a checkpoint served with the other
-    # tokenizer's template writes it)
-    **{name: '[TOOL_CALLS][{"name": "f", "id": "call_7", "arguments": {"a": 1}}, '
-             '{"name": "g", "arguments": {}}]'
-       for name in ("mistral_args", "mistral_reasoning", "mistral_v11")},
 }
 
 

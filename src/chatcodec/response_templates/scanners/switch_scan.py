@@ -14,30 +14,28 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from chatcodec.object_cache import ObjectCache
 from chatcodec.response_templates.ext_switch import choose_case
-from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
+from chatcodec.response_templates.scanners.protocol import Delta, ScannerFactory, ValueScanner
 
 __all__ = ["SwitchScanner", "switch_scanner"]
+
 
 
 class SwitchScanner:
     """See the module docstring."""
 
-    __slots__ = ("_chosen", "_kept", "_leads", "_refuted", "_specs", "_stopped", "complete")
+    __slots__ = ("_cases", "_chosen", "_holds", "_kept", "_refuted", "_stopped", "complete", "held")
 
-    def __init__(self, leads: list[str], specs: list[Mapping[str, Any]]) -> None:
-        self._leads = leads
-        self._specs = specs
+    def __init__(self, cases: _Cases) -> None:
+        self._cases = cases
         self._kept = ""  # the text read before the case was decided
         self._chosen: ValueScanner | None = None
         self._refuted = False  # no case can begin the text
         self._stopped = False  # decided, but not followed: refuted, or the case has no scanner
         self.complete: int | None = None  # the chosen case's value end (``None`` before the choice)
-
-    @property
-    def held(self) -> int:
-        """What the chosen case's scanner has read but not decided on."""
-        return int(getattr(self._chosen, "held", 0))
+        self.held = 0  # what the chosen case's scanner has read but not decided on
+        self._holds = False  # the chosen case's scanner says what it holds
 
     @property
     def refuted(self) -> bool:
@@ -52,6 +50,8 @@ class SwitchScanner:
         if chosen is not None:
             out = chosen.feed(text)
             self.complete = chosen.complete
+            if self._holds:
+                self.held = chosen.held  # type: ignore[attr-defined]
             return out
         if self._stopped:
             return []
@@ -64,13 +64,12 @@ class SwitchScanner:
         if chosen is None:
             return out
         out += chosen.end()
-        self.complete = chosen.complete
+        self.complete, self.held = chosen.complete, 0
         return out
 
     def _decide(self, final: bool) -> list[Delta]:
-        from chatcodec.response_templates.scanners import scanner_for
-
-        index = choose_case(self._leads, self._kept, final)
+        leads, factories = self._cases
+        index = choose_case(leads, self._kept, final)
         if index is None:
             return []
         kept, self._kept = self._kept, ""
@@ -78,21 +77,34 @@ class SwitchScanner:
         if index < 0:
             self._refuted = True
             return []
-        spec = self._specs[index]
-        chosen = scanner_for(spec.get("name", "text"), spec.get("args", {}))
+        factory, args = factories[index]
+        chosen = None if factory is None else factory(args)
         if chosen is None:  # the case streams nothing: followed no further, but not refuted
             return []
-        self._chosen = chosen
+        self._chosen, self._holds = chosen, hasattr(chosen, "held")
         out = chosen.feed(kept)
         self.complete = chosen.complete
+        if self._holds:
+            self.held = chosen.held  # type: ignore[attr-defined]
         return out
+
+
+#: The cases of one ``x-switch`` field: their leads, and each parser's scanner factory and arguments.
+_Cases = tuple[list[str], list[tuple[ScannerFactory | None, Mapping[str, Any]]]]
+#: Per ``content_args`` (the compiled field's, by identity): whether any case streams, and the cases,
+#: worked out once rather than at every region's open.
+_CASES: ObjectCache[tuple[bool, _Cases]] = ObjectCache()
 
 
 def switch_scanner(args: Mapping[str, Any]) -> SwitchScanner | None:
     """The scanner of an ``x-switch`` region (``None`` when no case's parser has a scanner)."""
-    from chatcodec.response_templates.scanners import has_scanner
+    entry = _CASES.get(args)
+    if entry is None:
+        from chatcodec.response_templates.scanners import factory_for, has_scanner
 
-    specs = [case["parser"] for case in args["cases"]]
-    if not any(has_scanner(spec.get("name", "text"), spec.get("args", {})) for spec in specs):
-        return None
-    return SwitchScanner([case["lead"] for case in args["cases"]], specs)
+        specs = [case["parser"] for case in args["cases"]]
+        streams = any(has_scanner(spec.get("name", "text"), spec.get("args", {})) for spec in specs)
+        factories = [(factory_for(spec.get("name", "text")), spec.get("args", {})) for spec in specs]
+        entry = _CASES.put(args, (streams, ([case["lead"] for case in args["cases"]], factories)))
+    streams, cases = entry
+    return SwitchScanner(cases) if streams else None
