@@ -83,7 +83,7 @@ def test_unparsable_output_is_exit_1_after_the_lines_written(capsys: pytest.Capt
     assert code == 1
     assert [json.loads(line)["choices"][0]["delta"] for line in out.splitlines()] == [
         {"role": "assistant", "content": "Hi "}]
-    assert err.startswith("chatcodec: ResponseParseError: field 'tool_calls' (content parser 'x-json-calls')")
+    assert err.startswith("chatcodec: ResponseParseError: field 'tool_calls' (content parser 'x-switch')")
     code, out, _ = run(capsys, "hermes", str(output), "--no-prefix", "--openai", "chat", "--errors", "keep")
     assert code == 0 and json.loads(out)["content"] == 'Hi <tool_call>{"name": </tool_call>'
 

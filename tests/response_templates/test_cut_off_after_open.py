@@ -12,8 +12,8 @@ import pytest
 from chatcodec import ChatCodec, ResponseParseError
 
 OUTPUT = "hello<tool_call>"
-RECORD = {"field": "tool_calls", "parser": "x-json-calls", "offset": 16,
-          "error": "field 'tool_calls' (content parser 'x-json-calls'): the output ends right after "
+RECORD = {"field": "tool_calls", "parser": "x-switch", "offset": 16,
+          "error": "field 'tool_calls' (content parser 'x-switch'): the output ends right after "
                    "this region's open (nothing of its value was written)",
           "text": "", "raw": "<tool_call>", "span": [5, 16]}
 

@@ -35,7 +35,10 @@ TWICE: dict[str, tuple[dict[str, Any], str, str]] = {
                   '{"a": "KEEP", "a": "x"}', "key 'a' is given twice"),
     "x-first": ({"parsers": [{"name": "json"}]}, '{"a": "KEEP", "a": "x"}', "key 'a' is given twice"),
     "x-json-calls": ({}, '{"name": "f", "arguments": {"a": "KEEP", "a": "x"}}', "key 'a' is given twice"),
+    "x-named-call": ({}, 'f{"a": "KEEP", "a": "x"}', "key 'a' is given twice"),
     "x-pythonic": ({}, '[f(a="KEEP", a="x")]', "argument 'a' is given twice"),
+    "x-switch": ({"cases": [{"lead": "", "parser": {"name": "json"}}]}, '{"a": "KEEP", "a": "x"}',
+                 "key 'a' is given twice"),
     "x-xml-tree": ({}, "<a>KEEP</a><a>x</a>", "is given twice"),
 }
 

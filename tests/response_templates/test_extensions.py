@@ -30,8 +30,10 @@ def test_every_extension_name_starts_with_x() -> None:
         "x-findall",
         "x-first",
         "x-json-calls",
+        "x-named-call",
         "x-python-literal",
         "x-pythonic",
+        "x-switch",
         "x-xml-tree",
     ]
 
@@ -99,11 +101,11 @@ class TestPythonic:
 
     def test_syntax_error_raises_with_offset(self) -> None:
         with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls \(offset"):
-            parse("x-pythonic", "[f(a='x 'y')]")
+            parse("x-pythonic", "[f(a='x' 'y)]")  # 'y)] is never closed
 
     def test_a_broken_later_call_fails_the_whole_list(self) -> None:
         with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls"):
-            parse("x-pythonic", "[a(x='1'), b(y=2), c(z='broken 'quote')]")
+            parse("x-pythonic", "[a(x='1'), b(y=2), c(z='broken)]")
 
     def test_trailing_text_after_the_list_raises(self) -> None:
         with pytest.raises(ValueError, match=r"x-pythonic: not a Python list of calls"):

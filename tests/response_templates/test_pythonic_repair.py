@@ -65,7 +65,8 @@ def test_repair_leaves_raw_strings_and_valid_text() -> None:
     [
         ("[f(a=r'x\ny')]", "x-pythonic: not a Python list of calls (offset"),
         ("[f(a='unterminated)]", "x-pythonic: not a Python list of calls (offset"),
-        ("[bash(command='sed -n '1,2p' f.txt')]", "x-pythonic: not a Python list of calls (offset"),
+        # every quote is followed by what cannot follow a value, so the string is never closed
+        ("[bash(command='sed -n '1,2p' f.txt' x)]", "x-pythonic: not a Python list of calls (offset"),
         ("[f(a=07, b=g(c=1))]", "call 'f', argument 'b': 'g(c=1)' is not a literal"),
     ],
 )

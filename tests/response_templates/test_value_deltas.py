@@ -67,6 +67,11 @@ def test_how_each_profile_streams_its_arguments() -> None:
         "lfm2": "as its parsers agree",  # python-call-list, x-json-calls, x-pythonic
         "llama4_pythonic": "as its parsers agree",  # x-json-calls, x-pythonic
         "pythonic": "as its parsers agree",  # python-call-list, x-pythonic
+        # x-switch: JSON calls stream as written; a <function=NAME> call's arguments are JSON or
+        # <parameter=KEY> tags (x-first: json, xml-inline)
+        "hermes": "as its parsers agree",
+        "qwen3": "as its parsers agree",
+        "qwq": "as its parsers agree",
     }
 
 

@@ -6,26 +6,28 @@ Llama 3.2 / Llama 4, LFM2 and others write parallel tool calls as a Python list 
 
 The text is parsed with :mod:`ast` and never evaluated: only literals are accepted as argument
 values (strings, numbers, ``True``/``False``/``None`` and their JSON spellings ``true``/``false``/
-``null``, lists, tuples, dicts). Each call becomes ``{"name": ..., "arguments": {...}}``; a dict
-element such as ``{"name": "f", "arguments": {...}}`` (some models switch to JSON inside the same
-markers) is accepted too, with the keys ``x-json-calls`` accepts: ``name``, one of
-``arguments``/``parameters``, an optional string ``id`` (kept, first) and ``"type": "function"``.
+``null``, lists, tuples, dicts, and sets, read as the list of their elements as written). Each call
+becomes ``{"name": ..., "arguments": {...}}``; a dict element such as ``{"name": "f", "arguments":
+{...}}`` (some models switch to JSON inside the same markers) is accepted too, with the keys
+``x-json-calls`` accepts: ``name``, one of ``arguments``/``parameters``, an optional string ``id``
+(kept, first) and ``"type": "function"``.
 
-What models write that Python's grammar rejects though its meaning is plain (a line break or a
-NUL written raw inside a one-line string, an integer with leading zeros) is read as
-:mod:`.pythonic_repair` says, only when the text as written is no Python.
+What models write that Python's grammar rejects though its meaning is plain (a line break or a NUL
+written raw inside a one-line string, an integer with leading zeros, a string's own quote written
+unescaped inside it) is read as :mod:`.pythonic_repair` says, only when the text as written is no
+Python.
 
 ``content_args``: ``lines`` (bool, default false) also reads calls written one per line without a
 list (``f(a=1)`` and ``g(b=2)`` on two lines: MiniCPM3 writes them so in a fenced block); every line
-must then be a call. Nothing is dropped: text that is not a list of calls (a syntax
-error, prose after the list), an element that is not a call (``[f(), 5]``), a positional
-argument, an argument given twice (``f(a=1, a=2)``: Python would keep the last), a dict key given
-twice (``{"k": 1, "k": 2}``), any other key of a dict element (or both ``arguments`` and
-``parameters``), a ``#`` comment (:mod:`ast` drops it) and a value that
-is not a literal (``a=x``, ``a=1+2``, ``a=g(b=1)``, ``b'z'``, ``1e999``) all raise ``ValueError``
-naming the call and argument, which the engine turns into a ``ResponseParseError`` (strict) or a
-``parse_errors`` record with the raw text (keep). Peers that drop such a call and keep its
-siblings differ here on purpose (see "Known differences").
+must then be a call. Nothing is dropped: text that is not a list of calls (a syntax error, prose
+after the list), an element that is not a call (``[f(), 5]``), a positional argument, an argument
+given twice (``f(a=1, a=2)``: Python would keep the last), a dict key given twice (``{"k": 1, "k":
+2}``), a set element given twice, any other key of a dict element (or both ``arguments`` and
+``parameters``), a ``#`` comment (:mod:`ast` drops it) and a value that is not a literal (``a=x``,
+``a=1+2``, ``a=g(b=1)``, ``b'z'``, ``1e999``) all raise ``ValueError`` naming the call and argument,
+which the engine turns into a ``ResponseParseError`` (strict) or a ``parse_errors`` record with the
+raw text (keep). Peers that drop such a call and keep its siblings differ here on purpose (see
+"Known differences").
 
 This module only turns text into a list of calls; the response template's transform shapes them.
 """
@@ -35,6 +37,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import json
 import math
 import tokenize
 from collections.abc import Mapping
@@ -268,6 +271,8 @@ def _literal(node: ast.expr) -> Any:
         return -operand if isinstance(node.op, ast.USub) else operand
     if isinstance(node, (ast.List, ast.Tuple)):
         return [_literal(element) for element in node.elts]
+    if isinstance(node, ast.Set):
+        return _set_items(node)
     if isinstance(node, ast.Dict):
         result: dict[str, Any] = {}
         for key_node, value_node in zip(node.keys, node.values, strict=True):
@@ -279,6 +284,20 @@ def _literal(node: ast.expr) -> Any:
             result[key] = _literal(value_node)
         return result
     raise _NotJSON(f"{ast.unparse(node)!r} is not a literal")
+
+
+def _set_items(node: ast.Set) -> list[Any]:
+    """A set literal (``{'urgent', 'bug'}``, vLLM's LFM2 ``set_arg``) as the list of its elements in
+    the order written (JSON has no sets); an element given twice, which the set would keep once, is
+    an error (nothing may be lost)."""
+    items = [_literal(element) for element in node.elts]
+    seen: set[str] = set()
+    for item in items:
+        key = json.dumps(item, sort_keys=True)
+        if key in seen:
+            raise _NotJSON(f"set element {item!r} is given twice")
+        seen.add(key)
+    return items
 
 
 def _constant(value: Any) -> Any:

@@ -29,7 +29,11 @@ The extensions (documented in ``docs/profiles.md``, section "Content-parser exte
 * ``x-bare-object`` (:mod:`.ext_bare_object`): ``{key:value}`` with bare keys of any text and
   delimited strings (Gemma 4's call arguments);
 * ``x-python-literal`` (:mod:`.ext_python_literal`): a value parser for arguments written with
-  Python's ``str()`` (``{'a': True}``): such a list or dict is read, any other text kept as written.
+  Python's ``str()`` (``{'a': True}``): such a list or dict is read, any other text kept as written;
+* ``x-named-call`` (:mod:`.ext_named_call`): one call written as its name, then its JSON arguments
+  (Mistral v11+ ``NAME[ARGS]{...}``);
+* ``x-switch`` (:mod:`.ext_switch`): the parser chosen by how the text begins (a Hermes
+  ``<tool_call>`` holding a JSON call or ``<function=NAME>{...}</function>``).
 
 None of them drops a malformed call or stray text (:mod:`.ext_common`): they raise ``ValueError``.
 
@@ -41,6 +45,9 @@ template loader resolves a field's ``content``.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from chatcodec.response_templates.content import (
     Extension,
@@ -59,14 +66,29 @@ from chatcodec.response_templates.ext_findall import (
     validate_first,
 )
 from chatcodec.response_templates.ext_json_calls import parse_json_calls, validate_json_calls
+from chatcodec.response_templates.ext_named_call import parse_named_call, validate_named_call
 from chatcodec.response_templates.ext_python_literal import (
     parse_python_literal_value,
     validate_python_literal,
 )
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
+from chatcodec.response_templates.ext_switch import parse_switch, prepare_switch, validate_switch
 from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, prepare_xml_tree, validate_xml_tree
+from chatcodec.response_templates.scanners.protocol import ValueScanner
 
 __all__ = ["EXTENSIONS", "Extension", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
+
+
+def _named_call_scanner(args: Mapping[str, Any]) -> ValueScanner:
+    from chatcodec.response_templates.scanners.named_call_scan import named_call_scanner
+
+    return named_call_scanner(args)
+
+
+def _switch_scanner(args: Mapping[str, Any]) -> ValueScanner | None:
+    from chatcodec.response_templates.scanners.switch_scan import switch_scanner
+
+    return switch_scanner(args)
 
 
 #: ``x-`` parser name -> (parse, validate, string_aware). Names must start with ``"x-"``.
@@ -78,4 +100,8 @@ EXTENSIONS: dict[str, Extension] = {
     "x-xml-tree": Extension(parse_xml_tree, validate_xml_tree, prepare=prepare_xml_tree),
     "x-bare-object": Extension(parse_bare_object, validate_bare_object, string_aware=True),
     "x-python-literal": Extension(parse_python_literal_value, validate_python_literal),
+    "x-named-call": Extension(parse_named_call, validate_named_call, string_aware=True,
+                              scanner=_named_call_scanner),
+    "x-switch": Extension(parse_switch, validate_switch, string_aware=True, scanner=_switch_scanner,
+                          prepare=prepare_switch),
 }

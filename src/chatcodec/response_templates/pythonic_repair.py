@@ -10,7 +10,13 @@ for :mod:`ast`, though what they mean is plain (vLLM's LFM2 tests read them all,
   \\nimport csv')`` with a real newline): it is read as the character it
   is, as the escape ``\\n`` (``\\x00``) would be;
 * a decimal integer with leading zeros (``set_date(month=07, day=05)``): read as the decimal number
-  (``7``, ``5``), never as an octal one.
+  (``7``, ``5``), never as an octal one;
+* a string's own quote written unescaped inside it (``bash(command='sed -n '360,450p' f.py')``,
+  vLLM's LFM2 ``nested_quote``): a quote ends a one-line string only where what follows it (after
+  whitespace) can follow a value: ``,`` ``)`` ``]`` ``}`` ``:``, another string's quote (Python
+  joins ``'a' 'b'``) or the end of the text; any other such quote is text of the string, as the
+  escape ``\'`` would be. The value scanner (``scanners/pythonic_scan.py``) decides each quote the
+  same way, once the character after it arrives.
 
 :func:`repair` rewrites exactly those and nothing else: a raw (``r``-prefixed) string keeps its
 text (an escape would add a backslash to its value), a triple-quoted string already allows line
@@ -19,19 +25,19 @@ breaks, and a number with a fraction, an exponent or a base prefix (``0.5``, ``0
 the repaired one when that fails, so text Python accepts is never read differently; a text the
 repairs cannot make valid keeps its original error.
 
-A string's own quote written unescaped inside it (``command='sed -n '1,2p' f'``, vLLM's
-``nested_quote``) is not repaired: telling it from the string's end needs the character after the
-quote, and the value scanner (``scanners/pythonic_scan.py``) ends a string at its quote. Nor is a
-set literal read (``tags={'a', 'b'}``, vLLM's ``set_arg``): the scanner streams ``{`` as a dict.
+A set literal (``tags={'a', 'b'}``, vLLM's ``set_arg``) is valid Python and needs no repair:
+``x-pythonic`` reads it as a list (the scanner holds a ``{`` until its first ``:`` or ``}`` shows a dict).
 """
 
 from __future__ import annotations
 
 import regex
 
-__all__ = ["repair"]
+__all__ = ["ends_string", "repair"]
 
 _QUOTES = "'\""
+#: What may follow a string's closing quote (after whitespace) in a call list.
+_AFTER_VALUE = frozenset(",)]}:'\"")
 #: A decimal integer with leading zeros, not part of a name, a longer number or a float.
 _LEADING_ZEROS = regex.compile(r"(?<![\w.])0+(?=[1-9])([0-9_]+)(?![\w.])")
 _RAW_PREFIX = regex.compile(r"(?<![\w])[bBuUfF]?[rR][bBfF]?$|(?<![\w])[rR]$")
@@ -67,6 +73,23 @@ def repair(source: str) -> str | None:
     return "".join(pieces) if changed else None
 
 
+def ends_string(source: str, after: int) -> bool:
+    """Whether a one-line string's quote just before ``after`` ends it: what follows it (after
+    whitespace) can follow a value in a call list, or nothing does (see the module docstring).
+
+    Args:
+        source: the text.
+        after: the offset right after the quote.
+
+    Returns:
+        ``True`` when the quote ends the string; ``False`` when it is the string's own text.
+    """
+    position, end = after, len(source)
+    while position < end and source[position].isspace():
+        position += 1
+    return position == end or source[position] in _AFTER_VALUE
+
+
 def _next_quote(source: str, position: int) -> int:
     """Where the next string starts at or after ``position`` (``len(source)`` when none does)."""
     found = [index for index in (source.find(quote, position) for quote in _QUOTES) if index >= 0]
@@ -87,6 +110,10 @@ def _string(source: str, start: int, *, raw: bool) -> tuple[str, int]:
             position += 2
             continue
         if source.startswith(delimiter, position):
+            if len(delimiter) == 1 and not raw and not ends_string(source, position + 1):
+                pieces.append("\\" + quote)  # the string's own quote, written unescaped inside it
+                position += 1
+                continue
             pieces.append(delimiter)
             return "".join(pieces), position + len(delimiter)
         escape = _RAW_ONLY.get(char) if len(delimiter) == 1 and not raw else None

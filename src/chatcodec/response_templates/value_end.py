@@ -35,8 +35,9 @@ from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
 __all__ = ["VALUE_END_PARSERS", "ValueEndMatcher", "value_end_problem"]
 
 #: Content parsers whose scanners say where a value ends (``json`` without ``allow_non_json``;
-#: ``x-first`` when each of its parsers is one of these).
-VALUE_END_PARSERS = ("json", "x-json-calls", "x-bare-object", "x-pythonic", "python-call-list", "x-first")
+#: ``x-first`` and ``x-switch`` when each of their parsers is one of these).
+VALUE_END_PARSERS = ("json", "x-json-calls", "x-bare-object", "x-pythonic", "python-call-list", "x-first",
+                     "x-switch", "x-named-call")
 
 _NEVER = regex.compile("(?!)")
 
@@ -48,13 +49,15 @@ def value_end_problem(content: str, args: Mapping[str, Any]) -> str | None:
                 f"close_at_value_end works with {', '.join(VALUE_END_PARSERS)}")
     if content == "json" and args.get("allow_non_json"):
         return "a json region with allow_non_json has no value end (any text is a value)"
-    if content == "x-first":
-        for spec in args.get("parsers", []):
+    if content in ("x-first", "x-switch"):
+        specs = args.get("parsers", []) if content == "x-first" else \
+            [case.get("parser", {}) for case in args.get("cases", []) if isinstance(case, Mapping)]
+        for spec in specs:
             name = spec.get("name", "text") if isinstance(spec, Mapping) else spec
             inner = spec.get("args", {}) if isinstance(spec, Mapping) else {}
             problem = value_end_problem(str(name), inner if isinstance(inner, Mapping) else {})
             if problem is not None:
-                return f"x-first parser {name!r}: {problem}"
+                return f"{content} parser {name!r}: {problem}"
     return None
 
 

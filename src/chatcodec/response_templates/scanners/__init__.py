@@ -19,8 +19,8 @@ from typing import Any
 
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ScannerFactory, ValueScanner
 
-__all__ = ["GRANULARITIES", "SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "granularity",
-           "has_scanner", "scanner_for"]
+__all__ = ["GRANULARITIES", "SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "factory_for",
+           "granularity", "has_scanner", "scanner_for"]
 
 #: content parser name -> ``"module:factory"`` of its scanner (modules of this package).
 SCANNERS: dict[str, str] = {
@@ -48,6 +48,12 @@ def _factory(name: str) -> ScannerFactory | None:
     module, function = target.split(":")
     factory: ScannerFactory = getattr(importlib.import_module(f"{__name__}.{module}"), function)
     return factory
+
+
+def factory_for(name: str) -> ScannerFactory | None:
+    """The scanner factory of the content parser ``name`` (``None``: it has none), for a caller
+    that makes many scanners of one parser (``x-switch`` resolves its cases' factories once)."""
+    return _factory(name)
 
 
 def scanner_for(name: str, args: Mapping[str, Any]) -> ValueScanner | None:
@@ -87,6 +93,8 @@ def granularity(name: str, args: Mapping[str, Any]) -> str:
     if name == "x-first":
         inner = _coarsest(args["parsers"])
         return "as its parsers agree" if inner == "as written" else inner
+    if name == "x-switch":
+        return _coarsest([case["parser"] for case in args["cases"]])
     if name in ("x-findall", "xml-inline"):
         from chatcodec.response_templates.scanners.regex_items_scan import streamed_groups
 

@@ -23,6 +23,12 @@ that switch to JSON inside Python-call markers); the scanner follows such an ele
 it as ``x-json-calls`` does (the name as a string, as it comes), so that under ``x-first`` the two
 scanners agree on JSON calls and those stream as written too.
 
+In ``x-pythonic`` a quote ends a string only where the next character that is not whitespace can
+follow a value (``,`` ``)`` ``]`` ``}`` ``:``, or another string's quote); any other quote is text of
+the string (``'sed -n '1,2p' f'``), as :mod:`..pythonic_repair` reads it. A ``{`` is streamed as a
+dict once its first ``:`` (or its ``}``) arrives: ``{'a', 'b'}`` is a set, which ``x-pythonic``
+reads as a list, and the scanner stops there.
+
 ``complete``: after the root list (or single call), the first character that is not whitespace.
 """
 
@@ -49,6 +55,9 @@ _HEX4 = regex.compile(r"[0-9a-fA-F]{4}")
 _STRICT_ESCAPES = {"\\": "\\", "'": "'", '"': '"', "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r",
                    "t": "\t"}
 _OCTAL = frozenset("01234567")
+#: What may follow a string's closing quote in x-pythonic (``pythonic_repair.ends_string``), besides
+#: another string's quote.
+_AFTER_VALUE = frozenset(",)]}:")
 
 # states
 _ROOT, _CALL, _KEYWORD, _VALUE, _AFTER, _DICT_KEY, _COLON, _STRING, _AFTER_STRING, _DONE, _DEAD = range(11)
@@ -61,13 +70,14 @@ def _json_space(char: str) -> bool:
 class _Frame:
     """An open call list, call, list or dict."""
 
-    __slots__ = ("count", "kind", "names", "path")
+    __slots__ = ("count", "kind", "names", "path", "pending")
 
     def __init__(self, kind: str, path: Path) -> None:
         self.kind = kind  # "calls", "call", "list", "dict", "element" (a call written as a dict)
         self.path = path
         self.count = 0
         self.names: set[str] = set()  # keywords of a call, keys of a dict
+        self.pending = kind == "dict"  # a dict's begin waits for its first ":" or "}" (else a set)
 
 
 class PythonicScanner:
@@ -170,13 +180,15 @@ class PythonicScanner:
         if state == _DICT_KEY:
             frame = self._stack[-1]
             if char == "}" and frame.count == 0 and frame.kind == "dict":
+                self._begin_dict(frame, out)
                 return self._close(i, out)
             if char not in "'\"":
                 return self._stop()
             return self._open_string(text, i, (), True, out)
         if state == _COLON:
             if char != ":":
-                return self._stop()
+                return self._stop()  # a set's "," or "}" among them: the value is a list, not followed
+            self._begin_dict(self._stack[-1], out)
             self._state = _VALUE
             return i + 1
         return self._after(text, i, out)
@@ -197,6 +209,13 @@ class PythonicScanner:
                 and not (frame.kind == "element" and frame.count < 2):
             return self._close(i, out)
         return self._stop()
+
+    @staticmethod
+    def _begin_dict(frame: _Frame, out: list[Delta]) -> None:
+        """A ``{`` is a dict once its first ``:`` or its ``}`` arrives (``{'a', 'b'}`` is a set)."""
+        if frame.pending:
+            frame.pending = False
+            out.append(("begin", frame.path, "object"))
 
     def _close(self, i: int, out: list[Delta]) -> int:
         frame = self._stack.pop()
@@ -275,7 +294,8 @@ class PythonicScanner:
             if sum(f.kind in ("list", "dict") for f in self._stack) >= _MAX_DEPTH:
                 return self._stop()
             kind = "list" if char == "[" else "dict"
-            out.append(("begin", path, "array" if kind == "list" else "object"))
+            if kind == "list":
+                out.append(("begin", path, "array"))
             self._stack.append(_Frame(kind, path))
             self._state = _VALUE if kind == "list" else _DICT_KEY
             return i + 1
@@ -423,6 +443,10 @@ class PythonicScanner:
                     return self._stop()
                 self._quote, self._state = text[j], _STRING  # "a" "b" is "ab"
                 return j + 1
+            if text[j] not in _AFTER_VALUE:  # the string's own quote, unescaped (pythonic_repair)
+                self._add([self._quote + text[i:j]], out)
+                self._state = _STRING
+                return j
         if self._for_key:
             key = "".join(self._key_parts)
             frame = self._stack[-1]
