@@ -57,6 +57,9 @@ class Step:
         other_start: where the first region other than reasoning opened in this step (its raw
             text's start), if one did.
         finish_reason: the Chat Completions ``finish_reason`` of the last chunk (only at the end).
+        taken_back: at the end (``Session.finish(unsent_from=...)``): calls numbered from here,
+            whose entries the caller holds unsent, failed and were taken back (their text is in
+            ``content``); ``None`` when none were.
         outside: the raw generated text outside reasoning regions that this step decided
             (delimiters of other regions included), with ``track_outside=True``.
         parts: the same output in the order it was written: ``("reasoning", text)``,
@@ -70,6 +73,7 @@ class Step:
     reasoning_end: int | None = None
     other_start: int | None = None
     finish_reason: str | None = None
+    taken_back: int | None = None
     outside: str = ""
     parts: list[tuple[str, Any]] = field(default_factory=list)
 
@@ -259,10 +263,39 @@ class Session:
         self._keeps_blank = implicit is not None and implicit.content_args.get("strip", True) is False
         self._implicit = implicit.name if implicit is not None else None
         self.finished = False
+        initial = self._recorder.initial_events
         #: whether a reasoning region is open right now (the prefix may have opened one)
-        self.in_reasoning = (
-            self._reasoning is not None and _open_field(self._recorder.initial_events) == self._reasoning
-        )
+        self.in_reasoning = self._reasoning is not None and _open_field(initial) == self._reasoning
+        #: whether a region of a field other than reasoning and the implicit field opened (a tool
+        #: call's, whose parse reads the tools)
+        self.structured = any(event["type"] == "region_open" and event["field"] not in (
+            self._reasoning, self._implicit) for event in initial)
+        self._streams_values = stream_values and _STREAMS_VALUES
+
+    def adopt_tools(self, tools: list[dict[str, Any]] | None) -> bool:
+        """Give the parse the request's tools (argument typing, unknown-name warnings) after it
+        started, as if the session had been built with them: possible while no region that reads
+        them has opened (:attr:`structured`) and the parser streams values.
+
+        Args:
+            tools: the request's tools as chat tool dicts.
+
+        Returns:
+            Whether the session took them; ``False`` changes nothing (build a session with the tools
+            and feed it the text again).
+
+        Raises:
+            ValueError: a parameter schema typing cannot read (as ``ResponseParser(tools=...)``).
+        """
+        parser = self._recorder.parser
+        # the parser reads its tools only where a region of a structured field opens or closes
+        # (ResponseParser keeps them as ``_tools``, read nowhere else)
+        if self.structured or self.finished or not self._streams_values or not hasattr(parser, "_tools"):
+            return False
+        from chatcodec.response_templates.arguments import tool_parameters
+
+        parser._tools = tool_parameters(tools) if tools else {}
+        return True
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -303,8 +336,19 @@ class Session:
         self._recorder.events = fed  # the regions this delta opened and closed in the output
         return self._step(self._events(events), None)
 
-    def finish(self, finish_reason: str | None = None) -> Step:
+    @property
+    def calls_started(self) -> int:
+        """How many tool calls the steps so far started (the next call's index)."""
+        return self._stream._steps.calls
+
+    def finish(self, finish_reason: str | None = None, *, unsent_from: int | None = None) -> Step:
         """End the sequence: held text resolves, the open region closes (idempotent).
+
+        Args:
+            finish_reason: the engine's finish reason (``None``: ``"stop"``).
+            unsent_from: for a caller that completes its last delta in place: calls numbered from
+                here (:attr:`calls_started` before the last feed) were not sent yet, so a region
+                that fails at the end takes them back too (:attr:`Step.taken_back`).
 
         Raises:
             ValueError: an unknown ``finish_reason`` (as ``ChatCompletionStream.finish``).
@@ -313,8 +357,13 @@ class Session:
             return Step()
         finish_reason_for(finish_reason, 0)  # an unknown reason is an error before anything ends
         self.finished = True
-        steps = self._stream._finish_steps()
-        return self._step(steps, finish_reason_for(finish_reason, self._stream._steps.completed))
+        writer = self._stream._steps
+        before = writer.calls
+        steps = self._stream._finish_steps(unsent_from)
+        step = self._step(steps, finish_reason_for(finish_reason, writer.completed))
+        if writer.calls < before:
+            step.taken_back = writer.calls
+        return step
 
     def _step(self, steps: list[tuple[Any, ...]], finish_reason: str | None) -> Step:
         """The :class:`Step` of the OpenAI layer's ``steps`` (``chatcodec.openai.steps``), with the
@@ -355,8 +404,11 @@ class Session:
                         self.in_reasoning = True
                         self._hand_out(outside, event["start"])
                         self._region_ends(outside)
-                    elif step.other_start is None:
-                        step.other_start = event["start"]
+                    else:
+                        if step.other_start is None:
+                            step.other_start = event["start"]
+                        if event["field"] != self._implicit:
+                            self.structured = True
                 elif kind == "region_close" and event["field"] == field:
                     self.in_reasoning = False
                     step.reasoning_end = event["end"]
