@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -248,6 +249,7 @@ class Session:
         self.serving = serving
         self._reasoning = reasoning_field(serving.template)
         self._recorder = _Recorder(new_parser(serving, prefix, tools, stream_values=stream_values))
+        self._parser = self._recorder.parser
         # the steps straight from the OpenAI layer's step writer: a Step is made from them without
         # writing Chat Completions chunks first (the same fields ChatCompletionStream would write)
         self._stream = StreamBase(self._recorder, ids=_ids(serving.profile), created=0)
@@ -326,13 +328,13 @@ class Session:
             return Step()
         if self.keep_raw:
             self.raw.append(text)
-        fed = self._recorder.parser.feed(text)
+        fed = self._parser.feed(text)
         stream = self._stream
         events = fed
         if stream._initial:  # the prompt's events go out with the first delta
             events, stream._initial = [*stream._initial, *fed], []
         if not events:  # nothing decided: an empty step (the raw text's bookkeeping aside)
-            return self._step([], None) if self._track_outside else Step()
+            return self._step((), None) if self._track_outside else Step()
         self._recorder.events = fed  # the regions this delta opened and closed in the output
         return self._step(self._events(events), None)
 
@@ -365,11 +367,19 @@ class Session:
             step.taken_back = writer.calls
         return step
 
-    def _step(self, steps: list[tuple[Any, ...]], finish_reason: str | None) -> Step:
+    def _step(self, steps: Sequence[tuple[Any, ...]], finish_reason: str | None) -> Step:
         """The :class:`Step` of the OpenAI layer's ``steps`` (``chatcodec.openai.steps``), with the
         region bookkeeping of the events the parser gave for them."""
         step = Step(finish_reason=finish_reason)
-        if steps:
+        if len(steps) == 1 and steps[0][0] == TEXT:  # the usual delta: one text (no lists to join)
+            _, kind, text = steps[0]
+            if kind == "content":
+                step.content = text
+                step.parts.append(("content", text))
+            else:
+                step.reasoning = text
+                step.parts.append(("reasoning", text))
+        elif steps:
             parts, calls = step.parts, step.tool_calls
             reasoning, content = [], []
             for item in steps:
@@ -417,14 +427,21 @@ class Session:
                     self._hand_out(outside, event["end"])  # a call's region: the next text starts anew
                     self._region_ends(outside)
         if self._track_outside:
+            resolved = self._parser.resolved
             if self.in_reasoning:  # nothing decided inside reasoning goes out
-                self._cursor = max(self._cursor, self.resolved)
+                if resolved > self._cursor:
+                    self._cursor = resolved
+            elif not outside and self._blank is None and not self.finished:
+                if resolved > self._cursor:  # the usual delta: the text decided goes out as it is
+                    step.outside = self.raw.slice(self._cursor, resolved)
+                    self._cursor = resolved
             else:
-                self._hand_out(outside, self.resolved)
+                self._hand_out(outside, resolved)
                 if self.finished:
                     self._region_ends(outside)
             self.raw.drop_before(self._cursor)
-            step.outside = "".join(outside)
+            if outside:
+                step.outside = "".join(outside)
         return step
 
     def _hand_out(self, outside: list[str], upto: int) -> None:

@@ -106,6 +106,13 @@ class Handoff:
 
     def feed(self, text: str) -> Step:
         """Feed one delta (the reasoning stage's call)."""
+        if self.state == "shared":  # the usual call: the step is queued for the tool stage
+            step = self._session.feed(text)  # type: ignore[union-attr]
+            if self._reader() is not None:  # type: ignore[misc]
+                self._queue.append(step)
+            else:
+                self.state = "alone"
+            return step
         if self.state == "open" and self._feeds:
             self._close()  # no tool stage claimed it with the first delta: none will read
         self._feeds += 1
