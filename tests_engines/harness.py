@@ -151,20 +151,50 @@ def reference(vector: dict[str, Any], prompt: str | None = None) -> dict[str, An
     return normal(message.get("reasoning_content"), message.get("content"), calls)
 
 
+class _LastFeedAtEnd:
+    """A parser whose last feed's events come with ``finalize``'s: a stream over it sees the last
+    delta and the end as one feed (an engine that completes its last delta in place)."""
+
+    def __init__(self, parser: ResponseParser) -> None:
+        self.parser = parser
+        self.feed = parser.feed
+        self.initial_events = parser.initial_events
+        self.held: list[dict[str, Any]] = []
+
+    def hold(self, text: str) -> None:
+        self.held = self.parser.feed(text)
+
+    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        message, events = self.parser.finalize()
+        return message, self.held + events
+
+
 def streamed_reference(
-    vector: dict[str, Any], size: int | list[int], prompt: str | None = None
+    vector: dict[str, Any], size: int | list[int], prompt: str | None = None, *, last_at_end: bool = False
 ) -> dict[str, Any]:
     """What chatcodec's own Chat Completions stream gives for the output fed in the engine's deltas
     (``deltas(..., size)``), folded: ``reference`` but for the one documented difference of streams
     (``docs/openai.md``: a call whose region failed after the call was sent, in an earlier feed,
-    stays in the stream, with the arguments written so far)."""
+    stays in the stream, with the arguments written so far).
+
+    Args:
+        last_at_end: the last delta is fed together with the end (vLLM's Chat Completions path
+            completes its last delta in place): a call that delta starts and the end shows broken
+            was never sent.
+    """
     template = profiles.load(vector["family"]).response_template
     prompt = prefix(vector) if prompt is None else prompt
-    parser = ResponseParser(template, prefix=prompt, tools=tools(vector), errors="keep", value_deltas=True)
+    parser = _LastFeedAtEnd(
+        ResponseParser(template, prefix=prompt, tools=tools(vector), errors="keep", value_deltas=True)
+    )
     stream = ChatCompletionStream(parser)
     chunks = []
-    for text, _ in deltas(tokenizer(vector["family"]), vector["output"], size):
-        chunks += stream.feed(text)
+    pieces = deltas(tokenizer(vector["family"]), vector["output"], size)
+    for number, (text, _) in enumerate(pieces):
+        if last_at_end and number == len(pieces) - 1:
+            parser.hold(text)
+        else:
+            chunks += stream.feed(text)
     chunks += stream.finish()
     reasoning, content, calls = "", "", {}
     for chunk in chunks:

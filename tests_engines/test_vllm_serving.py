@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
 from vllm.reasoning import ReasoningParserManager
 from vllm.tool_parsers import ToolParserManager
 
@@ -292,9 +293,12 @@ def test_a_malformed_call_is_kept_as_content_and_the_stream_goes_on() -> None:
     text = '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}'
     assert vector["output"] == text
     assert drivers.vllm_parse(vector) == normal(None, text, [])
-    for size in (1, 3, 0):
+    for size in (1, 3):
         got, _sent, finish = drivers.vllm_stream(vector, size)
         assert (got, finish) == (normal(None, text, [("final_answer", '{"trigger": true}')]), "tool_calls")
+    # all of it in the last delta: vLLM sends that delta after the end, so the call is taken back
+    got, _sent, finish = drivers.vllm_stream(vector, 0)
+    assert (got, finish) == (normal(None, text, []), "stop")
     # vLLM's Responses events cannot put a call's arguments after text in one delta: the fragments
     # the last delta brings for the failed call are left out (its text has them)
     for size, arguments in ((1, '{"trigger": true'), (3, "{"), (0, '{"trigger": true}')):
@@ -312,3 +316,77 @@ def test_streamed_arguments_arrive_in_pieces_where_the_parser_streams_them() -> 
     ]
     assert len(fragments) > 10
     assert json.loads("".join(fragments)) == vector["expected"]["tool_calls"][0]["arguments"]
+
+
+def _final_deltas(vector: dict[str, Any], cut: int) -> tuple[list[Any], str, Any]:
+    """The chat deltas vLLM's stream processor sends when the output comes in two deltas, the
+    second (the last) from character ``cut`` on; its finish reason, and the tool half's records."""
+    tok = tokenizer(vector["family"])
+    parser_cls = drivers.vllm_parser_cls(vector["family"])
+    request = drivers.chat_request(vector)
+    parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
+    processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
+    prompt_ids = tok.encode(drivers.prefix(vector), add_special_tokens=False)
+    output = vector["output"]
+    sent, finish = [], ""
+    for number, text in enumerate((output[:cut], output[cut:])):
+        ids = tok.encode(text, add_special_tokens=False)
+        step = processor.step(text, ids, "stop" if number else None, prompt_ids if number == 0 else None)
+        if step.delta is not None:
+            sent.append(step.delta)
+        finish = step.finish_reason or finish
+    return sent, finish, parser.tool_parser
+
+
+def _call_deltas(sent: list[Any]) -> list[tuple[int, str | None, str | None]]:
+    return [(c.index, c.function.name, c.function.arguments) for d in sent for c in d.tool_calls]
+
+
+def test_a_call_the_last_delta_starts_and_the_end_shows_broken_is_taken_back() -> None:
+    """vLLM completes the last delta with what the end decides before sending it, so a call that
+    delta started and the end of generation shows broken (cut off) never goes out: its text is the
+    content, once, as in the non-streamed message; vLLM's records forget it (nothing appended)."""
+    cut_off = '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}'
+    vector = {**CALL, "output": "Checking.\n" + cut_off}
+    sent, finish, tool_parser = _final_deltas(vector, len("Checking.\n"))
+    assert [(d.content, _call_deltas([d])) for d in sent] == [("Checking.\n", []), (cut_off, [])]
+    assert finish == "stop"
+    assert (tool_parser.prev_tool_call_arr, tool_parser.streamed_args_for_tool) == ([], [])
+    assert drivers.vllm_parse(vector) == normal(None, "Checking.\n" + cut_off, [])
+
+
+def test_a_call_that_ended_in_the_last_delta_stays_when_the_next_is_taken_back() -> None:
+    good = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    cut_off = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Ro'
+    vector = {**CALL, "output": "Checking." + good + cut_off}
+    sent, finish, tool_parser = _final_deltas(vector, len("Checking."))
+    assert [d.content for d in sent] == ["Checking.", cut_off]
+    assert _call_deltas(sent) == [(0, "get_weather", '{"city": "Paris"}')]
+    assert sent[1].tool_calls[0].id
+    assert finish == "tool_calls"
+    assert [r["arguments"] for r in tool_parser.prev_tool_call_arr] == tool_parser.streamed_args_for_tool == [
+        '{"city": "Paris"}'
+    ]
+
+
+def test_a_call_sent_in_an_earlier_delta_stays_when_the_end_shows_it_broken() -> None:
+    """The documented difference of streams (docs/openai.md): what went out cannot come back."""
+    cut_off = '<tool_call>\n{"name": "final_answer", "arguments": {"trigger": true}'
+    vector = {**CALL, "output": cut_off}
+    sent, finish, _ = _final_deltas(vector, len(cut_off) - 2)
+    assert _call_deltas(sent) == [(0, "final_answer", "{"), (0, None, '"trigger": true}')]
+    assert [d.content for d in sent] == [None, cut_off]
+    assert finish == "tool_calls"
+
+
+def test_reasoning_then_a_cut_off_call_all_in_the_last_delta() -> None:
+    """Across the hand-off (the reasoning half fed the delta that left reasoning): the same."""
+    cut_off = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Par'
+    vector = {**THINKING, "output": "Paris.\n</think>\n\nChecking." + cut_off}
+    sent, finish, tool_parser = _final_deltas(vector, len("Paris.\n</think>"))
+    assert [(d.reasoning, d.content, _call_deltas([d])) for d in sent] == [
+        ("Paris.\n", None, []), (None, "\n\nChecking." + cut_off, [])
+    ]
+    assert finish == "stop"
+    assert tool_parser.prev_tool_call_arr == []
+    assert drivers.vllm_parse(vector) == normal("Paris.\n", "\n\nChecking." + cut_off, [])

@@ -142,3 +142,69 @@ def test_no_warning_whether_or_not_the_prompt_has_the_start_anchor() -> None:
             session = Session(QWEN3, prompt, None)
             steps = [session.feed("a</think>b"), session.finish()]
         assert assemble(steps) == expected, prompt[-20:]
+
+
+CUT_OFF = 'Checking.<tool_call>\n{"name": "f", "arguments": {"a": 1'
+
+
+def test_a_call_the_unsent_last_feed_started_is_taken_back_when_the_end_shows_it_broken() -> None:
+    session = Session(QWEN3, PROMPT, TOOLS)
+    first = session.calls_started
+    fed = session.feed(CUT_OFF)
+    assert [entry["function"] for entry in fed.tool_calls] == [
+        {"name": "f", "arguments": ""}, {"arguments": "{"}
+    ]
+    end = session.finish(unsent_from=first)
+    assert (end.taken_back, end.content, end.tool_calls, end.finish_reason) == (
+        0, '<tool_call>\n{"name": "f", "arguments": {"a": 1', [], "stop"
+    )
+    assert session.calls_started == 0
+
+
+def test_without_unsent_from_a_call_sent_earlier_stays() -> None:
+    session = Session(QWEN3, PROMPT, TOOLS)
+    session.feed(CUT_OFF)
+    end = session.finish()
+    assert (end.taken_back, end.content, end.finish_reason) == (
+        None, '<tool_call>\n{"name": "f", "arguments": {"a": 1', "stop"
+    )
+    assert session.calls_started == 1
+
+
+def test_a_completed_call_before_the_unsent_feed_stays_and_counts() -> None:
+    session = Session(QWEN3, PROMPT, TOOLS)
+    session.feed('<tool_call>\n{"name": "f", "arguments": {"a": 1}}\n</tool_call>')
+    first = session.calls_started
+    session.feed(CUT_OFF)
+    end = session.finish(unsent_from=first)
+    assert (first, end.taken_back, end.finish_reason) == (1, 1, "tool_calls")
+
+
+def test_tools_given_after_the_start_type_the_arguments_as_tools_at_the_start_do() -> None:
+    typed = [{"type": "function", "function": {"name": "f", "parameters": {
+        "type": "object", "properties": {"a": {"type": "integer"}}}}}]
+    output = [
+        "Hi <think>\nwhy\n</think>\n\nChecking.",
+        '<tool_call>\n{"name": "f", "arguments": {"a": "1"}}\n</tool_call>',
+    ]
+    late = Session(QWEN3, PROMPT, None, track_outside=True)
+    steps = [late.feed(output[0])]
+    assert late.adopt_tools(typed)
+    steps += [late.feed(output[1]), late.finish()]
+    early = Session(QWEN3, PROMPT, typed, track_outside=True)
+    reference = [early.feed(output[0]), early.feed(output[1]), early.finish()]
+    for step in steps + reference:  # ids are random
+        for entry in step.tool_calls:
+            assert entry.pop("id", "call_").startswith("call_")
+    assert steps == reference
+    arguments = [entry["function"].get("arguments") for step in steps for entry in step.tool_calls]
+    assert arguments == ["", '{"a": 1}']
+    assert not late.adopt_tools(TOOLS)  # a call's region opened (and the session finished): too late
+
+
+def test_tools_are_not_taken_once_a_call_region_opened() -> None:
+    session = Session(QWEN3, PROMPT, None)
+    session.feed('<tool_call>\n{"name"')
+    assert session.structured
+    assert not session.adopt_tools(TOOLS)
+    assert not Session(QWEN3, PROMPT, None, stream_values=False).adopt_tools(TOOLS)

@@ -142,3 +142,24 @@ def test_what_the_tool_stage_never_received_is_not_read_at_the_end() -> None:
     assert handoff.claim(reader, TOOLS, handoff.feed("Hi").outside)
     handoff.feed(" there")
     assert handoff.finish_for_reader() is None
+
+
+def test_the_tool_stage_reads_the_reasoning_stages_own_session_when_no_call_began() -> None:
+    handoff = Handoff(QWEN3, PROMPT)
+    first = handoff.session
+    assert handoff.claim(Reader(), TOOLS, handoff.feed("Hi <think>").outside)
+    assert handoff.session is first  # one parse per request
+
+
+def test_a_call_that_began_before_the_tool_stage_asked_is_parsed_again_with_the_tools() -> None:
+    handoff, reader = Handoff(QWEN3, PROMPT), Reader()
+    first = handoff.session
+    step = handoff.feed('<tool_call>\n{"name": "f", "arguments": {"a": "1')
+    assert handoff.claim(reader, TOOLS, step.outside)
+    assert handoff.session is not first
+    opened = handoff.read(step.outside)
+    read = handoff.read(handoff.feed('"}}\n</tool_call>').outside)
+    end = handoff.finish_for_reader()
+    assert opened is not None and read is not None and end is not None
+    message = assemble([opened, read, end])
+    assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"a": 1}'}  # typed

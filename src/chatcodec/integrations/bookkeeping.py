@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["record", "reset", "take_back"]
+__all__ = ["forget", "record", "reset", "take_back"]
 
 
 def reset(parser: Any) -> None:
@@ -69,3 +69,17 @@ def take_back(parser: Any, entries: list[dict[str, Any]]) -> None:
         if fragment and sent[index].endswith(fragment):
             sent[index] = sent[index][: len(sent[index]) - len(fragment)]
             parser.prev_tool_call_arr[index]["arguments"] = sent[index]
+
+
+def forget(parser: Any, first: int) -> None:
+    """Remove calls ``first`` and later from the records: calls :func:`record` recorded that end up
+    not sent at all (vLLM's last Chat Completions delta, ``vllm_parsers._Request.send``).
+
+    Args:
+        parser: the engine's tool parser object.
+        first: the index of the first call to remove.
+    """
+    del parser.prev_tool_call_arr[first:]
+    del parser.streamed_args_for_tool[first:]
+    parser.current_tool_id = min(parser.current_tool_id, first - 1)
+    parser.current_tool_name_sent = parser.current_tool_id >= 0

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +58,9 @@ class Step:
         other_start: where the first region other than reasoning opened in this step (its raw
             text's start), if one did.
         finish_reason: the Chat Completions ``finish_reason`` of the last chunk (only at the end).
+        taken_back: at the end (``Session.finish(unsent_from=...)``): calls numbered from here,
+            whose entries the caller holds unsent, failed and were taken back (their text is in
+            ``content``); ``None`` when none were.
         outside: the raw generated text outside reasoning regions that this step decided
             (delimiters of other regions included), with ``track_outside=True``.
         parts: the same output in the order it was written: ``("reasoning", text)``,
@@ -70,6 +74,7 @@ class Step:
     reasoning_end: int | None = None
     other_start: int | None = None
     finish_reason: str | None = None
+    taken_back: int | None = None
     outside: str = ""
     parts: list[tuple[str, Any]] = field(default_factory=list)
 
@@ -244,6 +249,7 @@ class Session:
         self.serving = serving
         self._reasoning = reasoning_field(serving.template)
         self._recorder = _Recorder(new_parser(serving, prefix, tools, stream_values=stream_values))
+        self._parser = self._recorder.parser
         # the steps straight from the OpenAI layer's step writer: a Step is made from them without
         # writing Chat Completions chunks first (the same fields ChatCompletionStream would write)
         self._stream = StreamBase(self._recorder, ids=_ids(serving.profile), created=0)
@@ -259,10 +265,39 @@ class Session:
         self._keeps_blank = implicit is not None and implicit.content_args.get("strip", True) is False
         self._implicit = implicit.name if implicit is not None else None
         self.finished = False
+        initial = self._recorder.initial_events
         #: whether a reasoning region is open right now (the prefix may have opened one)
-        self.in_reasoning = (
-            self._reasoning is not None and _open_field(self._recorder.initial_events) == self._reasoning
-        )
+        self.in_reasoning = self._reasoning is not None and _open_field(initial) == self._reasoning
+        #: whether a region of a field other than reasoning and the implicit field opened (a tool
+        #: call's, whose parse reads the tools)
+        self.structured = any(event["type"] == "region_open" and event["field"] not in (
+            self._reasoning, self._implicit) for event in initial)
+        self._streams_values = stream_values and _STREAMS_VALUES
+
+    def adopt_tools(self, tools: list[dict[str, Any]] | None) -> bool:
+        """Give the parse the request's tools (argument typing, unknown-name warnings) after it
+        started, as if the session had been built with them: possible while no region that reads
+        them has opened (:attr:`structured`) and the parser streams values.
+
+        Args:
+            tools: the request's tools as chat tool dicts.
+
+        Returns:
+            Whether the session took them; ``False`` changes nothing (build a session with the tools
+            and feed it the text again).
+
+        Raises:
+            ValueError: a parameter schema typing cannot read (as ``ResponseParser(tools=...)``).
+        """
+        parser = self._recorder.parser
+        # the parser reads its tools only where a region of a structured field opens or closes
+        # (ResponseParser keeps them as ``_tools``, read nowhere else)
+        if self.structured or self.finished or not self._streams_values or not hasattr(parser, "_tools"):
+            return False
+        from chatcodec.response_templates.arguments import tool_parameters
+
+        parser._tools = tool_parameters(tools) if tools else {}
+        return True
 
     @property
     def message(self) -> dict[str, Any] | None:
@@ -293,18 +328,29 @@ class Session:
             return Step()
         if self.keep_raw:
             self.raw.append(text)
-        fed = self._recorder.parser.feed(text)
+        fed = self._parser.feed(text)
         stream = self._stream
         events = fed
         if stream._initial:  # the prompt's events go out with the first delta
             events, stream._initial = [*stream._initial, *fed], []
         if not events:  # nothing decided: an empty step (the raw text's bookkeeping aside)
-            return self._step([], None) if self._track_outside else Step()
+            return self._step((), None) if self._track_outside else Step()
         self._recorder.events = fed  # the regions this delta opened and closed in the output
         return self._step(self._events(events), None)
 
-    def finish(self, finish_reason: str | None = None) -> Step:
+    @property
+    def calls_started(self) -> int:
+        """How many tool calls the steps so far started (the next call's index)."""
+        return self._stream._steps.calls
+
+    def finish(self, finish_reason: str | None = None, *, unsent_from: int | None = None) -> Step:
         """End the sequence: held text resolves, the open region closes (idempotent).
+
+        Args:
+            finish_reason: the engine's finish reason (``None``: ``"stop"``).
+            unsent_from: for a caller that completes its last delta in place: calls numbered from
+                here (:attr:`calls_started` before the last feed) were not sent yet, so a region
+                that fails at the end takes them back too (:attr:`Step.taken_back`).
 
         Raises:
             ValueError: an unknown ``finish_reason`` (as ``ChatCompletionStream.finish``).
@@ -313,14 +359,27 @@ class Session:
             return Step()
         finish_reason_for(finish_reason, 0)  # an unknown reason is an error before anything ends
         self.finished = True
-        steps = self._stream._finish_steps()
-        return self._step(steps, finish_reason_for(finish_reason, self._stream._steps.completed))
+        writer = self._stream._steps
+        before = writer.calls
+        steps = self._stream._finish_steps(unsent_from)
+        step = self._step(steps, finish_reason_for(finish_reason, writer.completed))
+        if writer.calls < before:
+            step.taken_back = writer.calls
+        return step
 
-    def _step(self, steps: list[tuple[Any, ...]], finish_reason: str | None) -> Step:
+    def _step(self, steps: Sequence[tuple[Any, ...]], finish_reason: str | None) -> Step:
         """The :class:`Step` of the OpenAI layer's ``steps`` (``chatcodec.openai.steps``), with the
         region bookkeeping of the events the parser gave for them."""
         step = Step(finish_reason=finish_reason)
-        if steps:
+        if len(steps) == 1 and steps[0][0] == TEXT:  # the usual delta: one text (no lists to join)
+            _, kind, text = steps[0]
+            if kind == "content":
+                step.content = text
+                step.parts.append(("content", text))
+            else:
+                step.reasoning = text
+                step.parts.append(("reasoning", text))
+        elif steps:
             parts, calls = step.parts, step.tool_calls
             reasoning, content = [], []
             for item in steps:
@@ -355,8 +414,11 @@ class Session:
                         self.in_reasoning = True
                         self._hand_out(outside, event["start"])
                         self._region_ends(outside)
-                    elif step.other_start is None:
-                        step.other_start = event["start"]
+                    else:
+                        if step.other_start is None:
+                            step.other_start = event["start"]
+                        if event["field"] != self._implicit:
+                            self.structured = True
                 elif kind == "region_close" and event["field"] == field:
                     self.in_reasoning = False
                     step.reasoning_end = event["end"]
@@ -365,14 +427,21 @@ class Session:
                     self._hand_out(outside, event["end"])  # a call's region: the next text starts anew
                     self._region_ends(outside)
         if self._track_outside:
+            resolved = self._parser.resolved
             if self.in_reasoning:  # nothing decided inside reasoning goes out
-                self._cursor = max(self._cursor, self.resolved)
+                if resolved > self._cursor:
+                    self._cursor = resolved
+            elif not outside and self._blank is None and not self.finished:
+                if resolved > self._cursor:  # the usual delta: the text decided goes out as it is
+                    step.outside = self.raw.slice(self._cursor, resolved)
+                    self._cursor = resolved
             else:
-                self._hand_out(outside, self.resolved)
+                self._hand_out(outside, resolved)
                 if self.finished:
                     self._region_ends(outside)
             self.raw.drop_before(self._cursor)
-            step.outside = "".join(outside)
+            if outside:
+                step.outside = "".join(outside)
         return step
 
     def _hand_out(self, outside: list[str], upto: int) -> None:

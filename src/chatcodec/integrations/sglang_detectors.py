@@ -144,6 +144,8 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
 
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
         step = self._handoff.feed(new_text)
+        if self.stream_reasoning:  # the usual case: the step's text as it is
+            return ReasoningResult(step.outside, step.reasoning)
         return self._result(step, self._handoff.session)
 
     def finish(self) -> ReasoningResult:
@@ -157,6 +159,12 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
             normal_text="".join(step.outside for step in steps),
             reasoning_text="".join(step.reasoning for step in steps),
         )
+
+
+#: the result of a step with nothing for SGLang's tool stage (most deltas inside reasoning or
+#: inside a call's held text): SGLang reads its two fields and never changes them, and building a
+#: result (a pydantic model) costs more than the rest of such a delta's plumbing
+_NOTHING = ToolResult(normal_text="", calls=[])
 
 
 class ChatcodecToolDetector(BaseFormatDetector):
@@ -209,7 +217,7 @@ class ChatcodecToolDetector(BaseFormatDetector):
         unless the reasoning stage returned that already)."""
         text = step.reasoning + step.content if reasoning else step.content
         if not step.tool_calls:  # text only (or nothing): no records to keep
-            return ToolResult(normal_text=text, calls=[])
+            return ToolResult(normal_text=text, calls=[]) if text else _NOTHING
         bookkeeping.record(self, step.tool_calls)
         calls = [
             ToolCallItem(
@@ -222,6 +230,12 @@ class ChatcodecToolDetector(BaseFormatDetector):
         return ToolResult(normal_text=text, calls=calls)
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> ToolResult:
+        handoff = self._handoff
+        if handoff is not None and self._claimed:  # the usual call: read the reasoning stage's step
+            step = handoff.read(new_text)
+            if step is not None:
+                self._received.append(new_text)
+                return self._result(step, reasoning=False)
         step = self._shared(new_text, tools)
         if step is not None:  # read from the reasoning stage, which returned its reasoning
             return self._result(step, reasoning=False)

@@ -13,9 +13,11 @@ A :class:`Handoff` lets the tool stage read the reasoning stage's parse instead:
 * the tool detector built right after it in the same request (SGLang builds both lazily, the
   reasoning parser first, then the tool-call parser, for the same delta) takes the hand-off
   (:func:`offer` / :func:`take`: a context variable, so each request's task sees only its own) and,
-  on its first call, :meth:`Handoff.claim`\\ s it with the request's tools: the session is rebuilt
-  with those tools (argument typing) and argument streaming, from the text fed so far (usually one
-  delta), and is used from then on only if it stands exactly where the first session stood;
+  on its first call, :meth:`Handoff.claim`\\ s it with the request's tools. The session streams
+  arguments from the start, so it takes the tools as it stands (:meth:`.Session.adopt_tools`:
+  one parse per request) while no tool-call region has opened yet, the usual case after one
+  delta; otherwise a session with those tools is built from the text fed so far and used from
+  then on only if it stands exactly where the first session stood;
 * each later call :meth:`Handoff.read`\\ s the queued steps, after checking that the text it was
   given is the raw text they came from.
 
@@ -90,8 +92,7 @@ class Handoff:
         self.state = "open"
         self._session: Session | None = None
         self._fed: list[str] = []  # while open: the deltas fed
-        self._handed: list[str] = []  # while open: the raw text handed on
-        self._reasoning: list[str] = []  # while open: the reasoning returned
+        self._steps: list[Step] = []  # while open: the steps returned
         self._feeds = 0
         self._queue: list[Step] = []  # while shared: steps the tool stage has not read
         self._reader: weakref.ref[Any] | None = None
@@ -99,12 +100,19 @@ class Handoff:
     @property
     def session(self) -> Session:
         """The session the reasoning stage feeds (built on first use)."""
-        if self._session is None:
-            self._session = Session(self.serving, self.prefix, None, track_outside=True, stream_values=False)
+        if self._session is None:  # arguments streamed from the start, for a tool stage to come
+            self._session = Session(self.serving, self.prefix, None, track_outside=True)
         return self._session
 
     def feed(self, text: str) -> Step:
         """Feed one delta (the reasoning stage's call)."""
+        if self.state == "shared":  # the usual call: the step is queued for the tool stage
+            step = self._session.feed(text)  # type: ignore[union-attr]
+            if self._reader() is not None:  # type: ignore[misc]
+                self._queue.append(step)
+            else:
+                self.state = "alone"
+            return step
         if self.state == "open" and self._feeds:
             self._close()  # no tool stage claimed it with the first delta: none will read
         self._feeds += 1
@@ -125,13 +133,12 @@ class Handoff:
                 self.state = "alone"
             return step
         if self.state == "open":
-            self._handed.append(step.outside)
-            self._reasoning.append(step.reasoning)
+            self._steps.append(step)
         return step
 
     def _close(self) -> None:
         self.state = "alone"
-        self._fed, self._handed, self._reasoning = [], [], []
+        self._fed, self._steps = [], []
 
     def claim(self, reader: Any, tools: list[dict[str, Any]], received: str) -> bool:
         """The tool stage's first call: share the parse if it can be shared.
@@ -144,13 +151,19 @@ class Handoff:
         Returns:
             Whether the tool stage reads from here (then :meth:`read` it): only while the hand-off
             is open, when ``received`` is all the reasoning stage handed on so far, and when the
-            session rebuilt with ``tools`` from the text fed so far stands where the first one does
-            and handed on the same text and reasoning.
+            session takes ``tools`` as it stands or one rebuilt with ``tools`` from the text fed so
+            far stands where the first one does and handed on the same text and reasoning.
         """
-        if self.state != "open" or "".join(self._handed) != received:
+        steps = self._steps
+        handed = steps[0].outside if len(steps) == 1 else "".join(step.outside for step in steps)
+        if self.state != "open" or handed != received:
             self._close()
             return False
         first = self.session
+        if first.adopt_tools(tools):  # the usual case: the parse goes on, with the tools
+            self._close()
+            self._share(reader, merge(steps) if steps else Step())
+            return True
         shared = Session(self.serving, self.prefix, tools, track_outside=True)
         steps = [shared.feed("".join(self._fed))]
         if first.finished:
@@ -158,15 +171,20 @@ class Handoff:
         replay = merge(steps)
         same = (
             replay.outside == received
-            and replay.reasoning == "".join(self._reasoning)
+            and replay.reasoning == "".join(step.reasoning for step in steps)
             and shared.position == first.position
         )
         self._close()
         if same:
-            self._session, self.state = shared, "shared"
-            self._reader = weakref.ref(reader)
-            self._queue = [replay]
+            self._session = shared
+            self._share(reader, replay)
         return same
+
+    def _share(self, reader: Any, pending: Step) -> None:
+        """From now on, queue each step for ``reader``; ``pending`` is what it has not read yet."""
+        self.state = "shared"
+        self._reader = weakref.ref(reader)
+        self._queue = [pending]
 
     def read(self, received: str) -> Step | None:
         """The steps queued since the last read, merged, if ``received`` is the raw text they

@@ -83,6 +83,9 @@ class _Request:
         #: (:func:`_in_order`); what cannot go out in order waits here for the next delta
         self.responses = False
         self.held: list[tuple[str, Any]] = []
+        #: the session's call count before its last feed: calls from there are in the delta of the
+        #: engine output being parsed, which vLLM sends only after ``finish_streaming``
+        self.unsent_from = 0
         self.last: int | str | None = None  # what the last delta sent ended with: a call index or "text"
         #: the tool half's last delta, its parts, and ``last`` before it
         self.returned: tuple[DeltaMessage | None, list[tuple[str, Any]], int | str | None] | None = None
@@ -103,18 +106,35 @@ class _Request:
     def send(self, step: Step, *, final: bool = False) -> DeltaMessage | None:
         """The tool half's delta for a step, with vLLM's records of the calls kept in step.
 
-        For a Responses request each delta keeps the order vLLM's Responses events need
-        (:func:`_in_order`): what cannot go out in order waits for the next delta. At the end
-        (``final``), vLLM adds what this returns to the delta the tool half returned for the same
-        engine output, so that delta is completed in place instead (:func:`_last_in_order`).
+        At the end (``final``), vLLM adds what this returns to the delta the tool half returned for
+        the same engine output, before it sends that delta: so a call that delta started and the
+        end shows broken (``Step.taken_back``: a call cut off at the end of generation, all of it
+        in the last delta) is taken out of it, its text coming as content only, as in the
+        non-streamed message. For a Responses request each delta keeps the order vLLM's Responses
+        events need (:func:`_in_order`): what cannot go out in order waits for the next delta, and
+        the last delta is completed in place (:func:`_last_in_order`).
         """
         half = self.tool_half() if self.tool_half is not None else None
         if not self.responses:  # a chat delta carries reasoning, content and calls in any order
+            if final:
+                returned, self.returned = self.returned, None
+                first = step.taken_back
+                if first is not None:
+                    if half is not None:
+                        bookkeeping.forget(half, first)
+                    last = returned[0] if returned is not None else None
+                    if last is not None:
+                        last.tool_calls = [call for call in last.tool_calls if call.index < first]
             if not step.parts:
+                if not final:
+                    self.returned = (None, [], None)
                 return None
             if half is not None and step.tool_calls:
                 bookkeeping.record(half, step.tool_calls)
-            return _text_delta(step.reasoning, step.content, _tool_calls(step.tool_calls))
+            delta = _text_delta(step.reasoning, step.content, _tool_calls(step.tool_calls))
+            if not final:
+                self.returned = (delta, [], None)
+            return delta
         if not final:
             before = self.last
             parts, self.held = _in_order(self.held + step.parts, before)
@@ -433,7 +453,9 @@ class ChatcodecReasoningParser(ReasoningParser):
         if state.phase != "start" and state.phase != "reasoning":  # vLLM asks again after the handoff
             return DeltaMessage(content=delta_text) if delta_text else None
         state.phase = "reasoning"
-        return self._reasoning_delta(state.stream().feed(delta_text))
+        session = state.stream()
+        state.unsent_from = session.calls_started
+        return self._reasoning_delta(session.feed(delta_text))
 
     def _reasoning_delta(self, step: Step) -> DeltaMessage | None:
         state = self._request
@@ -545,7 +567,9 @@ class ChatcodecToolParser(ToolParser):
             state.pending, state.phase = None, "tools"
         else:
             state.phase = "tools"
-            step = state.stream().feed(delta_text)
+            session = state.stream()
+            state.unsent_from = session.calls_started
+            step = session.feed(delta_text)
         return state.send(step)
 
     def finish_streaming(self) -> DeltaMessage | None:
@@ -553,7 +577,9 @@ class ChatcodecToolParser(ToolParser):
         state = self._request
         if state.phase not in ("reasoning", "tools") or state.session is None:
             return None  # nothing fed, or vLLM's own path ran after the handoff
-        return state.send(state.session.finish(), final=True)
+        # a Chat Completions delta can still lose the calls its engine output started (see send)
+        unsent = None if state.responses else state.unsent_from
+        return state.send(state.session.finish(unsent_from=unsent), final=True)
 
 
 _END_IDS: weakref.WeakKeyDictionary[Any, dict[tuple[str, ...], list[list[int]]]] = weakref.WeakKeyDictionary()

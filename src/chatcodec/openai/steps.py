@@ -169,7 +169,8 @@ def _text_specs(template: Any) -> _Specs:
 class _Call:
     """One tool call of the open tool-call region, as its value events describe it."""
 
-    __slots__ = ("args", "done", "ended", "header", "id", "id_done", "name", "name_done", "pending")
+    __slots__ = ("args", "completed", "done", "ended", "header", "id", "id_done", "name", "name_done",
+                 "pending")
 
     def __init__(self) -> None:
         self.name: list[str] = []
@@ -181,6 +182,7 @@ class _Call:
         self.header: int | None = None  # the call's index once it started
         self.ended = False  # the engine said the call's value is complete
         self.done = False
+        self.completed = False  # it ended "completed" (counted in StepWriter.completed)
 
 
 class _Region:
@@ -216,6 +218,8 @@ class StepWriter:
         self.calls = 0
         self.completed = 0
         self._batch_first = 0
+        #: while :meth:`finish` runs: calls numbered from here were not sent either (see there)
+        self._unsent_from: int | None = None
 
     def events(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         """The steps a list of events gives."""
@@ -269,9 +273,21 @@ class StepWriter:
             _written(out, field, parts)
         return out
 
-    def finish(self, events: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-        """The steps of the events the end of generation gave; trailing whitespace held back is dropped."""
-        out = self.events(events)
+    def finish(self, events: list[dict[str, Any]], unsent_from: int | None = None) -> list[tuple[Any, ...]]:
+        """The steps of the events the end of generation gave; trailing whitespace held back is dropped.
+
+        Args:
+            events: the end's events.
+            unsent_from: calls numbered from here started in steps the caller has not sent yet
+                (a server that completes its last delta in place): a region that fails at the end
+                takes them back as it takes back calls of its own batch (the caller removes their
+                steps from what it holds; :attr:`calls` says how many remain).
+        """
+        self._unsent_from = unsent_from
+        try:
+            out = self.events(events)
+        finally:
+            self._unsent_from = None
         for text_field in self._texts.values():
             text_field.pending = []
         return out
@@ -400,6 +416,7 @@ class StepWriter:
         call.done = True
         if status == "completed":
             self.completed += 1
+            call.completed = True
         out.append((CALL_DONE, call.header, arguments, status))
 
     # -- the region's close: settle every call from its final value ---------------------------
@@ -444,22 +461,20 @@ class StepWriter:
         """Take back the steps of the failed region's calls that started in this batch of events.
 
         They were never sent: the client gets the region's text as content only, as the whole
-        message has it, instead of a call with broken arguments beside that same text. Calls that
-        started in an earlier batch were sent and end ``"incomplete"`` (a stream cannot take them
-        back).
+        message has it, instead of a call with broken arguments beside that same text (so are calls
+        from ``unsent_from`` on, in :meth:`finish`). Calls that started in an earlier batch were sent
+        and end ``"incomplete"`` (a stream cannot take them back).
         """
-        first = self._batch_first
+        first = self._batch_first if self._unsent_from is None else min(self._unsent_from, self._batch_first)
         fresh = [call for call in started if call.header is not None and call.header >= first]
         if not fresh:
             return
         first = min(call.header for call in fresh if call.header is not None)
-        kept = [step for step in out if step[0] == TEXT or step[1] < first]
-        self.completed -= sum(1 for step in out if step[0] == CALL_DONE and step[1] >= first
-                              and step[3] == "completed")
-        out[:] = kept
+        out[:] = [step for step in out if step[0] == TEXT or step[1] < first]
+        self.completed -= sum(1 for call in fresh if call.completed)
         self.calls = first
         for call in fresh:
-            call.header, call.done, call.pending = None, True, []
+            call.header, call.done, call.pending, call.completed = None, True, [], False
 
     def _flush(self, out: list[tuple[Any, ...]], call: _Call) -> None:
         if call.pending:

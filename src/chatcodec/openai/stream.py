@@ -68,10 +68,11 @@ class StreamBase:
         #: The parsed message, once :meth:`finish` ran (``to_chat_message`` turns it into the wire form).
         self.message: dict[str, Any] | None = None
 
-    def _finish_steps(self) -> list[tuple[Any, ...]]:
-        """Finalize the parser; the steps of the end of generation (the parsed message is kept)."""
+    def _finish_steps(self, unsent_from: int | None = None) -> list[tuple[Any, ...]]:
+        """Finalize the parser; the steps of the end of generation (the parsed message is kept).
+        ``unsent_from``: as :meth:`~chatcodec.openai.steps.StepWriter.finish`."""
         message, events = self.parser.finalize()
-        steps = self._steps.finish([*self._initial, *events])
+        steps = self._steps.finish([*self._initial, *events], unsent_from)
         self._initial = []
         self.message = message
         return steps
