@@ -61,5 +61,6 @@ def test_gemma4_bare_values_keep_the_number_text_whole_and_streamed() -> None:
     sets = {tuple(event["path"][2:]): event["value"] for event in merged if event["op"] == "set"}
     assert sets[("factor",)] == "1e999"
     assert sets[("steps", 1)] == "-1E+400"
-    kept = parse_response(output, profile.response_template, prefix=prefix, errors="keep")
-    assert "tool_calls" not in kept and "'inf'" in kept["parse_errors"][0]["error"]  # inf is no number
+    message = parse_response(output, profile.response_template, prefix=prefix)
+    arguments = message["tool_calls"][0]["function"]["arguments"]
+    assert arguments["ok"] == "inf"  # inf is no number: gemma4 reads it as the bare word it is (bare_strings)

@@ -11,32 +11,47 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
 
 * ``string_delims`` (list of ``[open, close]`` pairs, default none): what delimits a string besides
   JSON's ``"..."`` (whose escapes are decoded); the text between the delimiters is taken verbatim.
+* ``bare_strings`` (bool, default false): a bare word that is not one of the bare values below is a
+  string, as vLLM reads Gemma 4's arguments (``vllm/tool_parsers/gemma4_tool_parser.py``,
+  ``_parse_gemma4_value``: what is neither a boolean, null nor a number is the bare string;
+  ``vllm/parser/gemma4.py``, ``_parse_gemma4_args``: every bare value is its text), so
+  ``{unit:celsius}`` gives ``{"unit": "celsius"}``. The word ends where those parsers end it: at the
+  next ``,``, ``}`` or ``]`` (none of them can be part of a bare word), its surrounding whitespace
+  stripped; an empty word is still an error. A bare key then ends before the first ``,``, ``}`` or
+  ``]`` too (those separate the words): it is the text up to the first ``:`` in that span that a
+  value other than a bare string follows (``{ns:tag:1}`` keeps the key ``ns:tag``), else up to the
+  span's first ``:`` (``{url:http://x}`` gives ``{"url": "http://x"}``, as vLLM reads it). Every
+  text the option-less parser reads is read the same with the option; it only reads as strings what
+  would be errors.
 
 A key given twice in one object (``{a:1,a:2}``, bare or delimited) raises ``ValueError`` with the
 offset of the second: a dict would keep only the last value.
 
-Bare values: ``true``/``True``, ``false``/``False``, ``null``/``None`` and JSON numbers (an
-integer stays an ``int``; a number too large for a float, ``1e999``, keeps its text as a string, as
-the ``json`` parser keeps it; ``inf``/``nan`` are not numbers). Anything else (a bare word, an
-unclosed string or object, text after the object) raises ``ValueError`` with the offset. The
-parser is registered ``string_aware``: the region's close delimiter written inside a string value
-(``"..."`` or a ``string_delims`` pair) is text, not the end of the region.
+Bare values: ``true``/``True``, ``false``/``False``, ``null``/``None`` and JSON numbers (an integer
+stays an ``int``; a number too large for a float, ``1e999``, keeps its text as a string, as the
+``json`` parser keeps it; ``inf``/``nan`` are not numbers). Anything else (a bare word without
+``bare_strings``, an unclosed string or object, text after the object) raises ``ValueError`` with
+the offset. The parser is registered ``string_aware``: the region's close delimiter written inside a
+string value (``"..."`` or a ``string_delims`` pair) is text, not the end of the region.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
 from chatcodec.response_templates.ext_common import ExtensionError
 
-__all__ = ["parse_bare_object", "validate_bare_object"]
+__all__ = ["bare_word_end", "parse_bare_object", "validate_bare_object"]
 
 _NAMED = {"true": True, "True": True, "false": False, "False": False, "null": None, "None": None}
 _JSON_STRING = json.JSONDecoder()
+#: What ends a bare word (vLLM's Gemma 4 parser ends a bare value at the same three characters).
+_WORD_END = re.compile(r"[,}\]]")
 #: Nesting deeper than this is refused (the parser recurses once per level).
 MAX_DEPTH = 200
 
@@ -49,11 +64,16 @@ def validate_bare_object(args: Mapping[str, Any], where: str) -> None:
         where: their JSON path, for messages.
 
     Raises:
-        ValueError: an unknown key, or ``string_delims`` is not a list of pairs of non-empty strings.
+        ValueError: an unknown key, ``string_delims`` is not a list of pairs of non-empty strings, or
+            ``bare_strings`` is not a bool.
     """
-    unknown = sorted(set(args) - {"string_delims"})
+    unknown = sorted(set(args) - {"string_delims", "bare_strings"})
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown} for x-bare-object. Known: ['string_delims']")
+        raise ValueError(
+            f"{where}: unknown key(s) {unknown} for x-bare-object. Known: ['bare_strings', 'string_delims']"
+        )
+    if not isinstance(args.get("bare_strings", False), bool):
+        raise ValueError(f"{where}.bare_strings: must be true or false")
     pairs = args.get("string_delims", [])
     if not isinstance(pairs, list) or not all(
         isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) and s for s in pair)
@@ -75,7 +95,8 @@ def parse_bare_object(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     Raises:
         ValueError: the text is not one such object; an ``ExtensionError`` carries the offset.
     """
-    reader = _Reader(text, [tuple(pair) for pair in args.get("string_delims", [])])
+    delims = [tuple(pair) for pair in args.get("string_delims", [])]
+    reader = _Reader(text, delims, bool(args.get("bare_strings")))
     position = reader.skip(0)
     if not text.startswith("{", position):
         raise ExtensionError(f"x-bare-object: '{{' expected at offset {position}", position)
@@ -95,9 +116,10 @@ def parse_bare_object(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 class _Reader:
     """A recursive-descent reader over one region's text; every method returns ``(value, end)``."""
 
-    def __init__(self, text: str, delims: list[tuple[str, ...]]) -> None:
+    def __init__(self, text: str, delims: list[tuple[str, ...]], bare_strings: bool = False) -> None:
         self.text = text
         self.delims = delims
+        self.bare_strings = bare_strings
 
     def skip(self, position: int) -> int:
         while position < len(self.text) and self.text[position].isspace():
@@ -132,13 +154,19 @@ class _Reader:
                 raise self.fail(f"'}}' expected at offset {position}", position)
 
     def key(self, position: int) -> tuple[str, int]:
-        """A key: a string, or bare text up to the first ``:`` that a value follows (keys may hold ``:``)."""
+        """A key: a string, or bare text up to the first ``:`` that a value follows (keys may hold ``:``).
+
+        With ``bare_strings`` the colon is looked for only before the first ``,``, ``}`` or ``]``.
+        """
         string = self.string(position)
         if string is not None:
             return string
-        end = first = self.text.find(":", position)
+        limit = bare_word_end(self.text, position) if self.bare_strings else len(self.text)
+        if limit < 0:
+            limit = len(self.text)
+        end = first = self.text.find(":", position, limit)
         while end >= 0 and not self.value_follows(end + 1):
-            end = self.text.find(":", end + 1)
+            end = self.text.find(":", end + 1, limit)
         if end < 0:
             end = first  # no value anywhere: report the problem at the first colon's value
         if end < 0:
@@ -154,7 +182,7 @@ class _Reader:
         ):
             return True
         try:
-            self.bare(position)
+            self.bare(position, strings=False)
         except ValueError:
             return False
         return True
@@ -185,7 +213,7 @@ class _Reader:
         string = self.string(position)
         if string is not None:
             return string
-        return self.bare(position)
+        return self.bare(position, strings=self.bare_strings)
 
     def string(self, position: int) -> tuple[str, int] | None:
         """A delimited or JSON string at ``position`` (value and end), or ``None`` if none starts there."""
@@ -203,10 +231,11 @@ class _Reader:
             return str(value), end
         return None
 
-    def bare(self, position: int) -> tuple[Any, int]:
-        end = position
-        while end < len(self.text) and self.text[end] not in ",}]":
-            end += 1
+    def bare(self, position: int, *, strings: bool) -> tuple[Any, int]:
+        """A bare value up to the next ``,``, ``}`` or ``]``; with ``strings`` any other word is a string."""
+        end = bare_word_end(self.text, position)
+        if end < 0:
+            end = len(self.text)
         word = self.text[position:end].strip()
         if not word:
             raise self.fail(f"a value expected at offset {position}", position)
@@ -224,7 +253,18 @@ class _Reader:
             return number, end
         if math.isinf(number) and any(char.isdigit() for char in word):
             return word, end  # a number too large for a float keeps its text, as the json parser does
+        if strings:
+            return word, end
         raise self.fail(
             f"a bare value must be true, false, null, None or a number, got {word!r} at offset {position}",
             position,
         )
+
+
+def bare_word_end(text: str, position: int) -> int:
+    """Where a bare word starting at ``position`` ends: the next ``,``, ``}`` or ``]``, or ``-1``.
+
+    Shared with the value scanner, so that streaming and whole-text parsing end a word alike.
+    """
+    found = _WORD_END.search(text, position)
+    return found.start() if found is not None else -1

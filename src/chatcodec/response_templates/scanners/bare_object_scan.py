@@ -4,10 +4,12 @@ It follows :mod:`..ext_bare_object`'s reader step by step: an object (the root m
 begins at its bracket; a delimited string value (``<|"|>...<|"|>``) streams verbatim, holding back
 what may be the start of its closing delimiter; a JSON string value streams through
 :class:`~.json_scan.JsonReader`; a bare value (``3``, ``true``, ``None``) is ``set`` once the ``,``,
-``}`` or ``]`` after it arrives. A key is emitted with its value: a string key when it closes, a
-bare key (text up to the first ``:`` that a value follows, as the parser decides) once the start
-of the value after that ``:`` shows it is one. A repeated key, nesting deeper than the parser
-allows and anything it would refuse stop the scanner. Whitespace is what :meth:`str.isspace` says.
+``}`` or ``]`` after it arrives (with ``bare_strings``, any other word too, as a string). A key is
+emitted with its value: a string key when it closes, a bare key (text up to the first ``:`` that a
+value follows, as the parser decides; with ``bare_strings`` looked for only before the next ``,``,
+``}`` or ``]``) once the start of the value after that ``:`` shows it is one. A repeated key,
+nesting deeper than the parser allows and anything it would refuse stop the scanner. Whitespace is
+what :meth:`str.isspace` says.
 
 ``complete``: after the root object, the first character that is not whitespace ends it.
 """
@@ -19,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
-from chatcodec.response_templates.ext_bare_object import MAX_DEPTH
+from chatcodec.response_templates.ext_bare_object import MAX_DEPTH, bare_word_end
 from chatcodec.response_templates.scanners.json_scan import Frame, JsonReader
 from chatcodec.response_templates.scanners.protocol import Delta, Path
 
@@ -55,8 +57,9 @@ def _bare(word: str) -> Any:
 class BareObjectScanner:
     """See the module docstring."""
 
-    def __init__(self, string_delims: list[tuple[str, str]]) -> None:
+    def __init__(self, string_delims: list[tuple[str, str]], bare_strings: bool = False) -> None:
         self._delims = string_delims
+        self._bare_strings = bare_strings
         self._stack: list[Frame] = []
         self._state = _VALUE
         self._first = False  # in _KEY: right after "{" (a "}" may come)
@@ -187,9 +190,12 @@ class BareObjectScanner:
         if end < 0:
             self._carry = text[i:]
             return len(text)
-        value = _bare(text[i:end].strip())
+        word = text[i:end].strip()
+        value = _bare(word)
         if value is _NOT_A_VALUE:
-            return self._dead()
+            if not (self._bare_strings and word):
+                return self._dead()
+            value = word
         out.append(("set", path, value))
         self._done()
         return end
@@ -252,8 +258,14 @@ class BareObjectScanner:
         return self._bare_key(text, i)
 
     def _bare_key(self, text: str, i: int) -> int:
-        """A bare key: the text up to the first ``:`` that a value follows (undecided: kept)."""
-        colon = text.find(":", i)
+        """A bare key: the text up to the first ``:`` that a value follows (undecided: kept).
+
+        With ``bare_strings`` only the colons before the next ``,``, ``}`` or ``]`` count, and when
+        that character has arrived and no colon before it has such a value, the first one ends the key.
+        """
+        limit = bare_word_end(text, i) if self._bare_strings else -1
+        end = len(text) if limit < 0 else limit
+        colon = first = text.find(":", i, end)
         while colon >= 0:
             follows = self._value_follows(text, colon + 1)
             if follows is _UNDECIDED:
@@ -261,7 +273,11 @@ class BareObjectScanner:
                 return len(text)
             if follows:
                 return self._take_key(text[i:colon].strip(), colon + 1, _VALUE)
-            colon = text.find(":", colon + 1)
+            colon = text.find(":", colon + 1, end)
+        if limit >= 0:
+            if first < 0:
+                return self._dead()
+            return self._take_key(text[i:first].strip(), first + 1, _VALUE)
         self._carry = text[i:]
         return len(text)
 
@@ -292,12 +308,10 @@ class BareObjectScanner:
         return i
 
 
-def _terminator(text: str, i: int) -> int:
-    """Where a bare word starting at ``i`` ends (the next ``,``, ``}`` or ``]``), or ``-1``."""
-    ends = [at for at in (text.find(",", i), text.find("}", i), text.find("]", i)) if at >= 0]
-    return min(ends) if ends else -1
+_terminator = bare_word_end
 
 
 def bare_object_scanner(args: Mapping[str, Any]) -> BareObjectScanner:
     """The scanner of an ``x-bare-object`` region."""
-    return BareObjectScanner([(str(a), str(b)) for a, b in args.get("string_delims", [])])
+    return BareObjectScanner([(str(a), str(b)) for a, b in args.get("string_delims", [])],
+                             bool(args.get("bare_strings")))
