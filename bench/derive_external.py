@@ -6,15 +6,18 @@ real chat templates that are *not* in ``../shared/corpus/chat_templates/`` (by c
 with their source (repository, path, commit), the special tokens of their model and their SHA-256
 in ``bench/derive_external_sources.json``. The templates themselves are not part of chatcodec:
 fetch them into a directory first (``git show COMMIT:PATH > DIR/FILE`` in a clone of each
-repository), then::
+repository; for an entry with ``json_field``, the UTF-8 string of that field of the JSON file), then::
 
     python bench/derive_external.py DIR                 # the table, per template and in total
     python bench/derive_external.py DIR --peers --write docs/derive.md --section "external after"
 
-A template whose SHA-256 differs from the listed one, or whose content (whitespace aside) equals a
-corpus template, is refused: the measurement is only repeatable on the same files, and only
-independent on files the corpus does not hold. A **tool template** is one whose round trip shows an
-assistant tool call; **verified** means every applicable capability verified, as in
+A template whose SHA-256 differs from the listed one, whose content (whitespace aside) equals a
+corpus template, or that another set's sources file (every ``bench/derive_external*_sources.json``)
+lists, is refused: the measurement is only repeatable on the same files, and only independent on
+files the corpus and the other sets do not hold. ``--check`` runs these checks alone, without
+deriving (a set is measured once, with the final code; checking its files must not measure it).
+A **tool template** is one whose round trip shows an assistant tool call; **verified** means every
+applicable capability verified, as in
 ``bench/derive_corpus.py``. With ``--peers``, each template whose model has outputs in
 ``peer_vectors.json`` (``peer_family`` in the sources) parses them (``peers``).
 
@@ -64,6 +67,13 @@ def _squeezed(text: str) -> str:
     return "".join(text.split())
 
 
+def sources_files() -> list[Path]:
+    """Every external set's sources file: ``ALL_SOURCES`` and each ``bench/derive_external*_sources.json``,
+    so a set added later is checked against the others without editing a list (resolved, no repeats)."""
+    found = sorted((ROOT / "bench").glob("derive_external*_sources.json"))
+    return list(dict.fromkeys(path.resolve() for path in (*ALL_SOURCES, *found)))
+
+
 def load_sources(directory: Path, sources: Path = SOURCES) -> list[tuple[dict[str, Any], str]]:
     """``[(source entry, template text)]`` for every template ``sources`` lists, checked.
 
@@ -74,8 +84,8 @@ def load_sources(directory: Path, sources: Path = SOURCES) -> list[tuple[dict[st
     corpus = {_squeezed(path.read_text(encoding="utf-8")): path.name
               for path in (CORPUS / "chat_templates").glob("*.jinja")}
     entries = json.loads(sources.read_text(encoding="utf-8"))["sources"]
-    elsewhere = {entry["sha256"]: other.name for other in ALL_SOURCES
-                 if other.resolve() != sources.resolve() and other.is_file()
+    elsewhere = {entry["sha256"]: other.name for other in sources_files()
+                 if other != sources.resolve() and other.is_file()
                  for entry in json.loads(other.read_text(encoding="utf-8"))["sources"]}
     loaded = []
     for entry in entries:
@@ -172,8 +182,16 @@ def main() -> int:
                         help="replace a measured section of this file")
     parser.add_argument("--section", default="external after",
                         help="the section to replace: SECTION summary and SECTION templates")
+    parser.add_argument("--check", action="store_true",
+                        help="only check the listed files (present, SHA-256, not in the corpus or "
+                             "another set); derive nothing")
     args = parser.parse_args()
-    rows = measure(load_sources(args.directory, args.sources))
+    loaded = load_sources(args.directory, args.sources)
+    if args.check:
+        print(f"{len(loaded)} templates of {args.sources.name} checked: present, SHA-256 as listed, "
+              f"in neither the corpus nor another set")
+        return 0
+    rows = measure(loaded)
     stats = summary(rows)
     sections = {f"{args.section} summary": summary_lines(stats), f"{args.section} templates": table(rows)}
     if args.peers:
