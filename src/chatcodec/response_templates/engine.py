@@ -351,10 +351,13 @@ class ResponseParser:
                 if found is None:  # the fast path: all of ``text`` goes to the region, no scan
                     self._zero_width = _NONE
                     spec = region.spec
-                    if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
+                    if region.opened and spec is not None:  # _route (and _route_values), inlined
                         region.parts.append(text)
                         events = [{"type": "region_chunk", "field": spec.name, "text": text,
                                    "dirty": spec.dirty}]
+                        values = region.values  # only ever set with value_deltas
+                        if values is not None:
+                            events += values.feed(text)
                     else:
                         events = []
                         self._route(events, text, pos)
@@ -572,8 +575,14 @@ class ResponseParser:
 
     def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
-        ResponseParser._route(self, events, text, at)
-        values = self._region.values
+        region = self._region
+        spec = region.spec
+        if spec is None or not region.opened or not self._emits:
+            ResponseParser._route(self, events, text, at)
+        else:  # _route's usual case, inlined (this runs for nearly every chunk)
+            region.parts.append(text)
+            events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
+        values = region.values
         if values is not None:
             events += values.feed(text)
 

@@ -37,7 +37,28 @@ SCANNERS: dict[str, str] = {
 }
 
 
+#: parser name -> (the registry entry it was found from, its scanner factory): found once per name,
+#: not at every region open; an entry registered anew under the name is looked up again
+_FACTORIES: dict[str, tuple[Any, ScannerFactory | None]] = {}
+
+
 def _factory(name: str) -> ScannerFactory | None:
+    from chatcodec.response_templates.content import STANDARD_PARSERS
+
+    entry: Any = STANDARD_PARSERS.get(name)
+    if entry is None and name.startswith("x-"):
+        from chatcodec.response_templates.extensions import EXTENSIONS
+
+        entry = EXTENSIONS.get(name)
+    known = _FACTORIES.get(name)
+    if known is not None and known[0] is entry:
+        return known[1]
+    factory = _find_factory(name)
+    _FACTORIES[name] = (entry, factory)
+    return factory
+
+
+def _find_factory(name: str) -> ScannerFactory | None:
     from chatcodec.response_templates.content import lookup_parser
 
     parser = lookup_parser(name)
