@@ -52,6 +52,7 @@ from chatcodec.response_templates.scanners.pattern_split import (
     literal_text,
     punctuation,
     python_dollar,
+    required_literal,
     split_branches,
     split_pattern,
 )
@@ -82,13 +83,15 @@ def _matchers(source: str) -> _Matchers:
 class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
-    __slots__ = ("_pattern", "_plain", "_starts", "_wide", "dollar", "final", "open", "plain_ascii", "quiet",
-                 "tail", "triggers")
+    __slots__ = ("_pattern", "_plain", "_required", "_starts", "_wide", "dollar", "final", "open",
+                 "plain_ascii", "quiet", "tail", "triggers")
 
     def __init__(self, source: str) -> None:
         self.triggers = punctuation(source)
         #: the literal every match ends with, when nothing past a match decides it (``""``: none)
         self.tail = literal_tail(source)
+        #: a literal every match holds (``""``: none known): without it, no match is complete
+        self._required = required_literal(source)
         literal = literal_text(source)
         if literal:  # a literal commits as soon as it is complete (a regex waits for one more character)
             self.open = self.final = build_matcher([literal_delimiter("value", False, [literal])])
@@ -155,6 +158,8 @@ class _Matchers:
         """Whether :meth:`scan` (more text to come) would answer ``pos`` again: a match cut off by
         the end of ``text`` starts there and none is complete (``False``: only a scan can tell;
         ``complete`` false: the caller knows none is)."""
+        if complete and self._required and text.find(self._required, pos) < 0:
+            complete = False  # a complete match would hold the literal
         return self.open.holds(text, pos, complete)
 
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
@@ -191,6 +196,7 @@ class RegexItemsScanner:
         self._between = between
         self._gap = 0  # region offset where the text between matches began
         self._gap_done = False  # its first _GAP_CHECKED characters were checked
+        self._gap_seen = -1  # a partial check of the gap up to this offset passed (a held head asks again)
         self.refuted = False
         self._into = into
         self._parse = parse
@@ -430,12 +436,16 @@ class RegexItemsScanner:
             return
         stop = min(end, self._gap + _GAP_CHECKED)
         final = final and stop == end
+        if not final and stop == self._gap_seen:
+            return  # the same text was checked and may still be continued
         if stop - self._gap >= _GAP_CHECKED or final:
             self._gap_done = True
         gap = between.fullmatch(self._text, self._gap - self._base, stop - self._base, partial=not final)
         if gap is None:
             self.refuted = True
             self._state = _DEAD
+        elif not final:
+            self._gap_seen = stop
 
     # -- matches set whole -------------------------------------------------------------------------
 
@@ -448,7 +458,7 @@ class RegexItemsScanner:
         if not self._place(values, None, out):
             return
         self._pos = self._gap = self._base + commit.end
-        self._gap_done = False
+        self._gap_done, self._gap_seen = False, -1
         if commit.end == commit.start:
             self._state = _DEAD  # an empty match: the content parser decides what it means
         if self._branched is not None:  # back to streaming: the next match's head
@@ -620,7 +630,7 @@ class RegexItemsScanner:
         self._match = self._part = self._inner = self._current = None
         self._mgroup, self._to_end = None, False
         self._pos = self._gap = end
-        self._gap_done = False
+        self._gap_done, self._gap_seen = False, -1
         self._state = _SEARCH
 
 
