@@ -87,7 +87,7 @@ class JsonReader:
         self.out: list[Delta] = []
         #: the text can never be JSON in this dialect (set when the reader stops for that reason)
         self.refuted = False
-        self._pairs = [(str(a), str(b)) for a, b in string_delims]
+        self._pairs = [(str(a), str(b)) for a, b in string_delims] if string_delims else []
         self._unquoted = unquoted_keys
         self._base = base
         self._stack: list[Frame] = []
