@@ -70,6 +70,8 @@ _REFUTED, _PENDING, _OPENED = range(3)  # a branch's opening against the text af
 _GUARD = "chatcodec_guard"
 #: How many characters after the pattern's punctuation a match set whole is searched on every feed.
 _AFTER_TRIGGER = 16
+#: The decided text kept before the scanner drops the oldest (all but :data:`LOOKBEHIND_CONTEXT`).
+_TRIM_AT = 5 * LOOKBEHIND_CONTEXT
 #: How much of the text between matches is checked against ``between`` (kept in the window).
 _GAP_CHECKED = LOOKBEHIND_CONTEXT // 2
 
@@ -328,8 +330,10 @@ class RegexItemsScanner:
             self._text += text
         else:
             return False
-        self._check_gap(self._pos, False)
-        self._trim()
+        if not self._gap_done and self._between is not None:  # _check_gap's own first test
+            self._check_gap(self._pos, False)
+        if self._pos - self._base > _TRIM_AT:  # _trim's own test
+            self._trim()
         return True
 
     def _still_held(self, matchers: _Matchers, text: str) -> bool:
@@ -378,7 +382,7 @@ class RegexItemsScanner:
 
     def _trim(self) -> None:
         keep = self._pos - LOOKBEHIND_CONTEXT  # a streamed match's text is kept in _verify
-        if keep - self._base > 4 * LOOKBEHIND_CONTEXT:
+        if keep - self._base > _TRIM_AT - LOOKBEHIND_CONTEXT:
             self._text = self._text[keep - self._base :]
             self._base = keep
 
