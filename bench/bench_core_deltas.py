@@ -3,10 +3,10 @@
 Every corpus output (``../shared/corpus/peer_vectors.json``) of the measured families is fed one
 token-ish piece at a time (a marker such as ``<｜tool▁sep｜>`` or ``</arg_key>``, a word with the
 space before it, a whitespace run, one punctuation character) to
-``ResponseParser(..., errors="keep", value_deltas=True)`` with the family's generation prompt and the
-vector's tools; the time of all feeds and ``finalize`` (CPU time of the thread) is divided by the
-deltas. Parsers are built outside the timing. Each measurement is the least of its repeats
-(the machine is shared).
+``ResponseParser(..., errors="keep", value_deltas=True, offsets=True)`` with the family's
+generation prompt and the vector's tools; the time of all feeds and ``finalize`` (CPU time of the
+thread) is divided by the deltas. Parsers are built outside the timing. Each measurement is the
+least of its repeats (the machine is shared).
 
 ``--base COMMIT`` measures the sources of ``COMMIT`` too (``git archive`` into a temporary
 directory), alternating the two checkouts in fresh processes, and prints their ratio and whether
@@ -36,7 +36,8 @@ import regex
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "corpus" / "peer_vectors.json"
 #: The families whose core cost issue 9 follows, then two that meet the target, for reference.
-FAMILIES = ("glm45", "deepseek_r1", "deepseek_v3", "deepseek_v31", "kimi_k2", "qwen3", "hermes")
+FAMILIES = ("glm45", "deepseek_r1", "deepseek_v3", "deepseek_v31", "kimi_k2", "minimax_m2", "qwen3_coder",
+            "qwen3", "hermes")
 
 #: A marker (``<｜…｜>``, ``<|…|>``, ``<tag>``), a word with its leading space, a whitespace run, a character.
 _PIECE = regex.compile(r"<｜[^｜<>]*｜>|<\|[^|<>]*\|>|</?[A-Za-z_]+>| ?\w+|\s+|.", regex.DOTALL)
@@ -68,7 +69,8 @@ def measure(families: tuple[str, ...], repeats: int) -> dict[str, dict[str, Any]
         digest = hashlib.sha256()
         best = float("inf")
         for turn in range(repeats):
-            parsers = [ResponseParser(template, prefix=prefix, tools=tools, errors="keep", value_deltas=True)
+            parsers = [ResponseParser(template, prefix=prefix, tools=tools, errors="keep", value_deltas=True,
+                                      offsets=True)
                        for prefix, tools, _ in runs]
             gc.collect()
             gc.disable()

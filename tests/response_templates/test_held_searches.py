@@ -22,7 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec import profiles
-from chatcodec.response_templates.scanners.pattern_split import literal_tail
+from chatcodec.response_templates.scanners.pattern_split import literal_tail, required_literal
 from chatcodec.response_templates.scanners.protocol import Delta
 from chatcodec.response_templates.scanners.regex_items_scan import (
     RegexItemsScanner,
@@ -210,3 +210,36 @@ def test_any_chunking(family: str, cuts: list[int]) -> None:
 ])
 def test_literal_tail(source: str, tail: str) -> None:
     assert literal_tail(source) == tail
+
+
+@pytest.mark.parametrize(("source", "required"), [
+    (r"<｜tool▁call▁begin｜>(?P<type>[^<]*)<｜tool▁sep｜>(?P<name>[^\n<]+)\n```(?:json)?\s*", "\n```"),
+    (r"<\|tool_call_begin\|>\s*(?P<id>(?:functions\.)?(?P<name>[\w\-.]+?):\d+)\s*<\|tool_call_argument_begin\|>",
+     "<|tool_call_argument_begin|>"),
+    (r"ab?c", "c"),  # b may be missing
+    (r"ab*?c", "c"),
+    (r"abc+", "ab"),  # the quantified c is not counted
+    (r"(a)bc{2,3}d", "d"),
+    (r"a[xy]b\p{L}", "b"),
+    (r"a|b", ""),  # an alternation at the top
+    (r"(?i)abc", ""),  # flags: the literal may match other text
+    (r"x(?=y)z", ""),
+    (r"\s*", ""),
+])
+def test_required_literal(source: str, required: str) -> None:
+    assert required_literal(source) == required
+
+
+def test_a_head_waiting_for_its_required_literal_is_held_then_taken() -> None:
+    """DeepSeek V3's call head needs a newline and three backticks: while they have not all come,
+    the held head is settled without a search (no complete match can start there); the feed that
+    completes them is searched, and the head is taken once the text after it decides it."""
+    made = scanner("deepseek_v3")
+    assert made.feed("<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather") == [("begin", (), "array")]
+    assert made.held_feeds == 1
+    assert made.feed("\n``") == []
+    assert made.held_feeds == 2
+    assert made.feed("`json\n") == []
+    assert made.held_feeds == 2
+    assert made.feed('{"a"') == [("begin", (0,), "object"), ("set", (0, "type"), "function"),
+                                  ("set", (0, "name"), "get_weather"), ("begin", (0, "arguments"), "object")]

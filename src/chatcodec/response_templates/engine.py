@@ -36,6 +36,7 @@ from __future__ import annotations
 import enum
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import (
@@ -98,6 +99,15 @@ _SHORT_TAIL = 8
 #: one is scanned: every character of CJK text may start a delimiter as far as ``quiet`` knows).
 _ASCII_TAIL = "".join(map(chr, range(128)))
 _UNBOUNDED = 1 << 62
+
+@lru_cache(maxsize=1)
+def _region_values() -> Callable[..., RegionValues | None]:
+    """``value_stream.region_values``, imported on first use (a parser without value deltas never
+    loads the value stream), then found without an import statement at each region open."""
+    from chatcodec.response_templates.value_stream import region_values
+
+    return region_values
+
 
 class Lifecycle(enum.Enum):
     """Where a parser is in its life."""
@@ -351,10 +361,13 @@ class ResponseParser:
                 if found is None:  # the fast path: all of ``text`` goes to the region, no scan
                     self._zero_width = _NONE
                     spec = region.spec
-                    if region.opened and spec is not None and not self._value_deltas:  # _route, inlined
+                    if region.opened and spec is not None:  # _route (and _route_values), inlined
                         region.parts.append(text)
                         events = [{"type": "region_chunk", "field": spec.name, "text": text,
                                    "dirty": spec.dirty}]
+                        values = region.values  # only ever set with value_deltas
+                        if values is not None:
+                            events += values.feed(text)
                     else:
                         events = []
                         self._route(events, text, pos)
@@ -557,11 +570,9 @@ class ResponseParser:
 
     def _open_values(self, events: list[dict[str, Any]], region: _Region, captures: dict[str, str]) -> None:
         """Start a region's ``region_value`` events and, for ``close_at_value_end``, its value end."""
-        from chatcodec.response_templates.value_stream import region_values
-
         spec = region.spec
         assert spec is not None
-        values = region_values(spec, captures, self._tools, self._value_deltas)
+        values = _region_values()(spec, captures, self._tools, self._value_deltas)
         if values is None:
             return
         if self._value_deltas:
@@ -577,8 +588,14 @@ class ResponseParser:
 
     def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """:meth:`_route`, then the region's ``region_value`` events for ``text``."""
-        ResponseParser._route(self, events, text, at)
-        values = self._region.values
+        region = self._region
+        spec = region.spec
+        if spec is None or not region.opened or not self._emits:
+            ResponseParser._route(self, events, text, at)
+        else:  # _route's usual case, inlined (this runs for nearly every chunk)
+            region.parts.append(text)
+            events.append({"type": "region_chunk", "field": spec.name, "text": text, "dirty": spec.dirty})
+        values = region.values
         if values is not None:
             events += values.feed(text)
 

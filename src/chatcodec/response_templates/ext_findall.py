@@ -33,6 +33,7 @@ the value is the whole text as read by one parser, which follows its own nothing
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import regex
@@ -127,6 +128,9 @@ def prepare_findall(args: Mapping[str, Any]) -> Prepared:
     """
     pattern = _compile(args["pattern"], "x-findall pattern")
     between = _compile(args.get("between", _WHITESPACE), "x-findall between")
+    # a linear ``between`` (``\s*``) over a short gap runs without the clock, as the delimiters do:
+    # reading it costs far more than the match
+    untimed = backtracking.UNTIMED_SPAN if _linear(between.pattern) else -1
     parsers: dict[str, Prepared] = {
         group: prepare_parser(get_parser(spec.get("name", "text")), spec.get("args", {}))
         for group, spec in args.get("value_parsers", {}).items()
@@ -139,12 +143,12 @@ def prepare_findall(args: Mapping[str, Any]) -> Prepared:
         position = 0
         for match in user_matches(pattern, text, "content_args.pattern (x-findall)"):
             gap = "between matches" if items else "before the first match"
-            _check_gap(between, text, position, match.start(), gap)
+            _check_gap(between, text, position, match.start(), gap, untimed)
             position = match.end()
             items.append(_groups(match, parsers))
             starts.append(match.start())
         gap = "after the last match" if items else "before the first match"
-        _check_gap(between, text, position, len(text), gap)
+        _check_gap(between, text, position, len(text), gap, untimed)
         if into_list:
             return items
         return _into_dict(items, starts)
@@ -191,10 +195,19 @@ def _groups(match: regex.Match[str], parsers: Mapping[str, Prepared]) -> dict[st
     return values
 
 
-def _check_gap(between: regex.Pattern[str], text: str, start: int, end: int, where: str) -> None:
-    """Raise unless ``text[start:end]`` (text outside the matches) is what ``between`` allows."""
+@lru_cache(maxsize=64)
+def _linear(source: str) -> bool:
+    """Whether ``source`` is proved linear (:func:`~.backtracking.judge`), once per pattern."""
+    return backtracking.judge(source).linear
+
+
+def _check_gap(between: regex.Pattern[str], text: str, start: int, end: int, where: str,
+               untimed: int = -1) -> None:
+    """Raise unless ``text[start:end]`` (text outside the matches) is what ``between`` allows; a gap
+    of at most ``untimed`` characters is matched without the timeout."""
+    timeout = None if end - start <= untimed else backtracking.REGEX_TIMEOUT
     try:
-        allowed = between.fullmatch(text, start, end, timeout=backtracking.REGEX_TIMEOUT)
+        allowed = between.fullmatch(text, start, end, timeout=timeout)
     except TimeoutError:
         raise ExtensionError(user_timeout("content_args.between (x-findall)"), start) from None
     if allowed is None:

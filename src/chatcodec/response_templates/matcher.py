@@ -306,10 +306,11 @@ class RegexMatcher:
         if pos >= n:
             return False
         timeout = None if n - pos <= self._untimed else backtracking.REGEX_TIMEOUT
-        try:
-            if complete and any(searcher.match(buf, pos, None, None, False, timeout) is not None
-                                for searcher in self._searchers or (self._combined,)):
-                return False
+        try:  # plain loops: a generator's frame per test costs more than the test on a short text
+            if complete:
+                for searcher in self._searchers or (self._combined,):
+                    if searcher.match(buf, pos, None, None, False, timeout) is not None:
+                        return False
             if self._barrier is not None and self._barrier.search(buf, pos) is not None:
                 return False
             if self._prefilter is not None:
@@ -317,8 +318,11 @@ class RegexMatcher:
                     return False
                 if self.absorbed and not buf[pos:].strip(self.absorbed):
                     return True
-            return any((m := probe.match(buf, pos, None, None, True, timeout)) is not None and m.partial
-                       for probe in self._probes)
+            for probe in self._probes:
+                m = probe.match(buf, pos, None, None, True, timeout)
+                if m is not None and m.partial:
+                    return True
+            return False
         except TimeoutError:
             raise RegexTimeout(self.suspects) from None
 

@@ -149,11 +149,26 @@ class RegionValues:
     def _out(self, deltas: list[Delta]) -> list[dict[str, Any]]:
         events = self._events = []
         typing = self._typing
+        if typing is None:  # _emit and _event, inlined: no typing step between deltas
+            apply, field = self._shadow.apply, self._field
+            for delta in deltas:
+                if self.stopped:
+                    return []
+                if not apply(delta):
+                    self._stop(f"the delta {delta[0]!r} at {list(delta[1])} does not fit what came before")
+                    return []
+                op, path, payload = delta
+                event: dict[str, Any] = {"type": "region_value", "field": field, "op": op, "path": list(path)}
+                if op == "begin":
+                    event["kind"] = payload
+                elif op == "text":
+                    event["text"] = payload
+                elif op == "set":
+                    event["value"] = copy_value(payload)
+                events.append(event)
+            return events
         for delta in deltas:
-            if typing is None:
-                self._emit(delta)
-            else:
-                typing.filter(delta, self._emit)
+            typing.filter(delta, self._emit)
             if self.stopped:
                 return []
         return events

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
+from chatcodec.response_templates.content import STANDARD_PARSERS
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ScannerFactory, ValueScanner
 
 __all__ = ["GRANULARITIES", "SCANNERS", "Delta", "Path", "ScannerFactory", "ValueScanner", "factory_for",
@@ -37,7 +39,32 @@ SCANNERS: dict[str, str] = {
 }
 
 
+#: parser name -> (the registry entry it was found from, its scanner factory): found once per name,
+#: not at every region open; an entry registered anew under the name is looked up again
+_FACTORIES: dict[str, tuple[Any, ScannerFactory | None]] = {}
+
+
+@lru_cache(maxsize=1)
+def _extensions() -> Mapping[str, Any]:
+    """The ``x-`` parser registry (imported on first use, then read without an import statement)."""
+    from chatcodec.response_templates.extensions import EXTENSIONS
+
+    return EXTENSIONS
+
+
 def _factory(name: str) -> ScannerFactory | None:
+    entry: Any = STANDARD_PARSERS.get(name)
+    if entry is None and name.startswith("x-"):
+        entry = _extensions().get(name)
+    known = _FACTORIES.get(name)
+    if known is not None and known[0] is entry:
+        return known[1]
+    factory = _find_factory(name)
+    _FACTORIES[name] = (entry, factory)
+    return factory
+
+
+def _find_factory(name: str) -> ScannerFactory | None:
     from chatcodec.response_templates.content import lookup_parser
 
     parser = lookup_parser(name)

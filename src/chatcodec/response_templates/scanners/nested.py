@@ -25,26 +25,50 @@ class Part:
             (the scanner then stops).
     """
 
-    __slots__ = ("_shadow", "base", "ok")
+    __slots__ = ("_run", "_shadow", "base", "ok")
 
     def __init__(self, base: Path) -> None:
         self.base = base
         self.ok = True
         self._shadow = Shadow()
+        #: after a text delta, and nothing else since: (its path as given, ``under``, the string's
+        #: recorded parts, its full path), so more text there is recorded without the shadow's checks
+        self._run: tuple[Path, Path, list[str], Path] | None = None
 
     def emit(self, deltas: list[Delta], out: list[Delta], under: Path = ()) -> None:
         """Record ``deltas`` (paths relative to ``base + under``) and append them to ``out``."""
+        if not deltas:  # most chunks inside a key or a held escape: nothing to place
+            return
+        run = self._run
+        if run is not None and len(deltas) == 1:
+            op, path, payload = deltas[0]
+            if op == "text" and path == run[0] and under == run[1] and type(payload) is str:
+                # more text of the string the last delta wrote to: it is still open (only text
+                # came since), so the shadow would accept it
+                run[2].append(payload)
+                out.append((op, run[3], payload))
+                return
+        self._run = None
         base = (*self.base, *under)
+        shadow = self._shadow
         for op, path, payload in deltas:
             if not self.ok:
                 return
-            if not self._shadow.apply((op, (*under, *path), payload)):
+            inner = (*under, *path)
+            if not shadow.apply((op, inner, payload)):
                 self.ok = False
                 return
-            out.append((op, (*base, *path), payload))
+            full = (*base, *path)
+            out.append((op, full, payload))
+            if op == "text":
+                parts = shadow.open_string(inner)
+                self._run = None if parts is None else (path, under, parts, full)
+            else:
+                self._run = None
 
     def finish(self, value: Any, out: list[Delta]) -> None:
         """The part is complete and its value is ``value``: append what finishes it."""
+        self._run = None
         if not self.ok:
             return
         consistent, rest = self._shadow.complete(value, self.base)

@@ -37,8 +37,8 @@ import regex
 
 from chatcodec.response_templates.pattern_tokens import tokens
 
-__all__ = ["Branch", "Branched", "Split", "literal_text", "punctuation", "python_dollar", "split_branches",
-           "split_pattern"]
+__all__ = ["Branch", "Branched", "Split", "literal_tail", "literal_tail_allowed", "literal_text",
+           "punctuation", "python_dollar", "required_literal", "split_branches", "split_pattern"]
 
 _GROUP = regex.compile(r"\(\?P?<(\w+)>")
 _FLAGS = regex.compile(r"\(\?[a-zA-Z-]+\)")
@@ -124,6 +124,24 @@ def literal_text(source: str) -> str | None:
 _PEEKS = frozenset(("$", "\\Z", "\\z", "\\b", "\\B", "\\G"))
 
 
+def literal_tail_allowed(toks: list[str]) -> bool:
+    """Whether a pattern's tokens have none of what :func:`literal_tail` refuses."""
+    depth = 0
+    for token in toks:
+        if token in _PEEKS or (token.startswith("\\") and token[1:2].isdigit() and token[1:2] != "0") \
+                or token.startswith(("\\g", "(?P=", "(?P>")) \
+                or (token.startswith("(?") and token[2:3] not in ("P", "<", ":", "#")) \
+                or (token.startswith("(?<") and token[3:4] not in ("=", "!") and not token.endswith(">")):
+            return False
+        if token.startswith("("):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        elif token == "|" and depth == 0:
+            return False
+    return True
+
+
 def literal_tail(source: str) -> str:
     """The literal text that ends every match of ``source`` (``<arg_value>`` of GLM-4.5's key),
     when whether a text matches depends only on the text up to the match's end; else ``""``.
@@ -134,19 +152,8 @@ def literal_tail(source: str) -> str:
     this tail inside what was added, or right across its start.
     """
     toks = tokens(source)
-    depth = 0
-    for token in toks:
-        if token in _PEEKS or (token.startswith("\\") and token[1:2].isdigit() and token[1:2] != "0") \
-                or token.startswith(("\\g", "(?P=", "(?P>")) \
-                or (token.startswith("(?") and token[2:3] not in ("P", "<", ":", "#")) \
-                or (token.startswith("(?<") and token[3:4] not in ("=", "!") and not token.endswith(">")):
-            return ""
-        if token.startswith("("):
-            depth += 1
-        elif token == ")":
-            depth -= 1
-        elif token == "|" and depth == 0:
-            return ""
+    if not literal_tail_allowed(toks):
+        return ""
     tail: list[str] = []
     for token in reversed(toks):
         char = _literal(token)
@@ -154,6 +161,31 @@ def literal_tail(source: str) -> str:
             break
         tail.append(char)
     return "".join(reversed(tail))
+
+
+def required_literal(source: str) -> str:
+    """The last literal run that every match of ``source`` contains, written at its top level (no
+    group, quantifier or class in it): the newline and three backticks of DeepSeek V3's call head,
+    which ends with ``(?:json)?\\s*``. A text without it holds no match. ``""`` when there is none,
+    and for what :func:`literal_tail` refuses (an alternation at the top, flags, look-arounds, ...)."""
+    toks = tokens(source)
+    if not literal_tail_allowed(toks):
+        return ""
+    depth, run, last = 0, [], ""
+    for index, token in enumerate(toks):
+        if depth == 0:
+            char = _literal(token)
+            following = toks[index + 1] if index + 1 < len(toks) else ""
+            if char is not None and following not in _QUANTIFIERS and not following.startswith("{"):
+                run.append(char)
+                continue
+        if run:
+            last, run = "".join(run), []
+        if token.startswith("("):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+    return "".join(run) if run else last
 
 
 def split_pattern(source: str, group: str, anchored: bool = False) -> Split | None:

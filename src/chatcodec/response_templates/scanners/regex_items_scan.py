@@ -34,7 +34,8 @@ from typing import Any
 
 import regex
 
-from chatcodec.response_templates.content import compile_user_pattern, run_parser
+from chatcodec.object_cache import ObjectCache
+from chatcodec.response_templates.content import compile_user_pattern, get_parser, prepare_parser
 from chatcodec.response_templates.delimiters import (
     RUN_WHITESPACE,
     first_chars,
@@ -51,6 +52,7 @@ from chatcodec.response_templates.scanners.pattern_split import (
     literal_text,
     punctuation,
     python_dollar,
+    required_literal,
     split_branches,
     split_pattern,
 )
@@ -68,6 +70,8 @@ _REFUTED, _PENDING, _OPENED = range(3)  # a branch's opening against the text af
 _GUARD = "chatcodec_guard"
 #: How many characters after the pattern's punctuation a match set whole is searched on every feed.
 _AFTER_TRIGGER = 16
+#: The decided text kept before the scanner drops the oldest (all but :data:`LOOKBEHIND_CONTEXT`).
+_TRIM_AT = 5 * LOOKBEHIND_CONTEXT
 #: How much of the text between matches is checked against ``between`` (kept in the window).
 _GAP_CHECKED = LOOKBEHIND_CONTEXT // 2
 
@@ -81,13 +85,15 @@ def _matchers(source: str) -> _Matchers:
 class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
-    __slots__ = ("_pattern", "_plain", "_starts", "_wide", "dollar", "final", "open", "quiet", "tail",
-                 "triggers")
+    __slots__ = ("_pattern", "_plain", "_required", "_starts", "_wide", "dollar", "final", "open",
+                 "plain_ascii", "quiet", "tail", "triggers")
 
     def __init__(self, source: str) -> None:
         self.triggers = punctuation(source)
         #: the literal every match ends with, when nothing past a match decides it (``""``: none)
         self.tail = literal_tail(source)
+        #: a literal every match holds (``""``: none known): without it, no match is complete
+        self._required = required_literal(source)
         literal = literal_text(source)
         if literal:  # a literal commits as soon as it is complete (a regex waits for one more character)
             self.open = self.final = build_matcher([literal_delimiter("value", False, [literal])])
@@ -99,6 +105,9 @@ class _Matchers:
         starts = first_chars(delimiter)
         # the standard ``re`` module: a character class over a short chunk in about half the time
         self._starts = None if starts is None else re.compile(f"[{re.escape(starts)}]")
+        #: the search of :meth:`may_start` for ASCII text (``None``: a match may start anywhere), for
+        #: callers that answer that usual case themselves
+        self.plain_ascii = None if self._starts is None else self._starts.search
         self._pattern = delimiter.pattern
         #: the characters no match starts with: the ASCII ones, and the non-ASCII ones met so far
         self._plain = set(map(chr, range(128))) - set(starts or "")
@@ -151,6 +160,8 @@ class _Matchers:
         """Whether :meth:`scan` (more text to come) would answer ``pos`` again: a match cut off by
         the end of ``text`` starts there and none is complete (``False``: only a scan can tell;
         ``complete`` false: the caller knows none is)."""
+        if complete and self._required and text.find(self._required, pos) < 0:
+            complete = False  # a complete match would hold the literal
         return self.open.holds(text, pos, complete)
 
     def scan(self, text: str, pos: int, eos: bool) -> Commit | int:
@@ -187,6 +198,7 @@ class RegexItemsScanner:
         self._between = between
         self._gap = 0  # region offset where the text between matches began
         self._gap_done = False  # its first _GAP_CHECKED characters were checked
+        self._gap_seen = -1  # a partial check of the gap up to this offset passed (a held head asks again)
         self.refuted = False
         self._into = into
         self._parse = parse
@@ -256,13 +268,17 @@ class RegexItemsScanner:
         if self._state == _DEAD:
             return out
         term = self._current
-        if self._state == _GROUP and self._pos == self._base + len(self._text) \
-                and (self._to_end or (term is not None and not term.may_start(text))):  # surely the group's
+        if self._state == _GROUP and self._pos == self._base + len(self._text) and (self._to_end or (
+                term is not None and (term.plain_ascii(text) is None if term.plain_ascii is not None
+                                      and text.isascii() else not term.may_start(text)))):  # the group's
             self._text += text
             self._pos += len(text)
             self._verify.append(text)
-            if self._inner is not None and self._part is not None and self._part.ok:
-                self._part.emit(self._inner.feed(text), out, self._under)
+            part = self._part
+            if self._inner is not None and part is not None and part.ok:
+                deltas = self._inner.feed(text)
+                if deltas:
+                    part.emit(deltas, out, self._under)
             if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                 self._trim()
             return out
@@ -314,8 +330,10 @@ class RegexItemsScanner:
             self._text += text
         else:
             return False
-        self._check_gap(self._pos, False)
-        self._trim()
+        if not self._gap_done and self._between is not None:  # _check_gap's own first test
+            self._check_gap(self._pos, False)
+        if self._pos - self._base > _TRIM_AT:  # _trim's own test
+            self._trim()
         return True
 
     def _still_held(self, matchers: _Matchers, text: str) -> bool:
@@ -364,7 +382,7 @@ class RegexItemsScanner:
 
     def _trim(self) -> None:
         keep = self._pos - LOOKBEHIND_CONTEXT  # a streamed match's text is kept in _verify
-        if keep - self._base > 4 * LOOKBEHIND_CONTEXT:
+        if keep - self._base > _TRIM_AT - LOOKBEHIND_CONTEXT:
             self._text = self._text[keep - self._base :]
             self._base = keep
 
@@ -422,12 +440,16 @@ class RegexItemsScanner:
             return
         stop = min(end, self._gap + _GAP_CHECKED)
         final = final and stop == end
+        if not final and stop == self._gap_seen:
+            return  # the same text was checked and may still be continued
         if stop - self._gap >= _GAP_CHECKED or final:
             self._gap_done = True
         gap = between.fullmatch(self._text, self._gap - self._base, stop - self._base, partial=not final)
         if gap is None:
             self.refuted = True
             self._state = _DEAD
+        elif not final:
+            self._gap_seen = stop
 
     # -- matches set whole -------------------------------------------------------------------------
 
@@ -440,7 +462,7 @@ class RegexItemsScanner:
         if not self._place(values, None, out):
             return
         self._pos = self._gap = self._base + commit.end
-        self._gap_done = False
+        self._gap_done, self._gap_seen = False, -1
         if commit.end == commit.start:
             self._state = _DEAD  # an empty match: the content parser decides what it means
         if self._branched is not None:  # back to streaming: the next match's head
@@ -612,11 +634,15 @@ class RegexItemsScanner:
         self._match = self._part = self._inner = self._current = None
         self._mgroup, self._to_end = None, False
         self._pos = self._gap = end
-        self._gap_done = False
+        self._gap_done, self._gap_seen = False, -1
         self._state = _SEARCH
 
 
 _NO_ENTRY = object()
+#: The arguments of a group's scanner when its parser has none (read, never changed).
+_NO_ARGS: Mapping[str, Any] = {}
+#: A group without a value parser streams as verbatim text.
+_VERBATIM: Mapping[str, Any] = {"strip": False}
 
 
 @lru_cache(maxsize=256)
@@ -655,22 +681,44 @@ def streamed_groups(content: str, args: Mapping[str, Any]) -> tuple[str, ...]:
     return scanner.streamed_groups()
 
 
+#: What :class:`RegexItemsScanner` is made from, worked out once per ``content_args`` (a template's
+#: arguments are read by every region of its field): the constructor's arguments.
+_Setup = tuple[str, str, "str | None", GroupParser, GroupScanner, "Callable[[dict[str, Any]], Any] | None",
+               "regex.Pattern[str] | None", tuple[str, ...]]
+_SETUPS: ObjectCache[_Setup] = ObjectCache()
+
+
 def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
     """The scanner of an ``x-findall`` region (see the module docstring)."""
+    setup = _SETUPS.get(args)
+    if setup is None:
+        setup = _SETUPS.put(args, _findall_setup(args))
+    return RegexItemsScanner(*setup)
+
+
+def _prepared(spec: Mapping[str, Any]) -> Callable[[str], Any]:
+    """A nested ``{"name", "args"}`` parser spec with its parser looked up and its arguments bound
+    (what :func:`~..content.run_parser` does at every call)."""
+    return prepare_parser(get_parser(spec.get("name", "text")), spec.get("args", {}))
+
+
+def _findall_setup(args: Mapping[str, Any]) -> _Setup:
     from chatcodec.response_templates.scanners import scanner_for
 
     pattern: str = args["pattern"]
     parsers: Mapping[str, Mapping[str, Any]] = args.get("value_parsers", {})
     groups = list(compile_user_pattern(pattern).groupindex)
+    prepared = {name: _prepared(spec) for name, spec in parsers.items()}
 
     def parse(name: str, text: str) -> Any:
-        return run_parser(parsers[name], text) if name in parsers else text
+        parser = prepared.get(name)
+        return text if parser is None else parser(text)
 
     def scan(name: str) -> ValueScanner | None:
         spec = parsers.get(name)
         if spec is None:
-            return scanner_for("text", {"strip": False})
-        return scanner_for(spec.get("name", "text"), spec.get("args", {}))
+            return scanner_for("text", _VERBATIM)
+        return scanner_for(spec.get("name", "text"), spec.get("args", _NO_ARGS))
 
     # the arguments group (as text when it has no value parser), else the last group whose parser streams
     into = args.get("into", "list")
@@ -678,27 +726,35 @@ def findall_scanner(args: Mapping[str, Any]) -> RegexItemsScanner:
     streamable = [g for g in candidates if _split(pattern, g, into)]
     group = "arguments" if "arguments" in streamable else (streamable[-1] if streamable else None)
     between = compile_user_pattern(args.get("between", r"\s*"))
-    return RegexItemsScanner(pattern, into, group, parse, scan, _findall_entry if into == "dict" else None,
-                             between, tuple(candidates))
+    return (pattern, into, group, parse, scan, _findall_entry if into == "dict" else None, between,
+            tuple(candidates))
 
 
 def xml_inline_scanner(args: Mapping[str, Any]) -> RegexItemsScanner | None:
     """The scanner of an ``xml-inline`` region, or ``None`` with ``merge_duplicates``."""
-    from chatcodec.response_templates.scanners import scanner_for
-
     if args.get("merge_duplicates"):
         return None
+    setup = _SETUPS.get(args)
+    if setup is None:
+        setup = _SETUPS.put(args, _xml_inline_setup(args))
+    return RegexItemsScanner(*setup)
+
+
+def _xml_inline_setup(args: Mapping[str, Any]) -> _Setup:
+    from chatcodec.response_templates.scanners import scanner_for
+
     spec = args.get("value_parser")
+    value_parser = None if spec is None else _prepared(spec)
 
     def parse(name: str, text: str) -> Any:
-        if name != "value" or spec is None:
+        if name != "value" or value_parser is None:
             return text
-        return run_parser(spec, text)
+        return value_parser(text)
 
     def scan(name: str) -> ValueScanner | None:
         if spec is None:
-            return scanner_for("text", {"strip": False})
-        return scanner_for(spec.get("name", "text"), spec.get("args", {}))
+            return scanner_for("text", _VERBATIM)
+        return scanner_for(spec.get("name", "text"), spec.get("args", _NO_ARGS))
 
     def entry(values: dict[str, Any]) -> Any:
         if "value" in values:
@@ -708,4 +764,4 @@ def xml_inline_scanner(args: Mapping[str, Any]) -> RegexItemsScanner | None:
         except ValueError:
             return _NO_ENTRY
 
-    return RegexItemsScanner(args["tag_pattern"], "dict", "value", parse, scan, entry, branches=("value",))
+    return (args["tag_pattern"], "dict", "value", parse, scan, entry, None, ("value",))

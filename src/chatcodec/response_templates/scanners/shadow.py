@@ -183,10 +183,12 @@ def _finish(node: _Node | None, value: Any, path: Path, out: list[Delta]) -> boo
         for key, child in children.items():
             if key not in value or not _finish(child, value[key], (*path, key), out):
                 return False
-        missing = [key for key in value if key not in children]
-        if node.closed:
-            return not missing
-        out.extend(("set", (*path, key), value[key]) for key in missing)
+        if len(value) > len(children):  # keys not emitted yet (plain loops: no comprehension frames)
+            if node.closed:
+                return False
+            for key in value:
+                if key not in children:
+                    out.append(("set", (*path, key), value[key]))
     else:
         if type(value) is not list:
             return False
@@ -196,7 +198,8 @@ def _finish(node: _Node | None, value: Any, path: Path, out: list[Delta]) -> boo
         for index, child in enumerate(items):
             if not _finish(child, value[index], (*path, index), out):
                 return False
-        out.extend(("set", (*path, index), value[index]) for index in range(len(items), len(value)))
+        for index in range(len(items), len(value)):
+            out.append(("set", (*path, index), value[index]))
     if not node.closed:
         out.append(("end", path, None))
     return True
