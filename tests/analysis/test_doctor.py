@@ -271,3 +271,23 @@ def test_minijinja_renders_in_its_child_process_as_it_did_in_process() -> None:
     assert cross_engine._render_minijinja(template, contexts) == [
         Outcome('"What is the capital of France?" 2026'), Outcome('"What is the capital of France?" 2026'),
         Outcome(None, "TemplateError: no system"), Outcome(None, "TemplateError: no system")]
+
+
+def test_a_template_that_runs_out_of_time_is_rendered_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: an endless loop ran into MAX_RENDER_SECONDS once per probe conversation, so `chatcodec
+    doctor` took over ten minutes for the cross-engine check alone and far longer for all of them."""
+    from chatcodec.chat_templates import limits
+
+    monkeypatch.setattr(limits, "MAX_RENDER_SECONDS", 1.0)
+    endless = DoctorTarget("endless.jinja", {
+        "default": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}x"})
+    found = run_doctor(endless)
+    assert [finding.to_json() for finding in found] == [{
+        "check": "round-trip", "severity": "error",
+        "message": "the chat template runs out of time on the plain conversation: chat template sandbox: the "
+                   "render time exceeds MAX_RENDER_SECONDS (1.0). if the template is trusted, raise "
+                   "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; the checks that render it were not "
+                   "run (each renders dozens of conversations)",
+        "line": 1,
+        "conversation": {"messages": [{"role": "user", "content": "What is the capital of France?"}],
+                         "tools": None, "add_generation_prompt": True, "kwargs": {}}}]
