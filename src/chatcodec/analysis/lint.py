@@ -151,7 +151,8 @@ class LintFinding:
 
     def __str__(self) -> str:
         location = f"line {self.line}" if self.line is not None else (self.where or "")
-        return f"{location}: {self.severity} {self.code} {self.message}"
+        text = f"{self.severity} {self.code} {self.message}"
+        return f"{location}: {text}" if location else text
 
 
 def lint_chat_template(source: str) -> list[LintFinding]:
