@@ -93,6 +93,15 @@ def test_many_patterns_within_their_own_limit_are_refused_together() -> None:
         "such as {1000} are written out that many times)")
 
 
+def test_transform_keys_named_like_patterns_are_no_regexes() -> None:
+    """Eleven transform values of 9,999 characters under keys ending in "pattern" would pass
+    MAX_TEMPLATE_PATTERN_SIZE together if they were counted: they are output, not regexes."""
+    output = {f"p{i}_pattern": "x" * 9_999 for i in range(11)}
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {
+        "open": "<", "close": ">", "transform": {**output, "v": "{content}"}}}}
+    assert parse_response("<r>", template, prefix="") == {"x": {**output, "v": "r"}}
+
+
 def test_patterns_of_real_sizes_still_load() -> None:
     template = {"start_anchor": "A", "fields": {"content": {}, "x": {
         "open_pattern": "<[a-z]{3,8}>", "close_pattern": "</x{1,4}>"}}}

@@ -489,7 +489,7 @@ def _check_pattern_total(spec: Mapping[str, Any]) -> None:
 
 def _pattern_sources(value: Any) -> Iterator[str]:
     """Every regex string under ``value`` (the keys ``*_pattern``, ``pattern`` and ``between``, at any
-    depth: ``content_args`` of ``x-first`` nest parsers)."""
+    depth: ``content_args`` of ``x-first`` nest parsers; a transform's keys are output, not regexes)."""
     stack = [value]
     while stack:
         item = stack.pop()
@@ -497,7 +497,7 @@ def _pattern_sources(value: Any) -> Iterator[str]:
             for key, child in item.items():
                 if isinstance(child, str) and (key.endswith("pattern") or key == "between"):
                     yield child
-                elif isinstance(child, (Mapping, list)):
+                elif isinstance(child, (Mapping, list)) and key not in ("transform", "transform_each"):
                     stack.append(child)
         elif isinstance(item, list):
             stack.extend(item)
