@@ -114,3 +114,19 @@ def test_lint_reports_it_as_rt000_without_compiling() -> None:
         "open_pattern": NESTED, "close": ">", "transform": {"v": "{content}"}}}}
     assert [(finding.code, finding.message) for finding in response_template_findings(template)] == [
         ("RT000", f"fields.x.open_pattern: invalid open_pattern regex: {TOO_BIG}")]
+
+
+def test_too_many_fields_are_refused() -> None:
+    """QA: 6,000 literal fields took over 20 s to load (a matcher per field over the others)."""
+    fields = {f"f{i}": {"open": f"<{i}>", "close": f"</{i}>"} for i in range(300)}
+    template = {"start_anchor": "A", "fields": {"content": {}, **fields}}
+    assert _refused(template) == (
+        "fields: 301 fields, more than MAX_FIELDS (256) in chatcodec.response_templates.limits (loading "
+        "builds a matcher per field over the other fields' delimiters: 6,000 fields took over 20 s); real "
+        "formats have a handful")
+
+
+def test_as_many_fields_as_allowed_load() -> None:
+    fields = {f"f{i}": {"open": f"<{i}>", "close": f"</{i}>"} for i in range(255)}
+    template = {"start_anchor": "A", "fields": {"content": {}, **fields}}
+    assert parse_response("a<254>b</254>", template, prefix="") == {"content": "a", "f254": "b"}

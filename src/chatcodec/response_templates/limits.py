@@ -15,6 +15,7 @@ from typing import Any
 
 __all__ = [
     "MAX_DELIMITER_LITERALS",
+    "MAX_FIELDS",
     "MAX_NESTING_DEPTH",
     "MAX_PATTERN_SIZE",
     "MAX_TEMPLATE_PATTERN_SIZE",
@@ -31,6 +32,11 @@ MAX_NESTING_DEPTH = 200
 #: (which one can extend another), so a stranger's template with thousands of them would take
 #: seconds to load (4,000 took over 30 s). Real formats use a dozen at most.
 MAX_DELIMITER_LITERALS = 256
+
+#: The most fields one response template may have: loading builds a matcher per field over the
+#: other fields' delimiters, so its time grows with the square of their number (6,000 fields took
+#: over 20 s). Real formats have a handful.
+MAX_FIELDS = 256
 
 #: The most elements a template regex may compile into (:mod:`~chatcodec.response_templates.pattern_size`
 #: estimates it from the text: a counted repetition ``X{m}`` is compiled as ``m`` copies of ``X``).

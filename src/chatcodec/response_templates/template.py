@@ -393,6 +393,11 @@ def _check_shape(spec: Any) -> None:
             raise _error("missing: a response template needs fields (output key -> field spec)", key="fields")
         got = "" if isinstance(fields, dict) else f", got {type(fields).__name__}"
         raise _error(f"must be a non-empty object (output key -> field spec){got}", key="fields")
+    if len(fields) > limits.MAX_FIELDS:
+        raise _error(f"{len(fields):,} fields, more than MAX_FIELDS ({limits.MAX_FIELDS}) in "
+                     "chatcodec.response_templates.limits (loading builds a matcher per field over the other "
+                     "fields' delimiters: 6,000 fields took over 20 s); real formats have a handful",
+                     key="fields")
 
 
 def _too_deep(spec: Mapping[str, Any]) -> tuple[str | None, str | None]:
