@@ -7,6 +7,7 @@ bundled profiles for the rest). The @huggingface/jinja part needs Node.js and th
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -15,7 +16,7 @@ import pytest
 from chatcodec import profiles
 from chatcodec.analysis import cross_engine
 from chatcodec.analysis.doctor import DoctorTarget, run_doctor
-from chatcodec.analysis.doctor_probes import render_probe
+from chatcodec.analysis.doctor_probes import Outcome, render_probe
 from chatcodec.analysis.findings import Finding
 from tests.conftest import corpus_template, load_json
 
@@ -236,3 +237,57 @@ def test_a_template_that_renders_no_conversation_is_an_error() -> None:
         "the chat template renders none of the probe conversations: the plain conversation cannot be "
         "rendered, so its prefix stability is not checked: ChatTemplateError: boom (the same in the system "
         "prompt, reasoning, tool call conversations)")]
+
+
+def test_minijinja_that_runs_out_of_memory_is_an_info_finding() -> None:
+    """QA: MiniJinja rendered in the doctor's own process, without limits; a template that doubles a
+    string in a loop made it ask for 4 GiB and abort the process (SIGABRT: Rust aborts when an
+    allocation fails), so `chatcodec doctor` died with a Rust backtrace instead of reporting."""
+    template = '{{ ("a" * 100000000)|replace("a", "abcdefghijklmnopqrstuvwxyz") }}'
+    huge = DoctorTarget("huge.jinja", {"default": template})
+    found = run_doctor(huge, ("cross-engine:minijinja",))
+    assert [(finding.check, finding.severity) for finding in found] == [("cross-engine:minijinja", "info")]
+    assert re.fullmatch(
+        r"not run: MiniJinja failed: memory allocation of \d+ bytes failed \(it renders within "
+        r"MINIJINJA_MEMORY, 2,147,483,648 bytes: it has no limits on sizes, so a template that allocates "
+        r"without end fails there\)",
+        found[0].message), found[0].message
+
+
+def test_minijinja_that_runs_too_long_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: `'hi' * 100000000` in a loop kept MiniJinja (and so `chatcodec doctor`) busy for minutes."""
+    monkeypatch.setattr(cross_engine, "MINIJINJA_TIMEOUT", 1)
+    endless = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}x"
+    contexts = [cross_engine.engine_context(probe) for probe in cross_engine.cross_engine_probes({})[:1]]
+    assert cross_engine._render_minijinja(endless, contexts) == (
+        "MiniJinja did not finish within 1 s (MINIJINJA_TIMEOUT): it has no limits on loops or sizes, "
+        "so a template that runs long runs on there")
+
+
+def test_minijinja_renders_in_its_child_process_as_it_did_in_process() -> None:
+    template = ('{{ raise_exception("no system") if messages[0].role == "system" }}'
+                "{% for m in messages %}{{ m.content|tojson }} {{ strftime_now('%Y') }}{% endfor %}")
+    contexts = [cross_engine.engine_context(probe) for probe in cross_engine.cross_engine_probes({})[:4]]
+    assert cross_engine._render_minijinja(template, contexts) == [
+        Outcome('"What is the capital of France?" 2026'), Outcome('"What is the capital of France?" 2026'),
+        Outcome(None, "TemplateError: no system"), Outcome(None, "TemplateError: no system")]
+
+
+def test_a_template_that_runs_out_of_time_is_rendered_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: an endless loop ran into MAX_RENDER_SECONDS once per probe conversation, so `chatcodec
+    doctor` took over ten minutes for the cross-engine check alone and far longer for all of them."""
+    from chatcodec.chat_templates import limits
+
+    monkeypatch.setattr(limits, "MAX_RENDER_SECONDS", 1.0)
+    endless = DoctorTarget("endless.jinja", {
+        "default": "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}x"})
+    found = run_doctor(endless)
+    assert [finding.to_json() for finding in found] == [{
+        "check": "round-trip", "severity": "error",
+        "message": "the chat template runs out of time on the plain conversation: chat template sandbox: the "
+                   "render time exceeds MAX_RENDER_SECONDS (1.0). if the template is trusted, raise "
+                   "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; the checks that render it were not "
+                   "run (each renders dozens of conversations)",
+        "line": 1,
+        "conversation": {"messages": [{"role": "user", "content": "What is the capital of France?"}],
+                         "tools": None, "add_generation_prompt": True, "kwargs": {}}}]

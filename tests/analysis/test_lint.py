@@ -267,3 +267,12 @@ class TestPatterns:
             "fields: warning RT010 no implicit field (a field without open/open_pattern), so text outside "
             'every region is discarded; add one (e.g. "content": {}) to keep that text'
         ]
+
+
+def test_a_finding_without_a_place_starts_with_its_severity() -> None:
+    """QA: a finding about a whole template (RT000 of a template that does not load) printed as
+    ': error RT000 ...', a separator with nothing before it."""
+    assert str(LintFinding("RT000", "fields: missing")) == "error RT000 fields: missing"
+    assert str(LintFinding("RT001", "look-ahead", where="fields.x.open_pattern")) == (
+        "fields.x.open_pattern: warning RT001 look-ahead")
+    assert str(LintFinding("CT000", "cannot compile", 3)) == "line 3: error CT000 cannot compile"

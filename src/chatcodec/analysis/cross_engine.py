@@ -25,6 +25,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
@@ -57,6 +58,11 @@ HF_JINJA_VERSION = "0.5.11"
 
 #: Seconds one Node.js run (every probe of one template) may take.
 NODE_TIMEOUT = 60
+#: Seconds (wall clock and CPU) one MiniJinja run (every probe of one template) may take (real
+#: templates take milliseconds).
+MINIJINJA_TIMEOUT = 20
+#: Bytes of address space the MiniJinja process may use (``RLIMIT_AS``, where the platform has it).
+MINIJINJA_MEMORY = 2 * 1024**3
 
 
 def cross_engine_probes(kwargs: dict[str, Any]) -> list[Probe]:
@@ -122,44 +128,33 @@ def engine_context(probe: Probe) -> dict[str, Any]:
 
 # --- the engines -----------------------------------------------------------------------------------
 
-class _Raised(Exception):
-    """``raise_exception(message)`` called by a template rendered with MiniJinja."""
-
-
 def _render_minijinja(template: str, contexts: list[dict[str, Any]]) -> list[Outcome] | str:
+    """Render with MiniJinja in a child process (:mod:`chatcodec.analysis.minijinja_runner`), within
+    ``MINIJINJA_MEMORY`` bytes and ``MINIJINJA_TIMEOUT`` seconds: it has no limits of its own and
+    aborts the whole process when an allocation fails."""
     try:
-        import minijinja
+        import minijinja  # noqa: F401  (only whether it is installed: the child renders)
     except ImportError:
         return "the minijinja package is not installed; install it with `pip install 'chatcodec[minijinja]'`"
-    env = minijinja.Environment()
-    env.trim_blocks = True
-    env.lstrip_blocks = True
-    env.keep_trailing_newline = False
-    env.undefined_behavior = "lenient"
-    env.pycompat = True
-    env.add_filter("tojson", _tojson)
-    env.add_global("raise_exception", _raise)
-    env.add_global("strftime_now", PROBE_TIME.strftime)
-    outcomes = []
-    for context in contexts:
+    request = {"template": template, "contexts": contexts, "memory": MINIJINJA_MEMORY,
+               "seconds": MINIJINJA_TIMEOUT,
+               "now": [PROBE_TIME.year, PROBE_TIME.month, PROBE_TIME.day, PROBE_TIME.hour, PROBE_TIME.minute,
+                       PROBE_TIME.second]}
+    runner = resources.files("chatcodec.analysis").joinpath("minijinja_runner.py")
+    with resources.as_file(runner) as script:
         try:
-            outcomes.append(Outcome(env.render_str(template, **context)))
-        except _Raised as error:
-            outcomes.append(Outcome(None, f"TemplateError: {error}"))
-        except Exception as error:  # the engine's own errors, and Python errors of the filters
-            outcomes.append(Outcome(None, str(error).splitlines()[0], getattr(error, "line", None)))
-    return outcomes
-
-
-def _tojson(value: Any, indent: int | None = None, separators: Any = None, sort_keys: bool = False,
-            ensure_ascii: bool = False) -> str:
-    """The reference's ``tojson``: ``json.dumps`` without HTML escaping."""
-    return json.dumps(value, indent=indent, separators=tuple(separators) if separators else None,
-                      sort_keys=sort_keys, ensure_ascii=ensure_ascii)
-
-
-def _raise(message: str) -> None:
-    raise _Raised(message)
+            done = subprocess.run([sys.executable, str(script)], input=json.dumps(request),
+                                  capture_output=True, text=True, timeout=MINIJINJA_TIMEOUT, check=False)
+        except subprocess.TimeoutExpired:
+            return (f"MiniJinja did not finish within {MINIJINJA_TIMEOUT:g} s (MINIJINJA_TIMEOUT): it has no "
+                    "limits on loops or sizes, so a template that runs long runs on there")
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+        return (f"MiniJinja failed: {lines[0] if lines else f'exit {done.returncode}'} (it renders within "
+                f"MINIJINJA_MEMORY, {MINIJINJA_MEMORY:,} bytes: it has no limits on sizes, so a template "
+                "that allocates without end fails there)")
+    return [Outcome(result.get("text"), result.get("error"), result.get("line"))
+            for result in json.loads(done.stdout)]
 
 
 def hf_jinja_package() -> Path | None:

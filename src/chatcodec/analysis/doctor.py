@@ -61,6 +61,7 @@ def run_doctor(target: DoctorTarget, checks: tuple[str, ...] = CHECKS) -> list[F
     if unknown:
         raise ValueError(f"doctor: unknown check {unknown[0]!r}; the checks are {', '.join(CHECKS)}")
     findings: list[Finding] = []
+    stalled: dict[str, bool] = {}  # template name -> whether it runs out of time on the plain probe
     for check in CHECKS:
         if check not in checks:
             continue
@@ -69,10 +70,45 @@ def run_doctor(target: DoctorTarget, checks: tuple[str, ...] = CHECKS) -> list[F
         if check == "cross-engine:hf-jinja" and "cross-engine:minijinja" in checks:
             continue  # run together with minijinja (one pass over the probes)
         for name, template in target.chat_templates.items():
+            if check != "lint":
+                if name not in stalled:
+                    stall = _out_of_time(check, template, target.variables)
+                    stalled[name] = stall is not None
+                    if stall is not None:
+                        findings.append(_named(stall, name, len(target.chat_templates)))
+                if stalled[name]:
+                    continue
             found = _run_check(check, checks, template, target)
             findings += [_named(finding, name, len(target.chat_templates)) for finding in found]
     order = {check: index for index, check in enumerate(CHECKS)}
     return sorted(findings, key=lambda finding: order[finding.check])
+
+
+#: The sandbox limits that stop a render that runs too long.
+_TIME_LIMITS = ("MAX_RENDER_SECONDS", "MAX_TEMPLATE_STEPS")
+
+
+def _out_of_time(check: str, template: str, variables: dict[str, Any]) -> Finding | None:
+    """An error (under ``check``, the first check that renders) when the plain conversation runs
+    out of the sandbox's time, else ``None``. The checks render dozens of conversations, so such a
+    template kept ``chatcodec doctor`` busy for ``MAX_RENDER_SECONDS`` (60 s) each: more than ten
+    minutes for one check. It is rendered once, and the checks that render are skipped."""
+    from chatcodec.analysis.doctor_probes import Probe
+    from chatcodec.chat_templates.errors import ChatTemplateLimitError
+    from chatcodec.chat_templates.render import render_chat_template
+
+    probe = Probe([{"role": "user", "content": "What is the capital of France?"}], None, True, variables)
+    try:
+        render_chat_template(template, probe.messages, add_generation_prompt=True, **variables)
+    except ChatTemplateLimitError as error:
+        if error.limit not in _TIME_LIMITS:
+            return None
+        return Finding(check, "error", f"the chat template runs out of time on the plain conversation: "
+                       f"{error.message}; the checks that render it were not run (each renders dozens of "
+                       "conversations)", error.lineno, probe.conversation())
+    except Exception:  # every other problem is the checks' to report
+        return None
+    return None
 
 
 def _run_check(check: str, checks: tuple[str, ...], template: str, target: DoctorTarget) -> list[Finding]:

@@ -151,7 +151,8 @@ class LintFinding:
 
     def __str__(self) -> str:
         location = f"line {self.line}" if self.line is not None else (self.where or "")
-        return f"{location}: {self.severity} {self.code} {self.message}"
+        text = f"{self.severity} {self.code} {self.message}"
+        return f"{location}: {text}" if location else text
 
 
 def lint_chat_template(source: str) -> list[LintFinding]:
@@ -393,13 +394,15 @@ def _delimiter_findings(source: str, where: str) -> list[LintFinding]:
 
 def _unknown_placeholders(name: str, spec: Mapping[str, Any]) -> list[LintFinding]:
     """``RT011`` for each placeholder of the field's transform whose root no region can define."""
+    from chatcodec.response_templates.delimiters import compile_pattern
+
     if "transform" not in spec or spec.get("transform_each") is True:
         return []
     variables = {"content"}
     for key in ("open_pattern", "close_pattern"):
         if isinstance(spec.get(key), str):
             try:
-                variables.update(regex.compile(spec[key]).groupindex)
+                variables.update(compile_pattern(spec[key]).groupindex)
             except regex.error:
                 return []  # the template does not load; RT000 says why
     findings = []

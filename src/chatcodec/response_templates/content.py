@@ -43,6 +43,7 @@ from chatcodec.response_templates.backtracking import catastrophe
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.lax_json import parse_json_dialect, prepare_json_dialect
 from chatcodec.response_templates.limits import bracket_bound
+from chatcodec.response_templates.pattern_size import check_size
 from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
 __all__ = [
@@ -226,8 +227,10 @@ def compile_user_pattern(source: str) -> regex.Pattern[str]:
         The compiled pattern (shared between callers; patterns are immutable).
 
     Raises:
-        regex.error: the pattern is invalid.
+        regex.error: the pattern is invalid, or too big to compile
+            (:func:`~chatcodec.response_templates.pattern_size.check_size`).
     """
+    check_size(source)
     return regex.compile(source, regex.DOTALL)
 
 

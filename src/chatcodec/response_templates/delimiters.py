@@ -22,6 +22,7 @@ import regex
 
 from chatcodec.response_templates.backtracking import judge
 from chatcodec.response_templates.lazy_pattern import LazyPattern
+from chatcodec.response_templates.pattern_size import check_size
 from chatcodec.response_templates.pattern_tokens import tokens
 
 __all__ = [
@@ -189,8 +190,10 @@ def compile_pattern(source: str) -> regex.Pattern[str]:
         The compiled pattern.
 
     Raises:
-        regex.error: the pattern is invalid.
+        regex.error: the pattern is invalid, or too big to compile
+            (:func:`~chatcodec.response_templates.pattern_size.check_size`).
     """
+    check_size(source)
     return regex.compile(rewrite_dollar(source), regex.DOTALL)
 
 

@@ -15,7 +15,10 @@ from typing import Any
 
 __all__ = [
     "MAX_DELIMITER_LITERALS",
+    "MAX_FIELDS",
     "MAX_NESTING_DEPTH",
+    "MAX_PATTERN_SIZE",
+    "MAX_TEMPLATE_PATTERN_SIZE",
     "NESTING_ERROR",
     "bracket_bound",
     "exceeds_depth",
@@ -29,6 +32,21 @@ MAX_NESTING_DEPTH = 200
 #: (which one can extend another), so a stranger's template with thousands of them would take
 #: seconds to load (4,000 took over 30 s). Real formats use a dozen at most.
 MAX_DELIMITER_LITERALS = 256
+
+#: The most fields one response template may have: loading builds a matcher per field over the
+#: other fields' delimiters, so its time grows with the square of their number (6,000 fields took
+#: over 20 s). Real formats have a handful.
+MAX_FIELDS = 256
+
+#: The most elements a template regex may compile into (:mod:`~chatcodec.response_templates.pattern_size`
+#: estimates it from the text: a counted repetition ``X{m}`` is compiled as ``m`` copies of ``X``).
+#: ``regex`` compiles 10,000 in about 0.01 s; the bundled profiles stay under 250.
+MAX_PATTERN_SIZE = 10_000
+
+#: The most elements the regexes of one response template may compile into together (each one
+#: within :data:`MAX_PATTERN_SIZE`): a template's delimiters are compiled several times over
+#: (each alone, and all of them as one alternation).
+MAX_TEMPLATE_PATTERN_SIZE = 100_000
 
 #: The problem reported for a value nested deeper than :data:`MAX_NESTING_DEPTH`.
 NESTING_ERROR = (

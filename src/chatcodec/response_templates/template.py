@@ -23,7 +23,7 @@ import copy
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -31,7 +31,7 @@ from typing import Any
 import regex
 
 from chatcodec.errors import ResponseTemplateError
-from chatcodec.response_templates import backtracking
+from chatcodec.response_templates import backtracking, limits
 from chatcodec.response_templates.backtracking import UNTIMED_SPAN, catastrophe, judge
 from chatcodec.response_templates.content import (
     ContentParser,
@@ -56,6 +56,7 @@ from chatcodec.response_templates.limits import (
 )
 from chatcodec.response_templates.lookbehind import lookbehind_problem
 from chatcodec.response_templates.matcher import Matcher, build_matcher
+from chatcodec.response_templates.pattern_size import expanded_size
 from chatcodec.response_templates.transform import Build, compile_transform, validate_transform
 from chatcodec.response_templates.value_end import value_end_problem
 
@@ -392,6 +393,11 @@ def _check_shape(spec: Any) -> None:
             raise _error("missing: a response template needs fields (output key -> field spec)", key="fields")
         got = "" if isinstance(fields, dict) else f", got {type(fields).__name__}"
         raise _error(f"must be a non-empty object (output key -> field spec){got}", key="fields")
+    if len(fields) > limits.MAX_FIELDS:
+        raise _error(f"{len(fields):,} fields, more than MAX_FIELDS ({limits.MAX_FIELDS}) in "
+                     "chatcodec.response_templates.limits (loading builds a matcher per field over the other "
+                     "fields' delimiters: 6,000 fields took over 20 s); real formats have a handful",
+                     key="fields")
 
 
 def _too_deep(spec: Mapping[str, Any]) -> tuple[str | None, str | None]:
@@ -470,6 +476,38 @@ def _extensions_used(fields: Mapping[str, FieldSpec]) -> frozenset[str]:
     return frozenset(used)
 
 
+def _check_pattern_total(spec: Mapping[str, Any]) -> None:
+    """Refuse a template whose regexes together would compile into more than
+    ``MAX_TEMPLATE_PATTERN_SIZE`` elements (each within ``MAX_PATTERN_SIZE``, two hundred fields
+    took 8 s and 1.6 GB to load), before any is compiled. A single pattern over its own limit is
+    left to its field, whose error names it."""
+    sizes = [expanded_size(source) for source in _pattern_sources(spec["fields"])]
+    total = sum(sizes)
+    if total > limits.MAX_TEMPLATE_PATTERN_SIZE and max(sizes) <= limits.MAX_PATTERN_SIZE:
+        raise _error(
+            f"the template's regexes together make about {total:,} elements once compiled, more than "
+            f"MAX_TEMPLATE_PATTERN_SIZE ({limits.MAX_TEMPLATE_PATTERN_SIZE:,}) in "
+            "chatcodec.response_templates.limits (counted repetitions such as {1000} are written out "
+            "that many times)"
+        )
+
+
+def _pattern_sources(value: Any) -> Iterator[str]:
+    """Every regex string under ``value`` (the keys ``*_pattern``, ``pattern`` and ``between``, at any
+    depth: ``content_args`` of ``x-first`` nest parsers; a transform's keys are output, not regexes)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            for key, child in item.items():
+                if isinstance(child, str) and (key.endswith("pattern") or key == "between"):
+                    yield child
+                elif isinstance(child, (Mapping, list)) and key not in ("transform", "transform_each"):
+                    stack.append(child)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def load_response_template(spec: Mapping[str, Any] | ResponseTemplate) -> ResponseTemplate:
     """Validate and compile a response template.
 
@@ -506,6 +544,7 @@ def _compile(spec: Any) -> ResponseTemplate:
     _check_shape(spec)
     assert isinstance(spec, dict)
     start_anchor = _start_anchor(spec)  # the top-level shape first, so the first real problem shows
+    _check_pattern_total(spec)
     fields = {name: _build_field(name, raw) for name, raw in spec["fields"].items()}
     _check_distinct_opens(fields)
     implicit = [field for field in fields.values() if field.open is None]

@@ -1,0 +1,87 @@
+"""How big a template regex becomes once compiled, checked before it is compiled.
+
+The ``regex`` module compiles a counted repetition ``X{m}`` (and ``X{m,}``, ``X{m,n}``) as ``m``
+copies of ``X``, so nested counts multiply: ``a{1000000000}`` or ``((a{1000}){1000}){1000}`` in a
+stranger's response template made the compile take every byte of memory (24 GB before the
+kernel killed the process), and ``(?:ab|cd){300000}`` crashed the interpreter with a segmentation
+fault. No timeout or ``try`` can stop either, so the size is estimated from the pattern's text
+first (:func:`expanded_size`) and a pattern over :data:`~chatcodec.response_templates.limits.MAX_PATTERN_SIZE`
+is refused with ``regex.error`` (:func:`check_size`), which the template loader reports as an
+invalid pattern, naming the field and the key.
+"""
+
+from __future__ import annotations
+
+import regex
+
+from chatcodec.response_templates import limits
+from chatcodec.response_templates.lazy_pattern import LazyPattern
+from chatcodec.response_templates.pattern_tokens import tokens
+
+__all__ = ["check_size", "expanded_size"]
+
+#: A counted repetition token: ``{m}``, ``{m,}``, ``{m,n}`` or ``{,n}`` (its least count first).
+_COUNT = LazyPattern(r"\{([0-9]*)(?:,[0-9]*)?\}")
+
+
+def expanded_size(source: str) -> int:
+    """An estimate of how many elements ``regex`` compiles ``source`` into: each character,
+    escape or class counts 1, a group the sum of its alternatives, and a counted repetition
+    multiplies what it repeats by its least count (``*``, ``+``, ``?`` and ``{0,n}`` add nothing).
+
+    Args:
+        source: a regex pattern's text (its syntax need not be valid: an unbalanced ``)`` counts as
+            one element, an unclosed group is closed at the end).
+
+    Returns:
+        The estimate (``a{1000}`` is 1000, ``(?:ab|c){10}`` is 30).
+    """
+    # One frame per open group: [size of its finished alternatives, size of the current one,
+    # size of the last element of the current one (what a quantifier repeats)].
+    frames: list[list[int]] = [[0, 0, 0]]
+    for token in tokens(source):
+        frame = frames[-1]
+        if token.startswith("(?(") or (token.startswith("(") and not token.endswith(")")):  # a group opens
+            frames.append([0, 0, 0])
+        elif token == ")" and len(frames) > 1:
+            frames.pop()
+            size = frame[0] + frame[1]
+            frames[-1][1] += size
+            frames[-1][2] = size
+        elif token == "|":
+            frame[0] += frame[1]
+            frame[1] = frame[2] = 0
+        elif token in ("*", "+", "?"):
+            continue
+        elif (count := _COUNT.fullmatch(token)) is not None:
+            least = int(count.group(1) or 0)
+            if least > 1:
+                frame[1] += frame[2] * (least - 1)
+                frame[2] *= least
+        elif not token.startswith("(?#"):  # a comment compiles to nothing
+            frame[1] += 1
+            frame[2] = 1
+    while len(frames) > 1:
+        frame = frames.pop()
+        frames[-1][1] += frame[0] + frame[1]
+    return frames[0][0] + frames[0][1]
+
+
+def check_size(source: str) -> None:
+    """Refuse ``source`` when :func:`expanded_size` passes ``MAX_PATTERN_SIZE``, before ``regex``
+    compiles it (the compile itself cannot be bounded: it exhausts memory or crashes).
+
+    Args:
+        source: a regex pattern's text.
+
+    Raises:
+        regex.error: the pattern is too big, with a message naming the estimate and the limit.
+    """
+    size = expanded_size(source)
+    if size > limits.MAX_PATTERN_SIZE:
+        raise regex.error(
+            f"its counted repetitions ({{m}}, {{m,}}, {{m,n}}) make about {size:,} elements once compiled "
+            f"(the regex module writes out m copies of what each one repeats, and nested counts multiply), "
+            f"more than MAX_PATTERN_SIZE ({limits.MAX_PATTERN_SIZE:,}) in "
+            "chatcodec.response_templates.limits: compiling it would exhaust memory or crash"
+        )

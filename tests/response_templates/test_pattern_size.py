@@ -1,0 +1,132 @@
+"""QA: a counted repetition in a stranger's response template could take the machine down.
+
+``regex`` compiles ``X{m}`` as ``m`` copies of ``X``: ``open_pattern: "a{1000000000}"`` made one
+``parse_response`` take 24 GB before the kernel killed it, and ``(?:ab|cd){300000}`` crashed the
+interpreter with a segmentation fault, both while the template loaded. Now the size is estimated
+from the text and such a pattern is a ``ResponseTemplateError`` naming the field and the key,
+whatever it is compiled for (a delimiter, the start anchor, ``tag_pattern``, ``x-findall``, lint).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chatcodec import parse_response
+from chatcodec.analysis.lint import response_template_findings
+from chatcodec.errors import ResponseTemplateError
+from chatcodec.response_templates.pattern_size import expanded_size
+
+TOO_BIG = (
+    "its counted repetitions ({m}, {m,}, {m,n}) make about 1,000,000,000 elements once compiled (the "
+    "regex module writes out m copies of what each one repeats, and nested counts multiply), more than "
+    "MAX_PATTERN_SIZE (10,000) in chatcodec.response_templates.limits: compiling it would exhaust memory "
+    "or crash"
+)
+NESTED = "((a{1000}){1000}){1000}"
+
+
+@pytest.mark.parametrize(("source", "size"), [
+    ("a{1000}", 1000),
+    ("(?:ab|c){10}", 30),
+    (NESTED, 1_000_000_000),
+    ("(?:ab|cd){300000}", 1_200_000),
+    ("a{0,100000}", 1),  # only the least count is written out
+    ("a{3,}b*c+?", 5),
+    ("(?(1)ab|c){5}", 15),
+    ("x(?#c{99})", 1),
+    ("<function=(?P<name>[^>]+)>\\s*", 13),
+    ("(a", 1),  # unclosed: closed at the end
+])
+def test_expanded_size(source: str, size: int) -> None:
+    assert expanded_size(source) == size
+
+
+def _refused(template: dict[str, Any]) -> str:
+    with pytest.raises(ResponseTemplateError) as caught:
+        parse_response("x", template, prefix="")
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("key", ["open_pattern", "close_pattern"])
+def test_a_huge_delimiter_is_refused_naming_field_and_key(key: str) -> None:
+    other = "close" if key == "open_pattern" else "open"
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {key: NESTED, other: ">"}}}
+    assert _refused(template) == f"fields.x.{key}: invalid {key} regex: {TOO_BIG}"
+
+
+def test_a_huge_start_anchor_pattern_is_refused() -> None:
+    template = {"start_anchor_pattern": NESTED, "fields": {"content": {}}}
+    assert _refused(template) == f"start_anchor_pattern: invalid start_anchor_pattern regex: {TOO_BIG}"
+
+
+def test_a_huge_tag_pattern_is_refused() -> None:
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {
+        "open": "<", "close": ">", "content": "xml-inline",
+        "content_args": {"tag_pattern": f"(?P<key>a)(?P<value>{NESTED})"}}}}
+    assert _refused(template) == (
+        "fields.x.content_args.tag_pattern: invalid tag_pattern regex: "
+        + TOO_BIG.replace("1,000,000,000", "1,000,000,001"))
+
+
+def test_a_huge_findall_pattern_is_refused() -> None:
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {
+        "open": "<", "close": ">", "content": "x-findall", "content_args": {"pattern": f"(?P<v>{NESTED})"}}}}
+    assert _refused(template) == f"fields.x.content_args.pattern: invalid regex: {TOO_BIG}"
+
+
+def test_the_crashing_alternation_is_refused() -> None:
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {"open_pattern": "(?:ab|cd){300000}",
+                                                                     "close": ">"}}}
+    assert _refused(template) == "fields.x.open_pattern: invalid open_pattern regex: " + TOO_BIG.replace(
+        "1,000,000,000", "1,200,000")
+
+
+def test_many_patterns_within_their_own_limit_are_refused_together() -> None:
+    """Two hundred fields of 9,991 elements each took 8 s and 1.6 GB to load."""
+    fields = {f"f{i}": {"open_pattern": f"<{i}>a{{9990}}", "close": ">"} for i in range(200)}
+    template = {"start_anchor": "A", "fields": {"content": {}, **fields}}
+    assert _refused(template) == (  # 200 times 9,992 ("<", ">", a{9990}) and 490 digits
+        "the template's regexes together make about 1,998,890 elements once compiled, more than "
+        "MAX_TEMPLATE_PATTERN_SIZE (100,000) in chatcodec.response_templates.limits (counted repetitions "
+        "such as {1000} are written out that many times)")
+
+
+def test_transform_keys_named_like_patterns_are_no_regexes() -> None:
+    """Eleven transform values of 9,999 characters under keys ending in "pattern" would pass
+    MAX_TEMPLATE_PATTERN_SIZE together if they were counted: they are output, not regexes."""
+    output = {f"p{i}_pattern": "x" * 9_999 for i in range(11)}
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {
+        "open": "<", "close": ">", "transform": {**output, "v": "{content}"}}}}
+    assert parse_response("<r>", template, prefix="") == {"x": {**output, "v": "r"}}
+
+
+def test_patterns_of_real_sizes_still_load() -> None:
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {
+        "open_pattern": "<[a-z]{3,8}>", "close_pattern": "</x{1,4}>"}}}
+    assert parse_response("hi <abc>r</xx>", template, prefix="") == {"content": "hi", "x": "r"}
+
+
+def test_lint_reports_it_as_rt000_without_compiling() -> None:
+    """Lint read the transform's variables with a plain ``regex.compile`` of the pattern."""
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {
+        "open_pattern": NESTED, "close": ">", "transform": {"v": "{content}"}}}}
+    assert [(finding.code, finding.message) for finding in response_template_findings(template)] == [
+        ("RT000", f"fields.x.open_pattern: invalid open_pattern regex: {TOO_BIG}")]
+
+
+def test_too_many_fields_are_refused() -> None:
+    """QA: 6,000 literal fields took over 20 s to load (a matcher per field over the others)."""
+    fields = {f"f{i}": {"open": f"<{i}>", "close": f"</{i}>"} for i in range(300)}
+    template = {"start_anchor": "A", "fields": {"content": {}, **fields}}
+    assert _refused(template) == (
+        "fields: 301 fields, more than MAX_FIELDS (256) in chatcodec.response_templates.limits (loading "
+        "builds a matcher per field over the other fields' delimiters: 6,000 fields took over 20 s); real "
+        "formats have a handful")
+
+
+def test_as_many_fields_as_allowed_load() -> None:
+    fields = {f"f{i}": {"open": f"<{i}>", "close": f"</{i}>"} for i in range(255)}
+    template = {"start_anchor": "A", "fields": {"content": {}, **fields}}
+    assert parse_response("a<254>b</254>", template, prefix="") == {"content": "a", "f254": "b"}
