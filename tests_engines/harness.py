@@ -68,11 +68,19 @@ def tokenizer(family: str) -> Any:
     profile = profiles.load(family)
     found = {text for text in _delimiter_literals(profile.response_template) if _TOKEN_LIKE.fullmatch(text)}
     # marker tokens written inside content parsers' patterns (DeepSeek's <｜tool▁call▁begin｜>, Kimi's
-    # <|tool_call_begin|>) are special tokens of those vocabularies too
-    spec_text = regex.sub(r"\\(.)", r"\1", json.dumps(profile.response_template, ensure_ascii=False))
-    found |= set(_MARKERS.findall(spec_text))
-    specials = sorted(found | {text for text in profile.special_tokens.values() if text})
+    # <|tool_call_begin|>) are special tokens of those vocabularies too -- but only markers the model's
+    # chat template or outputs write: a pattern may also read a later tokenizer version's markers (the
+    # mistral profile reads v11's [ARGS] / [CALL_ID]), which the family's own vocabulary does not hold,
+    # and vLLM's mistral parser picks its format from the vocabulary
+    source = profile.chat_template_source or {}
+    chat_template = (
+        corpus_template(source["corpus_file"]) if source.get("corpus_file") else profile.chat_template
+    )
     texts = [vector["output"] for vector in vectors(family)] + list(profile.generation_prompts)
+    written = "\n".join([chat_template or "", *texts])
+    spec_text = regex.sub(r"\\(.)", r"\1", json.dumps(profile.response_template, ensure_ascii=False))
+    found |= {marker for marker in _MARKERS.findall(spec_text) if marker in written}
+    specials = sorted(found | {text for text in profile.special_tokens.values() if text})
     model = Tokenizer(models.BPE())
     model.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     model.decoder = decoders.ByteLevel()
@@ -83,10 +91,6 @@ def tokenizer(family: str) -> Any:
         show_progress=False,
     )
     model.train_from_iterator(texts, trainer=trainer)
-    source = profile.chat_template_source or {}
-    chat_template = (
-        corpus_template(source["corpus_file"]) if source.get("corpus_file") else profile.chat_template
-    )
     wrapped = PreTrainedTokenizerFast(
         tokenizer_object=model,
         chat_template=chat_template or "{{ messages }}",
