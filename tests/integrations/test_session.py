@@ -202,9 +202,14 @@ def test_tools_given_after_the_start_type_the_arguments_as_tools_at_the_start_do
     assert not late.adopt_tools(TOOLS)  # a call's region opened (and the session finished): too late
 
 
-def test_tools_are_not_taken_once_a_call_region_opened() -> None:
-    session = Session(QWEN3, PROMPT, None)
-    session.feed('<tool_call>\n{"name"')
-    assert session.structured
-    assert not session.adopt_tools(TOOLS)
-    assert not Session(QWEN3, PROMPT, None, stream_values=False).adopt_tools(TOOLS)
+def test_tools_are_taken_after_a_call_opened_until_its_arguments_stream() -> None:
+    opened = Session(QWEN3, PROMPT, None)
+    opened.feed('<tool_call>\n{"name"')
+    assert opened.structured
+    assert opened.adopt_tools(TOOLS)  # nothing typed yet: exact
+    streamed = Session(QWEN3, PROMPT, None)
+    streamed.feed('<tool_call>\n{"name": "f", "arguments": {"a": "1')
+    assert not streamed.adopt_tools(TOOLS)  # an argument streamed untyped: too late
+    closed = Session(QWEN3, PROMPT, None, stream_values=False)
+    closed.feed('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>Then')
+    assert not closed.adopt_tools(TOOLS)  # a call's region closed: too late

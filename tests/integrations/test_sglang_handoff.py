@@ -163,3 +163,23 @@ def test_a_call_that_began_before_the_tool_stage_asked_is_parsed_again_with_the_
     assert opened is not None and read is not None and end is not None
     message = assemble([opened, read, end])
     assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"a": 1}'}  # typed
+
+
+def test_a_call_block_opened_by_the_first_token_keeps_one_parse_typed_with_the_tools() -> None:
+    """DeepSeek V3 opens its call block with the first token: the session takes the tools as it
+    stands (``ResponseParser.set_tools``), so no second session is built."""
+    deepseek_v3 = ServingTemplate(load_response_template(profiles.load("deepseek_v3").response_template),
+                                  "profile:deepseek_v3", "m", "deepseek_v3")
+    handoff, reader = Handoff(deepseek_v3, "<｜Assistant｜>"), Reader()
+    first = handoff.session
+    step = handoff.feed("<｜tool▁calls▁begin｜>")
+    assert handoff.claim(reader, TOOLS, step.outside)
+    assert handoff.session is first  # one parse per request
+    opened = handoff.read(step.outside)
+    text = ('<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{"a": "1"}\n```<｜tool▁call▁end｜>'
+            "<｜tool▁calls▁end｜>")
+    read = handoff.read(handoff.feed(text).outside)
+    end = handoff.finish_for_reader()
+    assert opened is not None and read is not None and end is not None
+    message = assemble([opened, read, end])
+    assert message["tool_calls"][0]["function"] == {"name": "f", "arguments": '{"a": 1}'}  # typed

@@ -20,8 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from chatcodec.errors import ParserStateError
 from chatcodec.integrations.discovery import ServingTemplate
 from chatcodec.object_cache import ObjectCache
+from chatcodec.openai import ToolCallIds, to_chat_message
 from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT
 from chatcodec.openai.stream import StreamBase, finish_reason_for
 from chatcodec.response_templates.engine import ResponseParser
@@ -172,8 +174,6 @@ def _ids(profile: str | None) -> Any:
     accepts (the default form for ``None``)."""
     factory = _ID_FACTORIES.get(profile)
     if factory is None:
-        from chatcodec.openai import ToolCallIds
-
         factory = _ID_FACTORIES[profile] = ToolCallIds.for_profile(profile)
     return factory
 
@@ -272,12 +272,12 @@ class Session:
         #: call's, whose parse reads the tools)
         self.structured = any(event["type"] == "region_open" and event["field"] not in (
             self._reasoning, self._implicit) for event in initial)
-        self._streams_values = stream_values and _STREAMS_VALUES
 
     def adopt_tools(self, tools: list[dict[str, Any]] | None) -> bool:
         """Give the parse the request's tools (argument typing, unknown-name warnings) after it
-        started, as if the session had been built with them: possible while no region that reads
-        them has opened (:attr:`structured`) and the parser streams values.
+        started, as if the session had been built with them, when that is exact
+        (:meth:`ResponseParser.set_tools`: no call region closed yet, and the open one, if any, has
+        not streamed any arguments yet).
 
         Args:
             tools: the request's tools as chat tool dicts.
@@ -289,14 +289,12 @@ class Session:
         Raises:
             ValueError: a parameter schema typing cannot read (as ``ResponseParser(tools=...)``).
         """
-        parser = self._recorder.parser
-        # the parser reads its tools only where a region of a structured field opens or closes
-        # (ResponseParser keeps them as ``_tools``, read nowhere else)
-        if self.structured or self.finished or not self._streams_values or not hasattr(parser, "_tools"):
+        if self.finished:
             return False
-        from chatcodec.response_templates.arguments import tool_parameters
-
-        parser._tools = tool_parameters(tools) if tools else {}
+        try:
+            self._parser.set_tools(tools)
+        except ParserStateError:
+            return False
         return True
 
     @property
@@ -305,8 +303,6 @@ class Session:
         (:func:`chatcodec.openai.to_chat_message` of the parse; ``reasoning_content`` for the
         reasoning). It can differ from what was streamed only where a stream cannot take back what
         it sent: a call that started and then failed is in the stream, not here (``docs/openai.md``)."""
-        from chatcodec.openai import to_chat_message
-
         parsed = self._stream.message
         return None if parsed is None else to_chat_message(parsed, ids=_ids(self.serving.profile))
 

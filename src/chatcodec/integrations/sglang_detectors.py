@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import os
 from typing import Any
 
 from sglang.srt.function_call.base_format_detector import BaseFormatDetector
@@ -32,9 +33,10 @@ from sglang.srt.function_call.core_types import StructureInfo, ToolCallItem
 from sglang.srt.parser.reasoning_parser import BaseReasoningFormatDetector
 from sglang.srt.parser.reasoning_parser import StreamingParseResult as ReasoningResult
 
+from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.integrations import bookkeeping
 from chatcodec.integrations.compat import example_match, tool_dicts
-from chatcodec.integrations.discovery import ServingTemplate, serving_template
+from chatcodec.integrations.discovery import ENV_VAR, ServingTemplate, serving_template, template_from_setting
 from chatcodec.integrations.session import Session, Step, reasoning_field, whole
 from chatcodec.integrations.sglang_handoff import Handoff, offer, take
 from chatcodec.object_cache import ObjectCache
@@ -46,14 +48,8 @@ logger = logging.getLogger("chatcodec")
 
 def _template_for(tokenizer: Any) -> ServingTemplate:
     if tokenizer is None:  # SGLang passes the tokenizer when the signature asks for it
-        import os
-
-        from chatcodec.integrations.discovery import ENV_VAR, template_from_setting
-
         setting = os.environ.get(ENV_VAR, "").strip()
         if not setting:
-            from chatcodec.errors import ResponseTemplateNotFoundError
-
             raise ResponseTemplateNotFoundError(
                 f"chatcodec: SGLang gave the parser no tokenizer; name the response template with {ENV_VAR}"
             )

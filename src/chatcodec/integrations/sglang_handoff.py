@@ -13,11 +13,12 @@ A :class:`Handoff` lets the tool stage read the reasoning stage's parse instead:
 * the tool detector built right after it in the same request (SGLang builds both lazily, the
   reasoning parser first, then the tool-call parser, for the same delta) takes the hand-off
   (:func:`offer` / :func:`take`: a context variable, so each request's task sees only its own) and,
-  on its first call, :meth:`Handoff.claim`\\ s it with the request's tools. The session streams
-  arguments from the start, so it takes the tools as it stands (:meth:`.Session.adopt_tools`:
-  one parse per request) while no tool-call region has opened yet, the usual case after one
-  delta; otherwise a session with those tools is built from the text fed so far and used from
-  then on only if it stands exactly where the first session stood;
+  on its first call, :meth:`Handoff.claim`\\ s it with the request's tools. The session takes
+  the tools as it stands (:meth:`.Session.adopt_tools`, :meth:`ResponseParser.set_tools`: one
+  parse per request) while that is exact: no call region closed and no arguments streamed yet,
+  the usual case after one delta, even when that delta opened a call (DeepSeek V3); otherwise a
+  session with those tools is built from the text fed so far and used from then on only if it
+  stands exactly where the first session stood;
 * each later call :meth:`Handoff.read`\\ s the queued steps, after checking that the text it was
   given is the raw text they came from.
 

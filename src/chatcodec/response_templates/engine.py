@@ -322,6 +322,53 @@ class ResponseParser:
         message's ``"parse_warnings"`` key). Without ``tools=`` there are none."""
         return list(self._message.warnings)
 
+    def set_tools(self, tools: Iterable[dict[str, Any] | Callable[..., Any]] | None) -> None:
+        """Give the parser its tools (or other ones) after it was made, as if it had been made with
+        them: the events and message from now on are exactly those of a parser made with
+        ``tools=tools`` and fed the same text, and so are the events it returned already.
+
+        Tools are read where a region that can hold tool calls closes (arguments typed, unknown
+        names recorded under ``parse_warnings``) and, with ``value_deltas=True``, while such a
+        region streams its ``region_value`` events. So this is exact, and allowed, while:
+
+        * no region of a field whose value can hold tool calls (a content parser other than
+          ``text``, or a transform) has closed (its value was typed with the earlier tools), and
+        * the open region has not emitted or typed any part of a call's ``function.arguments`` yet
+          (parts held back only until their call's name is known are typed with the new tools).
+
+        Giving the tools it already has is always allowed. A tool-call region that has only just
+        opened (DeepSeek V3's call block, opened by the first generated token) can still take them.
+
+        Args:
+            tools: tool JSON schemas or Python functions, as for ``tools=``; ``None`` or empty: none.
+
+        Raises:
+            ParserStateError: too late for the tools to act exactly (the message names the field
+                and why); the parser is unchanged and keeps parsing with its earlier tools. Also
+                after :meth:`finalize` or a failure.
+            ValueError: a parameter schema typing cannot read (as ``tools=``).
+            TypeError: a tool is neither a dict nor a function.
+        """
+        params = tool_parameters(tools) if tools else {}
+        if self._lifecycle is not _FEEDING:
+            raise ParserStateError(f"set_tools: {self._state_error()}")
+        if params == self._tools:
+            return
+        fields = self._template.fields
+        closed = (*self._message.matched, *(error["field"] for error in self._message.errors))
+        typed = [name for name in closed if name in fields and _holds_calls(fields[name])]
+        if typed:
+            raise ParserStateError(
+                f"set_tools: too late, a region of field {typed[0]!r} already closed with its tool calls "
+                "typed by the earlier tools; give the tools when the parser is made")
+        region = self._region
+        if region.values is not None and not region.values.retype(params):
+            raise ParserStateError(
+                f"set_tools: too late, the open region of field {region.spec.name!r} already streamed "  # type: ignore[union-attr]
+                "part of a call's arguments, typed by the earlier tools; give the tools when the parser "
+                "is made")
+        self._tools = params
+
     def feed(self, text: str) -> list[dict[str, Any]]:
         """Feed the next chunk of generated text.
 
@@ -814,6 +861,12 @@ def _without_prompt_layout(spec: FieldSpec, raw: str, offset: int) -> str:
         return raw
     written = raw[:-offset]
     return raw[-offset:] if not written.strip() else raw
+
+
+def _holds_calls(spec: FieldSpec) -> bool:
+    """Whether a region of ``spec`` can hold tool calls, whose arguments tools type (a ``text``
+    field without a transform only ever holds a string)."""
+    return spec.content != "text" or spec.build is not None
 
 
 def _strings(spec: FieldSpec | None) -> StringTracker | None:

@@ -19,6 +19,7 @@ This module never sees the buffer or the events; the engine hands it finished va
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from chatcodec.response_templates.content import BLANK
@@ -137,6 +138,11 @@ class MessageBuilder:
                 'earlier one is kept). Set "repeats": true to collect every match'
             )
         self._matched[name] = None
+
+    @property
+    def matched(self) -> Iterable[str]:
+        """The names of the fields that have a closed region so far (read-only view)."""
+        return self._matched.keys()
 
     def missing_required(self) -> list[str]:
         """Required (``optional: false``) fields that never matched, in template order."""

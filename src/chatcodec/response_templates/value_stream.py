@@ -146,6 +146,22 @@ class RegionValues:
             return []
         return [self._event(delta) for delta in rest]
 
+    def retype(self, params: ToolParameters) -> bool:
+        """Type tool-call arguments with ``params`` (the tools' parameter properties, possibly
+        empty) from now on, if the events emitted so far are those ``params`` would have given
+        (:meth:`ArgumentTyping.retype`); always, once the events stopped.
+
+        Returns:
+            Whether the typing now follows ``params`` (``False`` changes nothing).
+        """
+        if self.stopped:
+            return True
+        typing = self._typing if self._typing is not None else ArgumentTyping({}, self._shadow)
+        if not typing.retype(params):
+            return False
+        self._typing = typing if params else None
+        return True
+
     def _out(self, deltas: list[Delta]) -> list[dict[str, Any]]:
         events = self._events = []
         typing = self._typing

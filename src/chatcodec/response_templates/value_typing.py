@@ -122,6 +122,38 @@ class ArgumentTyping:
         self._held: dict[Path, _Held] = {}  # string argument path -> its text so far
         self._lists: dict[Path, tuple[tuple[str, ...], int]] = {}  # repeated-key list -> (types, room)
 
+    def retype(self, params: ToolParameters) -> bool:
+        """Type with ``params`` from now on, when that is exact: when what was emitted and what is
+        held would be the same had they been the parameters from the start.
+
+        That holds while nothing inside a call's arguments was emitted or typed yet: the arguments
+        object itself may have begun, after its call's name ended (typing lets that through
+        unchanged); a delta held only because its call's name is not known yet is typed when the
+        name comes, with ``params``. When ``params`` is empty, nothing may be held at all (without
+        typing nothing waits).
+
+        Returns:
+            Whether the parameters were replaced (``False`` changes nothing).
+        """
+        if self._held or self._lists or (not params and (self._queue or self._blocked)):
+            return False
+        shadow = self._shadow
+        named: set[Path] = set()  # calls whose name was begun (document order: before what follows)
+        for path in shadow.paths():
+            call = _name_of(path)
+            if call is not None:
+                named.add(call)
+                continue
+            where = _call_arguments(path)
+            if where is None:
+                continue
+            call, below = where
+            if below or call not in named or not shadow.done((*call, "function", "name")) \
+                    or shadow.get(path)[0]:
+                return False  # an argument, or arguments begun before the name ended, or set whole
+        self._params = params
+        return True
+
     def filter(self, delta: Delta, emit: Emit) -> None:
         """Pass ``delta`` on to ``emit`` typed, now, later or (held to the close) never."""
         op, path, _ = delta

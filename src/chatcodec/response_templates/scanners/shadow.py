@@ -143,6 +143,20 @@ class Shadow:
         """Whether anything was emitted at ``path``."""
         return self._node(path) is not None
 
+    def paths(self) -> list[Path]:
+        """The path of everything emitted so far, in document order: a part before its children,
+        and the keys and items of a container in the order they were begun."""
+        found: list[Path] = []
+        stack: list[tuple[Path, _Node]] = [((), self.root)] if self.root is not None else []
+        while stack:
+            path, node = stack.pop()
+            found.append(path)
+            children = node.children
+            if children:
+                items = children.items() if node.kind == _OBJECT else enumerate(children)
+                stack += reversed([((*path, key), child) for key, child in items])
+        return found
+
     def complete(self, value: Any, base: Path = ()) -> tuple[bool, list[Delta]]:
         """The deltas that finish what was emitted into ``value`` (paths prefixed with ``base``).
 
