@@ -52,6 +52,9 @@ _NEVER = regex.compile("(?!)")
 #: The "maybe" answer of :meth:`ValueEndMatcher.search`: an empty match at the chunk's start (the
 #: engine then scans the chunk from its start).
 _AT_START = re.compile("")
+#: The zero-width close at a value's end, per field name (made once: a Delimiter costs more to
+#: make than the rest of the matcher, and one matcher is made per region).
+_VALUE_ENDS: dict[str, Delimiter] = {}
 
 
 def value_end_problem(content: str, args: Mapping[str, Any]) -> str | None:
@@ -83,7 +86,7 @@ class ValueEndMatcher:
         keep: where the scanner's deltas go (``RegionValues.pending``), or ``None`` to drop them.
     """
 
-    __slots__ = ("_ahead", "_buf", "_close_quiet", "_delimiter", "_ended", "_fed", "_held", "_holds",
+    __slots__ = ("_ahead", "_buf", "_busy", "_close_quiet", "_delimiter", "_ended", "_fed", "_held", "_holds",
                  "_inner", "_keep", "_offset", "absorbed", "quiet", "scanner")
 
     def __init__(self, field: str, inner: Matcher | None, scanner: ValueScanner,
@@ -91,7 +94,10 @@ class ValueEndMatcher:
         self._inner = inner
         self.scanner = scanner
         self._keep = keep
-        self._delimiter = Delimiter(field, False, _NEVER, None, (1, field))
+        delimiter = _VALUE_ENDS.get(field)
+        if delimiter is None:
+            delimiter = _VALUE_ENDS[field] = Delimiter(field, False, _NEVER, None, (1, field))
+        self._delimiter = delimiter
         self.absorbed = inner.absorbed if inner is not None else ""
         close_quiet = inner.quiet if inner is not None else None
         #: the close's own quiet search (``None``: no close delimiter)
@@ -107,6 +113,7 @@ class ValueEndMatcher:
         self._offset = 0  # region offset of buffer index _fed
         self._ahead = 0  # what search() fed past the engine's position, for the next scan
         self._ended = False
+        self._busy = False  # search() leaves the chunk to a scan: _ended, _held or _ahead is set
 
     def search(self, text: str) -> re.Match[str] | None:
         """The engine's fast-path test of a chunk (``quiet.search``), with the value's end.
@@ -121,7 +128,7 @@ class ValueEndMatcher:
             Otherwise an empty match at the start of ``text``: the engine scans, and :meth:`scan`
             answers as if no search had run (text fed here is not fed again).
         """
-        if self._ended or self._held or self._ahead:
+        if self._busy:  # the value ended, or the scanner holds text, or read this feed's start
             return _AT_START.match(text)
         close = self._close_quiet
         if close is not None and close(text) is not None:
@@ -131,9 +138,9 @@ class ValueEndMatcher:
         if deltas and self._keep is not None:
             self._keep += deltas
         self._offset += len(text)
-        if scanner.complete is None and not (self._holds and int(getattr(scanner, "held", 0))):
+        if scanner.complete is None and not (self._holds and scanner.held):  # type: ignore[attr-defined]
             return None
-        self._ahead = len(text)
+        self._ahead, self._busy = len(text), True
         return _AT_START.match(text)
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
@@ -156,10 +163,11 @@ class ValueEndMatcher:
             self._take(self.scanner.end())
         complete = self.scanner.complete
         if complete is not None:
-            self._ended = True
+            self._ended = self._busy = True
             at = self._fed - (self._offset - complete)
             return Commit(self._delimiter, at, at, {})
         self._held = int(getattr(self.scanner, "held", 0)) if not eos else 0
+        self._busy = bool(self._held)
         if isinstance(result, Commit) or not self._held:
             return result
         return max(pos, self._fed - self._held)

@@ -101,8 +101,10 @@ class RegionValues:
         When the scanner is read by a :class:`~..value_end.ValueEndMatcher` (``pending`` is not
         ``None``), the text was read already: its deltas wait in ``pending``.
         """
-        if self.pending is not None:
-            deltas, self.pending[:] = list(self.pending), []
+        pending = self.pending
+        if pending is not None:
+            deltas = pending.copy()
+            pending.clear()
         else:
             deltas = self.scanner.feed(text)
         if self.stopped or not deltas:
