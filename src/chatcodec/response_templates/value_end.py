@@ -33,13 +33,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
+
+if TYPE_CHECKING:
+    from chatcodec.response_templates.value_stream import RegionValues
 
 __all__ = ["VALUE_END_PARSERS", "ValueEndMatcher", "value_end_problem"]
 
@@ -52,6 +55,8 @@ _NEVER = regex.compile("(?!)")
 #: The "maybe" answer of :meth:`ValueEndMatcher.search`: an empty match at the chunk's start (the
 #: engine then scans the chunk from its start).
 _AT_START = re.compile("")
+#: A ``RegionValues.pending`` with nothing in it (shared: pending lists are replaced, never changed).
+_NO_DELTAS: list[Delta] = []
 #: The zero-width close at a value's end, per field name (made once: a Delimiter costs more to
 #: make than the rest of the matcher, and one matcher is made per region).
 _VALUE_ENDS: dict[str, Delimiter] = {}
@@ -83,17 +88,20 @@ class ValueEndMatcher:
         field: the field's name.
         inner: the field's own close matcher (``None``: no close delimiter).
         scanner: the region's value scanner.
-        keep: where the scanner's deltas go (``RegionValues.pending``), or ``None`` to drop them.
+        keep: the region's ``region_value`` events, whose ``pending`` gets the scanner's deltas (a
+            new list each time, never one changed in place), or ``None`` to drop them.
     """
 
     __slots__ = ("_ahead", "_buf", "_busy", "_close_quiet", "_delimiter", "_ended", "_fed", "_held", "_holds",
                  "_inner", "_keep", "_offset", "absorbed", "quiet", "scanner")
 
     def __init__(self, field: str, inner: Matcher | None, scanner: ValueScanner,
-                 keep: list[Delta] | None) -> None:
+                 keep: RegionValues | None) -> None:
         self._inner = inner
         self.scanner = scanner
         self._keep = keep
+        if keep is not None:
+            keep.pending = _NO_DELTAS
         delimiter = _VALUE_ENDS.get(field)
         if delimiter is None:
             delimiter = _VALUE_ENDS[field] = Delimiter(field, False, _NEVER, None, (1, field))
@@ -135,8 +143,11 @@ class ValueEndMatcher:
             return _AT_START.match(text)
         scanner = self.scanner
         deltas = scanner.feed(text)
-        if deltas and self._keep is not None:
-            self._keep += deltas
+        if deltas:
+            keep = self._keep
+            if keep is not None:
+                pending = keep.pending
+                keep.pending = pending + deltas if pending else deltas
         self._offset += len(text)
         if scanner.complete is None and not (self._holds and scanner.held):  # type: ignore[attr-defined]
             return None
@@ -178,5 +189,7 @@ class ValueEndMatcher:
         self._offset += len(text)
 
     def _take(self, deltas: list[Delta]) -> None:
-        if self._keep is not None:
-            self._keep += deltas
+        keep = self._keep
+        if deltas and keep is not None:
+            pending = keep.pending
+            keep.pending = pending + deltas if pending else deltas
