@@ -7,6 +7,7 @@ chunk text of every region and the value events must not depend on the chunking.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -265,3 +266,25 @@ def test_token_sized_chunks_give_exact_events() -> None:
         [{"type": "region_close", "field": "content", "value": "I checked."}],
     ]
     assert parser.finalize() == ({"tool_calls": [[call]], "content": "I checked."}, [])
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8)
+
+
+@given(st.dictionaries(st.text(max_size=5), _JSON, max_size=3), st.booleans(),
+       st.lists(st.integers(min_value=1, max_value=7), max_size=30))
+def test_any_value_at_any_chunking_ends_where_it_ends(value: dict[str, Any], ascii_only: bool,
+                                                      cuts: list[int]) -> None:
+    # each chunk inside the value goes by the engine's fast path (ValueEndMatcher.search) or a scan,
+    # depending on the cuts; the value must end at the same place either way
+    output = "Before " + json.dumps(value, ensure_ascii=ascii_only) + " after"
+    chunks, at = [], 0
+    for size in cuts:
+        chunks.append(output[at : at + size])
+        at += size
+    chunks.append(output[at:])
+    message, _ = run(BARE_JSON, chunks)
+    assert message == {"call": [value], "content": "Before after"}
