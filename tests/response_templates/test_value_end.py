@@ -7,6 +7,7 @@ chunk text of every region and the value events must not depend on the chunking.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -16,6 +17,9 @@ from hypothesis import strategies as st
 from chatcodec import ResponseParser, ResponseTemplateError, load_response_template, parse_response
 from chatcodec.events import join_chunks
 from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
+from chatcodec.response_templates.matcher import Commit
+from chatcodec.response_templates.scanners import scanner_for
+from chatcodec.response_templates.value_end import ValueEndMatcher
 from tests.response_templates.helpers import check_stream
 from tests.response_templates.value_helpers import check_values, run
 
@@ -184,3 +188,103 @@ def test_events_of_a_split_separator() -> None:
     assert join_chunks(events) == {"tool_calls": '<|python_tag|>{"name": "b", "parameters": {}}'}
     message, _ = parser.finalize()
     assert message == {"tool_calls": [[_call("a"), _call("b")]]}
+
+
+# -- the engine's fast path inside a value (ValueEndMatcher.search) ------------------------------
+
+
+def _matcher(content: str, args: dict[str, Any], close: Any = None) -> ValueEndMatcher:
+    scanner = scanner_for(content, args)
+    assert scanner is not None
+    inner = None if close is None else load_response_template(close).fields["tool_calls"].close_matcher
+    return ValueEndMatcher("tool_calls", inner, scanner, None)
+
+
+def test_a_chunk_inside_the_value_is_read_once_and_passes_whole() -> None:
+    matcher = _matcher("json", {})
+    assert matcher.search('{"city": "Os') is None  # plain: the engine routes it with no scan
+    assert matcher.search('lo", "n": [1, 2') is None
+    assert matcher.scanner.complete is None
+    found = matcher.search("]} and then")  # the value ends in this chunk: the engine scans it
+    assert found is not None and (found.start(), found.end()) == (0, 0)
+    buf = '{"city": "Oslo", "n": [1, 2]} and then'
+    commit = matcher.scan(buf, 27, False, {})  # the scan does not feed the chunk again
+    assert isinstance(commit, Commit) and (commit.start, commit.end) == (30, 30) and buf[30:] == "and then"
+
+
+def test_a_chunk_where_the_close_may_start_is_left_to_the_scan() -> None:
+    matcher = _matcher("x-json-calls", {"separators": [";", "<|python_tag|>"]}, LLAMA)
+    found = matcher.search('{"name": "a", "parameters": {"t": "<b>"')
+    assert found is not None and (found.start(), found.end()) == (0, 0)
+    assert matcher.scanner.complete is None
+    assert matcher.scan('{"name": "a", "parameters": {"t": "<b>"', 0, False, {}) == 39  # read by the scan
+    assert matcher.search("}}") is None
+
+
+def test_a_held_separator_start_is_left_to_the_scan() -> None:
+    matcher = _matcher("x-json-calls", {"separators": ["||"]})
+    assert matcher.search('{"name": "a", "parameters": {}}') is None
+    found = matcher.search("|")  # the start of a separator, or of content: undecided
+    assert found is not None and (found.start(), found.end()) == (0, 0)
+    assert matcher.scan('{"name": "a", "parameters": {}}|', 31, False, {}) == 31  # held back
+    found = matcher.search("|x")  # held text is never searched past: the scan decides
+    assert found is not None and (found.start(), found.end()) == (0, 0)
+    commit = matcher.scan('{"name": "a", "parameters": {}}||x', 31, False, {})
+    assert isinstance(commit, Commit) and (commit.start, commit.end) == (33, 33)  # the layout "||" ends at x
+
+
+def _value(op: str, path: list[Any], **payload: Any) -> dict[str, Any]:
+    return {"type": "region_value", "field": "tool_calls", "op": op, "path": path, **payload}
+
+
+def test_token_sized_chunks_give_exact_events() -> None:
+    parser = ResponseParser(LLAMA, prefix="", value_deltas=True)
+    chunks = ['{"name": "get_weather", ', '"parameters": {"city": ', '"Oslo"}}', " I", " checked", ".",
+              "<|eot_id|>"]
+    events = [parser.feed(chunk) for chunk in chunks]
+    call = _call("get_weather", city="Oslo")
+    assert events == [
+        [{"type": "region_open", "field": "tool_calls"}, _value("begin", [], kind="array"),
+         {"type": "region_chunk", "field": "tool_calls", "text": '{"name": "get_weather", ', "dirty": True},
+         _value("begin", [0], kind="object"), _value("set", [0, "type"], value="function"),
+         _value("begin", [0, "function"], kind="object"),
+         _value("begin", [0, "function", "name"], kind="string"),
+         _value("text", [0, "function", "name"], text="get_weather"), _value("end", [0, "function", "name"])],
+        [{"type": "region_chunk", "field": "tool_calls", "text": '"parameters": {"city": ', "dirty": True},
+         _value("begin", [0, "function", "arguments"], kind="object")],
+        [{"type": "region_chunk", "field": "tool_calls", "text": '"Oslo"}}', "dirty": True},
+         _value("begin", [0, "function", "arguments", "city"], kind="string"),
+         _value("text", [0, "function", "arguments", "city"], text="Oslo"),
+         _value("end", [0, "function", "arguments", "city"]), _value("end", [0, "function", "arguments"]),
+         _value("end", [0, "function"]), _value("end", [0])],
+        [{"type": "region_chunk", "field": "tool_calls", "text": " ", "dirty": True}, _value("end", []),
+         {"type": "region_close", "field": "tool_calls", "value": [call]},
+         {"type": "region_open", "field": "content"},
+         {"type": "region_chunk", "field": "content", "text": "I", "dirty": False}],
+        [{"type": "region_chunk", "field": "content", "text": " checked", "dirty": False}],
+        [{"type": "region_chunk", "field": "content", "text": ".", "dirty": False}],
+        [{"type": "region_close", "field": "content", "value": "I checked."}],
+    ]
+    assert parser.finalize() == ({"tool_calls": [[call]], "content": "I checked."}, [])
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8)
+
+
+@given(st.dictionaries(st.text(max_size=5), _JSON, max_size=3), st.booleans(),
+       st.lists(st.integers(min_value=1, max_value=7), max_size=30))
+def test_any_value_at_any_chunking_ends_where_it_ends(value: dict[str, Any], ascii_only: bool,
+                                                      cuts: list[int]) -> None:
+    # each chunk inside the value goes by the engine's fast path (ValueEndMatcher.search) or a scan,
+    # depending on the cuts; the value must end at the same place either way
+    output = "Before " + json.dumps(value, ensure_ascii=ascii_only) + " after"
+    chunks, at = [], 0
+    for size in cuts:
+        chunks.append(output[at : at + size])
+        at += size
+    chunks.append(output[at:])
+    message, _ = run(BARE_JSON, chunks)
+    assert message == {"call": [value], "content": "Before after"}

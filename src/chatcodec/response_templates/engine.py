@@ -628,10 +628,8 @@ class ResponseParser:
         if spec.close_at_value_end:
             from chatcodec.response_templates.value_end import ValueEndMatcher
 
-            if self._value_deltas:
-                values.pending = []
             region.watch(ValueEndMatcher(spec.name, spec.close_matcher, values.scanner,  # type: ignore[arg-type]
-                                         values.pending))
+                                         values if self._value_deltas else None))
 
     def _route_values(self, events: list[dict[str, Any]], text: str, at: int) -> None:
         """:meth:`_route`, then the region's ``region_value`` events for ``text``."""

@@ -17,20 +17,32 @@ scanner has not decided on yet (the start of a separator) is held back like a pa
 so nothing after the value is ever routed into the region. Streaming and one-shot parsing agree
 because both run this same engine.
 
+The engine's fast path (a chunk with no possible close start is routed whole, with no scan) stays
+on: :meth:`ValueEndMatcher.search` is the ``quiet`` test the engine runs on each chunk. When the
+field's own close cannot start in the chunk, it feeds the chunk to the scanner right there (the
+same text a scan would feed it, in one piece) and answers "plain" unless the value ended in it or
+the scanner holds part of it back; then it answers "maybe" at the chunk's start, the engine scans,
+and :meth:`~ValueEndMatcher.scan` knows the chunk was read already. So each character still goes
+to the scanner once, and a chunk inside a value costs one close test and one scanner feed.
+
 :data:`VALUE_END_PARSERS` are the content parsers whose scanners find a value's end; the
 template loader refuses the key for any other parser, naming the field and the key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import regex
 
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.matcher import Commit, Matcher
 from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
+
+if TYPE_CHECKING:
+    from chatcodec.response_templates.value_stream import RegionValues
 
 __all__ = ["VALUE_END_PARSERS", "ValueEndMatcher", "value_end_problem"]
 
@@ -40,6 +52,14 @@ VALUE_END_PARSERS = ("json", "x-json-calls", "x-bare-object", "x-pythonic", "pyt
                      "x-switch", "x-named-call")
 
 _NEVER = regex.compile("(?!)")
+#: The "maybe" answer of :meth:`ValueEndMatcher.search`: an empty match at the chunk's start (the
+#: engine then scans the chunk from its start).
+_AT_START = re.compile("")
+#: A ``RegionValues.pending`` with nothing in it (shared: pending lists are replaced, never changed).
+_NO_DELTAS: list[Delta] = []
+#: The zero-width close at a value's end, per field name (made once: a Delimiter costs more to
+#: make than the rest of the matcher, and one matcher is made per region).
+_VALUE_ENDS: dict[str, Delimiter] = {}
 
 
 def value_end_problem(content: str, args: Mapping[str, Any]) -> str | None:
@@ -68,25 +88,71 @@ class ValueEndMatcher:
         field: the field's name.
         inner: the field's own close matcher (``None``: no close delimiter).
         scanner: the region's value scanner.
-        keep: where the scanner's deltas go (``RegionValues.pending``), or ``None`` to drop them.
+        keep: the region's ``region_value`` events, whose ``pending`` gets the scanner's deltas (a
+            new list each time, never one changed in place), or ``None`` to drop them.
     """
 
-    __slots__ = ("_buf", "_delimiter", "_ended", "_fed", "_held", "_inner", "_keep", "_offset", "absorbed",
-                 "quiet", "scanner")
+    __slots__ = ("_ahead", "_buf", "_busy", "_close_quiet", "_delimiter", "_ended", "_fed", "_held", "_holds",
+                 "_inner", "_keep", "_offset", "absorbed", "quiet", "scanner")
 
     def __init__(self, field: str, inner: Matcher | None, scanner: ValueScanner,
-                 keep: list[Delta] | None) -> None:
+                 keep: RegionValues | None) -> None:
         self._inner = inner
         self.scanner = scanner
         self._keep = keep
-        self._delimiter = Delimiter(field, False, _NEVER, None, (1, field))
+        if keep is not None:
+            keep.pending = _NO_DELTAS
+        delimiter = _VALUE_ENDS.get(field)
+        if delimiter is None:
+            delimiter = _VALUE_ENDS[field] = Delimiter(field, False, _NEVER, None, (1, field))
+        self._delimiter = delimiter
         self.absorbed = inner.absorbed if inner is not None else ""
-        self.quiet = None  # the scanner reads every character: no fast path
+        close_quiet = inner.quiet if inner is not None else None
+        #: the close's own quiet search (``None``: no close delimiter)
+        self._close_quiet: Callable[[str], re.Match[str] | None] | None = \
+            close_quiet.search if close_quiet is not None else None
+        #: the engine's fast-path test: this matcher's :meth:`search`, or ``None`` (no fast path)
+        #: when the close may start nearly anywhere
+        self.quiet: ValueEndMatcher | None = None if inner is not None and close_quiet is None else self
+        self._holds = hasattr(scanner, "held")  # whether the scanner can hold text back at all
         self._buf: str | None = None
         self._fed = 0  # buffer index up to which the scanner has read
         self._held = 0  # of that, how much it has not decided on (left in the buffer)
         self._offset = 0  # region offset of buffer index _fed
+        self._ahead = 0  # what search() fed past the engine's position, for the next scan
         self._ended = False
+        self._busy = False  # search() leaves the chunk to a scan: _ended, _held or _ahead is set
+
+    def search(self, text: str) -> re.Match[str] | None:
+        """The engine's fast-path test of a chunk (``quiet.search``), with the value's end.
+
+        Args:
+            text: the region's unresolved text: everything after the engine's position (which is
+                where the scanner stopped reading, when it holds nothing back).
+
+        Returns:
+            ``None`` when ``text`` is plain region text whole: the close cannot start in it and
+            the value goes on past it (the scanner has read it; the engine routes it with no scan).
+            Otherwise an empty match at the start of ``text``: the engine scans, and :meth:`scan`
+            answers as if no search had run (text fed here is not fed again).
+        """
+        if self._busy:  # the value ended, or the scanner holds text, or read this feed's start
+            return _AT_START.match(text)
+        close = self._close_quiet
+        if close is not None and close(text) is not None:
+            return _AT_START.match(text)
+        scanner = self.scanner
+        deltas = scanner.feed(text)
+        if deltas:
+            keep = self._keep
+            if keep is not None:
+                pending = keep.pending
+                keep.pending = pending + deltas if pending else deltas
+        self._offset += len(text)
+        if scanner.complete is None and not (self._holds and scanner.held):  # type: ignore[attr-defined]
+            return None
+        self._ahead, self._busy = len(text), True
+        return _AT_START.match(text)
 
     def scan(self, buf: str, pos: int, eos: bool, memo: dict[Any, int],
              zero_width: frozenset[Delimiter] = frozenset(), vacant: bool = False) -> Commit | int:
@@ -97,7 +163,8 @@ class ValueEndMatcher:
         if self._ended:
             return result
         if buf is not self._buf:  # a new feed: the engine consumed everything up to pos
-            self._buf, self._fed = buf, pos + self._held
+            # (search() may have read the start of this feed already)
+            self._buf, self._fed, self._ahead = buf, pos + self._held + self._ahead, 0
         elif pos > self._fed:  # the engine routed a character itself (a close inside a JSON string)
             self._read(buf[self._fed : pos])
         limit = result.start if isinstance(result, Commit) else result
@@ -107,10 +174,11 @@ class ValueEndMatcher:
             self._take(self.scanner.end())
         complete = self.scanner.complete
         if complete is not None:
-            self._ended = True
+            self._ended = self._busy = True
             at = self._fed - (self._offset - complete)
             return Commit(self._delimiter, at, at, {})
         self._held = int(getattr(self.scanner, "held", 0)) if not eos else 0
+        self._busy = bool(self._held)
         if isinstance(result, Commit) or not self._held:
             return result
         return max(pos, self._fed - self._held)
@@ -121,5 +189,7 @@ class ValueEndMatcher:
         self._offset += len(text)
 
     def _take(self, deltas: list[Delta]) -> None:
-        if self._keep is not None:
-            self._keep += deltas
+        keep = self._keep
+        if deltas and keep is not None:
+            pending = keep.pending
+            keep.pending = pending + deltas if pending else deltas

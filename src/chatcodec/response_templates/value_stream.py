@@ -60,6 +60,10 @@ def _plan(spec: FieldSpec) -> PathPlan:
     return _PLANS.put(spec, plan)
 
 
+#: The ``pending`` of a :class:`RegionValues` whose deltas were all taken (shared, never changed).
+_NO_DELTAS: list[Delta] = []
+
+
 class RegionValues:
     """The ``region_value`` events of one region (see the module docstring).
 
@@ -77,7 +81,8 @@ class RegionValues:
     def __init__(self, spec: FieldSpec, scanner: ValueScanner, captures: dict[str, str],
                  params: ToolParameters, emit: bool) -> None:
         self.scanner = scanner
-        #: deltas read by a ValueEndMatcher, not yet turned into events (``None``: feed reads itself)
+        #: deltas read by a ValueEndMatcher, not yet turned into events (``None``: feed reads itself);
+        #: replaced, never changed in place (an empty one may be shared)
         self.pending: list[Delta] | None = None
         self.emit = emit
         self.stopped = not emit
@@ -101,8 +106,10 @@ class RegionValues:
         When the scanner is read by a :class:`~..value_end.ValueEndMatcher` (``pending`` is not
         ``None``), the text was read already: its deltas wait in ``pending``.
         """
-        if self.pending is not None:
-            deltas, self.pending[:] = list(self.pending), []
+        deltas = self.pending
+        if deltas is not None:
+            if deltas:
+                self.pending = _NO_DELTAS
         else:
             deltas = self.scanner.feed(text)
         if self.stopped or not deltas:
