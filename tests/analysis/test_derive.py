@@ -881,3 +881,35 @@ def test_messages_addressed_in_their_header_tell_text_reasoning_and_calls_apart(
     message = parse_three_ways(template, output, prefix="<|start|>user<|message|>Hi<|eot|><|start|>assistant")
     assert message == {"role": "assistant", "reasoning_content": "Check.", "tool_calls": [
         {"type": "function", "function": {"name": "f", "arguments": {"city": "Paris"}}}]}
+
+
+#: Two nested loops of 100,000 iterations: ten billion steps, far past any render limit.
+ENDLESS = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}x"
+
+
+def test_a_template_that_runs_out_of_time_stops_the_derivation_at_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: every probe render waited MAX_RENDER_SECONDS, so `chatcodec derive` ran for over ten
+    minutes on an endless loop. The plain conversation is rendered first, and its error stops it."""
+    from chatcodec.chat_templates import limits
+    from chatcodec.chat_templates.errors import ChatTemplateLimitError
+
+    monkeypatch.setattr(limits, "MAX_RENDER_SECONDS", 0.2)
+    with pytest.raises(ChatTemplateLimitError) as raised:
+        derive_response_template(ENDLESS, variables={"eos_token": "<|im_end|>"})
+    assert (raised.value.message, raised.value.limit, raised.value.value, raised.value.lineno) == (
+        "derive: the chat template runs out of time on the plain conversation: chat template sandbox: the "
+        "render time exceeds MAX_RENDER_SECONDS (0.2). if the template is trusted, raise "
+        "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; nothing was derived (the derivation renders "
+        "dozens of conversations)", "MAX_RENDER_SECONDS", 0.2, 1)
+
+
+def test_a_template_that_fails_otherwise_is_not_stopped_by_the_time_check() -> None:
+    """Only running out of time stops the derivation: a template that refuses the plain
+    conversation is the round trip's to label."""
+    from chatcodec.analysis.render_time import plain_render_stall
+
+    refusing = "{{ raise_exception('no system message') }}"
+    assert plain_render_stall(refusing, {}) is None
+    derived = derive_response_template(refusing)
+    assert derived.capabilities["content"].status == "unsupported"

@@ -93,7 +93,7 @@ def test_a_template_that_does_not_compile(tmp_path: Path, capsys: pytest.Capture
     assert main(["derive", str(broken)]) == 1
     lines = capsys.readouterr().err.splitlines()
     assert lines[-3].startswith("chatcodec: ChatTemplateSyntaxError: Unexpected end of template.")
-    assert lines[-2:] == ["  line 1 of the chat template (TemplateSyntaxError):",
+    assert lines[-2:] == [f"  line 1 of the chat template '{broken}' (TemplateSyntaxError):",
                           "    {% for m in messages %}{{ m.content }}"]
 
 
@@ -127,3 +127,38 @@ def test_seed_oss_calls_are_verified(capsys: pytest.CaptureFixture[str]) -> None
     assert report["capabilities"]["one_call"]["status"] == "verified"
     tag_args = report["response_template"]["fields"]["tool_calls"]["content_args"]
     assert tag_args["value_parser"] == {"name": "x-python-literal"}
+
+
+ENDLESS = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_template_that_runs_out_of_time_is_one_error_naming_it_and_the_limit(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], json_flag: list[str]) -> None:
+    """QA: `chatcodec derive` ran for over ten minutes on an endless loop (60 s a probe render).
+    ``--timeout`` sets the render limit; the plain conversation runs out of it and derive stops."""
+    from chatcodec.chat_templates import limits
+
+    template = tmp_path / "loop.jinja"
+    template.write_text(ENDLESS, encoding="utf-8")
+    assert main(["derive", str(template), "--timeout", "0.2", "--var", "eos_token=</s>", *json_flag]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        "chatcodec: ChatTemplateLimitError: derive: the chat template runs out of time on the plain "
+        "conversation: chat template sandbox: the render time exceeds MAX_RENDER_SECONDS (0.2). if the "
+        "template is trusted, raise chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; nothing was derived "
+        "(the derivation renders dozens of conversations)",
+        f"  line 1 of the chat template '{template}':",
+        f"    {ENDLESS}",
+    ]
+    assert limits.MAX_RENDER_SECONDS == 60.0  # the option holds for the command only
+
+
+def test_a_named_template_that_runs_out_of_time_is_named_with_its_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = make_model_dir(tmp_path / "model", special_tokens={"eos_token": "</s>"},
+                               chat_template={"default": "{{ 'x' }}", "tool_use": ENDLESS})
+    assert main(["derive", str(directory), "--timeout", "0.2"]) == 1
+    assert capsys.readouterr().err.splitlines()[1] == (
+        f"  line 1 of the chat template '{directory}[tool_use]':")

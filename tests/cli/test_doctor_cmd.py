@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +58,20 @@ def test_the_readme_example_prints_what_the_readme_shows(
     for line, expected in zip(printed, shown, strict=True):  # "[...]" in the README: JSON cut short
         pattern = ".*".join(re.escape(part) for part in expected.split("[...]"))
         assert re.fullmatch(pattern, line), (line, expected)
+
+
+def test_timeout_sets_the_render_limit_of_the_plain_conversation(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """QA: doctor waited 60 s on an endless loop before reporting it; ``--timeout`` shortens that."""
+    from chatcodec.chat_templates import limits
+
+    template = tmp_path / "loop.jinja"
+    template.write_text("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}",
+                        encoding="utf-8")
+    assert main(["doctor", str(template), "--json", "--timeout", "0.2", "--check", "round-trip"]) == 1
+    assert [finding["message"] for finding in json.loads(capsys.readouterr().out)["findings"]] == [
+        "the chat template runs out of time on the plain conversation: chat template sandbox: the render "
+        "time exceeds MAX_RENDER_SECONDS (0.2). if the template is trusted, raise "
+        "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; the checks that render it were not run (each "
+        "renders dozens of conversations)"]
+    assert limits.MAX_RENDER_SECONDS == 60.0

@@ -731,3 +731,22 @@ class TestRequestFiles:
             "chatcodec: ConversationError: messages[0].content[0]: this chat template reads a message's "
             "content as text only, so it cannot show the 'image_url' part (a text-only model?); send text "
             "parts only, or use the model's multimodal template\n"))
+
+
+def test_timeout_stops_an_endless_template_after_that_many_seconds(
+        tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """QA: an endless loop waited the full MAX_RENDER_SECONDS (60 s); ``--timeout`` sets it for the
+    command only."""
+    from chatcodec.chat_templates import limits
+
+    endless = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    template = tmp_path / "loop.jinja"
+    template.write_text(endless, encoding="utf-8")
+    conversation = tmp_path / "conversation.json"
+    conversation.write_text('[{"role": "user", "content": "Hi"}]', encoding="utf-8")
+    assert run(capsysbinary, "render", str(template), str(conversation), "--timeout", "0.2") == (1, b"", (
+        "chatcodec: ChatTemplateLimitError: chat template sandbox: the render time exceeds "
+        "MAX_RENDER_SECONDS (0.2). if the template is trusted, raise "
+        f"chatcodec.chat_templates.limits.MAX_RENDER_SECONDS\n  line 1 of the chat template '{template}':\n"
+        f"    {endless}\n"))
+    assert limits.MAX_RENDER_SECONDS == 60.0

@@ -97,3 +97,27 @@ def test_no_template_when_the_content_does_not_verify(tmp_path: Path) -> None:
         "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
         "profile matched its chat template; a response template derived from its chat template does not "
         "verify its content (the round trip fails: ")
+
+
+def test_a_template_that_runs_out_of_time_is_the_reason_there_is_no_template(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: the derivation waited MAX_RENDER_SECONDS on each of dozens of probe renders of an endless
+    loop (over ten minutes); it stops after the plain conversation, and parse_response says why."""
+    from chatcodec.chat_templates import limits
+
+    monkeypatch.setattr(limits, "MAX_RENDER_SECONDS", 0.2)
+    directory = make_model_dir(
+        tmp_path / "model", special_tokens={"eos_token": "</s>"},
+        chat_template="{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
+    codec = ChatCodec.from_pretrained(directory)
+    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
+    with pytest.raises(ResponseTemplateNotFoundError) as caught:
+        codec.parse_response("Hi", prefix="")
+    assert str(caught.value) == (
+        "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
+        "profile matched its chat template; its chat template could not be analysed (derive: the chat "
+        "template runs out of time on the plain conversation: chat template sandbox: the render time exceeds "
+        "MAX_RENDER_SECONDS (0.2). if the template is trusted, raise "
+        "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; nothing was derived (the derivation renders "
+        "dozens of conversations), line 1 of the chat template)). Pass one (schema= / response_template=), "
+        "set codec.response_template, or load a bundled profile: ChatCodec.from_pretrained('qwen3').")

@@ -118,6 +118,9 @@ def derive_response_template(chat_template: str, *,
 
     Raises:
         ChatTemplateError: the template does not compile.
+        ChatTemplateLimitError: the plain conversation runs out of render time
+            (``MAX_RENDER_SECONDS`` or ``MAX_TEMPLATE_STEPS``): the derivation renders dozens of
+            conversations, so it stops after that one render (:mod:`chatcodec.analysis.render_time`).
         ChatTemplateNotFoundError: the template text is empty.
     """
     from chatcodec.analysis.derivation.atoms import Atoms
@@ -147,6 +150,7 @@ def derive_response_template(chat_template: str, *,
         raise ChatTemplateNotFoundError(EMPTY_TEMPLATE_MESSAGE)
     compile_chat_template(chat_template)  # a syntax error is the caller's to see, with its line
     values = dict(variables or {})
+    _stop_when_out_of_time(chat_template, values)
     shape = discover_shape(chat_template, values)
     modes = template_modes(chat_template, values, shape)
     ctx = DerivationContext.create(chat_template, values, shape, modes)
@@ -182,6 +186,25 @@ def derive_response_template(chat_template: str, *,
     if len(modes) > 1:
         notes.append("modes checked: " + ", ".join(_mode_text(mode) for mode in modes))
     return DerivedTemplate(template, labels, report, notes)
+
+
+def _stop_when_out_of_time(chat_template: str, values: dict[str, Any]) -> None:
+    """Raise when the plain conversation runs out of render time: every one of the dozens of
+    renders that follow would wait the limit too (an endless loop kept ``chatcodec derive``
+    running for over ten minutes, 60 s a render).
+
+    Raises:
+        ChatTemplateLimitError: naming the limit and its value, at the template's line.
+    """
+    from chatcodec.analysis.render_time import plain_render_stall
+    from chatcodec.chat_templates.errors import ChatTemplateLimitError
+
+    stall = plain_render_stall(chat_template, values)
+    if stall is not None:
+        raise ChatTemplateLimitError(
+            f"derive: the chat template runs out of time on the plain conversation: {stall.message}; "
+            "nothing was derived (the derivation renders dozens of conversations)",
+            limit=stall.limit, value=stall.value, lineno=stall.lineno, source_line=stall.source_line)
 
 
 def _mode_text(mode: Mapping[str, Any]) -> str:

@@ -84,31 +84,22 @@ def run_doctor(target: DoctorTarget, checks: tuple[str, ...] = CHECKS) -> list[F
     return sorted(findings, key=lambda finding: order[finding.check])
 
 
-#: The sandbox limits that stop a render that runs too long.
-_TIME_LIMITS = ("MAX_RENDER_SECONDS", "MAX_TEMPLATE_STEPS")
-
-
 def _out_of_time(check: str, template: str, variables: dict[str, Any]) -> Finding | None:
     """An error (under ``check``, the first check that renders) when the plain conversation runs
-    out of the sandbox's time, else ``None``. The checks render dozens of conversations, so such a
-    template kept ``chatcodec doctor`` busy for ``MAX_RENDER_SECONDS`` (60 s) each: more than ten
-    minutes for one check. It is rendered once, and the checks that render are skipped."""
+    out of the sandbox's time (:mod:`chatcodec.analysis.render_time`), else ``None``. The checks
+    render dozens of conversations, so such a template kept ``chatcodec doctor`` busy for
+    ``MAX_RENDER_SECONDS`` (60 s) each: more than ten minutes for one check. It is rendered once,
+    and the checks that render are skipped."""
     from chatcodec.analysis.doctor_probes import Probe
-    from chatcodec.chat_templates.errors import ChatTemplateLimitError
-    from chatcodec.chat_templates.render import render_chat_template
+    from chatcodec.analysis.render_time import PLAIN_MESSAGES, plain_render_stall
 
-    probe = Probe([{"role": "user", "content": "What is the capital of France?"}], None, True, variables)
-    try:
-        render_chat_template(template, probe.messages, add_generation_prompt=True, **variables)
-    except ChatTemplateLimitError as error:
-        if error.limit not in _TIME_LIMITS:
-            return None
-        return Finding(check, "error", f"the chat template runs out of time on the plain conversation: "
-                       f"{error.message}; the checks that render it were not run (each renders dozens of "
-                       "conversations)", error.lineno, probe.conversation())
-    except Exception:  # every other problem is the checks' to report
+    error = plain_render_stall(template, variables)
+    if error is None:
         return None
-    return None
+    probe = Probe([dict(message) for message in PLAIN_MESSAGES], None, True, variables)
+    return Finding(check, "error", f"the chat template runs out of time on the plain conversation: "
+                   f"{error.message}; the checks that render it were not run (each renders dozens of "
+                   "conversations)", error.lineno, probe.conversation())
 
 
 def _run_check(check: str, checks: tuple[str, ...], template: str, target: DoctorTarget) -> list[Finding]:

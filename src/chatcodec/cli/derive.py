@@ -8,7 +8,10 @@ the response template (JSON), or with ``--json`` the object ``{"response_templat
 "capabilities": {name: {"status", "reason", "applicable"}}, "verified", "notes"}``. Without
 ``--json`` the labels go to stderr, one line per capability. Exit status 0 when a template was
 derived, whatever its labels (``verified`` in the JSON says whether every capability the template
-renders was verified); 1 when the chat template cannot be read or compiled.
+renders was verified); 1 when the chat template cannot be read or compiled, or when it runs out of
+render time (``--timeout SECONDS``, default ``MAX_RENDER_SECONDS``) on the plain conversation:
+then nothing is derived and the error names the template and the limit (stderr, with or without
+``--json``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``chatcodec derive``."""
+    from chatcodec.cli.options import add_timeout
     from chatcodec.cli.render import _variable
 
     parser.add_argument("source", metavar="MODEL",
@@ -36,6 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--var", action="append", default=[], metavar="KEY=VALUE", type=_variable,
                         help="a template variable for every render (a special token such as "
                              "--var eos_token='<|im_end|>' for a bare template file); repeatable")
+    add_timeout(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +52,10 @@ def run(args: argparse.Namespace) -> int:
         ChatTemplateError: the chat template does not compile.
     """
     from chatcodec.analysis.derive import derive_response_template
+    from chatcodec.chat_templates.errors import ChatTemplateError
     from chatcodec.chat_templates.selection import select_chat_template
+    from chatcodec.cli.options import render_timeout
+    from chatcodec.cli.render import _template_label
     from chatcodec.cli.sources import read_chat_template_source
 
     source = read_chat_template_source(args.source)
@@ -56,7 +64,12 @@ def run(args: argparse.Namespace) -> int:
     if "eos_token" not in variables:
         print("chatcodec: warning: no eos_token is known (a bare template file): outputs are compared up to "
               "the end of the turn; pass --var eos_token=... for the model's", file=sys.stderr)
-    derived = derive_response_template(template, variables=variables)
+    try:
+        with render_timeout(args.timeout):
+            derived = derive_response_template(template, variables=variables)
+    except ChatTemplateError as error:  # name the template, as chatcodec render does
+        error.name = _template_label(source.origin, source.templates, template)
+        raise
     if args.json:
         print(json.dumps(derived.to_json(), ensure_ascii=False, indent=2))
         return 0

@@ -22,6 +22,8 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``chatcodec doctor``."""
+    from chatcodec.cli.options import add_timeout
+
     parser.add_argument("model", metavar="MODEL",
                         help="a model directory, a Hub model id (org/name, with chatcodec[hub]), a bundled "
                              "profile name, or a chat template file")
@@ -33,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--response-template", metavar="TEMPLATE",
                         help="the response template to check against (a JSON file or a bundled profile "
                              "name); default: the model's own")
+    add_timeout(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,9 +45,11 @@ def run(args: argparse.Namespace) -> int:
         OSError, ValueError, HubError: MODEL cannot be read or has no chat template.
     """
     from chatcodec.analysis.doctor import run_doctor
+    from chatcodec.cli.options import render_timeout
 
-    target = _target(args.model, args.response_template)
-    findings = run_doctor(target, tuple(args.check) if args.check else CHECKS)
+    with render_timeout(args.timeout):  # a model directory may derive its response template: renders too
+        target = _target(args.model, args.response_template)
+        findings = run_doctor(target, tuple(args.check) if args.check else CHECKS)
     if args.json:
         print(json.dumps({"findings": [finding.to_json() for finding in findings]}, ensure_ascii=False,
                          indent=2))

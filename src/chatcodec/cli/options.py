@@ -8,9 +8,11 @@ Rule kept here: a bad option value is a usage error. Each function converts the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
+from collections.abc import Iterator
 
-__all__ = ["positive_int", "seconds"]
+__all__ = ["add_timeout", "positive_int", "positive_seconds", "render_timeout", "seconds"]
 
 
 def positive_int(text: str) -> int:
@@ -41,3 +43,43 @@ def seconds(text: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"expected seconds, a finite number of at least 0, got {text!r}")
     return value
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds, more than 0 (``--timeout``).
+
+    Raises:
+        argparse.ArgumentTypeError: zero, a negative number, ``nan``, ``inf`` or not a number.
+    """
+    try:
+        value = seconds(text)
+    except argparse.ArgumentTypeError:
+        value = 0.0
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected seconds, a finite number more than 0, got {text!r}")
+    return value
+
+
+def add_timeout(parser: argparse.ArgumentParser) -> None:
+    """Declare ``--timeout SECONDS`` (the commands that render a chat template: render, doctor, derive)."""
+    parser.add_argument("--timeout", metavar="SECONDS", type=positive_seconds, default=None,
+                        help="stop each render of the chat template after this many seconds (default: "
+                             "MAX_RENDER_SECONDS, 60); a template that runs out of time is an error")
+
+
+@contextlib.contextmanager
+def render_timeout(limit: float | None) -> Iterator[None]:
+    """Within the block, each render may take ``limit`` seconds (``--timeout``): the sandbox's
+    :data:`~chatcodec.chat_templates.limits.MAX_RENDER_SECONDS`, restored afterwards. ``None``
+    keeps the limit as it is."""
+    from chatcodec.chat_templates import limits
+
+    if limit is None:
+        yield
+        return
+    before = limits.MAX_RENDER_SECONDS
+    limits.MAX_RENDER_SECONDS = limit
+    try:
+        yield
+    finally:
+        limits.MAX_RENDER_SECONDS = before

@@ -21,6 +21,8 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Declare the arguments of ``chatcodec render``."""
+    from chatcodec.cli.options import add_timeout
+
     parser.add_argument("source", metavar="MODEL_DIR_OR_TEMPLATE",
                         help="a model directory (any chat-template storage format), a Hub model id "
                              "(org/name, with chatcodec[hub]), a bundled profile name (see `chatcodec "
@@ -48,6 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "--var name=Ada); repeatable")
     parser.add_argument("--now", metavar="ISO", type=_parse_now,
                         help="the time strftime_now() reports, e.g. 2026-01-15T12:00:00")
+    add_timeout(parser)
 
 
 #: Template variables ``render`` sets itself, and the option (or argument) that sets each.
@@ -94,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     from chatcodec.chat_templates.requests import read_chat_request, request_tools
     from chatcodec.chat_templates.selection import select_chat_template
     from chatcodec.cli.io import read_conversation, read_json, read_tools
+    from chatcodec.cli.options import render_timeout
     from chatcodec.cli.sources import read_chat_template_source
     from chatcodec.errors import ChatTemplateNotFoundError
 
@@ -120,11 +124,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         inputs = read_chat_request(request, template)
         variables: dict[str, Any] = {**source.special_tokens, **inputs.variables, **dict(args.var)}
-        prompt = render_chat_template(
-            template, inputs.messages, tools=inputs.tools, documents=inputs.documents,
-            add_generation_prompt=inputs.add_generation_prompt,
-            continue_final_message=inputs.continue_final_message, now=args.now, **variables,
-        )
+        with render_timeout(args.timeout):
+            prompt = render_chat_template(
+                template, inputs.messages, tools=inputs.tools, documents=inputs.documents,
+                add_generation_prompt=inputs.add_generation_prompt,
+                continue_final_message=inputs.continue_final_message, now=args.now, **variables,
+            )
     except ChatTemplateError as error:
         error.name = _template_label(source.origin, source.templates, template)
         raise

@@ -61,7 +61,9 @@ def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping
         where: the model's path, for the log.
 
     Returns:
-        The :class:`Derivation`.
+        The :class:`Derivation`; a template that cannot be analysed (one that does not compile, or
+        runs out of render time on the plain conversation: one render, then the derivation stops)
+        gives no template and the error as its reason.
     """
     from chatcodec.analysis.derive import derive_response_template
     from chatcodec.chat_templates.errors import ChatTemplateError
@@ -71,7 +73,10 @@ def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping
     try:
         template = select_chat_template(templates, None, [{"type": "function"}])
         derived = derive_response_template(template, variables=dict(special_tokens))
-    except (ChatTemplateError, ChatCodecError) as error:
+    except ChatTemplateError as error:  # one line: the reason goes inside parse_response's error
+        line = "" if error.lineno is None else f", line {error.lineno} of the chat template"
+        return Derivation(None, {}, f"its chat template could not be analysed ({error.message}{line})")
+    except ChatCodecError as error:
         return Derivation(None, {}, f"its chat template could not be analysed ({error})")
     labels = {name: label.to_json() for name, label in derived.capabilities.items()}
     content = derived.capabilities["content"]
