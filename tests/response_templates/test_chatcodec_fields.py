@@ -182,6 +182,17 @@ def test_opens_once_counts_a_zero_width_close_too() -> None:
                  {"reasoning_content": "plan", "tool_calls": [{"a": 1}], "content": "Then <think>."})
 
 
+def test_several_fields_each_open_once_whatever_the_order_they_close_in() -> None:
+    template = {"start_anchor": "A", "fields": {
+        "reasoning_content": {"open": "<think>", "close": "</think>", "opens_once": True},
+        "summary": {"open": "<sum>", "close": "</sum>", "opens_once": True},
+        "content": {}}}
+    check_stream(template, "<sum>s</sum><think>r</think>a <sum> b <think> c",
+                 {"summary": "s", "reasoning_content": "r", "content": "a <sum> b <think> c"})
+    check_stream(template, "<think>r</think>a <think> <sum>s</sum> b <sum> c",
+                 {"reasoning_content": "r", "content": "a <think>  b <sum> c", "summary": "s"})
+
+
 @pytest.mark.parametrize(("field", "problem"), [
     ({"close": "</think>", "opens_once": True}, "needs an open and a close"),
     ({"open": "<think>", "opens_once": True}, "needs an open and a close"),

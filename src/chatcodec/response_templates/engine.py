@@ -280,9 +280,9 @@ class ResponseParser:
         self._hold_wide = False
         self._room = 0
         #: what OUTSIDE watches: the template's outside matcher, without the opens of the
-        #: ``opens_once`` fields in ``_closed`` once one of their regions closed
+        #: ``opens_once`` fields in ``_closed`` (those whose region closed, each closes once)
         self._outside_matcher = self._template.outside_matcher
-        self._closed: frozenset[str] = frozenset()
+        self._closed: tuple[str, ...] = ()
         self._region = self._outside()
         self._value_deltas = bool(value_deltas)
         if self._value_deltas:
@@ -632,9 +632,11 @@ class ResponseParser:
         region = self._region
         spec = region.spec
         if not reopened:
-            if spec is not None and spec.opens_once and spec.name not in self._closed:
-                self._closed |= {spec.name}
-                self._outside_matcher = self._template.outside_after(self._closed)
+            if spec is not None and spec.opens_once:  # never opens again, so it closes only once
+                closed = self._closed
+                self._outside_matcher = self._template.once_outside[spec.name] if not closed \
+                    else self._template.outside_after(frozenset((*closed, spec.name)))
+                self._closed = (*closed, spec.name)
             self._region = self._outside()
         if spec is None or not region.opened:
             return

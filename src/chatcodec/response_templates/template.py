@@ -143,7 +143,9 @@ class ResponseTemplate:
         implicit: the field without ``open`` (collects text outside every region), or ``None``.
         start_anchor: matches where the current assistant message starts inside a prompt.
         outside_matcher: the matcher used while no explicit region is open (``None``: nothing to watch).
-        closed_outside: the outside matchers once some ``opens_once`` fields closed
+        once_outside: ``opens_once`` field name -> the outside matcher once that field alone has
+            closed (built at load: the usual case, one such field, costs a lookup).
+        closed_outside: the outside matchers once several ``opens_once`` fields closed
             (:meth:`outside_after`), built when first asked for.
         extensions_used: the ``x-`` content parsers used; non-empty means the template needs chatcodec.
         spec: the JSON spec the template was loaded from (a new copy on every access).
@@ -156,6 +158,7 @@ class ResponseTemplate:
     outside_matcher: Matcher | None
     extensions_used: frozenset[str]
     source: Mapping[str, Any]
+    once_outside: Mapping[str, Matcher | None] = dataclasses.field(default_factory=dict)
     closed_outside: dict[frozenset[str], Matcher | None] = dataclasses.field(
         default_factory=dict, compare=False, repr=False)
 
@@ -557,6 +560,8 @@ def _compile(spec: Any) -> ResponseTemplate:
         implicit=implicit[0] if implicit else None,
         start_anchor=start_anchor,
         outside_matcher=_outside_matcher(fields, frozenset()),
+        once_outside=MappingProxyType({name: _outside_matcher(fields, frozenset({name}))
+                                       for name, field in fields.items() if field.opens_once}),
         extensions_used=_extensions_used(fields),
         source=MappingProxyType(copy.deepcopy(spec)),
     )
