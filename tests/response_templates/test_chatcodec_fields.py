@@ -19,6 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import chatcodec
+from chatcodec import profiles
+from chatcodec.response_templates.chatcodec_only import chatcodec_only_features
 from tests.response_templates.helpers import assert_same, check_stream, join_chunks, stream
 
 CALLS = {
@@ -191,6 +193,12 @@ def test_several_fields_each_open_once_whatever_the_order_they_close_in() -> Non
                  {"summary": "s", "reasoning_content": "r", "content": "a <sum> b <think> c"})
     check_stream(template, "<think>r</think>a <think> <sum>s</sum> b <sum> c",
                  {"reasoning_content": "r", "content": "a <think>  b <sum> c", "summary": "s"})
+
+
+def test_lint_and_save_say_opens_once_needs_chatcodec() -> None:
+    assert [str(feature) for feature in chatcodec_only_features(ONCE)] == [
+        "fields.reasoning_content.opens_once: 'opens_once' (transformers refuses to load the template)"]
+    assert profiles.load("kimi_vl").needs_chatcodec
 
 
 @pytest.mark.parametrize(("field", "problem"), [
