@@ -144,6 +144,26 @@ def test_a_structured_field_matched_twice_is_an_error_not_an_overwrite() -> None
     }
 
 
+QUOTED_THINK = "<think>plan</think>Use the <think> tag like this: <think>x</think> done<|im_end|>"
+
+
+def test_a_quoted_reasoning_open_after_the_reasoning_closed_loses_nothing() -> None:
+    """No vector. transformers 5.24 on QUOTED_THINK with this template (without ``opens_once``, which it
+    refuses) reopens reasoning at the quoted ``<think>`` and overwrites both fields:
+    ``{"reasoning_content": "tag like this: <think>x", "content": "done"}``: "plan" and "Use the" are
+    lost. chatcodec keeps every region's text; with ``opens_once`` (every bundled reasoning field) the
+    quoted markers are the answer's text, as vLLM's and SGLang's reasoning parsers read it."""
+    fields = {"reasoning_content": {"open": "<think>", "close": "</think>"},
+              "content": {"close": "<|im_end|>"}}
+    template = {"start_anchor": "<|im_start|>assistant\n", "fields": fields}
+    check_stream(template, QUOTED_THINK, {"reasoning_content": "plan tag like this: <think>x",
+                                          "content": "Use the  done"})
+    once = {**template, "fields": {**fields, "reasoning_content": {**fields["reasoning_content"],
+                                                                   "opens_once": True}}}
+    check_stream(once, QUOTED_THINK, {"reasoning_content": "plan",
+                                      "content": "Use the <think> tag like this: <think>x</think> done"})
+
+
 # -- stream equals one-shot ---------------------------------------------------------------------
 
 

@@ -25,6 +25,10 @@ from tests.response_templates.helpers import IGNORE_NO_ANCHOR, check_stream
 pytestmark = IGNORE_NO_ANCHOR
 
 NO_IMPLICIT: dict[str, Any] = {"start_anchor": "x", "fields": {"r": {"open": "<r>", "close": "</r>"}}}
+#: A reasoning field whose open is plain text once it has closed (``opens_once``).
+ONCE: dict[str, Any] = {"start_anchor": "x", "fields": {
+    "reasoning_content": {"open": "<think>", "close": "</think>", "opens_once": True},
+    "content": {"close": "<end>"}}}
 
 
 def open_(field: str) -> dict[str, Any]:
@@ -55,6 +59,12 @@ SCENARIOS: dict[tuple[str, str], tuple[dict[str, Any], str, list[str], list[dict
         "",
         ["<think>hm", "</think>"],
         [close("reasoning_content", "hm")],
+    ),
+    ("INSIDE(f)", "close(f) committed, f opens_once"): (
+        ONCE,
+        "",
+        ["<think>hm</think>", "a <think> b</think><end>"],
+        [open_("content"), chunk("content", "a <think> b</think>"), close("content", "a <think> b</think>")],
     ),
 }
 

@@ -6,7 +6,7 @@ one of two ways:
 
 * they refuse to load the template: an ``x-`` content parser (as a field's ``content``; as a
   nested ``value_parser`` they fail when such a region closes), the field keys ``flatten``,
-  ``require_close`` and ``close_at_value_end``;
+  ``require_close``, ``close_at_value_end`` and ``opens_once``;
 * they load it and parse differently, silently: an optional placeholder ``"{name?}"`` is written
   out as that literal text (every tool call gets ``"id": "{id?}"``), and ``"strip": "blank"``
   strips the text it should keep as written.
@@ -81,7 +81,7 @@ def _field_features(where: str, spec: Mapping[str, Any]) -> Iterator[ChatcodecOn
                 "transformers strips the text instead of keeping it as written")
         if not (isinstance(content, str) and content.startswith("x-")):  # else reported above
             yield from _nested_parsers(f"{where}.content_args", args)
-    for key in ("flatten", "require_close", "close_at_value_end"):
+    for key in ("flatten", "require_close", "close_at_value_end", "opens_once"):
         if spec.get(key) is True:
             yield ChatcodecOnlyFeature(f"{where}.{key}", repr(key), _REFUSED)
     for path, text in _strings(spec.get("transform"), f"{where}.transform"):

@@ -19,6 +19,8 @@ walks every row)::
     OUTSIDE     implicit close committed    -> OUTSIDE     region_close(implicit) if opened
     INSIDE(f)   text                        -> INSIDE(f)   region_chunk(f)
     INSIDE(f)   close(f) committed          -> OUTSIDE     region_close(f)
+    INSIDE(f)   close(f), f opens_once      -> OUTSIDE'    region_close(f); OUTSIDE' no longer
+                                                           watches open(f): it is text from now on
     any         end of generation           -> FINISHED    region_close of the open region, if opened
 
 Lifecycle: ``FEEDING -> FINISHED`` after :meth:`ResponseParser.finalize`; ``FEEDING -> FAILED`` when
@@ -84,6 +86,8 @@ TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
     ("OUTSIDE", "implicit close committed", "OUTSIDE", "region_close(implicit) if opened"),
     ("INSIDE(f)", "text", "INSIDE(f)", "region_chunk(f)"),
     ("INSIDE(f)", "close(f) committed", "OUTSIDE", "region_close(f)"),
+    ("INSIDE(f)", "close(f) committed, f opens_once", "OUTSIDE'",
+     "region_close(f); open(f) is text from now on"),
     ("any", "end of generation", "FINISHED", "region_close of the open region, if opened"),
 )
 
@@ -275,6 +279,10 @@ class ResponseParser:
         self._hold_chars: frozenset[str] = _NONE_HELD
         self._hold_wide = False
         self._room = 0
+        #: what OUTSIDE watches: the template's outside matcher, without the opens of the
+        #: ``opens_once`` fields in ``_closed`` (those whose region closed, each closes once)
+        self._outside_matcher = self._template.outside_matcher
+        self._closed: tuple[str, ...] = ()
         self._region = self._outside()
         self._value_deltas = bool(value_deltas)
         if self._value_deltas:
@@ -646,7 +654,7 @@ class ResponseParser:
 
     def _outside(self) -> _Region:
         implicit = self._template.implicit
-        return _Region(implicit, self._template.outside_matcher, _NO_CAPTURES, False, 0, "", True,
+        return _Region(implicit, self._outside_matcher, _NO_CAPTURES, False, 0, "", True,
                        _strings(implicit))
 
     def _close(self, events: list[dict[str, Any]], closing: str = "",
@@ -663,12 +671,18 @@ class ResponseParser:
         written, its value never begun: dropping it would lose the open). ``end`` is the offset just after the
         region's raw text (for ``offsets=True``). ``reopened``: the caller opens the next region
         right away (an open delimiter ended this one), or the output ended, so no OUTSIDE region
-        is made in between.
+        is made in between. An ``opens_once`` field's own close takes its open out of what OUTSIDE
+        watches from now on (a state change: nothing is checked per chunk).
         """
         region = self._region
-        if not reopened:
-            self._region = self._outside()
         spec = region.spec
+        if not reopened:
+            if spec is not None and spec.opens_once:  # never opens again, so it closes only once
+                closed = self._closed
+                self._outside_matcher = self._template.once_outside[spec.name] if not closed \
+                    else self._template.outside_after(frozenset((*closed, spec.name)))
+                self._closed = (*closed, spec.name)
+            self._region = self._outside()
         if spec is None or not region.opened:
             return
         raw = "".join(region.parts)

@@ -20,6 +20,7 @@ This module never parses model output; it only describes how to.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import threading
 from collections import OrderedDict
@@ -72,6 +73,7 @@ _FIELD_KEYS = frozenset({
     "flatten",  # chatcodec extension: a repeating field whose every match is a list gives one list
     "require_close",  # chatcodec extension: a region cut off by the end of generation is a problem
     "close_at_value_end",  # chatcodec extension: the region closes where its content parser's value ends
+    "opens_once",  # chatcodec extension: once a region of the field closed, its open is plain text
 })
 
 
@@ -93,6 +95,9 @@ class FieldSpec:
         require_close: (chatcodec extension) a region that the end of generation closes, before
             its own close delimiter, is a parse problem (a cut-off call whose text cannot show it
             is incomplete).
+        opens_once: (chatcodec extension) once a region of this field closed by its close
+            delimiter, the field's open is no longer watched: a later occurrence is plain text of
+            the surrounding (implicit) field (a ``<think>`` quoted in the answer).
         dirty: the ``dirty`` flag of this field's ``region_chunk`` events.
         concatenates: a non-repeating plain-text field: its value is the parsed concatenation of
             all its regions' raw text (SPEC §1.5, "nothing is lost").
@@ -124,6 +129,7 @@ class FieldSpec:
     parse: Prepared
     transform_depth: int = 0
     build: Build | None = None
+    opens_once: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +144,10 @@ class ResponseTemplate:
         implicit: the field without ``open`` (collects text outside every region), or ``None``.
         start_anchor: matches where the current assistant message starts inside a prompt.
         outside_matcher: the matcher used while no explicit region is open (``None``: nothing to watch).
+        once_outside: ``opens_once`` field name -> the outside matcher once that field alone has
+            closed (built at load: the usual case, one such field, costs a lookup).
+        closed_outside: the outside matchers once several ``opens_once`` fields closed
+            (:meth:`outside_after`), built when first asked for.
         extensions_used: the ``x-`` content parsers used; non-empty means the template needs chatcodec.
         spec: the JSON spec the template was loaded from (a new copy on every access).
     """
@@ -149,6 +159,9 @@ class ResponseTemplate:
     outside_matcher: Matcher | None
     extensions_used: frozenset[str]
     source: Mapping[str, Any]
+    once_outside: Mapping[str, Matcher | None] = dataclasses.field(default_factory=dict)
+    closed_outside: dict[frozenset[str], Matcher | None] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False)
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -162,6 +175,18 @@ class ResponseTemplate:
     def __reduce__(self) -> tuple[Any, ...]:
         # compiled patterns and read-only views do not pickle as such: rebuild from the spec
         return (load_response_template, (self.spec,))
+
+    def outside_after(self, closed: frozenset[str]) -> Matcher | None:
+        """The matcher for OUTSIDE once the ``opens_once`` fields named in ``closed`` have closed:
+        every open but theirs, and the implicit field's close (``None``: nothing left to watch).
+
+        Built once per set of names and kept (a parser swaps matchers when such a field closes,
+        so the state change costs nothing per chunk). Safe to share: building twice for the same
+        set gives equal matchers, and the last one stored wins.
+        """
+        if closed not in self.closed_outside:
+            self.closed_outside[closed] = _outside_matcher(self.fields, closed)
+        return self.closed_outside[closed]
 
     def truncate_prefix(self, prefix: str) -> str:
         """The part of ``prefix`` after the last start-anchor match (all of it if there is none).
@@ -198,6 +223,15 @@ class ResponseTemplate:
         for match in self.start_anchor.finditer(prefix, timeout=timeout):
             last_end = match.end()
         return None if last_end is None else prefix[last_end:]
+
+
+def _outside_matcher(fields: Mapping[str, FieldSpec], closed: frozenset[str]) -> Matcher | None:
+    """The OUTSIDE matcher: the open of every field not in ``closed``, then the implicit field's close."""
+    watched = [spec.open for spec in fields.values() if spec.open is not None and spec.name not in closed]
+    implicit = next((spec for spec in fields.values() if spec.open is None), None)
+    if implicit is not None and implicit.close is not None:
+        watched.append(implicit.close)
+    return build_matcher(watched) if watched else None
 
 
 def _error(message: str, *, field: str | None = None, key: str | None = None) -> ResponseTemplateError:
@@ -348,6 +382,10 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
             if open_ is None else value_end_problem(parser.name, args)
         if problem is not None:
             raise _error(f"'close_at_value_end': {problem}", field=name, key="close_at_value_end")
+    opens_once = _check_bool(spec, name, "opens_once", False)
+    if opens_once and (open_ is None or close is None or repeats):
+        raise _error("'opens_once' needs an open and a close delimiter and no 'repeats' (it makes the open "
+                     "plain text once a region of the field has closed)", field=name, key="opens_once")
     return FieldSpec(
         name=name, open=open_, close=close, content=parser.name, content_args=args, parser=parser,
         repeats=repeats, flatten=spec.get("flatten", False), require_close=require_close,
@@ -360,6 +398,7 @@ def _build_field(name: Any, spec: Any) -> FieldSpec:
         parse=prepare_parser(parser, args),
         transform_depth=0 if transform is None else static_depth(transform) + transform_each,
         build=None if transform is None else compile_transform(transform),
+        opens_once=opens_once,
     )
 
 
@@ -554,15 +593,14 @@ def _compile(spec: Any) -> ResponseTemplate:
             f"collects text outside every region); found: {', '.join(f.name for f in implicit)}",
             key="fields",
         )
-    watched = [field.open for field in fields.values() if field.open is not None]
-    if implicit and implicit[0].close is not None:
-        watched.append(implicit[0].close)
     return ResponseTemplate(
         fields=MappingProxyType(fields),
         defaults=MappingProxyType(copy.deepcopy(spec.get("defaults", {}))),
         implicit=implicit[0] if implicit else None,
         start_anchor=start_anchor,
-        outside_matcher=build_matcher(watched) if watched else None,
+        outside_matcher=_outside_matcher(fields, frozenset()),
+        once_outside=MappingProxyType({name: _outside_matcher(fields, frozenset({name}))
+                                       for name, field in fields.items() if field.opens_once}),
         extensions_used=_extensions_used(fields),
         source=MappingProxyType(copy.deepcopy(spec)),
     )
