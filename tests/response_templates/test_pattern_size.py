@@ -83,6 +83,33 @@ def test_the_crashing_alternation_is_refused() -> None:
         "1,000,000,000", "1,200,000")
 
 
+VERBOSE = (
+    "it turns on verbose mode (the x flag), whose ignored whitespace and # comments hide counted "
+    "repetitions from the size check (MAX_PATTERN_SIZE in chatcodec.response_templates.limits); write "
+    "the pattern without the x flag"
+)
+
+
+@pytest.mark.parametrize("source", [
+    "(?x)(?:ab|cd){ 300000 }",  # the count's spaces made it a literal to the estimate: 6 elements
+    "(?x)(?:(?:ab|cd){1000}) {1000}",  # the space was the element repeated: about 5,000
+    "(?x)(?:(?:ab|cd){1000})#c\n{1000}",  # so was the comment
+    "(?ix:a)",
+    "(?V1x)a",
+])
+def test_a_verbose_pattern_is_refused(source: str) -> None:
+    """QA: each of the first three took the size check for small and crashed the interpreter
+    (segmentation fault) while the template loaded."""
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {"open_pattern": source, "close": ">"}}}
+    assert _refused(template) == f"fields.x.open_pattern: invalid open_pattern regex: {VERBOSE}"
+
+
+@pytest.mark.parametrize("source", ["(?-x)a b", "\\(?x\\) b", "[(?x)] b", "(?i)a b"])
+def test_an_x_that_turns_nothing_on_still_loads(source: str) -> None:
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {"open_pattern": source, "close": ">"}}}
+    assert parse_response("z", template, prefix="") == {"content": "z"}
+
+
 def test_many_patterns_within_their_own_limit_are_refused_together() -> None:
     """Two hundred fields of 9,991 elements each took 8 s and 1.6 GB to load."""
     fields = {f"f{i}": {"open_pattern": f"<{i}>a{{9990}}", "close": ">"} for i in range(200)}

@@ -8,6 +8,12 @@ fault. No timeout or ``try`` can stop either, so the size is estimated from the 
 first (:func:`expanded_size`) and a pattern over :data:`~chatcodec.response_templates.limits.MAX_PATTERN_SIZE`
 is refused with ``regex.error`` (:func:`check_size`), which the template loader reports as an
 invalid pattern, naming the field and the key.
+
+The estimate reads the pattern as ``regex`` reads it without the verbose flag. With ``(?x)``
+(or ``(?x:...)``, ``(?ix)``, ``(?V1x)``), whitespace and ``#`` comments are ignored, so
+``(?x)(?:ab|cd){ 300000 }`` or ``(?x)(?:X{1000}) {1000}`` compile to what the estimate cannot see
+(a segmentation fault, as above): a pattern that turns verbose mode on is refused
+(:func:`check_size`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ __all__ = ["check_size", "expanded_size"]
 
 #: A counted repetition token: ``{m}``, ``{m,}``, ``{m,n}`` or ``{,n}`` (its least count first).
 _COUNT = LazyPattern(r"\{([0-9]*)(?:,[0-9]*)?\}")
+
+#: An inline flag group (``(?ix)``, ``(?V1x:``, ``(?x-i)``): the flags it turns on, then ``-`` and
+#: the flags it turns off.
+_FLAGS = LazyPattern(r"\(\?([a-zA-Z0-9]*)(?:-[a-zA-Z0-9]*)?[:)]")
 
 
 def expanded_size(source: str) -> int:
@@ -75,8 +85,15 @@ def check_size(source: str) -> None:
         source: a regex pattern's text.
 
     Raises:
-        regex.error: the pattern is too big, with a message naming the estimate and the limit.
+        regex.error: the pattern is too big, with a message naming the estimate and the limit; or
+            it turns on verbose mode, whose ignored whitespace and comments the estimate cannot read.
     """
+    if _turns_verbose_on(source):
+        raise regex.error(
+            "it turns on verbose mode (the x flag), whose ignored whitespace and # comments hide "
+            "counted repetitions from the size check (MAX_PATTERN_SIZE in "
+            "chatcodec.response_templates.limits); write the pattern without the x flag"
+        )
     size = expanded_size(source)
     if size > limits.MAX_PATTERN_SIZE:
         raise regex.error(
@@ -85,3 +102,23 @@ def check_size(source: str) -> None:
             f"more than MAX_PATTERN_SIZE ({limits.MAX_PATTERN_SIZE:,}) in "
             "chatcodec.response_templates.limits: compiling it would exhaust memory or crash"
         )
+
+
+def _turns_verbose_on(source: str) -> bool:
+    """Whether an inline flag group of ``source`` (outside escapes and character classes) turns
+    on the verbose flag ``x``.
+
+    Args:
+        source: a regex pattern's text.
+
+    Returns:
+        ``True`` for ``(?x)``, ``(?ix:``, ``(?V1x)`` and the like; ``False`` for ``(?-x)``, ``\\(?x``.
+    """
+    position = 0
+    for token in tokens(source):
+        if token.startswith("(?"):
+            flags = _FLAGS.match(source, position)
+            if flags is not None and "x" in flags.group(1):
+                return True
+        position += len(token)
+    return False
