@@ -264,6 +264,17 @@ def test_minijinja_that_runs_too_long_is_stopped(monkeypatch: pytest.MonkeyPatch
         "so a template that runs long runs on there")
 
 
+def test_minijinja_stopped_by_its_cpu_limit_reads_as_out_of_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: the child's CPU limit is the timeout in whole seconds, so it can fire before the wall clock
+    (exit -SIGXCPU); that read "MiniJinja failed: exit -24 ... MINIJINJA_MEMORY", blaming memory."""
+    monkeypatch.setattr(cross_engine, "MINIJINJA_TIMEOUT", 1.9)  # CPU limit 1 s, wall clock 1.9 s
+    endless = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}x"
+    contexts = [cross_engine.engine_context(probe) for probe in cross_engine.cross_engine_probes({})[:1]]
+    assert cross_engine._render_minijinja(endless, contexts) == (
+        "MiniJinja did not finish within 1.9 s (MINIJINJA_TIMEOUT): it has no limits on loops or sizes, "
+        "so a template that runs long runs on there")
+
+
 def test_minijinja_renders_in_its_child_process_as_it_did_in_process() -> None:
     template = ('{{ raise_exception("no system") if messages[0].role == "system" }}'
                 "{% for m in messages %}{{ m.content|tojson }} {{ strftime_now('%Y') }}{% endfor %}")

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -128,6 +129,15 @@ def engine_context(probe: Probe) -> dict[str, Any]:
 
 # --- the engines -----------------------------------------------------------------------------------
 
+#: The signal a process gets past its CPU-time limit (``RLIMIT_CPU``); 24 on Linux and macOS.
+_SIGXCPU = int(getattr(signal, "SIGXCPU", 24))
+
+
+def _minijinja_out_of_time() -> str:
+    return (f"MiniJinja did not finish within {MINIJINJA_TIMEOUT:g} s (MINIJINJA_TIMEOUT): it has no "
+            "limits on loops or sizes, so a template that runs long runs on there")
+
+
 def _render_minijinja(template: str, contexts: list[dict[str, Any]]) -> list[Outcome] | str:
     """Render with MiniJinja in a child process (:mod:`chatcodec.analysis.minijinja_runner`), within
     ``MINIJINJA_MEMORY`` bytes and ``MINIJINJA_TIMEOUT`` seconds: it has no limits of its own and
@@ -146,8 +156,9 @@ def _render_minijinja(template: str, contexts: list[dict[str, Any]]) -> list[Out
             done = subprocess.run([sys.executable, str(script)], input=json.dumps(request),
                                   capture_output=True, text=True, timeout=MINIJINJA_TIMEOUT, check=False)
         except subprocess.TimeoutExpired:
-            return (f"MiniJinja did not finish within {MINIJINJA_TIMEOUT:g} s (MINIJINJA_TIMEOUT): it has no "
-                    "limits on loops or sizes, so a template that runs long runs on there")
+            return _minijinja_out_of_time()
+    if done.returncode == -_SIGXCPU:  # its CPU limit (RLIMIT_CPU) can fire before the wall clock
+        return _minijinja_out_of_time()
     if done.returncode != 0:
         lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
         return (f"MiniJinja failed: {lines[0] if lines else f'exit {done.returncode}'} (it renders within "
