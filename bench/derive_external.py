@@ -22,8 +22,10 @@ applicable capability verified, as in
 ``peer_vectors.json`` (``peer_family`` in the sources) parses them (``peers``).
 
 ``--sources bench/derive_external2_sources.json`` measures the second independent set, built after
-the first had shaped rules of the derivation, and ``--sources bench/derive_external3_sources.json``
-the third, built after the second had; no template may be listed in two files.
+the first had shaped rules of the derivation, ``--sources bench/derive_external3_sources.json``
+the third, built after the second had, and ``derive_external4_sources.json`` and
+``derive_external5_sources.json`` the fourth and fifth, each built after the one before it had; no
+template may be listed in two files.
 """
 
 from __future__ import annotations
@@ -59,8 +61,7 @@ from derive_corpus import (  # noqa: E402
 
 SOURCES = ROOT / "bench" / "derive_external_sources.json"
 #: Every sources file: a template listed in one may not reappear in another (by SHA-256).
-ALL_SOURCES = (SOURCES, ROOT / "bench" / "derive_external2_sources.json",
-               ROOT / "bench" / "derive_external3_sources.json")
+ALL_SOURCES = (SOURCES, *(ROOT / "bench" / f"derive_external{n}_sources.json" for n in range(2, 6)))
 
 
 def _squeezed(text: str) -> str:
@@ -173,8 +174,7 @@ def main() -> int:
     parser.add_argument("directory", type=Path, help="the directory holding the listed template files")
     parser.add_argument("--sources", type=Path, default=SOURCES,
                         help="the sources file listing the set (default: the first external set; "
-                             "bench/derive_external2_sources.json is the second, "
-                             "bench/derive_external3_sources.json the third)")
+                             "bench/derive_externalN_sources.json is the N-th, N = 2 to 5)")
     parser.add_argument("--reasons", action="store_true", help="print the reason of every label not verified")
     parser.add_argument("--peers", action="store_true",
                         help="also parse the peer vectors of each template's family")

@@ -35,8 +35,14 @@ def _write_set(path: Path, file: str, text: str) -> str:
 
 def test_every_committed_set_file_is_checked_by_the_glob() -> None:
     names = {path.name for path in derive_external.sources_files()}
-    assert {"derive_external_sources.json", "derive_external2_sources.json",
-            "derive_external4_sources.json"} <= names
+    assert {"derive_external_sources.json", "derive_external2_sources.json", "derive_external3_sources.json",
+            "derive_external4_sources.json", "derive_external5_sources.json"} <= names
+
+
+def test_the_explicit_list_names_all_five_sets() -> None:
+    assert [path.name for path in derive_external.ALL_SOURCES] == [
+        "derive_external_sources.json", "derive_external2_sources.json", "derive_external3_sources.json",
+        "derive_external4_sources.json", "derive_external5_sources.json"]
 
 
 def test_no_template_is_listed_in_two_committed_sets() -> None:
@@ -57,6 +63,21 @@ def test_the_fourth_set_records_source_digest_tokens_and_a_distant_nearest() -> 
         assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), entry["file"]
         assert entry["special_tokens"]["eos_token"], entry["file"]
         assert entry["nearest"]["similarity"] < 0.9, entry["file"]
+
+
+def test_the_fifth_set_records_source_digest_tokens_and_a_distant_nearest() -> None:
+    entries: list[dict[str, Any]] = json.loads(
+        (ROOT / "bench" / "derive_external5_sources.json").read_text(encoding="utf-8"))["sources"]
+    assert len(entries) == 24
+    assert len({entry["file"] for entry in entries}) == 24
+    assert len({entry["sha256"] for entry in entries}) == 24
+    for entry in entries:
+        assert re.fullmatch(r"[0-9a-f]{64}", entry["sha256"]), entry["file"]
+        assert re.fullmatch(r"[0-9a-f]{40}", entry["commit"]), entry["file"]
+        assert entry["special_tokens"]["eos_token"], entry["file"]
+        assert entry["nearest"]["similarity"] < 0.9, entry["file"]
+    assert [entry["file"] for entry in entries if "json_field" in entry] == [
+        "BigBIueWhale-qwen_38_agent_setup-tokenizer_config.jinja"]
 
 
 def test_a_listed_template_with_its_digest_loads(tmp_path: Path) -> None:
