@@ -4,11 +4,15 @@ It follows :mod:`..ext_bare_object`'s reader step by step: an object (the root m
 begins at its bracket; a delimited string value (``<|"|>...<|"|>``) streams verbatim, holding back
 what may be the start of its closing delimiter; a JSON string value streams through
 :class:`~.json_scan.JsonReader`; a bare value (``3``, ``true``, ``None``) is ``set`` once the ``,``,
-``}`` or ``]`` after it arrives (with ``bare_strings``, any other word too, as a string). A key is
+``}`` or ``]`` after it arrives (with ``bare_strings``, any other word too, as a string; in an object
+a ``,`` ends it only once the text after the ``,`` shows that it may begin a key, as the parser's
+``bare_value_end`` decides). A key is
 emitted with its value: a string key when it closes, a bare key (text up to the first ``:`` that a
 value follows, as the parser decides; with ``bare_strings`` looked for only before the next ``,``,
 ``}`` or ``]``) once the start of the value after that ``:`` shows it is one. A repeated key,
-nesting deeper than the parser allows and anything it would refuse stop the scanner. Whitespace is
+nesting deeper than the parser allows and anything it would refuse stop the scanner. With
+``inner_close_as``, a close delimiter is held until the text after it shows whether it ends the
+string (``delim_closes``): if not, the replacement text streams in its place. Whitespace is
 what :meth:`str.isspace` says.
 
 ``complete``: after the root object, the first character that is not whitespace ends it.
@@ -21,7 +25,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
-from chatcodec.response_templates.ext_bare_object import MAX_DEPTH, bare_word_end
+from chatcodec.response_templates.ext_bare_object import (
+    MAX_DEPTH,
+    bare_value_end,
+    bare_word_end,
+    delim_closes,
+)
 from chatcodec.response_templates.scanners.json_scan import Frame, JsonReader
 from chatcodec.response_templates.scanners.protocol import Delta, Path
 
@@ -57,9 +66,12 @@ def _bare(word: str) -> Any:
 class BareObjectScanner:
     """See the module docstring."""
 
-    def __init__(self, string_delims: list[tuple[str, str]], bare_strings: bool = False) -> None:
+    def __init__(self, string_delims: list[tuple[str, str]], bare_strings: bool = False,
+                 inner_close_as: str | None = None) -> None:
         self._delims = string_delims
         self._bare_strings = bare_strings
+        self._inner = inner_close_as
+        self._after_string = False  # in _AFTER: the value just read was a delimited string
         self._stack: list[Frame] = []
         self._state = _VALUE
         self._first = False  # in _KEY: right after "{" (a "}" may come)
@@ -131,6 +143,9 @@ class BareObjectScanner:
             return i + 1
         if text[i] == ("}" if frame.is_object else "]"):
             return self._close(i, out)
+        if self._after_string and frame.is_object and text[i] not in "]:":
+            self._state, self._first = _KEY, False  # its close showed a bare key and ':' follow
+            return i
         return self._dead()
 
     def _close(self, i: int, out: list[Delta]) -> int:
@@ -140,6 +155,7 @@ class BareObjectScanner:
         return i + 1
 
     def _done(self) -> None:
+        self._after_string = False
         if not self._stack:
             self._state = _DONE
         else:
@@ -186,7 +202,10 @@ class BareObjectScanner:
         return None
 
     def _bare_value(self, text: str, i: int, path: Path, out: list[Delta]) -> int:
-        end = _terminator(text, i)
+        if self._bare_strings and self._stack[-1].is_object:
+            end = bare_value_end(text, i, self._delims, final=False)
+        else:
+            end = _terminator(text, i)
         if end < 0:
             self._carry = text[i:]
             return len(text)
@@ -235,6 +254,18 @@ class BareObjectScanner:
                     out.append(("text", self._path, piece))
             return n
         piece = text[i:end]
+        if self._inner is not None:
+            closes = delim_closes(text, end + len(closer), final=False)
+            if not closes:  # text of the string, or undecided: what follows the delimiter decides
+                if closes is None:
+                    self._carry = text[end:]
+                else:
+                    piece += self._inner
+                if self._closer_key:
+                    self._key_parts.append(piece)
+                elif piece:
+                    out.append(("text", self._path, piece))
+                return n if closes is None else end + len(closer)
         self._closer = None
         if self._closer_key:
             return self._take_key("".join(self._key_parts) + piece, end + len(closer), _COLON)
@@ -242,6 +273,7 @@ class BareObjectScanner:
             out.append(("text", self._path, piece))
         out.append(("end", self._path, None))
         self._done()
+        self._after_string = True
         return end + len(closer)
 
     def _key_start(self, text: str, i: int, out: list[Delta]) -> int:
@@ -314,4 +346,4 @@ _terminator = bare_word_end
 def bare_object_scanner(args: Mapping[str, Any]) -> BareObjectScanner:
     """The scanner of an ``x-bare-object`` region."""
     return BareObjectScanner([(str(a), str(b)) for a, b in args.get("string_delims", [])],
-                             bool(args.get("bare_strings")))
+                             bool(args.get("bare_strings")), args.get("inner_close_as"))

@@ -1,0 +1,121 @@
+"""Format variants that real models wrote and the bundled profiles once missed, with their events.
+
+Each output below was written by the model named in its case (the source says where it was
+captured: a peer's issue or test, or the model card's documented format). The message is checked
+whole and fed one character at a time, and so are the events a parser made with
+``value_deltas=True`` gives: the region opens and closes, the value events (a string's ``text``
+events joined, as the chunking splits them) and the region text joined per field must be exactly
+those below, however the output is fed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+import chatcodec
+from chatcodec import profiles
+
+Q = '<|"|>'
+
+
+@dataclass(frozen=True)
+class Case:
+    family: str
+    source: str
+    output: str
+    message: dict[str, Any]
+    #: the value events of the tool-call region, ``(op, path, payload)`` (``text`` events joined)
+    values: list[tuple[str, tuple[str | int, ...], Any]]
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _head(name: str) -> list[tuple[str, tuple[str | int, ...], Any]]:
+    return [("begin", (), "object"), ("set", ("type",), "function"), ("begin", ("function",), "object"),
+            ("set", ("function", "name"), name), ("begin", ("function", "arguments"), "object")]
+
+
+_TAIL: list[tuple[str, tuple[str | int, ...], Any]] = [
+    ("end", ("function", "arguments"), None), ("end", ("function",), None), ("end", (), None)]
+_ARGS = ("function", "arguments")
+
+CASES = {
+    "gemma4 bare value with a comma": Case(
+        "gemma4",
+        "Gemma 4 writes a place name unquoted (vLLM's _parse_gemma4_args keeps 'San Francisco' and "
+        "drops ' CA'; Ollama's gemma4RawStringValueEnd reads it whole)",
+        "<|tool_call>call:get_weather{location:San Francisco, CA}<tool_call|>",
+        {"role": "assistant", "tool_calls": [_call("get_weather", {"location": "San Francisco, CA"})]},
+        [*_head("get_weather"), ("set", (*_ARGS, "location"), "San Francisco, CA"), *_TAIL],
+    ),
+    "gemma4 string token for a quote inside a string": Case(
+        "gemma4",
+        "vllm-project/vllm #48678 (fixes #44715): the captured execute_python call",
+        f"<|tool_call>call:execute_python{{code:{Q}result = duckdb.sql({Q}{Q}{Q} SELECT ... {Q}{Q}{Q}).df()"
+        f"{Q},data_refs:[{Q}df_1{Q}],return_vars:[{Q}result{Q}]}}<tool_call|>",
+        {"role": "assistant", "tool_calls": [_call("execute_python", {
+            "code": 'result = duckdb.sql(""" SELECT ... """).df()', "data_refs": ["df_1"],
+            "return_vars": ["result"]})]},
+        [*_head("execute_python"), ("begin", (*_ARGS, "code"), "string"),
+         ("text", (*_ARGS, "code"), 'result = duckdb.sql(""" SELECT ... """).df()'),
+         ("end", (*_ARGS, "code"), None),
+         ("begin", (*_ARGS, "data_refs"), "array"), ("begin", (*_ARGS, "data_refs", 0), "string"),
+         ("text", (*_ARGS, "data_refs", 0), "df_1"), ("end", (*_ARGS, "data_refs", 0), None),
+         ("end", (*_ARGS, "data_refs"), None),
+         ("begin", (*_ARGS, "return_vars"), "array"), ("begin", (*_ARGS, "return_vars", 0), "string"),
+         ("text", (*_ARGS, "return_vars", 0), "result"), ("end", (*_ARGS, "return_vars", 0), None),
+         ("end", (*_ARGS, "return_vars"), None), *_TAIL],
+    ),
+    "gemma4 key after a string without its comma": Case(
+        "gemma4",
+        "hybridgroup/yzma #243: a Gemma output, command:<|\"|>look<|\"|>angle:90",
+        f"<|tool_call>call:robot{{command:{Q}look{Q}angle:90}}<tool_call|>",
+        {"role": "assistant", "tool_calls": [_call("robot", {"command": "look", "angle": 90})]},
+        [*_head("robot"), ("begin", (*_ARGS, "command"), "string"), ("text", (*_ARGS, "command"), "look"),
+         ("end", (*_ARGS, "command"), None), ("set", (*_ARGS, "angle"), 90), *_TAIL],
+    ),
+}
+
+
+def _run(case: Case, chunks: list[str]) -> tuple[dict[str, Any], list[Any], dict[str, str]]:
+    """The message, the region and value events (text joined) and the region text per field."""
+    profile = profiles.load(case.family)
+    parser = chatcodec.ResponseParser(profile.response_template, prefix=profile.generation_prompt,
+                                      value_deltas=True)
+    events = list(parser.initial_events)
+    for chunk in chunks:
+        events += parser.feed(chunk)
+    message, final = parser.finalize()
+    events += final
+    shape: list[Any] = []
+    texts: dict[str, str] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "region_chunk":
+            texts[event["field"]] = texts.get(event["field"], "") + event["text"]
+        elif kind == "region_value":
+            payload = event.get("kind", event.get("value", event.get("text")))
+            item = (event["op"], tuple(event["path"]), payload)
+            if item[0] == "text" and shape and shape[-1][0] == "text" and shape[-1][1] == item[1]:
+                item = ("text", item[1], shape.pop()[2] + item[2])
+            shape.append(item)
+        else:
+            shape.append((kind, event["field"]))
+    return message, shape, texts
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_real_output_parses_to_the_same_message_and_events_whole_and_streamed(name: str) -> None:
+    case = CASES[name]
+    whole = _run(case, [case.output])
+    streamed = _run(case, list(case.output))
+    assert whole[0] == case.message
+    assert streamed == whole
+    values = [item for item in whole[1] if len(item) == 3]
+    assert values == case.values
+    assert ("region_close", "tool_calls") in whole[1]
