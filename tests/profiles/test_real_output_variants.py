@@ -79,6 +79,27 @@ CASES = {
         [*_head("robot"), ("begin", (*_ARGS, "command"), "string"), ("text", (*_ARGS, "command"), "look"),
          ("end", (*_ARGS, "command"), None), ("set", (*_ARGS, "angle"), 90), *_TAIL],
     ),
+    "functionary_v3_1 code interpreter after <|python_tag|>": Case(
+        "functionary_v3_1",
+        "MeetKai/functionary llama31_prompt_template.py (<|python_tag|> calls 'python' with the code); "
+        "llama.cpp common/chat.cpp reads it as {'code': ...}",
+        "Let me compute that.<|python_tag|>import math\nprint(math.sqrt(2))",
+        {"role": "assistant", "content": "Let me compute that.",
+         "tool_calls": [_call("python", {"code": "import math\nprint(math.sqrt(2))"})]},
+        [*_head("python"), ("begin", (*_ARGS, "code"), "string"),
+         ("text", (*_ARGS, "code"), "import math\nprint(math.sqrt(2))"), ("end", (*_ARGS, "code"), None),
+         *_TAIL],
+    ),
+    "functionary_v3_2 python recipient with raw code": Case(
+        "functionary_v3_2",
+        "llama.cpp tests/test-chat.cpp, Functionary v3.2: 'python\\n# This is a program:\\nprint('hey')'",
+        "python\n# This is a program:\nprint('hey')",
+        {"role": "assistant",
+         "tool_calls": [_call("python", {"code": "# This is a program:\nprint('hey')"})]},
+        [*_head("python"), ("begin", (*_ARGS, "code"), "string"),
+         ("text", (*_ARGS, "code"), "# This is a program:\nprint('hey')"), ("end", (*_ARGS, "code"), None),
+         *_TAIL],
+    ),
 }
 
 
