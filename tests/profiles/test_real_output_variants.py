@@ -79,6 +79,19 @@ CASES = {
         [*_head("robot"), ("begin", (*_ARGS, "command"), "string"), ("text", (*_ARGS, "command"), "look"),
          ("end", (*_ARGS, "command"), None), ("set", (*_ARGS, "angle"), 90), *_TAIL],
     ),
+    "gemma4 single-quoted strings in an array": Case(
+        "gemma4",
+        "vllm-project/vllm #51284: captured gemma-4-26b-a4b emissions, data_refs:['ds_152a4bfd970b4313']",
+        f"<|tool_call>call:execute_python{{code:{Q}print(1){Q},data_refs:['ds_152a4bfd970b4313']}}<tool_call|>",
+        {"role": "assistant", "tool_calls": [_call("execute_python", {
+            "code": "print(1)", "data_refs": ["ds_152a4bfd970b4313"]})]},
+        [*_head("execute_python"), ("begin", (*_ARGS, "code"), "string"),
+         ("text", (*_ARGS, "code"), "print(1)"), ("end", (*_ARGS, "code"), None),
+         ("begin", (*_ARGS, "data_refs"), "array"),
+         ("begin", (*_ARGS, "data_refs", 0), "string"),
+         ("text", (*_ARGS, "data_refs", 0), "ds_152a4bfd970b4313"), ("end", (*_ARGS, "data_refs", 0), None),
+         ("end", (*_ARGS, "data_refs"), None), *_TAIL],
+    ),
     "functionary_v3_1 code interpreter after <|python_tag|>": Case(
         "functionary_v3_1",
         "MeetKai/functionary llama31_prompt_template.py (<|python_tag|> calls 'python' with the code); "

@@ -4,8 +4,10 @@
   (``{location:San Francisco, CA}``).
 * With ``inner_close_as``, the string token written inside a string is text (vLLM #48678: the
   triple quotes of a SQL string), and a key may follow a string without its ``,`` (yzma #243).
+* With ``single_quotes``, a value written as a Python single-quoted string is that string
+  (vLLM #51284: ``data_refs:['ds_1']``), where a bare word would keep the quotes.
 
-Both only read what were errors: every text the parser reads without them is read alike with
+The first two only read what were errors: every text the parser reads without them is read alike with
 them; and the value scanner streams what the parser returns at every chunking (property tests).
 """
 
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 from chatcodec.response_templates.scanners.shadow import Shadow
 from tests.response_templates.test_bare_strings import BARE, STRICT, Q, parse, scan
 
-GEMMA: dict[str, Any] = {**BARE, "inner_close_as": '"'}
+GEMMA: dict[str, Any] = {**BARE, "inner_close_as": '"', "single_quotes": True}
 
 
 @pytest.mark.parametrize(
@@ -81,6 +83,28 @@ def test_inner_close_as_refuses_what_still_is_no_object(text: str, message: str)
         parse(text, GEMMA)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{data_refs:['ds_152a4bfd970b4313']}", {"data_refs": ["ds_152a4bfd970b4313"]}),
+        ("{pattern:':\\s*\\w+'}", {"pattern": ":\\s*\\w+"}),
+        (f"{{include:{Q}*.py{Q},pattern:'abc',path:{Q}/tmp{Q}}}",
+         {"include": "*.py", "pattern": "abc", "path": "/tmp"}),
+        ("{a:'it's', b:['x, y', 'z']}", {"a": "it's", "b": ["x, y", "z"]}),
+        ("{ns:k:'v'}", {"ns:k": "v"}),
+    ],
+)
+def test_single_quotes_read_a_python_string_value(text: str, expected: dict[str, Any]) -> None:
+    assert parse(text, GEMMA) == expected
+    assert scan(text, list(text), GEMMA) == scan(text, [text], GEMMA)
+
+
+def test_a_single_quoted_value_that_never_closes_is_an_error() -> None:
+    message = "x-bare-object: a string opened at offset 3 is never closed"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        parse("{a:'x'y}", GEMMA)
+
+
 def test_the_scanner_holds_a_string_token_until_what_follows_it_decides() -> None:
     from chatcodec.response_templates.scanners import scanner_for
 
@@ -94,7 +118,7 @@ def test_the_scanner_holds_a_string_token_until_what_follows_it_decides() -> Non
     assert scanner.feed(f"{Q},") == [("end", ("a",), None)]
 
 
-_PIECES = ["{", "}", "[", "]", ",", ":", " ", "a", "b c", "1", "k:", Q, f"{Q}{Q}", '"x"', "\n"]
+_PIECES = ["{", "}", "[", "]", ",", ":", " ", "a", "b c", "1", "k:", Q, f"{Q}{Q}", '"x"', "\n", "'", "'s'"]
 TEXTS = st.lists(st.sampled_from(_PIECES), max_size=16).map(lambda pieces: "{" + "".join(pieces))
 
 
@@ -117,7 +141,7 @@ def test_the_scanner_agrees_with_the_parser_at_every_chunking(text: str, data: s
 
 @given(TEXTS)
 def test_the_options_read_every_text_they_did_not_need_alike(text: str) -> None:
-    for narrow, wide in ((STRICT, BARE), (BARE, GEMMA)):
+    for narrow, wide in ((STRICT, BARE), (STRICT, GEMMA), (BARE, {**GEMMA, "single_quotes": False})):
         try:
             before = parse(text, narrow)
         except ValueError:

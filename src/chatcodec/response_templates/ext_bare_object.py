@@ -39,6 +39,13 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
   (``command:<|"|>look<|"|>angle:90``, a real Gemma 4 output, yzma #243). It only reads what would
   be errors: a delimited string followed by anything else was one.
 
+* ``single_quotes`` (bool, default false): a value (not a key) that begins with ``'`` is a string
+  that runs to the next ``'`` that a ``,``, ``}`` or ``]`` follows (after whitespace), its text
+  taken verbatim (a ``'`` elsewhere is text: ``'it's'`` is ``it's``). Gemma 4 writes Python's
+  single-quoted strings inside containers (``data_refs:['ds_1']``, vLLM #51284, captured outputs)
+  and as values (Ollama's ``repairGemma4SingleQuotedValues``); as a bare word the quotes would be
+  part of the string (``"'ds_1'"``).
+
 A key given twice in one object (``{a:1,a:2}``, bare or delimited) raises ``ValueError`` with the
 offset of the second: a dict would keep only the last value.
 
@@ -61,7 +68,8 @@ from typing import Any
 from chatcodec.response_templates.content import parse_float, parse_int
 from chatcodec.response_templates.ext_common import ExtensionError
 
-__all__ = ["bare_value_end", "bare_word_end", "delim_closes", "parse_bare_object", "validate_bare_object"]
+__all__ = ["bare_value_end", "bare_word_end", "delim_closes", "parse_bare_object", "quote_closes",
+           "validate_bare_object"]
 
 _NAMED = {"true": True, "True": True, "false": False, "False": False, "null": None, "None": None}
 _JSON_STRING = json.JSONDecoder()
@@ -80,16 +88,17 @@ def validate_bare_object(args: Mapping[str, Any], where: str) -> None:
 
     Raises:
         ValueError: an unknown key, ``string_delims`` is not a list of pairs of non-empty strings,
-            ``bare_strings`` is not a bool, or ``inner_close_as`` is not a string.
+            ``bare_strings`` or ``single_quotes`` is not a bool, or ``inner_close_as`` is not a string.
     """
-    unknown = sorted(set(args) - {"string_delims", "bare_strings", "inner_close_as"})
+    unknown = sorted(set(args) - {"string_delims", "bare_strings", "inner_close_as", "single_quotes"})
     if unknown:
         raise ValueError(
             f"{where}: unknown key(s) {unknown} for x-bare-object. "
-            "Known: ['bare_strings', 'inner_close_as', 'string_delims']"
+            "Known: ['bare_strings', 'inner_close_as', 'single_quotes', 'string_delims']"
         )
-    if not isinstance(args.get("bare_strings", False), bool):
-        raise ValueError(f"{where}.bare_strings: must be true or false")
+    for flag in ("bare_strings", "single_quotes"):
+        if not isinstance(args.get(flag, False), bool):
+            raise ValueError(f"{where}.{flag}: must be true or false")
     if not isinstance(args.get("inner_close_as", ""), str):
         raise ValueError(f"{where}.inner_close_as: must be a string")
     pairs = args.get("string_delims", [])
@@ -114,7 +123,8 @@ def parse_bare_object(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         ValueError: the text is not one such object; an ``ExtensionError`` carries the offset.
     """
     delims = [tuple(pair) for pair in args.get("string_delims", [])]
-    reader = _Reader(text, delims, bool(args.get("bare_strings")), args.get("inner_close_as"))
+    reader = _Reader(text, delims, bool(args.get("bare_strings")), args.get("inner_close_as"),
+                     bool(args.get("single_quotes")))
     position = reader.skip(0)
     if not text.startswith("{", position):
         raise ExtensionError(f"x-bare-object: '{{' expected at offset {position}", position)
@@ -135,11 +145,12 @@ class _Reader:
     """A recursive-descent reader over one region's text; every method returns ``(value, end)``."""
 
     def __init__(self, text: str, delims: list[tuple[str, ...]], bare_strings: bool = False,
-                 inner_close_as: str | None = None) -> None:
+                 inner_close_as: str | None = None, single_quotes: bool = False) -> None:
         self.text = text
         self.delims = delims
         self.bare_strings = bare_strings
         self.inner_close_as = inner_close_as
+        self.single_quotes = single_quotes
         self.delimited = False  # the last value read was a delimited string
 
     def skip(self, position: int) -> int:
@@ -205,6 +216,8 @@ class _Reader:
             text.startswith(opening, position) for opening, _ in self.delims
         ):
             return True
+        if self.single_quotes and text.startswith("'", position):
+            return True
         try:
             self.bare(position, strings=False)
         except ValueError:
@@ -240,10 +253,23 @@ class _Reader:
             found = self.array(position, depth + 1)
             self.delimited = False
             return found
+        if self.single_quotes and self.text.startswith("'", position):
+            return self.quoted(position)
         string = self.string(position)
         if string is not None:
             return string
         return self.bare(position, strings=self.bare_strings, in_object=in_object)
+
+    def quoted(self, position: int) -> tuple[str, int]:
+        """A single-quoted string value at ``position`` (``single_quotes``): its text and end."""
+        search = position + 1
+        while True:
+            end = self.text.find("'", search)
+            if end < 0:
+                raise self.fail(f"a string opened at offset {position} is never closed", position)
+            if quote_closes(self.text, end + 1, final=True):
+                return self.text[position + 1 : end], end + 1
+            search = end + 1
 
     def string(self, position: int) -> tuple[str, int] | None:
         """A delimited or JSON string at ``position`` (value and end), or ``None`` if none starts there."""
@@ -381,3 +407,25 @@ def delim_closes(text: str, position: int, *, final: bool) -> bool | None:
     if end >= length:
         return False if final else None
     return text[end] == ":"
+
+
+def quote_closes(text: str, position: int, *, final: bool) -> bool | None:
+    """Whether a ``'`` that ends just before ``position`` ends its single-quoted string.
+
+    It does where the text after it, after whitespace, is ``,``, ``}``, ``]`` or the end of the text.
+    Shared with the value scanner.
+
+    Args:
+        text: the text.
+        position: the offset just after the quote.
+        final: ``text`` is complete; otherwise only whitespace so far leaves it undecided.
+
+    Returns:
+        ``True`` or ``False``; ``None`` (only when not ``final``) while only whitespace follows.
+    """
+    length = len(text)
+    while position < length and text[position].isspace():
+        position += 1
+    if position >= length:
+        return True if final else None
+    return text[position] in ",}]"

@@ -12,7 +12,9 @@ value follows, as the parser decides; with ``bare_strings`` looked for only befo
 ``}`` or ``]``) once the start of the value after that ``:`` shows it is one. A repeated key,
 nesting deeper than the parser allows and anything it would refuse stop the scanner. With
 ``inner_close_as``, a close delimiter is held until the text after it shows whether it ends the
-string (``delim_closes``): if not, the replacement text streams in its place. Whitespace is
+string (``delim_closes``): if not, the replacement text streams in its place. With
+``single_quotes``, a value that begins with ``'`` streams the same way, each ``'`` held until the
+text after it shows whether it ends the string (``quote_closes``). Whitespace is
 what :meth:`str.isspace` says.
 
 ``complete``: after the root object, the first character that is not whitespace ends it.
@@ -30,6 +32,7 @@ from chatcodec.response_templates.ext_bare_object import (
     bare_value_end,
     bare_word_end,
     delim_closes,
+    quote_closes,
 )
 from chatcodec.response_templates.scanners.json_scan import Frame, JsonReader
 from chatcodec.response_templates.scanners.protocol import Delta, Path
@@ -67,11 +70,13 @@ class BareObjectScanner:
     """See the module docstring."""
 
     def __init__(self, string_delims: list[tuple[str, str]], bare_strings: bool = False,
-                 inner_close_as: str | None = None) -> None:
+                 inner_close_as: str | None = None, single_quotes: bool = False) -> None:
         self._delims = string_delims
         self._bare_strings = bare_strings
         self._inner = inner_close_as
         self._after_string = False  # in _AFTER: the value just read was a delimited string
+        self._single = single_quotes
+        self._quote = False  # the string being read is single-quoted
         self._stack: list[Frame] = []
         self._state = _VALUE
         self._first = False  # in _KEY: right after "{" (a "}" may come)
@@ -178,6 +183,10 @@ class BareObjectScanner:
             return i + 1
         if char == "]" and self._first and not self._stack[-1].is_object:
             return self._close(i, out)
+        if char == "'" and self._single:
+            out.append(("begin", path, "string"))
+            self._closer, self._closer_key, self._path, self._quote = "'", False, path, True
+            return i + 1
         opened = self._open_delimiter(text, i)
         if opened is _UNDECIDED:
             return len(text)
@@ -254,13 +263,14 @@ class BareObjectScanner:
                     out.append(("text", self._path, piece))
             return n
         piece = text[i:end]
-        if self._inner is not None:
-            closes = delim_closes(text, end + len(closer), final=False)
+        quote = self._quote
+        if quote or self._inner is not None:
+            closes = (quote_closes if quote else delim_closes)(text, end + len(closer), final=False)
             if not closes:  # text of the string, or undecided: what follows the delimiter decides
                 if closes is None:
                     self._carry = text[end:]
                 else:
-                    piece += self._inner
+                    piece += closer if quote else str(self._inner)
                 if self._closer_key:
                     self._key_parts.append(piece)
                 elif piece:
@@ -273,7 +283,7 @@ class BareObjectScanner:
             out.append(("text", self._path, piece))
         out.append(("end", self._path, None))
         self._done()
-        self._after_string = True
+        self._after_string, self._quote = not quote, False
         return end + len(closer)
 
     def _key_start(self, text: str, i: int, out: list[Delta]) -> int:
@@ -319,7 +329,7 @@ class BareObjectScanner:
             i += 1
         if i >= n:
             return _UNDECIDED
-        if text[i] in '{["':
+        if text[i] in '{["' or (text[i] == "'" and self._single):
             return True
         for opening, _ in self._delims:
             if text.startswith(opening, i):
@@ -346,4 +356,5 @@ _terminator = bare_word_end
 def bare_object_scanner(args: Mapping[str, Any]) -> BareObjectScanner:
     """The scanner of an ``x-bare-object`` region."""
     return BareObjectScanner([(str(a), str(b)) for a, b in args.get("string_delims", [])],
-                             bool(args.get("bare_strings")), args.get("inner_close_as"))
+                             bool(args.get("bare_strings")), args.get("inner_close_as"),
+                             bool(args.get("single_quotes")))
