@@ -19,6 +19,7 @@ import chatcodec
 from chatcodec import profiles
 
 Q = '<|"|>'
+NS = "]<]minimax[>["
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,19 @@ CASES = {
          ("begin", (*_ARGS, "data_refs", 0), "string"),
          ("text", (*_ARGS, "data_refs", 0), "ds_152a4bfd970b4313"), ("end", (*_ARGS, "data_refs", 0), None),
          ("end", (*_ARGS, "data_refs"), None), *_TAIL],
+    ),
+    "minimax_m3 parameters named like command-line flags": Case(
+        "minimax_m3",
+        "vllm-project/vllm-ascend #12815: a MiniMax-M3 grep call with -A and -n parameters",
+        f'{NS}<tool_call>\n{NS}<invoke name="Grep">\n{NS}<pattern>TODO{NS}</pattern>\n{NS}<-A>3{NS}</-A>\n'
+        f'{NS}<-n>true{NS}</-n>\n{NS}</invoke>\n{NS}</tool_call>',
+        {"role": "assistant", "tool_calls": [_call("Grep", {"pattern": "TODO", "-A": 3, "-n": True})]},
+        [("begin", (), "array"), ("begin", (0,), "object"), ("set", (0, "type"), "function"),
+         ("begin", (0, "function"), "object"), ("set", (0, "function", "name"), "Grep"),
+         ("begin", (0, *_ARGS), "object"), ("begin", (0, *_ARGS, "pattern"), "string"),
+         ("text", (0, *_ARGS, "pattern"), "TODO"), ("end", (0, *_ARGS, "pattern"), None),
+         ("set", (0, *_ARGS, "-A"), 3), ("set", (0, *_ARGS, "-n"), True), ("end", (0, *_ARGS), None),
+         ("end", (0, "function"), None), ("end", (0,), None), ("end", (), None)],
     ),
     "functionary_v3_1 code interpreter after <|python_tag|>": Case(
         "functionary_v3_1",
