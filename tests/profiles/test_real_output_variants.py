@@ -106,6 +106,16 @@ CASES = {
          ("set", (0, *_ARGS, "-A"), 3), ("set", (0, *_ARGS, "-n"), True), ("end", (0, *_ARGS), None),
          ("end", (0, "function"), None), ("end", (0,), None), ("end", (), None)],
     ),
+    "llama4_pythonic JSON call with type first": Case(
+        "llama4_pythonic",
+        "vllm-project/vllm #46863: Llama-4-Scout-17B-16E-Instruct-FP8 writes the Llama 3.1 JSON form",
+        '{"type": "function", "name": "Bash", "parameters": {"command": "echo hello", "timeout": 12000}}',
+        {"role": "assistant", "tool_calls": [_call("Bash", {"command": "echo hello", "timeout": 12000})]},
+        [("begin", (), "array"), ("begin", (0,), "object"), ("set", (0, "type"), "function"),
+         ("begin", (0, "function"), "object"), ("set", (0, "function", "name"), "Bash"),
+         ("set", (0, *_ARGS), {"command": "echo hello", "timeout": 12000}),
+         ("end", (0, "function"), None), ("end", (0,), None), ("end", (), None)],
+    ),
     "functionary_v3_1 code interpreter after <|python_tag|>": Case(
         "functionary_v3_1",
         "MeetKai/functionary llama31_prompt_template.py (<|python_tag|> calls 'python' with the code); "
