@@ -116,6 +116,22 @@ CASES = {
          ("set", (0, *_ARGS), {"command": "echo hello", "timeout": 12000}),
          ("end", (0, "function"), None), ("end", (0,), None), ("end", (), None)],
     ),
+    "phi4_mini_json official tags, close left out": Case(
+        "phi4_mini_json",
+        "ShishirPatil/gorilla bfcl phi_fc.py: Phi-4-mini-instruct often leaves out <|/tool_call|>",
+        '<|tool_call|>[{"name": "calculate_final_velocity", '
+        '"arguments": {"height": 150, "initial_velocity": 0}}]',
+        {"role": "assistant",
+         "tool_calls": [_call("calculate_final_velocity", {"height": 150, "initial_velocity": 0})]},
+        [("begin", (), "array"), ("begin", (0,), "object"), ("set", (0, "type"), "function"),
+         ("begin", (0, "function"), "object"),
+         ("begin", (0, "function", "name"), "string"),
+         ("text", (0, "function", "name"), "calculate_final_velocity"),
+         ("end", (0, "function", "name"), None),
+         ("begin", (0, *_ARGS), "object"), ("set", (0, *_ARGS, "height"), 150),
+         ("set", (0, *_ARGS, "initial_velocity"), 0), ("end", (0, *_ARGS), None),
+         ("end", (0, "function"), None), ("end", (0,), None), ("end", (), None)],
+    ),
     "functionary_v3_1 code interpreter after <|python_tag|>": Case(
         "functionary_v3_1",
         "MeetKai/functionary llama31_prompt_template.py (<|python_tag|> calls 'python' with the code); "
