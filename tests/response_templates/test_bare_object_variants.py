@@ -6,6 +6,8 @@
   triple quotes of a SQL string), and a key may follow a string without its ``,`` (yzma #243).
 * With ``single_quotes``, a value written as a Python single-quoted string is that string
   (vLLM #51284: ``data_refs:['ds_1']``), where a bare word would keep the quotes.
+* With ``equals_keys``, a key whose span holds no ``:`` may end at ``=`` (a captured Gemma 4 output
+  in a vLLM #51307 comment: ``,data_refs=["ds_1"],note="..."``).
 
 The first two only read what were errors: every text the parser reads without them is read alike with
 them; and the value scanner streams what the parser returns at every chunking (property tests).
@@ -23,7 +25,7 @@ from hypothesis import strategies as st
 from chatcodec.response_templates.scanners.shadow import Shadow
 from tests.response_templates.test_bare_strings import BARE, STRICT, Q, parse, scan
 
-GEMMA: dict[str, Any] = {**BARE, "inner_close_as": '"', "single_quotes": True}
+GEMMA: dict[str, Any] = {**BARE, "inner_close_as": '"', "single_quotes": True, "equals_keys": True}
 
 
 @pytest.mark.parametrize(
@@ -105,6 +107,22 @@ def test_a_single_quoted_value_that_never_closes_is_an_error() -> None:
         parse("{a:'x'y}", GEMMA)
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f'{{code:{Q}x = 1\n{Q},data_refs=["ds_1"],note="Smith et al., \\"Fraud\\", 2024"}}',
+         {"code": "x = 1\n", "data_refs": ["ds_1"], "note": 'Smith et al., "Fraud", 2024'}),
+        ("{url:https://site.com/page?id=42}", {"url": "https://site.com/page?id=42"}),
+        ("{q:a=1}", {"q": "a=1"}),
+        ("{a=1,b=2}", {"a": 1, "b": 2}),
+        ("{a:x, b=1}", {"a": "x", "b": 1}),
+    ],
+)
+def test_equals_keys_ends_a_key_at_equals_where_no_colon_could(text: str, expected: dict[str, Any]) -> None:
+    assert parse(text, GEMMA) == expected
+    assert scan(text, list(text), GEMMA) == scan(text, [text], GEMMA)
+
+
 def test_the_scanner_holds_a_string_token_until_what_follows_it_decides() -> None:
     from chatcodec.response_templates.scanners import scanner_for
 
@@ -118,7 +136,8 @@ def test_the_scanner_holds_a_string_token_until_what_follows_it_decides() -> Non
     assert scanner.feed(f"{Q},") == [("end", ("a",), None)]
 
 
-_PIECES = ["{", "}", "[", "]", ",", ":", " ", "a", "b c", "1", "k:", Q, f"{Q}{Q}", '"x"', "\n", "'", "'s'"]
+_PIECES = ["{", "}", "[", "]", ",", ":", " ", "a", "b c", "1", "k:", Q, f"{Q}{Q}", '"x"', "\n", "'", "'s'",
+           "=", "k="]
 TEXTS = st.lists(st.sampled_from(_PIECES), max_size=16).map(lambda pieces: "{" + "".join(pieces))
 
 
@@ -141,7 +160,8 @@ def test_the_scanner_agrees_with_the_parser_at_every_chunking(text: str, data: s
 
 @given(TEXTS)
 def test_the_options_read_every_text_they_did_not_need_alike(text: str) -> None:
-    for narrow, wide in ((STRICT, BARE), (STRICT, GEMMA), (BARE, {**GEMMA, "single_quotes": False})):
+    for narrow, wide in ((STRICT, BARE), (STRICT, GEMMA),
+                         (BARE, {**GEMMA, "single_quotes": False, "equals_keys": False})):
         try:
             before = parse(text, narrow)
         except ValueError:

@@ -46,6 +46,11 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
   and as values (Ollama's ``repairGemma4SingleQuotedValues``); as a bare word the quotes would be
   part of the string (``"'ds_1'"``).
 
+* ``equals_keys`` (bool, default false): a bare key whose span (up to the next ``,``, ``}`` or
+  ``]``) holds no ``:`` ends at the first ``=`` that a value follows, and any key may be followed
+  by ``=`` instead of ``:``, as a real Gemma 4 output writes its later arguments
+  (``,data_refs=["ds_1"],note="..."``, captured in a vLLM #51307 comment).
+
 A key given twice in one object (``{a:1,a:2}``, bare or delimited) raises ``ValueError`` with the
 offset of the second: a dict would keep only the last value.
 
@@ -88,15 +93,14 @@ def validate_bare_object(args: Mapping[str, Any], where: str) -> None:
 
     Raises:
         ValueError: an unknown key, ``string_delims`` is not a list of pairs of non-empty strings,
-            ``bare_strings`` or ``single_quotes`` is not a bool, or ``inner_close_as`` is not a string.
+            a flag (``bare_strings``, ``single_quotes``, ``equals_keys``) is not a bool, or
+            ``inner_close_as`` is not a string.
     """
-    unknown = sorted(set(args) - {"string_delims", "bare_strings", "inner_close_as", "single_quotes"})
+    known = {"string_delims", "bare_strings", "inner_close_as", "single_quotes", "equals_keys"}
+    unknown = sorted(set(args) - known)
     if unknown:
-        raise ValueError(
-            f"{where}: unknown key(s) {unknown} for x-bare-object. "
-            "Known: ['bare_strings', 'inner_close_as', 'single_quotes', 'string_delims']"
-        )
-    for flag in ("bare_strings", "single_quotes"):
+        raise ValueError(f"{where}: unknown key(s) {unknown} for x-bare-object. Known: {sorted(known)}")
+    for flag in ("bare_strings", "single_quotes", "equals_keys"):
         if not isinstance(args.get(flag, False), bool):
             raise ValueError(f"{where}.{flag}: must be true or false")
     if not isinstance(args.get("inner_close_as", ""), str):
@@ -124,7 +128,7 @@ def parse_bare_object(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
     """
     delims = [tuple(pair) for pair in args.get("string_delims", [])]
     reader = _Reader(text, delims, bool(args.get("bare_strings")), args.get("inner_close_as"),
-                     bool(args.get("single_quotes")))
+                     bool(args.get("single_quotes")), ":=" if args.get("equals_keys") else ":")
     position = reader.skip(0)
     if not text.startswith("{", position):
         raise ExtensionError(f"x-bare-object: '{{' expected at offset {position}", position)
@@ -145,8 +149,10 @@ class _Reader:
     """A recursive-descent reader over one region's text; every method returns ``(value, end)``."""
 
     def __init__(self, text: str, delims: list[tuple[str, ...]], bare_strings: bool = False,
-                 inner_close_as: str | None = None, single_quotes: bool = False) -> None:
+                 inner_close_as: str | None = None, single_quotes: bool = False,
+                 separators: str = ":") -> None:
         self.text = text
+        self.separators = separators  # what may end a key
         self.delims = delims
         self.bare_strings = bare_strings
         self.inner_close_as = inner_close_as
@@ -174,7 +180,7 @@ class _Reader:
             if key in result:  # a dict keeps the last; nothing may be lost
                 raise self.fail(f"key {key!r} is given twice (the second at offset {start})", start)
             position = self.skip(position)
-            if not self.text.startswith(":", position):
+            if position >= len(self.text) or self.text[position] not in self.separators:
                 raise self.fail(f"':' expected after the key at offset {position}", position)
             result[key], position = self.value(self.skip(position + 1), depth, in_object=True)
             position = self.skip(position)
@@ -199,9 +205,12 @@ class _Reader:
         limit = bare_word_end(self.text, position) if self.bare_strings else len(self.text)
         if limit < 0:
             limit = len(self.text)
-        end = first = self.text.find(":", position, limit)
+        separator = ":"
+        if "=" in self.separators and self.text.find(":", position, limit) < 0:
+            separator = "="  # equals_keys: where the key's span holds no ':'
+        end = first = self.text.find(separator, position, limit)
         while end >= 0 and not self.value_follows(end + 1):
-            end = self.text.find(":", end + 1, limit)
+            end = self.text.find(separator, end + 1, limit)
         if end < 0:
             end = first  # no value anywhere: report the problem at the first colon's value
         if end < 0:
@@ -282,7 +291,8 @@ class _Reader:
                     if end < 0:
                         raise self.fail(f"a string opened at offset {position} is never closed", position)
                     inner = self.inner_close_as
-                    if inner is None or delim_closes(self.text, end + len(closing), final=True):
+                    if inner is None or delim_closes(self.text, end + len(closing), final=True,
+                                                     separators=self.separators):
                         break
                     parts += (self.text[search:end], inner)
                     search = end + len(closing)
@@ -303,7 +313,7 @@ class _Reader:
         With ``strings`` and ``in_object``, the value ends where :func:`bare_value_end` says.
         """
         if strings and in_object:
-            end = bare_value_end(self.text, position, self.delims, final=True)
+            end = bare_value_end(self.text, position, self.delims, final=True, separators=self.separators)
         else:
             end = bare_word_end(self.text, position)
         if end < 0:
@@ -342,7 +352,8 @@ def bare_word_end(text: str, position: int) -> int:
     return found.start() if found is not None else -1
 
 
-def bare_value_end(text: str, position: int, delims: Sequence[Sequence[str]], *, final: bool) -> int:
+def bare_value_end(text: str, position: int, delims: Sequence[Sequence[str]], *, final: bool,
+                   separators: str = ":") -> int:
     """Where a bare value of an object starts at ``position`` ends, with ``bare_strings``.
 
     The value runs to the next ``,``, ``}`` or ``]``, and on past each ``,`` whose following text (up
@@ -356,6 +367,7 @@ def bare_value_end(text: str, position: int, delims: Sequence[Sequence[str]], *,
         delims: the ``string_delims`` pairs.
         final: ``text`` is complete; otherwise a ``,`` whose following text has not reached the next
             ``,``, ``}`` or ``]`` leaves the end undecided.
+        separators: what may end a key (``":="`` with ``equals_keys``), none of which that text holds.
 
     Returns:
         The offset of the character that ends the value, or ``-1`` when none has arrived (or, when
@@ -367,7 +379,7 @@ def bare_value_end(text: str, position: int, delims: Sequence[Sequence[str]], *,
         if after < 0:
             return end if final else -1
         segment = text[end + 1 : after]
-        if not segment.strip() or any(char in segment for char in ':"{[') or any(
+        if not segment.strip() or any(char in segment for char in '"{[' + separators) or any(
             pair[0] in segment for pair in delims
         ):
             return end
@@ -375,7 +387,7 @@ def bare_value_end(text: str, position: int, delims: Sequence[Sequence[str]], *,
     return end
 
 
-def delim_closes(text: str, position: int, *, final: bool) -> bool | None:
+def delim_closes(text: str, position: int, *, final: bool, separators: str = ":") -> bool | None:
     """Whether a close delimiter that ends just before ``position`` ends its string (``inner_close_as``).
 
     It does where the text after it, after whitespace, is ``,``, ``}``, ``]``, ``:``, the end of the
@@ -386,6 +398,7 @@ def delim_closes(text: str, position: int, *, final: bool) -> bool | None:
         text: the text.
         position: the offset just after the close delimiter.
         final: ``text`` is complete; otherwise what has not arrived yet may decide.
+        separators: what may end a key (``":="`` with ``equals_keys``).
 
     Returns:
         ``True`` or ``False``; ``None`` (only when not ``final``) while the text so far cannot tell.
@@ -395,7 +408,7 @@ def delim_closes(text: str, position: int, *, final: bool) -> bool | None:
         position += 1
     if position >= length:
         return True if final else None
-    if text[position] in ",}]:":
+    if text[position] in ",}]" or text[position] in separators:
         return True
     end = position
     while end < length and (text[end].isalnum() or text[end] in "_.-"):
@@ -406,7 +419,8 @@ def delim_closes(text: str, position: int, *, final: bool) -> bool | None:
         end += 1
     if end >= length:
         return False if final else None
-    return text[end] == ":"
+    return text[end] in separators
+
 
 
 def quote_closes(text: str, position: int, *, final: bool) -> bool | None:

@@ -70,12 +70,14 @@ class BareObjectScanner:
     """See the module docstring."""
 
     def __init__(self, string_delims: list[tuple[str, str]], bare_strings: bool = False,
-                 inner_close_as: str | None = None, single_quotes: bool = False) -> None:
+                 inner_close_as: str | None = None, single_quotes: bool = False,
+                 separators: str = ":") -> None:
         self._delims = string_delims
         self._bare_strings = bare_strings
         self._inner = inner_close_as
         self._after_string = False  # in _AFTER: the value just read was a delimited string
         self._single = single_quotes
+        self._seps = separators  # what may end a key
         self._quote = False  # the string being read is single-quoted
         self._stack: list[Frame] = []
         self._state = _VALUE
@@ -138,7 +140,7 @@ class BareObjectScanner:
                 return self._close(i, out)
             return self._key_start(text, i, out)
         if state == _COLON:
-            if text[i] != ":":
+            if text[i] not in self._seps:
                 return self._dead()
             self._state = _VALUE
             return i + 1
@@ -212,7 +214,7 @@ class BareObjectScanner:
 
     def _bare_value(self, text: str, i: int, path: Path, out: list[Delta]) -> int:
         if self._bare_strings and self._stack[-1].is_object:
-            end = bare_value_end(text, i, self._delims, final=False)
+            end = bare_value_end(text, i, self._delims, final=False, separators=self._seps)
         else:
             end = _terminator(text, i)
         if end < 0:
@@ -265,7 +267,9 @@ class BareObjectScanner:
         piece = text[i:end]
         quote = self._quote
         if quote or self._inner is not None:
-            closes = (quote_closes if quote else delim_closes)(text, end + len(closer), final=False)
+            at = end + len(closer)
+            closes = quote_closes(text, at, final=False) if quote else \
+                delim_closes(text, at, final=False, separators=self._seps)
             if not closes:  # text of the string, or undecided: what follows the delimiter decides
                 if closes is None:
                     self._carry = text[end:]
@@ -307,7 +311,13 @@ class BareObjectScanner:
         """
         limit = bare_word_end(text, i) if self._bare_strings else -1
         end = len(text) if limit < 0 else limit
-        colon = first = text.find(":", i, end)
+        separator = ":"
+        if "=" in self._seps and text.find(":", i, end) < 0:
+            if limit < 0:  # a ':' may still come before the span ends
+                self._carry = text[i:]
+                return len(text)
+            separator = "="  # equals_keys: the key's span holds no ':'
+        colon = first = text.find(separator, i, end)
         while colon >= 0:
             follows = self._value_follows(text, colon + 1)
             if follows is _UNDECIDED:
@@ -315,7 +325,7 @@ class BareObjectScanner:
                 return len(text)
             if follows:
                 return self._take_key(text[i:colon].strip(), colon + 1, _VALUE)
-            colon = text.find(":", colon + 1, end)
+            colon = text.find(separator, colon + 1, end)
         if limit >= 0:
             if first < 0:
                 return self._dead()
@@ -357,4 +367,4 @@ def bare_object_scanner(args: Mapping[str, Any]) -> BareObjectScanner:
     """The scanner of an ``x-bare-object`` region."""
     return BareObjectScanner([(str(a), str(b)) for a, b in args.get("string_delims", [])],
                              bool(args.get("bare_strings")), args.get("inner_close_as"),
-                             bool(args.get("single_quotes")))
+                             bool(args.get("single_quotes")), ":=" if args.get("equals_keys") else ":")
