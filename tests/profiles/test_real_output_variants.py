@@ -88,9 +88,7 @@ CASES = {
             "code": "print(1)", "data_refs": ["ds_152a4bfd970b4313"]})]},
         [*_head("execute_python"), ("begin", (*_ARGS, "code"), "string"),
          ("text", (*_ARGS, "code"), "print(1)"), ("end", (*_ARGS, "code"), None),
-         ("begin", (*_ARGS, "data_refs"), "array"),
-         ("begin", (*_ARGS, "data_refs", 0), "string"),
-         ("text", (*_ARGS, "data_refs", 0), "ds_152a4bfd970b4313"), ("end", (*_ARGS, "data_refs", 0), None),
+         ("begin", (*_ARGS, "data_refs"), "array"), ("set", (*_ARGS, "data_refs", 0), "ds_152a4bfd970b4313"),
          ("end", (*_ARGS, "data_refs"), None), *_TAIL],
     ),
     "minimax_m3 parameters named like command-line flags": Case(

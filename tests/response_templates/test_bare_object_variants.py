@@ -101,10 +101,15 @@ def test_single_quotes_read_a_python_string_value(text: str, expected: dict[str,
     assert scan(text, list(text), GEMMA) == scan(text, [text], GEMMA)
 
 
-def test_a_single_quoted_value_that_never_closes_is_an_error() -> None:
-    message = "x-bare-object: a string opened at offset 3 is never closed"
-    with pytest.raises(ValueError, match=re.escape(message)):
-        parse("{a:'x'y}", GEMMA)
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("{a:'x'y}", {"a": "'x'y"}), ("{pattern:'abc}", {"pattern": "'abc"}),
+     ("{a:'x, b:1}", {"a": "'x", "b": 1})],
+)
+def test_a_quote_that_nothing_ends_begins_a_bare_word(text: str, expected: dict[str, Any]) -> None:
+    """As without the option (Ollama's preserves_unterminated_single_quote keeps 'abc too)."""
+    assert parse(text, GEMMA) == expected
+    assert scan(text, list(text), GEMMA) == scan(text, [text], GEMMA)
 
 
 @pytest.mark.parametrize(

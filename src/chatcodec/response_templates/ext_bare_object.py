@@ -44,7 +44,8 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
   taken verbatim (a ``'`` elsewhere is text: ``'it's'`` is ``it's``). Gemma 4 writes Python's
   single-quoted strings inside containers (``data_refs:['ds_1']``, vLLM #51284, captured outputs)
   and as values (Ollama's ``repairGemma4SingleQuotedValues``); as a bare word the quotes would be
-  part of the string (``"'ds_1'"``).
+  part of the string (``"'ds_1'"``). A ``'`` that no such ``'`` ends begins a bare word, read as
+  without the option (``'abc}`` gives ``"'abc"``).
 
 * ``equals_keys`` (bool, default false): a bare key whose span (up to the next ``,``, ``}`` or
   ``]``) holds no ``:`` ends at the first ``=`` that a value follows, and any key may be followed
@@ -263,19 +264,22 @@ class _Reader:
             self.delimited = False
             return found
         if self.single_quotes and self.text.startswith("'", position):
-            return self.quoted(position)
+            return self.quoted(position, in_object)
         string = self.string(position)
         if string is not None:
             return string
         return self.bare(position, strings=self.bare_strings, in_object=in_object)
 
-    def quoted(self, position: int) -> tuple[str, int]:
-        """A single-quoted string value at ``position`` (``single_quotes``): its text and end."""
+    def quoted(self, position: int, in_object: bool) -> tuple[Any, int]:
+        """A single-quoted string value at ``position`` (``single_quotes``): its text and end.
+
+        Without a ``'`` that ends it, the value is read as a bare word (its quote kept), as before.
+        """
         search = position + 1
         while True:
             end = self.text.find("'", search)
             if end < 0:
-                raise self.fail(f"a string opened at offset {position} is never closed", position)
+                return self.bare(position, strings=self.bare_strings, in_object=in_object)
             if quote_closes(self.text, end + 1, final=True):
                 return self.text[position + 1 : end], end + 1
             search = end + 1

@@ -13,9 +13,9 @@ value follows, as the parser decides; with ``bare_strings`` looked for only befo
 nesting deeper than the parser allows and anything it would refuse stop the scanner. With
 ``inner_close_as``, a close delimiter is held until the text after it shows whether it ends the
 string (``delim_closes``): if not, the replacement text streams in its place. With
-``single_quotes``, a value that begins with ``'`` streams the same way, each ``'`` held until the
-text after it shows whether it ends the string (``quote_closes``). Whitespace is
-what :meth:`str.isspace` says.
+``single_quotes``, a value that begins with ``'`` is set whole once a ``'`` that a ``,``, ``}`` or
+``]`` follows ends it (``quote_closes``); until then it is kept, since without one the parser reads
+a bare word. Whitespace is what :meth:`str.isspace` says.
 
 ``complete``: after the root object, the first character that is not whitespace ends it.
 """
@@ -78,7 +78,7 @@ class BareObjectScanner:
         self._after_string = False  # in _AFTER: the value just read was a delimited string
         self._single = single_quotes
         self._seps = separators  # what may end a key
-        self._quote = False  # the string being read is single-quoted
+        self._quote_from = 1  # where, after the ', the look for its end goes on
         self._stack: list[Frame] = []
         self._state = _VALUE
         self._first = False  # in _KEY: right after "{" (a "}" may come)
@@ -186,9 +186,7 @@ class BareObjectScanner:
         if char == "]" and self._first and not self._stack[-1].is_object:
             return self._close(i, out)
         if char == "'" and self._single:
-            out.append(("begin", path, "string"))
-            self._closer, self._closer_key, self._path, self._quote = "'", False, path, True
-            return i + 1
+            return self._single_quoted(text, i, path, out)
         opened = self._open_delimiter(text, i)
         if opened is _UNDECIDED:
             return len(text)
@@ -265,16 +263,13 @@ class BareObjectScanner:
                     out.append(("text", self._path, piece))
             return n
         piece = text[i:end]
-        quote = self._quote
-        if quote or self._inner is not None:
-            at = end + len(closer)
-            closes = quote_closes(text, at, final=False) if quote else \
-                delim_closes(text, at, final=False, separators=self._seps)
+        if self._inner is not None:
+            closes = delim_closes(text, end + len(closer), final=False, separators=self._seps)
             if not closes:  # text of the string, or undecided: what follows the delimiter decides
                 if closes is None:
                     self._carry = text[end:]
                 else:
-                    piece += closer if quote else str(self._inner)
+                    piece += self._inner
                 if self._closer_key:
                     self._key_parts.append(piece)
                 elif piece:
@@ -287,8 +282,29 @@ class BareObjectScanner:
             out.append(("text", self._path, piece))
         out.append(("end", self._path, None))
         self._done()
-        self._after_string, self._quote = not quote, False
+        self._after_string = True
         return end + len(closer)
+
+    def _single_quoted(self, text: str, i: int, path: Path, out: list[Delta]) -> int:
+        """A value that begins with ``'`` (``single_quotes``): set whole once a ``'`` ends it.
+
+        Until then it is kept: the ``'`` that ends it may still come, and if none does the parser
+        reads a bare word (quote included), which the scanner leaves to the value at close.
+        """
+        search = i + self._quote_from
+        while True:
+            end = text.find("'", search)
+            closes = None if end < 0 else quote_closes(text, end + 1, final=False)
+            if closes is None:  # keep it; look again from where this look stopped
+                self._carry = text[i:]
+                self._quote_from = (len(text) if end < 0 else end) - i
+                return len(text)
+            if closes:
+                self._quote_from = 1
+                out.append(("set", path, text[i + 1 : end]))
+                self._done()
+                return end + 1
+            search = end + 1
 
     def _key_start(self, text: str, i: int, out: list[Delta]) -> int:
         self._key_parts = []
