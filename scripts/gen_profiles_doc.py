@@ -37,6 +37,7 @@ from chatcodec.response_templates import (  # noqa: E402
     ext_python_literal,
     ext_pythonic,
     ext_switch,
+    ext_wrap,
     ext_xml_tree,
 )
 
@@ -181,7 +182,7 @@ def variants() -> list[str]:
 def extension_docs() -> list[str]:
     sections = []
     for module in (ext_pythonic, ext_json_calls, ext_findall, ext_xml_tree, ext_bare_object,
-                   ext_python_literal, ext_switch, ext_named_call):
+                   ext_python_literal, ext_switch, ext_named_call, ext_wrap):
         doc = (module.__doc__ or "").strip().splitlines()
         sections += [f"### {doc[0].rstrip('.')}", "", *doc[1:], ""]
     return sections

@@ -100,8 +100,15 @@ def test_the_option_is_checked_at_load() -> None:
     validate({"bare_strings": False}, "fields.tool_calls.content_args")
     with pytest.raises(ValueError, match=r"content_args\.bare_strings: must be true or false"):
         validate({"bare_strings": "yes"}, "fields.tool_calls.content_args")
-    with pytest.raises(ValueError, match=re.escape("Known: ['bare_strings', 'string_delims']")):
+    known = "Known: ['bare_strings', 'equals_keys', 'inner_close_as', 'single_quotes', 'string_delims']"
+    with pytest.raises(ValueError, match=re.escape(known)):
         validate({"bare_string": True}, "fields.tool_calls.content_args")
+    with pytest.raises(ValueError, match=r"content_args\.inner_close_as: must be a string"):
+        validate({"inner_close_as": True}, "fields.tool_calls.content_args")
+    with pytest.raises(ValueError, match=r"content_args\.single_quotes: must be true or false"):
+        validate({"single_quotes": 1}, "fields.tool_calls.content_args")
+    with pytest.raises(ValueError, match=r"content_args\.equals_keys: must be true or false"):
+        validate({"equals_keys": "yes"}, "fields.tool_calls.content_args")
 
 
 def test_the_scanner_sets_each_word_once_its_end_arrives() -> None:

@@ -20,8 +20,8 @@ from chatcodec.errors import ResponseParseError
 from chatcodec.response_templates.arguments import cast_tool_calls, tool_parameters
 from chatcodec.response_templates.content import get_parser, known_parser_names
 
-#: Parsers whose values hold no keys.
-WITHOUT_KEYS = {"text", "int", "float", "bool"}
+#: Parsers whose values hold no keys read from the text (``x-wrap``'s one key is named by its arguments).
+WITHOUT_KEYS = {"text", "int", "float", "bool", "x-wrap"}
 
 #: parser -> (content_args, text with a key given twice, a phrase of the error)
 TWICE: dict[str, tuple[dict[str, Any], str, str]] = {

@@ -34,6 +34,7 @@ def test_every_extension_name_starts_with_x() -> None:
         "x-python-literal",
         "x-pythonic",
         "x-switch",
+        "x-wrap",
         "x-xml-tree",
     ]
 

@@ -20,9 +20,37 @@ surrounding whitespace); a key may also be written as a delimited or JSON string
   stripped; an empty word is still an error. A bare key then ends before the first ``,``, ``}`` or
   ``]`` too (those separate the words): it is the text up to the first ``:`` in that span that a
   value other than a bare string follows (``{ns:tag:1}`` keeps the key ``ns:tag``), else up to the
-  span's first ``:`` (``{url:http://x}`` gives ``{"url": "http://x"}``, as vLLM reads it). Every
-  text the option-less parser reads is read the same with the option; it only reads as strings what
-  would be errors.
+  span's first ``:`` (``{url:http://x}`` gives ``{"url": "http://x"}``, as vLLM reads it). In an
+  object, a ``,`` after a bare value is part of it when the text after that ``,`` up to the next
+  ``,``, ``}`` or ``]`` cannot begin the next key: it is not blank and holds no ``:``, ``"``,
+  ``{``, ``[`` nor a string delimiter (``{location:Tokyo, Japan}`` gives ``{"location": "Tokyo,
+  Japan"}``, as Gemma 4 writes a place's name; vLLM keeps ``"Tokyo"`` and drops the rest, Ollama's
+  Gemma 4 parser reads the whole when the schema says the argument is a string); in an array a
+  ``,`` always separates items. Every text the option-less parser reads is read the same with the
+  option; it only reads as strings what would be errors.
+
+* ``inner_close_as`` (string, default none: a string ends at its first close delimiter): a close
+  delimiter ends a delimited string only where a value can end, that is where the text after it
+  (after whitespace) is ``,``, ``}``, ``]``, ``:``, the end of the text, or a bare key (letters,
+  digits, ``_``, ``.``, ``-``) and its ``:``; written anywhere else it is text of the string and
+  reads as this string. Gemma 4 writes its string token ``<|"|>`` for a ``"`` inside a string (a
+  Python triple quote as three tokens: vLLM #44715, #48678), so its profile sets a double quote.
+  With it, a key may follow a delimited string value without the ``,``
+  (``command:<|"|>look<|"|>angle:90``, a real Gemma 4 output, yzma #243). It only reads what would
+  be errors: a delimited string followed by anything else was one.
+
+* ``single_quotes`` (bool, default false): a value (not a key) that begins with ``'`` is a string
+  that runs to the next ``'`` that a ``,``, ``}`` or ``]`` follows (after whitespace), its text
+  taken verbatim (a ``'`` elsewhere is text: ``'it's'`` is ``it's``). Gemma 4 writes Python's
+  single-quoted strings inside containers (``data_refs:['ds_1']``, vLLM #51284, captured outputs)
+  and as values (Ollama's ``repairGemma4SingleQuotedValues``); as a bare word the quotes would be
+  part of the string (``"'ds_1'"``). A ``'`` that no such ``'`` ends begins a bare word, read as
+  without the option (``'abc}`` gives ``"'abc"``).
+
+* ``equals_keys`` (bool, default false): a bare key whose span (up to the next ``,``, ``}`` or
+  ``]``) holds no ``:`` ends at the first ``=`` that a value follows, and any key may be followed
+  by ``=`` instead of ``:``, as a real Gemma 4 output writes its later arguments
+  (``,data_refs=["ds_1"],note="..."``, captured in a vLLM #51307 comment).
 
 A key given twice in one object (``{a:1,a:2}``, bare or delimited) raises ``ValueError`` with the
 offset of the second: a dict would keep only the last value.
@@ -40,13 +68,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
 from chatcodec.response_templates.ext_common import ExtensionError
 
-__all__ = ["bare_word_end", "parse_bare_object", "validate_bare_object"]
+__all__ = ["bare_value_end", "bare_word_end", "delim_closes", "parse_bare_object", "quote_closes",
+           "validate_bare_object"]
 
 _NAMED = {"true": True, "True": True, "false": False, "False": False, "null": None, "None": None}
 _JSON_STRING = json.JSONDecoder()
@@ -64,16 +93,19 @@ def validate_bare_object(args: Mapping[str, Any], where: str) -> None:
         where: their JSON path, for messages.
 
     Raises:
-        ValueError: an unknown key, ``string_delims`` is not a list of pairs of non-empty strings, or
-            ``bare_strings`` is not a bool.
+        ValueError: an unknown key, ``string_delims`` is not a list of pairs of non-empty strings,
+            a flag (``bare_strings``, ``single_quotes``, ``equals_keys``) is not a bool, or
+            ``inner_close_as`` is not a string.
     """
-    unknown = sorted(set(args) - {"string_delims", "bare_strings"})
+    known = {"string_delims", "bare_strings", "inner_close_as", "single_quotes", "equals_keys"}
+    unknown = sorted(set(args) - known)
     if unknown:
-        raise ValueError(
-            f"{where}: unknown key(s) {unknown} for x-bare-object. Known: ['bare_strings', 'string_delims']"
-        )
-    if not isinstance(args.get("bare_strings", False), bool):
-        raise ValueError(f"{where}.bare_strings: must be true or false")
+        raise ValueError(f"{where}: unknown key(s) {unknown} for x-bare-object. Known: {sorted(known)}")
+    for flag in ("bare_strings", "single_quotes", "equals_keys"):
+        if not isinstance(args.get(flag, False), bool):
+            raise ValueError(f"{where}.{flag}: must be true or false")
+    if not isinstance(args.get("inner_close_as", ""), str):
+        raise ValueError(f"{where}.inner_close_as: must be a string")
     pairs = args.get("string_delims", [])
     if not isinstance(pairs, list) or not all(
         isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) and s for s in pair)
@@ -96,7 +128,8 @@ def parse_bare_object(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
         ValueError: the text is not one such object; an ``ExtensionError`` carries the offset.
     """
     delims = [tuple(pair) for pair in args.get("string_delims", [])]
-    reader = _Reader(text, delims, bool(args.get("bare_strings")))
+    reader = _Reader(text, delims, bool(args.get("bare_strings")), args.get("inner_close_as"),
+                     bool(args.get("single_quotes")), ":=" if args.get("equals_keys") else ":")
     position = reader.skip(0)
     if not text.startswith("{", position):
         raise ExtensionError(f"x-bare-object: '{{' expected at offset {position}", position)
@@ -116,10 +149,16 @@ def parse_bare_object(text: str, args: Mapping[str, Any]) -> dict[str, Any]:
 class _Reader:
     """A recursive-descent reader over one region's text; every method returns ``(value, end)``."""
 
-    def __init__(self, text: str, delims: list[tuple[str, ...]], bare_strings: bool = False) -> None:
+    def __init__(self, text: str, delims: list[tuple[str, ...]], bare_strings: bool = False,
+                 inner_close_as: str | None = None, single_quotes: bool = False,
+                 separators: str = ":") -> None:
         self.text = text
+        self.separators = separators  # what may end a key
         self.delims = delims
         self.bare_strings = bare_strings
+        self.inner_close_as = inner_close_as
+        self.single_quotes = single_quotes
+        self.delimited = False  # the last value read was a delimited string
 
     def skip(self, position: int) -> int:
         while position < len(self.text) and self.text[position].isspace():
@@ -142,14 +181,17 @@ class _Reader:
             if key in result:  # a dict keeps the last; nothing may be lost
                 raise self.fail(f"key {key!r} is given twice (the second at offset {start})", start)
             position = self.skip(position)
-            if not self.text.startswith(":", position):
+            if position >= len(self.text) or self.text[position] not in self.separators:
                 raise self.fail(f"':' expected after the key at offset {position}", position)
-            result[key], position = self.value(self.skip(position + 1), depth)
+            result[key], position = self.value(self.skip(position + 1), depth, in_object=True)
             position = self.skip(position)
             if self.text.startswith(",", position):
                 position = self.skip(position + 1)
             elif self.text.startswith("}", position):
                 return result, position + 1
+            elif self.delimited and self.inner_close_as is not None and position < len(self.text) \
+                    and self.text[position] not in "]:":
+                continue  # the string's close showed that a bare key and its ':' follow (no ',')
             else:
                 raise self.fail(f"'}}' expected at offset {position}", position)
 
@@ -164,9 +206,12 @@ class _Reader:
         limit = bare_word_end(self.text, position) if self.bare_strings else len(self.text)
         if limit < 0:
             limit = len(self.text)
-        end = first = self.text.find(":", position, limit)
+        separator = ":"
+        if "=" in self.separators and self.text.find(":", position, limit) < 0:
+            separator = "="  # equals_keys: where the key's span holds no ':'
+        end = first = self.text.find(separator, position, limit)
         while end >= 0 and not self.value_follows(end + 1):
-            end = self.text.find(":", end + 1, limit)
+            end = self.text.find(separator, end + 1, limit)
         if end < 0:
             end = first  # no value anywhere: report the problem at the first colon's value
         if end < 0:
@@ -180,6 +225,8 @@ class _Reader:
         if text.startswith(("{", "[", '"'), position) or any(
             text.startswith(opening, position) for opening, _ in self.delims
         ):
+            return True
+        if self.single_quotes and text.startswith("'", position):
             return True
         try:
             self.bare(position, strings=False)
@@ -205,24 +252,57 @@ class _Reader:
             else:
                 raise self.fail(f"']' expected at offset {position}", position)
 
-    def value(self, position: int, depth: int) -> tuple[Any, int]:
+    def value(self, position: int, depth: int, *, in_object: bool = False) -> tuple[Any, int]:
+        """A value at ``position``; ``self.delimited`` then says whether it was a delimited string."""
+        self.delimited = False
         if self.text.startswith("{", position):
-            return self.object(position, depth + 1)
+            found: tuple[Any, int] = self.object(position, depth + 1)
+            self.delimited = False
+            return found
         if self.text.startswith("[", position):
-            return self.array(position, depth + 1)
+            found = self.array(position, depth + 1)
+            self.delimited = False
+            return found
+        if self.single_quotes and self.text.startswith("'", position):
+            return self.quoted(position, in_object)
         string = self.string(position)
         if string is not None:
             return string
-        return self.bare(position, strings=self.bare_strings)
+        return self.bare(position, strings=self.bare_strings, in_object=in_object)
+
+    def quoted(self, position: int, in_object: bool) -> tuple[Any, int]:
+        """A single-quoted string value at ``position`` (``single_quotes``): its text and end.
+
+        Without a ``'`` that ends it, the value is read as a bare word (its quote kept), as before.
+        """
+        search = position + 1
+        while True:
+            end = self.text.find("'", search)
+            if end < 0:
+                return self.bare(position, strings=self.bare_strings, in_object=in_object)
+            if quote_closes(self.text, end + 1, final=True):
+                return self.text[position + 1 : end], end + 1
+            search = end + 1
 
     def string(self, position: int) -> tuple[str, int] | None:
         """A delimited or JSON string at ``position`` (value and end), or ``None`` if none starts there."""
         for opening, closing in self.delims:
             if self.text.startswith(opening, position):
-                end = self.text.find(closing, position + len(opening))
-                if end < 0:
-                    raise self.fail(f"a string opened at offset {position} is never closed", position)
-                return self.text[position + len(opening) : end], end + len(closing)
+                start = search = position + len(opening)
+                parts: list[str] = []
+                while True:
+                    end = self.text.find(closing, search)
+                    if end < 0:
+                        raise self.fail(f"a string opened at offset {position} is never closed", position)
+                    inner = self.inner_close_as
+                    if inner is None or delim_closes(self.text, end + len(closing), final=True,
+                                                     separators=self.separators):
+                        break
+                    parts += (self.text[search:end], inner)
+                    search = end + len(closing)
+                self.delimited = True
+                value = "".join((*parts, self.text[search:end])) if parts else self.text[start:end]
+                return value, end + len(closing)
         if self.text.startswith('"', position):
             try:
                 value, end = _JSON_STRING.raw_decode(self.text, position)
@@ -231,9 +311,15 @@ class _Reader:
             return str(value), end
         return None
 
-    def bare(self, position: int, *, strings: bool) -> tuple[Any, int]:
-        """A bare value up to the next ``,``, ``}`` or ``]``; with ``strings`` any other word is a string."""
-        end = bare_word_end(self.text, position)
+    def bare(self, position: int, *, strings: bool, in_object: bool = False) -> tuple[Any, int]:
+        """A bare value up to the next ``,``, ``}`` or ``]``; with ``strings`` any other word is a string.
+
+        With ``strings`` and ``in_object``, the value ends where :func:`bare_value_end` says.
+        """
+        if strings and in_object:
+            end = bare_value_end(self.text, position, self.delims, final=True, separators=self.separators)
+        else:
+            end = bare_word_end(self.text, position)
         if end < 0:
             end = len(self.text)
         word = self.text[position:end].strip()
@@ -268,3 +354,96 @@ def bare_word_end(text: str, position: int) -> int:
     """
     found = _WORD_END.search(text, position)
     return found.start() if found is not None else -1
+
+
+def bare_value_end(text: str, position: int, delims: Sequence[Sequence[str]], *, final: bool,
+                   separators: str = ":") -> int:
+    """Where a bare value of an object starts at ``position`` ends, with ``bare_strings``.
+
+    The value runs to the next ``,``, ``}`` or ``]``, and on past each ``,`` whose following text (up
+    to the next of the three) cannot begin a key: it is not blank and holds no ``:``, ``"``, ``{``,
+    ``[`` nor the opening of a string delimiter (``Tokyo, Japan}`` ends before the ``}``). Shared with
+    the value scanner, so that streaming and whole-text parsing end a value alike.
+
+    Args:
+        text: the text.
+        position: where the value starts.
+        delims: the ``string_delims`` pairs.
+        final: ``text`` is complete; otherwise a ``,`` whose following text has not reached the next
+            ``,``, ``}`` or ``]`` leaves the end undecided.
+        separators: what may end a key (``":="`` with ``equals_keys``), none of which that text holds.
+
+    Returns:
+        The offset of the character that ends the value, or ``-1`` when none has arrived (or, when
+        not ``final``, it is undecided).
+    """
+    end = bare_word_end(text, position)
+    while end >= 0 and text[end] == ",":
+        after = bare_word_end(text, end + 1)
+        if after < 0:
+            return end if final else -1
+        segment = text[end + 1 : after]
+        if not segment.strip() or any(char in segment for char in '"{[' + separators) or any(
+            pair[0] in segment for pair in delims
+        ):
+            return end
+        end = after
+    return end
+
+
+def delim_closes(text: str, position: int, *, final: bool, separators: str = ":") -> bool | None:
+    """Whether a close delimiter that ends just before ``position`` ends its string (``inner_close_as``).
+
+    It does where the text after it, after whitespace, is ``,``, ``}``, ``]``, ``:``, the end of the
+    text, or a bare key (letters, digits, ``_``, ``.``, ``-``) and its ``:``. Shared with the value
+    scanner, so that streaming and whole-text parsing end a string alike.
+
+    Args:
+        text: the text.
+        position: the offset just after the close delimiter.
+        final: ``text`` is complete; otherwise what has not arrived yet may decide.
+        separators: what may end a key (``":="`` with ``equals_keys``).
+
+    Returns:
+        ``True`` or ``False``; ``None`` (only when not ``final``) while the text so far cannot tell.
+    """
+    length = len(text)
+    while position < length and text[position].isspace():
+        position += 1
+    if position >= length:
+        return True if final else None
+    if text[position] in ",}]" or text[position] in separators:
+        return True
+    end = position
+    while end < length and (text[end].isalnum() or text[end] in "_.-"):
+        end += 1
+    if end == position:
+        return False
+    while end < length and text[end].isspace():
+        end += 1
+    if end >= length:
+        return False if final else None
+    return text[end] in separators
+
+
+
+def quote_closes(text: str, position: int, *, final: bool) -> bool | None:
+    """Whether a ``'`` that ends just before ``position`` ends its single-quoted string.
+
+    It does where the text after it, after whitespace, is ``,``, ``}``, ``]`` or the end of the text.
+    Shared with the value scanner.
+
+    Args:
+        text: the text.
+        position: the offset just after the quote.
+        final: ``text`` is complete; otherwise only whitespace so far leaves it undecided.
+
+    Returns:
+        ``True`` or ``False``; ``None`` (only when not ``final``) while only whitespace follows.
+    """
+    length = len(text)
+    while position < length and text[position].isspace():
+        position += 1
+    if position >= length:
+        return True if final else None
+    return text[position] in ",}]"

@@ -6,8 +6,10 @@ into child elements and arrays into ``<item>`` elements::
     <number><real>1.5</real><imaginary>-2.5</imaginary></number><tags><item>a</item></tags>
 
 gives ``{"number": {"real": 1.5, "imaginary": -2.5}, "tags": ["a"]}``. ``xml-inline`` cannot express
-this (its values are flat). Tags are ``<name>`` / ``</name>`` without attributes; whitespace
-outside the top-level elements and between child elements is layout.
+this (its values are flat). Tags are ``<name>`` / ``</name>`` without attributes, the name a letter,
+``_`` or ``-`` and then letters, digits, ``_``, ``.`` and ``-`` (the template writes a parameter's
+name as its tag: command-line tools take ``-A`` or ``-n``, which MiniMax-M3 writes as ``<-A>``,
+vllm-ascend #12815); whitespace outside the top-level elements and between child elements is layout.
 
 ``content_args``:
 
@@ -38,7 +40,7 @@ from chatcodec.response_templates.content import Prepared, check_parser_spec, ge
 
 __all__ = ["parse_xml_tree", "prepare_xml_tree", "validate_xml_tree"]
 
-_TAG = regex.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
+_TAG = regex.compile(r"<(/?)((?:[^\W\d]|-)[\w.\-]*)>")
 
 
 class _Element:

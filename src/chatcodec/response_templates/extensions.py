@@ -33,7 +33,9 @@ The extensions (documented in ``docs/profiles.md``, section "Content-parser exte
 * ``x-named-call`` (:mod:`.ext_named_call`): one call written as its name, then its JSON arguments
   (Mistral v11+ ``NAME[ARGS]{...}``);
 * ``x-switch`` (:mod:`.ext_switch`): the parser chosen by how the text begins (a Hermes
-  ``<tool_call>`` holding a JSON call or ``<function=NAME>{...}</function>``).
+  ``<tool_call>`` holding a JSON call or ``<function=NAME>{...}</function>``);
+* ``x-wrap`` (:mod:`.ext_wrap`): the raw text as the one string of a one-key object (the code a
+  ``<|python_tag|>`` call writes, as ``{"code": ...}``).
 
 None of them drops a malformed call or stray text (:mod:`.ext_common`): they raise ``ValueError``.
 
@@ -73,6 +75,7 @@ from chatcodec.response_templates.ext_python_literal import (
 )
 from chatcodec.response_templates.ext_pythonic import parse_pythonic, validate_pythonic
 from chatcodec.response_templates.ext_switch import parse_switch, prepare_switch, validate_switch
+from chatcodec.response_templates.ext_wrap import parse_wrap, validate_wrap
 from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, prepare_xml_tree, validate_xml_tree
 from chatcodec.response_templates.scanners.protocol import ValueScanner
 
@@ -83,6 +86,12 @@ def _named_call_scanner(args: Mapping[str, Any]) -> ValueScanner:
     from chatcodec.response_templates.scanners.named_call_scan import named_call_scanner
 
     return named_call_scanner(args)
+
+
+def _wrap_scanner(args: Mapping[str, Any]) -> ValueScanner:
+    from chatcodec.response_templates.scanners.wrap_scan import wrap_scanner
+
+    return wrap_scanner(args)
 
 
 def _switch_scanner(args: Mapping[str, Any]) -> ValueScanner | None:
@@ -104,4 +113,5 @@ EXTENSIONS: dict[str, Extension] = {
                               scanner=_named_call_scanner),
     "x-switch": Extension(parse_switch, validate_switch, string_aware=True, scanner=_switch_scanner,
                           prepare=prepare_switch),
+    "x-wrap": Extension(parse_wrap, validate_wrap, scanner=_wrap_scanner),
 }

@@ -47,9 +47,10 @@ if TYPE_CHECKING:
 __all__ = ["VALUE_END_PARSERS", "ValueEndMatcher", "value_end_problem"]
 
 #: Content parsers whose scanners say where a value ends (``json`` without ``allow_non_json``;
-#: ``x-first`` and ``x-switch`` when each of their parsers is one of these).
+#: ``x-first`` and ``x-switch`` when each of their parsers is one of these; ``x-wrap``'s value runs to
+#: the region's end).
 VALUE_END_PARSERS = ("json", "x-json-calls", "x-bare-object", "x-pythonic", "python-call-list", "x-first",
-                     "x-switch", "x-named-call")
+                     "x-switch", "x-named-call", "x-wrap")
 
 _NEVER = regex.compile("(?!)")
 #: The "maybe" answer of :meth:`ValueEndMatcher.search`: an empty match at the chunk's start (the

@@ -4,12 +4,18 @@ It follows :mod:`..ext_bare_object`'s reader step by step: an object (the root m
 begins at its bracket; a delimited string value (``<|"|>...<|"|>``) streams verbatim, holding back
 what may be the start of its closing delimiter; a JSON string value streams through
 :class:`~.json_scan.JsonReader`; a bare value (``3``, ``true``, ``None``) is ``set`` once the ``,``,
-``}`` or ``]`` after it arrives (with ``bare_strings``, any other word too, as a string). A key is
+``}`` or ``]`` after it arrives (with ``bare_strings``, any other word too, as a string; in an object
+a ``,`` ends it only once the text after the ``,`` shows that it may begin a key, as the parser's
+``bare_value_end`` decides). A key is
 emitted with its value: a string key when it closes, a bare key (text up to the first ``:`` that a
 value follows, as the parser decides; with ``bare_strings`` looked for only before the next ``,``,
 ``}`` or ``]``) once the start of the value after that ``:`` shows it is one. A repeated key,
-nesting deeper than the parser allows and anything it would refuse stop the scanner. Whitespace is
-what :meth:`str.isspace` says.
+nesting deeper than the parser allows and anything it would refuse stop the scanner. With
+``inner_close_as``, a close delimiter is held until the text after it shows whether it ends the
+string (``delim_closes``): if not, the replacement text streams in its place. With
+``single_quotes``, a value that begins with ``'`` is set whole once a ``'`` that a ``,``, ``}`` or
+``]`` follows ends it (``quote_closes``); until then it is kept, since without one the parser reads
+a bare word. Whitespace is what :meth:`str.isspace` says.
 
 ``complete``: after the root object, the first character that is not whitespace ends it.
 """
@@ -21,7 +27,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
-from chatcodec.response_templates.ext_bare_object import MAX_DEPTH, bare_word_end
+from chatcodec.response_templates.ext_bare_object import (
+    MAX_DEPTH,
+    bare_value_end,
+    bare_word_end,
+    delim_closes,
+    quote_closes,
+)
 from chatcodec.response_templates.scanners.json_scan import Frame, JsonReader
 from chatcodec.response_templates.scanners.protocol import Delta, Path
 
@@ -57,9 +69,16 @@ def _bare(word: str) -> Any:
 class BareObjectScanner:
     """See the module docstring."""
 
-    def __init__(self, string_delims: list[tuple[str, str]], bare_strings: bool = False) -> None:
+    def __init__(self, string_delims: list[tuple[str, str]], bare_strings: bool = False,
+                 inner_close_as: str | None = None, single_quotes: bool = False,
+                 separators: str = ":") -> None:
         self._delims = string_delims
         self._bare_strings = bare_strings
+        self._inner = inner_close_as
+        self._after_string = False  # in _AFTER: the value just read was a delimited string
+        self._single = single_quotes
+        self._seps = separators  # what may end a key
+        self._quote_from = 1  # where, after the ', the look for its end goes on
         self._stack: list[Frame] = []
         self._state = _VALUE
         self._first = False  # in _KEY: right after "{" (a "}" may come)
@@ -121,7 +140,7 @@ class BareObjectScanner:
                 return self._close(i, out)
             return self._key_start(text, i, out)
         if state == _COLON:
-            if text[i] != ":":
+            if text[i] not in self._seps:
                 return self._dead()
             self._state = _VALUE
             return i + 1
@@ -131,6 +150,9 @@ class BareObjectScanner:
             return i + 1
         if text[i] == ("}" if frame.is_object else "]"):
             return self._close(i, out)
+        if self._after_string and frame.is_object and text[i] not in "]:":
+            self._state, self._first = _KEY, False  # its close showed a bare key and ':' follow
+            return i
         return self._dead()
 
     def _close(self, i: int, out: list[Delta]) -> int:
@@ -140,6 +162,7 @@ class BareObjectScanner:
         return i + 1
 
     def _done(self) -> None:
+        self._after_string = False
         if not self._stack:
             self._state = _DONE
         else:
@@ -162,6 +185,8 @@ class BareObjectScanner:
             return i + 1
         if char == "]" and self._first and not self._stack[-1].is_object:
             return self._close(i, out)
+        if char == "'" and self._single:
+            return self._single_quoted(text, i, path, out)
         opened = self._open_delimiter(text, i)
         if opened is _UNDECIDED:
             return len(text)
@@ -186,7 +211,10 @@ class BareObjectScanner:
         return None
 
     def _bare_value(self, text: str, i: int, path: Path, out: list[Delta]) -> int:
-        end = _terminator(text, i)
+        if self._bare_strings and self._stack[-1].is_object:
+            end = bare_value_end(text, i, self._delims, final=False, separators=self._seps)
+        else:
+            end = _terminator(text, i)
         if end < 0:
             self._carry = text[i:]
             return len(text)
@@ -235,6 +263,18 @@ class BareObjectScanner:
                     out.append(("text", self._path, piece))
             return n
         piece = text[i:end]
+        if self._inner is not None:
+            closes = delim_closes(text, end + len(closer), final=False, separators=self._seps)
+            if not closes:  # text of the string, or undecided: what follows the delimiter decides
+                if closes is None:
+                    self._carry = text[end:]
+                else:
+                    piece += self._inner
+                if self._closer_key:
+                    self._key_parts.append(piece)
+                elif piece:
+                    out.append(("text", self._path, piece))
+                return n if closes is None else end + len(closer)
         self._closer = None
         if self._closer_key:
             return self._take_key("".join(self._key_parts) + piece, end + len(closer), _COLON)
@@ -242,7 +282,29 @@ class BareObjectScanner:
             out.append(("text", self._path, piece))
         out.append(("end", self._path, None))
         self._done()
+        self._after_string = True
         return end + len(closer)
+
+    def _single_quoted(self, text: str, i: int, path: Path, out: list[Delta]) -> int:
+        """A value that begins with ``'`` (``single_quotes``): set whole once a ``'`` ends it.
+
+        Until then it is kept: the ``'`` that ends it may still come, and if none does the parser
+        reads a bare word (quote included), which the scanner leaves to the value at close.
+        """
+        search = i + self._quote_from
+        while True:
+            end = text.find("'", search)
+            closes = None if end < 0 else quote_closes(text, end + 1, final=False)
+            if closes is None:  # keep it; look again from where this look stopped
+                self._carry = text[i:]
+                self._quote_from = (len(text) if end < 0 else end) - i
+                return len(text)
+            if closes:
+                self._quote_from = 1
+                out.append(("set", path, text[i + 1 : end]))
+                self._done()
+                return end + 1
+            search = end + 1
 
     def _key_start(self, text: str, i: int, out: list[Delta]) -> int:
         self._key_parts = []
@@ -265,7 +327,13 @@ class BareObjectScanner:
         """
         limit = bare_word_end(text, i) if self._bare_strings else -1
         end = len(text) if limit < 0 else limit
-        colon = first = text.find(":", i, end)
+        separator = ":"
+        if "=" in self._seps and text.find(":", i, end) < 0:
+            if limit < 0:  # a ':' may still come before the span ends
+                self._carry = text[i:]
+                return len(text)
+            separator = "="  # equals_keys: the key's span holds no ':'
+        colon = first = text.find(separator, i, end)
         while colon >= 0:
             follows = self._value_follows(text, colon + 1)
             if follows is _UNDECIDED:
@@ -273,7 +341,7 @@ class BareObjectScanner:
                 return len(text)
             if follows:
                 return self._take_key(text[i:colon].strip(), colon + 1, _VALUE)
-            colon = text.find(":", colon + 1, end)
+            colon = text.find(separator, colon + 1, end)
         if limit >= 0:
             if first < 0:
                 return self._dead()
@@ -287,7 +355,7 @@ class BareObjectScanner:
             i += 1
         if i >= n:
             return _UNDECIDED
-        if text[i] in '{["':
+        if text[i] in '{["' or (text[i] == "'" and self._single):
             return True
         for opening, _ in self._delims:
             if text.startswith(opening, i):
@@ -314,4 +382,5 @@ _terminator = bare_word_end
 def bare_object_scanner(args: Mapping[str, Any]) -> BareObjectScanner:
     """The scanner of an ``x-bare-object`` region."""
     return BareObjectScanner([(str(a), str(b)) for a, b in args.get("string_delims", [])],
-                             bool(args.get("bare_strings")))
+                             bool(args.get("bare_strings")), args.get("inner_close_as"),
+                             bool(args.get("single_quotes")), ":=" if args.get("equals_keys") else ":")

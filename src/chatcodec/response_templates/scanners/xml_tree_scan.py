@@ -30,7 +30,7 @@ from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueSca
 
 __all__ = ["XmlTreeScanner", "xml_tree_scanner"]
 
-_TAG = regex.compile(r"<(/?)([A-Za-z_][\w.\-]*)>")
+_TAG = regex.compile(r"<(/?)((?:[^\W\d]|-)[\w.\-]*)>")
 _DEFAULT_LEAF = {"name": "text", "args": {"strip": False}}
 
 
@@ -66,7 +66,8 @@ class XmlTreeScanner:
         partial = "|".join(regex.escape(p) for p in prefixes) or "(?!)"
         # what at the end of the text is undecided: markers (a tag or the end may follow), the start
         # of a marker, the start of a tag (markers before it may go)
-        self._tail = regex.compile(f"(?:{run}+\\s*|{run}*(?:{partial})|{run}*</?(?:[A-Za-z_][\\w.\\-]*)?)\\Z")
+        name = r"(?:[^\W\d]|-)[\w.\-]*"
+        self._tail = regex.compile(f"(?:{run}+\\s*|{run}*(?:{partial})|{run}*</?(?:{name})?)\\Z")
         self._remove = regex.compile(f"{run}+(?={_TAG.pattern})") if markers else None
         self._remove_at_end = regex.compile(f"{run}+(?=\\s*\\Z)") if markers else None
         self._pending = ""
