@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import regex
+
 __all__ = [
     "CAPABILITIES",
     "MODE_SETTINGS",
@@ -116,6 +118,10 @@ MODE_SETTINGS: dict[str, tuple[Any, ...]] = {
     "reasoning_effort": ("low", "high"),
     "thinking_mode": ("on", "off"),
 }
+
+#: A variable name that speaks of thinking or reasoning: a mode switch of the template's own, beside
+#: :data:`MODE_SETTINGS`.
+OWN_SWITCH = regex.compile(r"think|reason", regex.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -385,7 +391,15 @@ def mode_variants(variable_names: set[str] | frozenset[str]) -> list[dict[str, A
         variable_names: the template's undeclared variables (``jinja2.meta.find_undeclared_variables``).
 
     Returns:
-        One ``{name: value}`` per value of each mode variable of :data:`MODE_SETTINGS` the template reads.
+        One ``{name: value}`` per value of each mode variable of :data:`MODE_SETTINGS` the template
+        reads; then each other variable whose name speaks of thinking or reasoning (:data:`OWN_SWITCH`:
+        a template's own switch, Vivianna's ``auto_disable_thinking_with_tools``, ``preserve_thinking``)
+        set to ``True`` and ``False``, alone and together with each value of each
+        :data:`MODE_SETTINGS` variable it reads (that switch may turn thinking off whatever
+        ``enable_thinking`` says), in sorted name order.
     """
-    return [{name: value} for name, values in MODE_SETTINGS.items() if name in variable_names
-            for value in values]
+    known = [{name: value} for name, values in MODE_SETTINGS.items() if name in variable_names
+             for value in values]
+    own = sorted(name for name in variable_names if name not in MODE_SETTINGS and OWN_SWITCH.search(name))
+    combined = [{name: value, **mode} for name in own for value in (True, False) for mode in [{}, *known]]
+    return [*known, *combined]

@@ -66,7 +66,7 @@ class Candidate:
         fields: dict[str, Any] = {}
         if self.reasoning is not None:
             opener = _reasoning_open(self.reasoning.open)
-            fields["reasoning_content"] = {**opener, "close": self.reasoning.close}
+            fields["reasoning_content"] = {**opener, **_reasoning_close(self.reasoning)}
         if self.tool_field is not None:
             fields["tool_calls"] = self.tool_field
         fields["content"] = {"close": list(self.discards)} if self.discards else {}
@@ -77,7 +77,7 @@ class Candidate:
         """Whether any delimiter holds a sentinel."""
         texts = [*self.anchors, *self.discards]
         if self.reasoning is not None:
-            texts += [self.reasoning.open, self.reasoning.close]
+            texts += [self.reasoning.open, self.reasoning.close, *self.reasoning.ends]
         if self.tool_field is not None:
             keys = ("open", "close", "open_pattern", "close_pattern")
             texts += [str(self.tool_field.get(key, "")) for key in keys]
@@ -92,6 +92,14 @@ def _reasoning_open(opener: str) -> dict[str, str]:
     if match is None:
         return {"open": opener}
     return {"open_pattern": f"(?:{regex.escape(match.group(0))})+{regex.escape(opener[match.end():])}"}
+
+
+def _reasoning_close(markers: ReasoningMarkers) -> dict[str, str]:
+    """The reasoning field's close: its closer, or a look-ahead for any of the markers that follow
+    reasoning without a closer of its own (:attr:`ReasoningMarkers.ends`), left to their fields."""
+    if not markers.ends:
+        return {"close": markers.close}
+    return {"close_pattern": "(?=" + "|".join(regex.escape(end) for end in markers.ends) + ")"}
 
 
 def _keeps_open(anchor: str, markers: ReasoningMarkers | None) -> bool:

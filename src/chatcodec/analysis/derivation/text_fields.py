@@ -39,11 +39,16 @@ class ReasoningMarkers:
         open: the opening marker (``<think>``).
         close: the closing marker (``</think>``).
         heuristic: ``""`` when read off a render, else which heuristic found it (a sentence).
+        ends: when the reasoning has no closer of its own, the markers that follow it in the renders
+            (SMI's ``<|out|>`` before an answer, ``<|act|>`` before a call): the field ends right
+            before any of them and leaves each to the field or discard it belongs to (``close`` is
+            then the first of them).
     """
 
     open: str
     close: str
     heuristic: str = ""
+    ends: tuple[str, ...] = ()
 
 
 def _marker_before(ctx: DerivationContext, text: str) -> str | None:
@@ -69,7 +74,12 @@ def _marker_after(ctx: DerivationContext, text: str) -> str | None:
 
 
 def rendered_reasoning(ctx: DerivationContext) -> list[ReasoningMarkers]:
-    """Reasoning markers read off the renders, most frequent first (empty: never rendered)."""
+    """Reasoning markers read off the renders, most frequent first (empty: never rendered).
+
+    When one opener is followed by different markers in different turns (no closer of its own: the
+    State Model Interface writes ``<|think|>`` then ``<|out|>`` before an answer, ``<|act|>`` before
+    a call), the first candidate ends before any of them (:attr:`ReasoningMarkers.ends`).
+    """
     found: dict[tuple[str, str], int] = {}
     for mode in ctx.modes:
         for spec in ("reasoning", "reasoning_call"):
@@ -83,7 +93,12 @@ def rendered_reasoning(ctx: DerivationContext) -> list[ReasoningMarkers]:
             if opener and closer and opener != closer:
                 found[(opener, closer)] = found.get((opener, closer), 0) + 1
     ranked = sorted(found.items(), key=lambda item: -item[1])
-    return [ReasoningMarkers(opener, closer) for (opener, closer), _ in ranked]
+    markers = [ReasoningMarkers(opener, closer) for (opener, closer), _ in ranked]
+    openers = [marker.open for marker in markers]
+    shared = [opener for opener in dict.fromkeys(openers) if openers.count(opener) > 1]
+    ending = [ReasoningMarkers(opener, closers[0], ends=closers) for opener in shared
+              for closers in [tuple(m.close for m in markers if m.open == opener)]]
+    return [*ending, *markers]
 
 
 _THINK_TAG = regex.compile(r"<(/?)([\w:|.-]*(?:think|thought|reason)[\w:|.-]*)>", regex.IGNORECASE)
