@@ -83,6 +83,9 @@ def test_a_render_jinja_html_escaped_is_read_as_the_model_writes_it() -> None:
         "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
         "transform_each": True}
     assert statuses(result) == NO_REASONING
+    assert result.capabilities["one_call"].reason == (
+        "verified on the renders with Jinja's HTML escapes decoded: the template escapes them (`&#34;` for "
+        "`\"`), a model does not")
     assert result.notes[-1] == (
         "HTML escapes: the chat template HTML-escapes text it joins to a `|safe` value with `+` (the render "
         "shows '&#34;' for '\"'); the turn was read with the escapes decoded, as a model writes it; verified "
@@ -152,3 +155,43 @@ def test_mode_variants_pair_a_template_s_own_switch_with_the_known_ones() -> Non
         {"preserve_thinking": False}, {"preserve_thinking": False, "enable_thinking": True},
         {"preserve_thinking": False, "enable_thinking": False}]
     assert mode_variants(frozenset({"messages", "bos_token"})) == []
+
+
+# --- reasoning the generation prompt opens with words ------------------------------------------------------
+
+#: Apriel 1.6's form (llama.cpp's Apriel-1.6-15b-Thinker-fixed): the generation prompt ends with
+#: ``Here are my reasoning steps:``, which no turn repeats; the last turn starts with its reasoning,
+#: then ``[BEGIN FINAL RESPONSE]``, and earlier turns keep only the answer.
+PROMPT_OPENS_REASONING_WITH_WORDS = (
+    "{%- for m in messages %}{% if m.role == 'assistant' %}\n<|begin_assistant|>\n"
+    "{% if m.reasoning_content and loop.last %}{{ m.reasoning_content }}\n[BEGIN FINAL RESPONSE]\n{% endif %}"
+    "{{ m.content or '' }}{% if m.tool_calls %}\n<tool_calls>"
+    "{{ m.tool_calls | map(attribute='function') | list | tojson }}</tool_calls>{% endif %}"
+    "{% if not loop.last %}\n<|end|>\n{% endif %}"
+    "{% else %}<|begin_{{ m.role }}|>\n{{ m.content }}\n{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}\n<|begin_assistant|>\nHere are my reasoning steps:\n{% endif %}")
+
+
+def test_reasoning_the_prompt_opens_with_words_its_turns_leave_out_is_read_from_the_prefix() -> None:
+    result = derive_response_template(PROMPT_OPENS_REASONING_WITH_WORDS, variables={"eos_token": "<|end|>"})
+    template = result.response_template
+    assert template["start_anchor"] == "<|begin_assistant|>\n"
+    assert template["fields"]["reasoning_content"] == {"open": "Here are my reasoning steps:",
+                                                       "close": "[BEGIN FINAL RESPONSE]"}
+    assert template["fields"]["tool_calls"]["open"] == "<tool_calls>"
+    assert statuses(result) == VERIFIED
+    assert result.report.shape.reasoning
+    case = result.report.capabilities["reasoning"].cases[0]
+    assert case.note == ("the render of this turn does not continue the generation prompt (the prompt has "
+                         "'Here are my reasoning steps:\\n' where the render differs); the output was parsed "
+                         "after the whole prompt")
+    prefix = "<|begin_user|>\nHi\n\n<|begin_assistant|>\nHere are my reasoning steps:\n"
+    message = parse_three_ways(template, "Simple.\n[BEGIN FINAL RESPONSE]\nHello!", prefix=prefix)
+    assert message == {"role": "assistant", "reasoning_content": "Simple.", "content": "Hello!"}
+
+
+def test_a_bracket_token_of_capital_words_is_one_atom() -> None:
+    from chatcodec.analysis.derivation.atoms import Atoms
+
+    assert Atoms().texts("x\n[BEGIN FINAL RESPONSE]\n[see the docs] [END]") == [
+        "[BEGIN FINAL RESPONSE]", "[END]"]

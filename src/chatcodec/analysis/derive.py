@@ -224,7 +224,12 @@ def _labels(report: RoundTripReport, heuristic: str, tool_problem: str) -> dict[
 
 
 def _label(name: str, result: CapabilityResult, heuristic: str, tool_problem: str) -> CapabilityLabel:
+    from chatcodec.analysis.round_trip import MARKUP_DECODED
+
     status = result.status
+    if status == "pass" and any(MARKUP_DECODED in case.note for case in result.cases):
+        return CapabilityLabel("verified", "verified on the renders with Jinja's HTML escapes decoded: the "
+                               "template escapes them (`&#34;` for `\"`), a model does not", True)
     if status == "pass":
         return CapabilityLabel("verified", "", True)
     if status == "fail":

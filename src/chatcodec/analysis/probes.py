@@ -36,6 +36,7 @@ __all__ = [
     "MODE_SETTINGS",
     "PROBE_TOOLS",
     "SCHEMA_FORMS",
+    "TURN_REASONING",
     "Conversation",
     "MessageShape",
     "Probe",
@@ -96,7 +97,7 @@ _CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 #: The reasoning of every turn when :attr:`MessageShape.reasoning` is set.
-_TURN_REASONING = "I look at what the user asked first."
+TURN_REASONING = "I look at what the user asked first."
 _USER = "What is the weather like in Paris?"
 _HISTORY = [
     {"role": "user", "content": "Hello there."},
@@ -171,7 +172,7 @@ class MessageShape:
         if "reasoning_content" in spec:
             message["reasoning_content"] = spec["reasoning_content"]
         elif self.reasoning:
-            message["reasoning_content"] = _TURN_REASONING
+            message["reasoning_content"] = TURN_REASONING
         calls = spec.get("calls") or []
         if "content" in spec:
             message["content"] = spec["content"]

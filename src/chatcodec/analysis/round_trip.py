@@ -68,6 +68,7 @@ from chatcodec.analysis.probes import (
     CAPABILITIES,
     PROBE_TOOLS,
     SCHEMA_FORMS,
+    TURN_REASONING,
     VARIANTS,
     Conversation,
     MessageShape,
@@ -841,7 +842,9 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
         variables: the template variables (special tokens, ...).
 
     When the render of a plain answer does not continue the generation prompt but the render of an
-    answer with reasoning does (the prompt opens ``<think>``), every probe turn carries reasoning.
+    answer with reasoning does (the prompt opens ``<think>``), or leaves out only the prompt's last
+    line and starts with the reasoning there (the prompt opens reasoning with words: Apriel 1.6),
+    every probe turn carries reasoning.
 
     Returns:
         The :class:`MessageShape`.
@@ -865,9 +868,17 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
     if plain is not None and not plain.continues_prompt:
         thinking = replace(shape, reasoning=True)
         rendered = _render_probe(chat_template, thinking, variables, "content", "content")
-        if rendered is not None and rendered.continues_prompt:
+        if rendered is not None and (rendered.continues_prompt or _reasoning_follows_prompt(rendered)):
             shape = thinking
     return shape
+
+
+def _reasoning_follows_prompt(rendered: RenderedCase) -> bool:
+    """Whether a render that leaves out the last line of its prompt starts with the turn's reasoning
+    right there: the prompt opens the reasoning with words its turns do not repeat (Apriel 1.6's
+    ``Here are my reasoning steps:``), so every turn a model writes there starts with reasoning."""
+    skipped = rendered.prompt[rendered.common:].strip()
+    return bool(skipped) and "\n" not in skipped and rendered.output.lstrip().startswith(TURN_REASONING)
 
 
 def _render_probe(chat_template: str, shape: MessageShape, variables: Mapping[str, Any] | None,

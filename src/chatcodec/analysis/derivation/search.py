@@ -104,8 +104,24 @@ def _reasoning_close(markers: ReasoningMarkers) -> dict[str, str]:
 
 def _keeps_open(anchor: str, markers: ReasoningMarkers | None) -> bool:
     """Whether the prefix after ``anchor`` still holds a reasoning opener the prompt ends with: a
-    guessed opener that no turn renders must be read from the prompt, so the anchor stops before it."""
+    guessed opener that no turn renders, or one only the prompt writes (``in_prompt``), must be read
+    from the prompt, so the anchor stops before it."""
+    if markers is not None and markers.in_prompt:
+        return markers.open not in anchor
     return markers is None or not markers.heuristic or not anchor.rstrip().endswith(markers.open)
+
+
+def _anchors_before_opener(anchors: Sequence[str], reasoning: Sequence[ReasoningMarkers | None]) -> list[str]:
+    """The anchors cut right before a reasoning opener only the prompt writes (``in_prompt``)."""
+    cut = []
+    for markers in reasoning:
+        if markers is None or not markers.in_prompt:
+            continue
+        for anchor in anchors:
+            head = anchor[:anchor.rfind(markers.open)] if markers.open in anchor else ""
+            if head.strip() and head not in anchors and head not in cut:
+                cut.append(head)
+    return cut
 
 
 def sentinel_cases(ctx: DerivationContext, specs: Sequence[str] = tuple(SPECS),
@@ -192,6 +208,7 @@ def assemble(ctx: DerivationContext, anchors: tuple[list[str], list[str]],
     every = sentinel_cases(ctx)
     first_tool = tool_fields[0] if tool_fields else None
     base = tuple(dict.fromkeys(discards))
+    main = [*main, *_anchors_before_opener(main, reasoning)]
     stage1 = [Candidate((anchor,), markers, first_tool, base)
               for markers in reasoning for anchor in main or ["\n"] if _keeps_open(anchor, markers)]
     chosen = best(ctx, stage1, single)

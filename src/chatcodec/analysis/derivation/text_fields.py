@@ -43,12 +43,16 @@ class ReasoningMarkers:
             (SMI's ``<|out|>`` before an answer, ``<|act|>`` before a call): the field ends right
             before any of them and leaves each to the field or discard it belongs to (``close`` is
             then the first of them).
+        in_prompt: the generation prompt writes ``open`` and the turns leave it out (Apriel 1.6's
+            prompt ends with ``Here are my reasoning steps:``, its turns start with the reasoning):
+            the parser finds it in the prefix, so the start anchor stops before it.
     """
 
     open: str
     close: str
     heuristic: str = ""
     ends: tuple[str, ...] = ()
+    in_prompt: bool = False
 
 
 def _marker_before(ctx: DerivationContext, text: str) -> str | None:
@@ -98,7 +102,31 @@ def rendered_reasoning(ctx: DerivationContext) -> list[ReasoningMarkers]:
     shared = [opener for opener in dict.fromkeys(openers) if openers.count(opener) > 1]
     ending = [ReasoningMarkers(opener, closers[0], ends=closers) for opener in shared
               for closers in [tuple(m.close for m in markers if m.open == opener)]]
-    return [*ending, *markers]
+    return [*ending, *markers, *_opened_in_prompt(ctx, markers)]
+
+
+def _opened_in_prompt(ctx: DerivationContext, known: list[ReasoningMarkers]) -> list[ReasoningMarkers]:
+    """Reasoning a generation prompt opens with text its turns leave out: a turn's render stops
+    following the prompt where the prompt's tail ``T`` begins, and continues with the reasoning
+    itself, then a marker (Apriel 1.6: ``T`` = ``Here are my reasoning steps:``, then ``[BEGIN FINAL
+    RESPONSE]``). ``T`` (stripped: one line of words, no atom) opens the reasoning, read from the
+    prefix; the round trip reads such turns after the whole prompt."""
+    found: list[ReasoningMarkers] = []
+    for mode in ctx.modes:
+        for spec in ("reasoning", "reasoning_call"):
+            turn = ctx.turn(spec, mode)
+            if turn is None or turn.continues:
+                continue
+            tail = turn.prompt[turn.rendered.common:].strip()
+            output = turn.output.lstrip()
+            if not regex.search(r"\w", tail) or "\n" in tail or ctx.atoms.spans(tail) \
+                    or not output.startswith(REASONING):
+                continue  # a tag the prompt opens or pre-closes is h1's (heuristic_reasoning)
+            closer = _marker_after(ctx, output[len(REASONING):])
+            markers = ReasoningMarkers(tail, closer or "", in_prompt=True)
+            if closer and markers not in found and all(m.open != tail for m in known):
+                found.append(markers)
+    return found
 
 
 _THINK_TAG = regex.compile(r"<(/?)([\w:|.-]*(?:think|thought|reason)[\w:|.-]*)>", regex.IGNORECASE)
