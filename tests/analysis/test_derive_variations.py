@@ -195,3 +195,69 @@ def test_a_bracket_token_of_capital_words_is_one_atom() -> None:
 
     assert Atoms().texts("x\n[BEGIN FINAL RESPONSE]\n[see the docs] [END]") == [
         "[BEGIN FINAL RESPONSE]", "[END]"]
+
+
+# --- a turn of several messages, each with the role header ------------------------------------------------
+
+#: gpt-oss's harmony form (openai/gpt-oss-120b, corpus held-out part): each message of a turn opens
+#: with ``<|start|>assistant`` (the generation prompt, again) and a channel, ``analysis`` for reasoning
+#: and ``final`` for the answer.
+HARMONY = (
+    "{%- for m in messages %}{% if m.role == 'assistant' %}{% if m.reasoning_content %}"
+    "<|start|>assistant<|channel|>analysis<|message|>{{ m.reasoning_content }}<|end|>{% endif %}"
+    "{% if m.tool_calls %}{% set c = m.tool_calls[0].function %}<|start|>assistant to=functions."
+    "{{ c.name }}<|channel|>commentary json<|message|>{{ c.arguments | tojson }}<|call|>"
+    "{% else %}<|start|>assistant<|channel|>final<|message|>{{ m.content }}"
+    "{% if loop.last %}<|return|>{% else %}<|end|>{% endif %}{% endif %}"
+    "{% elif m.role == 'tool' %}<|start|>functions.{{ m.name }} to=assistant<|channel|>commentary<|message|>"
+    "{{ m.content }}<|end|>"
+    "{% else %}<|start|>{{ m.role }}<|message|>{{ m.content }}<|end|>{% endif %}{% endfor %}"
+    "{% if add_generation_prompt %}<|start|>assistant{% endif %}")
+
+
+def test_a_turn_that_repeats_its_generation_prompt_before_each_message_discards_it() -> None:
+    result = derive_response_template(HARMONY, variables={"eos_token": "<|return|>"})
+    fields = result.response_template["fields"]
+    assert fields["reasoning_content"] == {"open_pattern": r"(?:<\|channel\|>)+analysis<\|message\|>",
+                                           "close": "<|end|>"}
+    assert fields["content"] == {"close": ["<|start|>assistant", "<|channel|>final<|message|>", "<|end|>",
+                                           "<|start|>", "<|return|>"]}
+    assert statuses(result) == {**VERIFIED, "parallel_calls": "unsupported"}
+    output = ("<|channel|>analysis<|message|>Say hi.<|end|><|start|>assistant<|channel|>final<|message|>"
+              "Hi there!")
+    message = parse_three_ways(result.response_template, output, prefix="<|start|>user<|message|>Hi<|end|>"
+                               "<|start|>assistant")
+    assert message == {"role": "assistant", "reasoning_content": "Say hi.", "content": "Hi there!"}
+
+
+def test_a_glued_marker_gives_way_to_the_one_its_last_tag_starts() -> None:
+    from chatcodec.analysis.derivation.atoms import Atoms
+
+    assert Atoms().texts("<|start|>assistant<|channel|>final<|message|>Hi") == [
+        "<|start|>", "<|channel|>final<|message|>"]
+    assert Atoms().texts("<|start_header_id|>assistant<|end_header_id|>\n\nHi") == [
+        "<|start_header_id|>assistant<|end_header_id|>"]
+
+
+# --- saying why -------------------------------------------------------------------------------------------
+
+#: vLLM's Llama 3.2 pythonic form: ``[get_weather(city=Paris)]``, string values without quotes, which
+#: no parser can tell from names or numbers (the template, not the derivation, is wrong there).
+UNQUOTED_PYTHON_VALUES = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}[{% for c in m.tool_calls %}"
+    "{{ c.function.name }}({% for k, v in c.function.arguments.items() %}{{ k }}={{ v }}"
+    "{% if not loop.last %}, {% endif %}{% endfor %}){% if not loop.last %}, {% endif %}{% endfor %}]"
+    "{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_calls_no_field_reads_say_so_in_their_labels() -> None:
+    result = derive_response_template(UNQUOTED_PYTHON_VALUES, variables={"eos_token": "<|end|>"})
+    assert "tool_calls" not in result.response_template["fields"]
+    label = result.capabilities["one_call"]
+    assert (label.status, label.applicable) == ("unsupported", True)
+    assert label.reason == (
+        "no tool-call field was derived (the call's arguments are in no form the derivation reads (JSON, a "
+        "JSON dialect, tagged arguments, or Python calls with literal values)), and the round trip fails: "
+        "one_call/string/single: content: expected None, parsed '[get_weather(city=Paris)]'")
+    assert not result.verified

@@ -13,7 +13,9 @@
   template source (h1); a think / thought / reason tag pair in the rendered prompt or the source
   (h2); a lone ``</think>`` in the source (h3).
 * **Discards**: the atoms the template writes around the answer (turn ends, ``<|START_RESPONSE|>``,
-  a pre-closed ``</think>``) close the implicit ``content`` field, so they never reach ``content``.
+  a pre-closed ``</think>``) close the implicit ``content`` field, so they never reach ``content``;
+  so does the generation prompt when a turn writes it again before its answer (gpt-oss starts each
+  message of a turn with ``<|start|>assistant``), ahead of its own atoms.
 """
 
 from __future__ import annotations
@@ -231,6 +233,9 @@ def content_discards(ctx: DerivationContext) -> list[str]:
             text = turn.output
             if REASONING in text:
                 text = text[text.index(REASONING) + len(REASONING):]
+            header = turn.generation_prompt.strip()
+            if header and ctx.atoms.spans(header) and header in text and header not in found:
+                found.insert(0, header)  # before its own atoms: the first alternative that matches wins
             for atom in ctx.atoms.texts(text.replace(CONTENT, " ")):
                 if atom not in found:
                     found.append(atom)
