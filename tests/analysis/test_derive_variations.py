@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from chatcodec.analysis.derive import derive_response_template
 from chatcodec.analysis.doctor import round_trip_findings
-from chatcodec.analysis.probes import mode_variants
+from chatcodec.analysis.probes import mode_variants, used_as_boolean
 from chatcodec.analysis.round_trip import MARKUP_DECODED, markup_escaped, unescape_markup
 from tests.profiles.helpers import parse_three_ways
 
@@ -155,6 +155,16 @@ def test_mode_variants_pair_a_template_s_own_switch_with_the_known_ones() -> Non
         {"preserve_thinking": False}, {"preserve_thinking": False, "enable_thinking": True},
         {"preserve_thinking": False, "enable_thinking": False}]
     assert mode_variants(frozenset({"messages", "bos_token"})) == []
+
+
+def test_only_a_switch_the_template_uses_as_a_boolean_is_a_mode() -> None:
+    source = ("{% if enable_cot and tools %}A{% endif %}{{ '<budget>' ~ thinking_budget }}"
+              "{% set keep = keep_reasoning if keep_reasoning is defined else false %}"
+              "{% if reasoning_format == 'tags' %}B{% endif %}")
+    names = frozenset({"enable_cot", "thinking_budget", "keep_reasoning", "reasoning_format", "tools"})
+    assert mode_variants(names, source) == [
+        {"enable_cot": True}, {"enable_cot": False}, {"keep_reasoning": True}, {"keep_reasoning": False}]
+    assert [used_as_boolean(source, name) for name in sorted(names)] == [True, True, False, False, True]
 
 
 # --- reasoning the generation prompt opens with words ------------------------------------------------------

@@ -43,6 +43,7 @@ __all__ = [
     "mode_variants",
     "probe_matrix",
     "shape_candidates",
+    "used_as_boolean",
 ]
 
 #: The capabilities a response template is checked for, in report order.
@@ -122,7 +123,7 @@ MODE_SETTINGS: dict[str, tuple[Any, ...]] = {
 
 #: A variable name that speaks of thinking or reasoning: a mode switch of the template's own, beside
 #: :data:`MODE_SETTINGS`.
-OWN_SWITCH = regex.compile(r"think|reason", regex.IGNORECASE)
+OWN_SWITCH = regex.compile(r"think|reason|(?:^|_)cot(?:_|$)", regex.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -385,11 +386,14 @@ def probe_matrix(shape: MessageShape | None = None, *, variables: Mapping[str, A
     return probes
 
 
-def mode_variants(variable_names: set[str] | frozenset[str]) -> list[dict[str, Any]]:
+def mode_variants(variable_names: set[str] | frozenset[str],
+                  source: str | None = None) -> list[dict[str, Any]]:
     """The non-default modes to render a template in, from the variables it reads.
 
     Args:
         variable_names: the template's undeclared variables (``jinja2.meta.find_undeclared_variables``).
+        source: the template text; when given, a switch of the template's own counts only where the
+            template uses it as a boolean (:func:`used_as_boolean`).
 
     Returns:
         One ``{name: value}`` per value of each mode variable of :data:`MODE_SETTINGS` the template
@@ -401,6 +405,24 @@ def mode_variants(variable_names: set[str] | frozenset[str]) -> list[dict[str, A
     """
     known = [{name: value} for name, values in MODE_SETTINGS.items() if name in variable_names
              for value in values]
-    own = sorted(name for name in variable_names if name not in MODE_SETTINGS and OWN_SWITCH.search(name))
+    own = sorted(name for name in variable_names if name not in MODE_SETTINGS and OWN_SWITCH.search(name)
+                 and (source is None or used_as_boolean(source, name)))
     combined = [{name: value, **mode} for name in own for value in (True, False) for mode in [{}, *known]]
     return [*known, *combined]
+
+
+def used_as_boolean(source: str, name: str) -> bool:
+    """Whether a template uses the variable ``name`` as a boolean: defaulted to ``true`` / ``false``
+    (``| default(false)``, ``x if x is defined else false``), tested with ``is true`` / ``is false``
+    / ``==`` against them, or a bare operand of ``if``, ``and``, ``or`` or ``not`` (``{% if
+    auto_disable_thinking_with_tools and tools %}``). A variable read as a number or a string
+    (``thinking_budget``, ``reasoning_format``) is no on/off switch, and ``True`` would send its
+    template down a branch no caller takes."""
+    word = regex.escape(name)
+    literal = r"(?:true|false|True|False)"
+    return bool(regex.search(
+        rf"\b{word}\s*\|\s*default\(\s*{literal}"
+        rf"|\b{word}\s+is\s+(?:not\s+)?(?:true|false|sameas)\b"
+        rf"|\b{word}\s+is\s+defined\s+else\s+{literal}\b"
+        rf"|\b{word}\s*[=!]=\s*{literal}\b"
+        rf"|\b(?:if|and|or|not)\s+{word}\s*(?:-?%}}|\)|and\b|or\b|else\b)", source))

@@ -841,6 +841,9 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
         chat_template: the chat template text.
         variables: the template variables (special tokens, ...).
 
+    A template that prints the arguments as given (a mapping comes out as ``{'city': 'Paris'}``, a
+    JSON string as JSON) gets them as a JSON string, the form it was written for.
+
     When the render of a plain answer does not continue the generation prompt but the render of an
     answer with reasoning does (the prompt opens ``<think>``), or leaves out only the prompt's last
     line and starts with the reasoning there (the prompt opens reasoning with words: Apriel 1.6),
@@ -864,6 +867,8 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
         if fallback is not None:  # the template takes these schemas: calls or not, no other form
             break
     shape = chosen or fallback or MessageShape()
+    if chosen is not None and chosen.arguments == "object":
+        shape = _json_string_when_printed(chat_template, shape, variables)
     plain = _render_probe(chat_template, shape, variables, "content", "content")
     if plain is not None and not plain.continues_prompt:
         thinking = replace(shape, reasoning=True)
@@ -871,6 +876,27 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
         if rendered is not None and (rendered.continues_prompt or _reasoning_follows_prompt(rendered)):
             shape = thinking
     return shape
+
+
+def _json_string_when_printed(chat_template: str, shape: MessageShape,
+                              variables: Mapping[str, Any] | None) -> MessageShape:
+    """``shape`` with arguments as a JSON string when the template prints the arguments as given: a
+    mapping comes out as Python's ``str()`` (``{'city': 'Paris'}``), a JSON string as JSON. Such a
+    template was written for OpenAI-style arguments (a JSON string), which is what its model writes;
+    the ``str()`` of a mapping is an accident of the caller's message form."""
+    printed = str(_PROBE_ARGUMENTS)
+    rendered = _render_probe(chat_template, shape, variables, "one_call", "string")
+    if rendered is None or printed not in rendered.full[rendered.common:]:
+        return shape
+    other = replace(shape, arguments="json_string")
+    again = _render_probe(chat_template, other, variables, "one_call", "string")
+    if again is not None and json.dumps(_PROBE_ARGUMENTS) in again.full[again.common:]:
+        return other
+    return shape
+
+
+#: The arguments of the ``one_call/string`` probe.
+_PROBE_ARGUMENTS = {"city": "Paris"}
 
 
 def _reasoning_follows_prompt(rendered: RenderedCase) -> bool:
@@ -915,7 +941,7 @@ def template_modes(chat_template: str, variables: Mapping[str, Any] | None = Non
     probe = probe_matrix(shape, variables=variables, variants=("single",), capabilities=("reasoning",))[0]
     seen: set[tuple[str, str]] = set()
     modes: list[dict[str, Any]] = []
-    for mode in [{}, *mode_variants(frozenset(names))]:
+    for mode in [{}, *mode_variants(frozenset(names), chat_template)]:
         conversation = Conversation(probe.conversation.messages, probe.conversation.tools, False,
                                     {**(variables or {}), **mode})
         try:
