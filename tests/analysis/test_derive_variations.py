@@ -140,6 +140,7 @@ OWN_THINKING_SWITCH = (
 def test_a_thinking_switch_of_the_template_s_own_is_a_mode() -> None:
     result = derive_response_template(OWN_THINKING_SWITCH, variables={"eos_token": "<|im_end|>"})
     assert result.report.modes == [{}, {"auto_disable_thinking_with_tools": False, "enable_thinking": True}]
+    assert result.report.shape.describe() == "the standard message shape"  # the prompt's </think> is no words
     assert result.response_template["fields"]["reasoning_content"] == {"open_pattern": "(?:<think>)+",
                                                                        "close": "</think>"}
     assert statuses(result) == VERIFIED
@@ -271,3 +272,40 @@ def test_calls_no_field_reads_say_so_in_their_labels() -> None:
         "JSON dialect, tagged arguments, or Python calls with literal values)), and the round trip fails: "
         "one_call/string/single: content: expected None, parsed '[get_weather(city=Paris)]'")
     assert not result.verified
+
+
+# --- the message form a template was written for --------------------------------------------------------
+
+#: A Hermes-style template that prints the arguments as given (``{{ c.function.arguments }}``): written
+#: for OpenAI's JSON-string arguments, it prints a mapping as Python's ``str()``.
+PRINTED_ARGUMENTS = (
+    "{%- for m in messages %}<|im_start|>{{ m.role }}\n{% if m.tool_calls %}{% for c in m.tool_calls %}"
+    '<tool_call>\n{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments }}}\n</tool_call>'
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+#: A template that reads a call's name and arguments at its top level (``c.name``), as some
+#: fine-tunes' templates do; a standard call renders as ``{"name": "", ...}``.
+TOP_LEVEL_CALLS = (
+    "{%- for m in messages %}<|im_start|>{{ m.role }}\n{% if m.tool_calls %}{% for c in m.tool_calls %}"
+    "<tool_call>\n{{ {'name': c.name, 'arguments': c.arguments} | tojson }}\n</tool_call>"
+    "{% endfor %}{% else %}{{ m.content }}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+JSON_CALL_FIELD = {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
+                   "transform": {"type": "function", "function": {"name": "{content.name}",
+                                                                  "arguments": "{content.arguments}"}}}
+
+
+def test_a_template_that_prints_the_arguments_as_given_gets_a_json_string() -> None:
+    result = derive_response_template(PRINTED_ARGUMENTS, variables={"eos_token": "<|im_end|>"})
+    assert result.report.shape.describe() == "tool-call arguments as a JSON string"
+    assert result.response_template["fields"]["tool_calls"] == JSON_CALL_FIELD
+    assert statuses(result) == NO_REASONING
+
+
+def test_a_template_that_reads_the_call_at_its_top_level_gets_it_there_too() -> None:
+    result = derive_response_template(TOP_LEVEL_CALLS, variables={"eos_token": "<|im_end|>"})
+    assert result.report.shape.describe() == "each call's name and arguments beside its function object"
+    assert result.response_template["fields"]["tool_calls"] == JSON_CALL_FIELD
+    assert statuses(result) == NO_REASONING

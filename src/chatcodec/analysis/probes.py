@@ -143,6 +143,9 @@ class MessageShape:
         reasoning: every assistant turn carries reasoning (a template whose generation prompt
             opens a reasoning block renders a turn without reasoning as something no model
             writes after that prompt).
+        calls: ``"openai"`` (``{"id", "type", "function": {"name", "arguments"}}``) or ``"flat"``
+            (the same with ``name`` and ``arguments`` beside ``function`` too, for a template that
+            reads ``tool_call.name``; tried last).
         schemas: how the parameter schemas of the tools are written (:data:`SCHEMA_FORMS`):
             ``"given"`` (as in :data:`PROBE_TOOLS`), ``"complete"`` (every schema carries the keys
             templates read without checking: ``description``, and ``properties``, ``required``,
@@ -154,6 +157,7 @@ class MessageShape:
     call_content: str | None = ""
     ids: str = "plain"
     tools: str = "openai"
+    calls: str = "openai"
     reasoning: bool = False
     schemas: str = "given"
 
@@ -192,7 +196,10 @@ class MessageShape:
         call_id = f"functions.{name}:{index}" if self.ids == "functions" else plain or _plain_id(index)
         value: Any = json.dumps(arguments, ensure_ascii=False) if self.arguments == "json_string" \
             else copy.deepcopy(arguments)
-        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": value}}
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": value}}
+        if self.calls == "flat":
+            call.update(name=name, arguments=copy.deepcopy(value))
+        return call
 
     def tool_schemas(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``tools`` in this shape (fresh copies; OpenAI-shaped input)."""
@@ -217,6 +224,8 @@ class MessageShape:
             parts.append("call ids functions.NAME:INDEX")
         if self.tools != "openai":
             parts.append("tools as bare function objects")
+        if self.calls != "openai":
+            parts.append("each call's name and arguments beside its function object")
         if self.reasoning:
             parts.append("reasoning in every assistant turn")
         if self.schemas != "given":
@@ -281,8 +290,10 @@ def shape_candidates(schemas: str = "given") -> list[MessageShape]:
             base.append(MessageShape(arguments=arguments, call_content=call_content, schemas=schemas))
     shapes = base + [replace(shape, ids="functions") for shape in base[:2]]
     # bare function objects with every arguments and content form (Apertus: bare tools and arguments
-    # as a JSON string, inference.md §2)
-    return shapes + [replace(shape, tools="function") for shape in base]
+    # as a JSON string, inference.md §2); then, last, a call's name and arguments at its top level too
+    # (a template that reads ``tool_call.name`` and renders nothing of a standard call)
+    flat = [replace(shape, calls="flat") for shape in (base[0], base[3])]
+    return shapes + [replace(shape, tools="function") for shape in base] + flat
 
 
 @dataclass(frozen=True)

@@ -902,9 +902,16 @@ _PROBE_ARGUMENTS = {"city": "Paris"}
 def _reasoning_follows_prompt(rendered: RenderedCase) -> bool:
     """Whether a render that leaves out the last line of its prompt starts with the turn's reasoning
     right there: the prompt opens the reasoning with words its turns do not repeat (Apriel 1.6's
-    ``Here are my reasoning steps:``), so every turn a model writes there starts with reasoning."""
+    ``Here are my reasoning steps:``), so every turn a model writes there starts with reasoning. A
+    left-out tag (a ``</think>`` the prompt pre-closes when thinking is off) does not count: the
+    model writes no reasoning after such a prompt."""
     skipped = rendered.prompt[rendered.common:].strip()
-    return bool(skipped) and "\n" not in skipped and rendered.output.lstrip().startswith(TURN_REASONING)
+    words = bool(regex.search(r"\w", skipped)) and not _MARKER.search(skipped)  # a tag is not words: h1's
+    return words and "\n" not in skipped and rendered.output.lstrip().startswith(TURN_REASONING)
+
+
+#: A ``<...>`` or ``[...]`` marker anywhere in a text.
+_MARKER = regex.compile(r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]")
 
 
 def _render_probe(chat_template: str, shape: MessageShape, variables: Mapping[str, Any] | None,
