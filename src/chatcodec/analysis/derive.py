@@ -232,7 +232,7 @@ def _label(name: str, result: CapabilityResult, heuristic: str, tool_problem: st
                                "template escapes them (`&#34;` for `\"`), a model does not", True)
     if status == "pass":
         return CapabilityLabel("verified", "", True)
-    if status == "fail" and tool_problem and name != "reasoning":
+    if status == "fail" and tool_problem and name in ("one_call", "parallel_calls"):
         return CapabilityLabel("unsupported", f"no tool-call field was derived ({tool_problem}), and the "
                                f"round trip fails: {result.reason}", True)
     if status == "fail":
