@@ -873,7 +873,7 @@ def test_messages_addressed_in_their_header_tell_text_reasoning_and_calls_apart(
         "open_pattern": r"(?:^|(?<=<\|start\|>assistant))\s*(?:to=self<\|message\|>)", "close": "<|eom|>"}
     assert template["fields"]["tool_calls"]["open_pattern"] == (
         r'to=(?P<name>[\w.\-]+)\s*<\|message\|><fn\s*name="(?P=name)">')
-    assert template["fields"]["content"] == {"close": ["to=user<|message|>", "<|eom|>", "<|start|>assistant",
+    assert template["fields"]["content"] == {"close": ["<|start|>assistant", "to=user<|message|>", "<|eom|>",
                                                        "<|eot|>"]}
     assert statuses(result) == {name: "verified" for name in ALL}
     output = (' to=self<|message|>Check.<|eom|><|start|>assistant to=f<|message|><fn name="f">'

@@ -141,7 +141,7 @@ def derive_response_template(chat_template: str, *,
         rendered_reasoning,
     )
     from chatcodec.analysis.derivation.tool_fields import derive_tool_field
-    from chatcodec.analysis.round_trip import discover_shape, round_trip, template_modes
+    from chatcodec.analysis.round_trip import MARKUP_DECODED, discover_shape, round_trip, template_modes
     from chatcodec.chat_templates.environment import compile_chat_template
     from chatcodec.chat_templates.render import EMPTY_TEMPLATE_MESSAGE
     from chatcodec.errors import ChatTemplateNotFoundError
@@ -159,7 +159,7 @@ def derive_response_template(chat_template: str, *,
         ctx.atoms = Atoms.for_tokens([*ctx.atoms.specials, *open_headers.atoms])
     markers = rendered_reasoning(ctx)
     guessed = None if markers else heuristic_reasoning(ctx)
-    reasoning: list[ReasoningMarkers | None] = [*markers[:2], *([guessed] if guessed else []), None]
+    reasoning: list[ReasoningMarkers | None] = [*markers[:3], *([guessed] if guessed else []), None]
     if guessed is not None and guessed.heuristic.startswith("h1"):
         reasoning = [guessed]  # the prompt opens the block: the model writes its close (inference.md h1)
     tools = derive_tool_field(ctx)
@@ -183,6 +183,10 @@ def derive_response_template(chat_template: str, *,
     notes = [f"message shape: {shape.describe()}"]
     if tools.kind:
         notes.append(f"tool calls: {tools.kind}")
+    if any(MARKUP_DECODED in case.note for case in report.cases):
+        notes.append("HTML escapes: " + MARKUP_DECODED + "; verified on the decoded renders, while the "
+                     "prompts it renders show earlier calls escaped: join with `~` or drop `|safe` in the "
+                     "chat template")
     if len(modes) > 1:
         notes.append("modes checked: " + ", ".join(_mode_text(mode) for mode in modes))
     return DerivedTemplate(template, labels, report, notes)
@@ -220,9 +224,17 @@ def _labels(report: RoundTripReport, heuristic: str, tool_problem: str) -> dict[
 
 
 def _label(name: str, result: CapabilityResult, heuristic: str, tool_problem: str) -> CapabilityLabel:
+    from chatcodec.analysis.round_trip import MARKUP_DECODED
+
     status = result.status
+    if status == "pass" and any(MARKUP_DECODED in case.note for case in result.cases):
+        return CapabilityLabel("verified", "verified on the renders with Jinja's HTML escapes decoded: the "
+                               "template escapes them (`&#34;` for `\"`), a model does not", True)
     if status == "pass":
         return CapabilityLabel("verified", "", True)
+    if status == "fail" and tool_problem and name in ("one_call", "parallel_calls"):
+        return CapabilityLabel("unsupported", f"no tool-call field was derived ({tool_problem}), and the "
+                               f"round trip fails: {result.reason}", True)
     if status == "fail":
         return CapabilityLabel("unsupported", f"the round trip fails: {result.reason}", True)
     if status == "inconsistent":

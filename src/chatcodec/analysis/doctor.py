@@ -175,7 +175,12 @@ def round_trip_findings(template: str, response_template: dict[str, Any] | None,
         parser raises), ``warning`` for one the template leaves inconsistent, ``info`` for one it
         refuses or does not render, and one ``info`` when there is no response template.
     """
-    from chatcodec.analysis.round_trip import CONTENT_AS_REASONING, content_rendered_as_reasoning, round_trip
+    from chatcodec.analysis.round_trip import (
+        CONTENT_AS_REASONING,
+        MARKUP_DECODED,
+        content_rendered_as_reasoning,
+        round_trip,
+    )
 
     if response_template is None:
         return [Finding("round-trip", "info", "not run: the model has no response template (none in "
@@ -183,6 +188,13 @@ def round_trip_findings(template: str, response_template: dict[str, Any] | None,
                         "`chatcodec derive` can derive one")]
     report = round_trip(template, response_template, variables=variables)
     findings = []
+    escaped = next((case for case in report.cases if MARKUP_DECODED in case.note), None)
+    if escaped is not None:
+        findings.append(Finding("round-trip", "error", f"{escaped.probe.label}: {MARKUP_DECODED}; the "
+                                "prompts the template renders show earlier turns escaped, unlike what the "
+                                "model writes: join with `~` (no escaping) or drop `|safe`",
+                                _safe_line(template),
+                                escaped.conversation.to_json()))
     origin = f" ({source})" if source else ""
     for name, capability in report.capabilities.items():
         if capability.status == "pass":
@@ -210,3 +222,12 @@ def round_trip_findings(template: str, response_template: dict[str, Any] | None,
         findings.append(Finding("round-trip", severity, f"{name}: {meaning}: {detail}{fix}", None,
                                 case.conversation.to_json() if case is not None else None))
     return findings
+
+
+def _safe_line(template: str) -> int | None:
+    """The 1-based line of the chat template's first ``|safe`` filter (where a ``Markup`` value, whose
+    ``+`` escapes the text joined to it, comes from), or ``None``."""
+    import regex
+
+    match = regex.search(r"\|\s*safe\b", template)
+    return template.count("\n", 0, match.start()) + 1 if match else None

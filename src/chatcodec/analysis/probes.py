@@ -29,17 +29,21 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import regex
+
 __all__ = [
     "CAPABILITIES",
     "MODE_SETTINGS",
     "PROBE_TOOLS",
     "SCHEMA_FORMS",
+    "TURN_REASONING",
     "Conversation",
     "MessageShape",
     "Probe",
     "mode_variants",
     "probe_matrix",
     "shape_candidates",
+    "used_as_boolean",
 ]
 
 #: The capabilities a response template is checked for, in report order.
@@ -94,7 +98,7 @@ _CASES: list[tuple[str, str, dict[str, Any]]] = [
 ]
 
 #: The reasoning of every turn when :attr:`MessageShape.reasoning` is set.
-_TURN_REASONING = "I look at what the user asked first."
+TURN_REASONING = "I look at what the user asked first."
 _USER = "What is the weather like in Paris?"
 _HISTORY = [
     {"role": "user", "content": "Hello there."},
@@ -117,6 +121,10 @@ MODE_SETTINGS: dict[str, tuple[Any, ...]] = {
     "thinking_mode": ("on", "off"),
 }
 
+#: A variable name that speaks of thinking or reasoning: a mode switch of the template's own, beside
+#: :data:`MODE_SETTINGS`.
+OWN_SWITCH = regex.compile(r"think|reason|(?:^|_)cot(?:_|$)", regex.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class MessageShape:
@@ -135,6 +143,9 @@ class MessageShape:
         reasoning: every assistant turn carries reasoning (a template whose generation prompt
             opens a reasoning block renders a turn without reasoning as something no model
             writes after that prompt).
+        calls: ``"openai"`` (``{"id", "type", "function": {"name", "arguments"}}``) or ``"flat"``
+            (the same with ``name`` and ``arguments`` beside ``function`` too, for a template that
+            reads ``tool_call.name``; tried last).
         schemas: how the parameter schemas of the tools are written (:data:`SCHEMA_FORMS`):
             ``"given"`` (as in :data:`PROBE_TOOLS`), ``"complete"`` (every schema carries the keys
             templates read without checking: ``description``, and ``properties``, ``required``,
@@ -146,6 +157,7 @@ class MessageShape:
     call_content: str | None = ""
     ids: str = "plain"
     tools: str = "openai"
+    calls: str = "openai"
     reasoning: bool = False
     schemas: str = "given"
 
@@ -165,7 +177,7 @@ class MessageShape:
         if "reasoning_content" in spec:
             message["reasoning_content"] = spec["reasoning_content"]
         elif self.reasoning:
-            message["reasoning_content"] = _TURN_REASONING
+            message["reasoning_content"] = TURN_REASONING
         calls = spec.get("calls") or []
         if "content" in spec:
             message["content"] = spec["content"]
@@ -184,7 +196,10 @@ class MessageShape:
         call_id = f"functions.{name}:{index}" if self.ids == "functions" else plain or _plain_id(index)
         value: Any = json.dumps(arguments, ensure_ascii=False) if self.arguments == "json_string" \
             else copy.deepcopy(arguments)
-        return {"id": call_id, "type": "function", "function": {"name": name, "arguments": value}}
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": value}}
+        if self.calls == "flat":
+            call.update(name=name, arguments=copy.deepcopy(value))
+        return call
 
     def tool_schemas(self, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``tools`` in this shape (fresh copies; OpenAI-shaped input)."""
@@ -209,6 +224,8 @@ class MessageShape:
             parts.append("call ids functions.NAME:INDEX")
         if self.tools != "openai":
             parts.append("tools as bare function objects")
+        if self.calls != "openai":
+            parts.append("each call's name and arguments beside its function object")
         if self.reasoning:
             parts.append("reasoning in every assistant turn")
         if self.schemas != "given":
@@ -273,8 +290,10 @@ def shape_candidates(schemas: str = "given") -> list[MessageShape]:
             base.append(MessageShape(arguments=arguments, call_content=call_content, schemas=schemas))
     shapes = base + [replace(shape, ids="functions") for shape in base[:2]]
     # bare function objects with every arguments and content form (Apertus: bare tools and arguments
-    # as a JSON string, inference.md §2)
-    return shapes + [replace(shape, tools="function") for shape in base]
+    # as a JSON string, inference.md §2); then, last, a call's name and arguments at its top level too
+    # (a template that reads ``tool_call.name`` and renders nothing of a standard call)
+    flat = [replace(shape, calls="flat") for shape in (base[0], base[3])]
+    return shapes + [replace(shape, tools="function") for shape in base] + flat
 
 
 @dataclass(frozen=True)
@@ -378,14 +397,43 @@ def probe_matrix(shape: MessageShape | None = None, *, variables: Mapping[str, A
     return probes
 
 
-def mode_variants(variable_names: set[str] | frozenset[str]) -> list[dict[str, Any]]:
+def mode_variants(variable_names: set[str] | frozenset[str],
+                  source: str | None = None) -> list[dict[str, Any]]:
     """The non-default modes to render a template in, from the variables it reads.
 
     Args:
         variable_names: the template's undeclared variables (``jinja2.meta.find_undeclared_variables``).
+        source: the template text; when given, a switch of the template's own counts only where the
+            template uses it as a boolean (:func:`used_as_boolean`).
 
     Returns:
-        One ``{name: value}`` per value of each mode variable of :data:`MODE_SETTINGS` the template reads.
+        One ``{name: value}`` per value of each mode variable of :data:`MODE_SETTINGS` the template
+        reads; then each other variable whose name speaks of thinking or reasoning (:data:`OWN_SWITCH`:
+        a template's own switch, Vivianna's ``auto_disable_thinking_with_tools``, ``preserve_thinking``)
+        set to ``True`` and ``False``, alone and together with each value of each
+        :data:`MODE_SETTINGS` variable it reads (that switch may turn thinking off whatever
+        ``enable_thinking`` says), in sorted name order.
     """
-    return [{name: value} for name, values in MODE_SETTINGS.items() if name in variable_names
-            for value in values]
+    known = [{name: value} for name, values in MODE_SETTINGS.items() if name in variable_names
+             for value in values]
+    own = sorted(name for name in variable_names if name not in MODE_SETTINGS and OWN_SWITCH.search(name)
+                 and (source is None or used_as_boolean(source, name)))
+    combined = [{name: value, **mode} for name in own for value in (True, False) for mode in [{}, *known]]
+    return [*known, *combined]
+
+
+def used_as_boolean(source: str, name: str) -> bool:
+    """Whether a template uses the variable ``name`` as a boolean: defaulted to ``true`` / ``false``
+    (``| default(false)``, ``x if x is defined else false``), tested with ``is true`` / ``is false``
+    / ``==`` against them, or a bare operand of ``if``, ``and``, ``or`` or ``not`` (``{% if
+    auto_disable_thinking_with_tools and tools %}``). A variable read as a number or a string
+    (``thinking_budget``, ``reasoning_format``) is no on/off switch, and ``True`` would send its
+    template down a branch no caller takes."""
+    word = regex.escape(name)
+    literal = r"(?:true|false|True|False)"
+    return bool(regex.search(
+        rf"\b{word}\s*\|\s*default\(\s*{literal}"
+        rf"|\b{word}\s+is\s+(?:not\s+)?(?:true|false|sameas)\b"
+        rf"|\b{word}\s+is\s+defined\s+else\s+{literal}\b"
+        rf"|\b{word}\s*[=!]=\s*{literal}\b"
+        rf"|\b(?:if|and|or|not)\s+{word}\s*(?:-?%}}|\)|and\b|or\b|else\b)", source))

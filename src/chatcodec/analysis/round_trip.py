@@ -68,6 +68,7 @@ from chatcodec.analysis.probes import (
     CAPABILITIES,
     PROBE_TOOLS,
     SCHEMA_FORMS,
+    TURN_REASONING,
     VARIANTS,
     Conversation,
     MessageShape,
@@ -80,6 +81,7 @@ from chatcodec.response_templates.template import ResponseTemplate, load_respons
 
 __all__ = [
     "CONTENT_AS_REASONING",
+    "MARKUP_DECODED",
     "CapabilityResult",
     "CaseResult",
     "Difference",
@@ -88,11 +90,14 @@ __all__ = [
     "check_probes",
     "compare_message",
     "content_rendered_as_reasoning",
+    "cut_decoded",
     "cut_output",
     "discover_shape",
+    "markup_escaped",
     "render_case",
     "round_trip",
     "template_modes",
+    "unescape_markup",
 ]
 
 #: Case statuses, and the order in which they decide a capability's status (first present wins,
@@ -132,6 +137,8 @@ class RenderedCase:
             before the first end-of-sequence token.
         realigned: the output was found after the prompt's generation prompt further on in ``full``
             (see :func:`cut_output`); ``common`` is then where it starts.
+        markup_decoded: the template HTML-escaped its render (:func:`markup_escaped`); ``prompt``,
+            ``full`` and ``output`` are the renders with the escapes decoded.
     """
 
     prompt: str
@@ -139,6 +146,7 @@ class RenderedCase:
     common: int
     output: str
     realigned: bool = False
+    markup_decoded: bool = False
 
     @property
     def continues_prompt(self) -> bool:
@@ -282,7 +290,54 @@ def render_case(chat_template: str, conversation: Conversation, eos_token: str |
     if not full.startswith(prompt):
         history = cached(Conversation(prompt_conversation.messages, prompt_conversation.tools, False,
                                       prompt_conversation.kwargs))
-    return cut_output(prompt, full, eos_token, history)
+    written = json.dumps(conversation.to_json(), ensure_ascii=False, default=str)
+    return cut_decoded(prompt, full, eos_token, history, written)
+
+
+def cut_decoded(prompt: str, full: str, eos_token: str | None, history: str | None,
+                written: str) -> RenderedCase:
+    """:func:`cut_output`, with Jinja's HTML escapes decoded when the output holds them
+    (:func:`markup_escaped`; ``written`` is the conversation's own text); the case then says
+    ``markup_decoded``. Escapes elsewhere in the prompt (a system prompt listing the tools) alone do
+    not count: they say nothing about what a model writes."""
+    rendered = cut_output(prompt, full, eos_token, history)
+    if not markup_escaped(rendered.output, written):
+        return rendered
+    history = unescape_markup(history) if history is not None else None
+    decoded = cut_output(unescape_markup(prompt), unescape_markup(full), eos_token, history)
+    return replace(decoded, markup_decoded=True)
+
+
+#: What Jinja writes for the characters it escapes in a ``Markup`` string (markupsafe), in decoding
+#: order (``&amp;`` last, so ``&amp;#34;`` stays ``&#34;``).
+MARKUP_ESCAPES = (("&#34;", '"'), ("&#39;", "'"), ("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&"))
+
+
+def markup_escaped(render: str, written: str) -> bool:
+    """Whether a render holds Jinja's HTML escapes of quotes that the conversation did not write.
+
+    A template that joins plain text to a ``Markup`` value with ``+`` (``'{"name": "' + name +
+    '", "arguments": ' + arguments|tojson|safe``) gets the plain text HTML-escaped by Jinja
+    (mistral-common's v3 and v7 reference templates render ``{&#34;name&#34;: ...}``): the render
+    in transformers, vLLM or SGLang shows ``&#34;`` where the template's author, and the model's
+    tokenizer, write ``"``.
+
+    Args:
+        render: a render of the conversation.
+        written: the conversation's own text (its JSON), so that an escape it holds is not counted.
+
+    Returns:
+        ``True`` when ``&#34;`` or ``&#39;`` (markupsafe's forms, rare in any other text) is in
+        ``render`` and not in ``written``.
+    """
+    return any(code in render and code not in written for code in ("&#34;", "&#39;"))
+
+
+def unescape_markup(text: str) -> str:
+    """``text`` with markupsafe's five HTML escapes (:data:`MARKUP_ESCAPES`) decoded."""
+    for code, character in MARKUP_ESCAPES:
+        text = text.replace(code, character)
+    return text
 
 
 def cut_output(prompt: str, full: str, eos_token: str | None = None,
@@ -560,14 +615,15 @@ def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos
                           error=_first_line(error))
     prompt, output = rendered.prompt, rendered.output
     parsed, error_text = _parse(template, output, prompt, tools)
-    note = ""
+    notes = [MARKUP_DECODED] if rendered.markup_decoded else []
     if rendered.realigned:
-        note = ("the template renders text between the history and the generation prompt that the render "
-                "of this turn puts elsewhere; the turn was read after its own generation prompt")
+        notes.append("the template renders text between the history and the generation prompt that the "
+                     "render of this turn puts elsewhere; the turn was read after its own generation prompt")
     elif not rendered.continues_prompt:
         skipped = rendered.prompt[rendered.common:]
-        note = (f"the render of this turn does not continue the generation prompt (the prompt has "
-                f"{skipped!r} where the render differs); the output was parsed after the whole prompt")
+        notes.append(f"the render of this turn does not continue the generation prompt (the prompt has "
+                     f"{skipped!r} where the render differs); the output was parsed after the whole prompt")
+    note = "; ".join(notes)
     if parsed is None:
         fields = {"content": "fail", "reasoning_content": "fail", "tool_calls": "fail"}
         differences: list[Difference] = []
@@ -591,6 +647,11 @@ def _check_one(chat_template: str, template: ResponseTemplate, probe: Probe, eos
         fields = {key: ("inconsistent" if value == "fail" else value) for key, value in fields.items()}
     return CaseResult(probe, status, fields, differences, dropped, reason, error_text, note, prompt, output,
                       parsed)
+
+
+#: The note of a case whose render the template HTML-escaped (:func:`markup_escaped`).
+MARKUP_DECODED = ("the chat template HTML-escapes text it joins to a `|safe` value with `+` (the render "
+                  "shows '&#34;' for '\"'); the turn was read with the escapes decoded, as a model writes it")
 
 
 #: The note of a case compared without the null arguments its template leaves out.
@@ -780,8 +841,13 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
         chat_template: the chat template text.
         variables: the template variables (special tokens, ...).
 
+    A template that prints the arguments as given (a mapping comes out as ``{'city': 'Paris'}``, a
+    JSON string as JSON) gets them as a JSON string, the form it was written for.
+
     When the render of a plain answer does not continue the generation prompt but the render of an
-    answer with reasoning does (the prompt opens ``<think>``), every probe turn carries reasoning.
+    answer with reasoning does (the prompt opens ``<think>``), or leaves out only the prompt's last
+    line and starts with the reasoning there (the prompt opens reasoning with words: Apriel 1.6),
+    every probe turn carries reasoning.
 
     Returns:
         The :class:`MessageShape`.
@@ -801,13 +867,51 @@ def discover_shape(chat_template: str, variables: Mapping[str, Any] | None = Non
         if fallback is not None:  # the template takes these schemas: calls or not, no other form
             break
     shape = chosen or fallback or MessageShape()
+    if chosen is not None and chosen.arguments == "object":
+        shape = _json_string_when_printed(chat_template, shape, variables)
     plain = _render_probe(chat_template, shape, variables, "content", "content")
     if plain is not None and not plain.continues_prompt:
         thinking = replace(shape, reasoning=True)
         rendered = _render_probe(chat_template, thinking, variables, "content", "content")
-        if rendered is not None and rendered.continues_prompt:
+        if rendered is not None and (rendered.continues_prompt or _reasoning_follows_prompt(rendered)):
             shape = thinking
     return shape
+
+
+def _json_string_when_printed(chat_template: str, shape: MessageShape,
+                              variables: Mapping[str, Any] | None) -> MessageShape:
+    """``shape`` with arguments as a JSON string when the template prints the arguments as given: a
+    mapping comes out as Python's ``str()`` (``{'city': 'Paris'}``), a JSON string as JSON. Such a
+    template was written for OpenAI-style arguments (a JSON string), which is what its model writes;
+    the ``str()`` of a mapping is an accident of the caller's message form."""
+    printed = str(_PROBE_ARGUMENTS)
+    rendered = _render_probe(chat_template, shape, variables, "one_call", "string")
+    if rendered is None or printed not in rendered.full[rendered.common:]:
+        return shape
+    other = replace(shape, arguments="json_string")
+    again = _render_probe(chat_template, other, variables, "one_call", "string")
+    if again is not None and json.dumps(_PROBE_ARGUMENTS) in again.full[again.common:]:
+        return other
+    return shape
+
+
+#: The arguments of the ``one_call/string`` probe.
+_PROBE_ARGUMENTS = {"city": "Paris"}
+
+
+def _reasoning_follows_prompt(rendered: RenderedCase) -> bool:
+    """Whether a render that leaves out the last line of its prompt starts with the turn's reasoning
+    right there: the prompt opens the reasoning with words its turns do not repeat (Apriel 1.6's
+    ``Here are my reasoning steps:``), so every turn a model writes there starts with reasoning. A
+    left-out tag (a ``</think>`` the prompt pre-closes when thinking is off) does not count: the
+    model writes no reasoning after such a prompt."""
+    skipped = rendered.prompt[rendered.common:].strip()
+    words = bool(regex.search(r"\w", skipped)) and not _MARKER.search(skipped)  # a tag is not words: h1's
+    return words and "\n" not in skipped and rendered.output.lstrip().startswith(TURN_REASONING)
+
+
+#: A ``<...>`` or ``[...]`` marker anywhere in a text.
+_MARKER = regex.compile(r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]")
 
 
 def _render_probe(chat_template: str, shape: MessageShape, variables: Mapping[str, Any] | None,
@@ -844,7 +948,7 @@ def template_modes(chat_template: str, variables: Mapping[str, Any] | None = Non
     probe = probe_matrix(shape, variables=variables, variants=("single",), capabilities=("reasoning",))[0]
     seen: set[tuple[str, str]] = set()
     modes: list[dict[str, Any]] = []
-    for mode in [{}, *mode_variants(frozenset(names))]:
+    for mode in [{}, *mode_variants(frozenset(names), chat_template)]:
         conversation = Conversation(probe.conversation.messages, probe.conversation.tools, False,
                                     {**(variables or {}), **mode})
         try:

@@ -2,10 +2,13 @@
 
 An **atom** is a piece of template text that acts as one marker: a tag ``<...>`` without
 whitespace (``<|im_end|>``, ``</think>``, ``<seed:think>``, ``<｜tool▁sep｜>``), a bracket token
-``[...]`` (``[INST]``, ``[TOOL_CALLS]``), one of the model's special tokens, an inverted bracket
-token (MiniMax's ``]~b]``, ``]<]minimax[>[``), two tags with a word glued between them (Kimi-K3's
-``<|close|>think<|sep|>``), or a run of three or more of one punctuation character (a code fence,
-``>>>``). Plain words never are on their own: a delimiter made of a word would fire on ordinary
+``[...]`` (``[INST]``, ``[TOOL_CALLS]``; or of two to four capital words, Apriel's
+``[BEGIN FINAL RESPONSE]``, a shape prose does not write), one of the model's special tokens, an
+inverted bracket token (MiniMax's ``]~b]``, ``]<]minimax[>[``), two tags with a word glued between
+them (Kimi-K3's ``<|close|>think<|sep|>``; unless the second tag starts another such pair:
+gpt-oss's ``<|start|>assistant<|channel|>final<|message|>`` is ``<|start|>`` and the channel
+marker ``<|channel|>final<|message|>``), or a run of three or more of one punctuation character
+(a code fence, ``>>>``). Plain words never are on their own: a delimiter made of a word would fire on ordinary
 prose (inference.md §7, "never use a plain word as a delimiter"), nor are mixed punctuation runs
 such as ``={"`` (the text of a value).
 
@@ -29,10 +32,10 @@ _INVERTED = (rf"\]{_SYMBOL}{{1,3}}\w{{1,16}}{_SYMBOL}{{0,3}}[\[\]]"
              rf"|\]{_SYMBOL}{{0,3}}\w{{1,16}}{_SYMBOL}{{1,3}}[\[\]]"
              rf"|\[{_SYMBOL}{{1,3}}\w{{1,16}}{_SYMBOL}{{0,3}}\["
              rf"|\[{_SYMBOL}{{0,3}}\w{{1,16}}{_SYMBOL}{{1,3}}\[")
-_TAG = r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]"
+_TAG = r"<[^<>\s]{1,80}>|\[[^\[\]\s]{1,40}\]|\[[A-Z][A-Z_]*(?: [A-Z][A-Z_]*){1,3}\]"
 #: Two tags with a word glued between them, no whitespace (Kimi-K3's ``<|close|>think<|sep|>``, Llama's
 #: ``<|start_header_id|>assistant<|end_header_id|>``): one marker, as the word is part of it.
-_GLUED = rf"(?:{_TAG})\w{{1,24}}(?:{_TAG})"
+_GLUED = rf"(?:{_TAG})\w{{1,24}}(?:{_TAG})(?!\w{{1,24}}(?:{_TAG}))"
 _GENERIC = _TAG + "|" + _INVERTED + r"|([^\w\s<>\[\]])\1{2,}"
 
 

@@ -6,6 +6,9 @@ the verification (:mod:`chatcodec.analysis.round_trip`) then uses different, rea
 nothing learned from a sentinel can pass it (inference.md §10, F16). A derived delimiter that
 still holds ``qz`` is refused (:func:`leaks_sentinel`).
 
+A render that Jinja HTML-escaped (``round_trip.markup_escaped``: mistral-common's ``{&#34;name&#34;: ...}``)
+is read with the escapes decoded, as the round trip reads it.
+
 Rule kept: each distinct render happens once per derivation (:class:`RenderCache`), however many
 candidate templates are tried.
 """
@@ -19,7 +22,7 @@ from typing import Any
 
 from chatcodec.analysis.derivation.atoms import Atoms
 from chatcodec.analysis.probes import MessageShape
-from chatcodec.analysis.round_trip import RenderedCase, cut_output
+from chatcodec.analysis.round_trip import RenderedCase, cut_decoded, unescape_markup
 
 __all__ = [
     "CALL_A",
@@ -188,5 +191,9 @@ class DerivationContext:
         full = self.cache.render([*history, message], self.tools, False, variables)
         if prompt is None or full is None:
             return None
+        written = json.dumps([history, message], ensure_ascii=False, default=str)
+        rendered = cut_decoded(prompt, full, self.eos, past, written)  # Jinja's HTML escapes decoded
+        if rendered.markup_decoded:
+            prompt, past = unescape_markup(prompt), unescape_markup(past) if past is not None else None
         generation = prompt[len(past):] if past is not None and prompt.startswith(past) else ""
-        return Turn(cut_output(prompt, full, self.eos, past), generation)
+        return Turn(rendered, generation)

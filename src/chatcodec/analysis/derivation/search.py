@@ -66,7 +66,7 @@ class Candidate:
         fields: dict[str, Any] = {}
         if self.reasoning is not None:
             opener = _reasoning_open(self.reasoning.open)
-            fields["reasoning_content"] = {**opener, "close": self.reasoning.close}
+            fields["reasoning_content"] = {**opener, **_reasoning_close(self.reasoning)}
         if self.tool_field is not None:
             fields["tool_calls"] = self.tool_field
         fields["content"] = {"close": list(self.discards)} if self.discards else {}
@@ -77,7 +77,7 @@ class Candidate:
         """Whether any delimiter holds a sentinel."""
         texts = [*self.anchors, *self.discards]
         if self.reasoning is not None:
-            texts += [self.reasoning.open, self.reasoning.close]
+            texts += [self.reasoning.open, self.reasoning.close, *self.reasoning.ends]
         if self.tool_field is not None:
             keys = ("open", "close", "open_pattern", "close_pattern")
             texts += [str(self.tool_field.get(key, "")) for key in keys]
@@ -94,10 +94,34 @@ def _reasoning_open(opener: str) -> dict[str, str]:
     return {"open_pattern": f"(?:{regex.escape(match.group(0))})+{regex.escape(opener[match.end():])}"}
 
 
+def _reasoning_close(markers: ReasoningMarkers) -> dict[str, str]:
+    """The reasoning field's close: its closer, or a look-ahead for any of the markers that follow
+    reasoning without a closer of its own (:attr:`ReasoningMarkers.ends`), left to their fields."""
+    if not markers.ends:
+        return {"close": markers.close}
+    return {"close_pattern": "(?=" + "|".join(regex.escape(end) for end in markers.ends) + ")"}
+
+
 def _keeps_open(anchor: str, markers: ReasoningMarkers | None) -> bool:
     """Whether the prefix after ``anchor`` still holds a reasoning opener the prompt ends with: a
-    guessed opener that no turn renders must be read from the prompt, so the anchor stops before it."""
+    guessed opener that no turn renders, or one only the prompt writes (``in_prompt``), must be read
+    from the prompt, so the anchor stops before it."""
+    if markers is not None and markers.in_prompt:
+        return markers.open not in anchor
     return markers is None or not markers.heuristic or not anchor.rstrip().endswith(markers.open)
+
+
+def _anchors_before_opener(anchors: Sequence[str], reasoning: Sequence[ReasoningMarkers | None]) -> list[str]:
+    """The anchors cut right before a reasoning opener only the prompt writes (``in_prompt``)."""
+    cut = []
+    for markers in reasoning:
+        if markers is None or not markers.in_prompt:
+            continue
+        for anchor in anchors:
+            head = anchor[:anchor.rfind(markers.open)] if markers.open in anchor else ""
+            if head.strip() and head not in anchors and head not in cut:
+                cut.append(head)
+    return cut
 
 
 def sentinel_cases(ctx: DerivationContext, specs: Sequence[str] = tuple(SPECS),
@@ -184,6 +208,7 @@ def assemble(ctx: DerivationContext, anchors: tuple[list[str], list[str]],
     every = sentinel_cases(ctx)
     first_tool = tool_fields[0] if tool_fields else None
     base = tuple(dict.fromkeys(discards))
+    main = [*main, *_anchors_before_opener(main, reasoning)]
     stage1 = [Candidate((anchor,), markers, first_tool, base)
               for markers in reasoning for anchor in main or ["\n"] if _keeps_open(anchor, markers)]
     chosen = best(ctx, stage1, single)

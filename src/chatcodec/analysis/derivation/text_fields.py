@@ -13,7 +13,9 @@
   template source (h1); a think / thought / reason tag pair in the rendered prompt or the source
   (h2); a lone ``</think>`` in the source (h3).
 * **Discards**: the atoms the template writes around the answer (turn ends, ``<|START_RESPONSE|>``,
-  a pre-closed ``</think>``) close the implicit ``content`` field, so they never reach ``content``.
+  a pre-closed ``</think>``) close the implicit ``content`` field, so they never reach ``content``;
+  so does the generation prompt when a turn writes it again before its answer (gpt-oss starts each
+  message of a turn with ``<|start|>assistant``), ahead of its own atoms.
 """
 
 from __future__ import annotations
@@ -39,11 +41,20 @@ class ReasoningMarkers:
         open: the opening marker (``<think>``).
         close: the closing marker (``</think>``).
         heuristic: ``""`` when read off a render, else which heuristic found it (a sentence).
+        ends: when the reasoning has no closer of its own, the markers that follow it in the renders
+            (SMI's ``<|out|>`` before an answer, ``<|act|>`` before a call): the field ends right
+            before any of them and leaves each to the field or discard it belongs to (``close`` is
+            then the first of them).
+        in_prompt: the generation prompt writes ``open`` and the turns leave it out (Apriel 1.6's
+            prompt ends with ``Here are my reasoning steps:``, its turns start with the reasoning):
+            the parser finds it in the prefix, so the start anchor stops before it.
     """
 
     open: str
     close: str
     heuristic: str = ""
+    ends: tuple[str, ...] = ()
+    in_prompt: bool = False
 
 
 def _marker_before(ctx: DerivationContext, text: str) -> str | None:
@@ -69,7 +80,12 @@ def _marker_after(ctx: DerivationContext, text: str) -> str | None:
 
 
 def rendered_reasoning(ctx: DerivationContext) -> list[ReasoningMarkers]:
-    """Reasoning markers read off the renders, most frequent first (empty: never rendered)."""
+    """Reasoning markers read off the renders, most frequent first (empty: never rendered).
+
+    When one opener is followed by different markers in different turns (no closer of its own: the
+    State Model Interface writes ``<|think|>`` then ``<|out|>`` before an answer, ``<|act|>`` before
+    a call), the first candidate ends before any of them (:attr:`ReasoningMarkers.ends`).
+    """
     found: dict[tuple[str, str], int] = {}
     for mode in ctx.modes:
         for spec in ("reasoning", "reasoning_call"):
@@ -83,7 +99,36 @@ def rendered_reasoning(ctx: DerivationContext) -> list[ReasoningMarkers]:
             if opener and closer and opener != closer:
                 found[(opener, closer)] = found.get((opener, closer), 0) + 1
     ranked = sorted(found.items(), key=lambda item: -item[1])
-    return [ReasoningMarkers(opener, closer) for (opener, closer), _ in ranked]
+    markers = [ReasoningMarkers(opener, closer) for (opener, closer), _ in ranked]
+    openers = [marker.open for marker in markers]
+    shared = [opener for opener in dict.fromkeys(openers) if openers.count(opener) > 1]
+    ending = [ReasoningMarkers(opener, closers[0], ends=closers) for opener in shared
+              for closers in [tuple(m.close for m in markers if m.open == opener)]]
+    return [*ending, *markers, *_opened_in_prompt(ctx, markers)]
+
+
+def _opened_in_prompt(ctx: DerivationContext, known: list[ReasoningMarkers]) -> list[ReasoningMarkers]:
+    """Reasoning a generation prompt opens with text its turns leave out: a turn's render stops
+    following the prompt where the prompt's tail ``T`` begins, and continues with the reasoning
+    itself, then a marker (Apriel 1.6: ``T`` = ``Here are my reasoning steps:``, then ``[BEGIN FINAL
+    RESPONSE]``). ``T`` (stripped: one line of words, no atom) opens the reasoning, read from the
+    prefix; the round trip reads such turns after the whole prompt."""
+    found: list[ReasoningMarkers] = []
+    for mode in ctx.modes:
+        for spec in ("reasoning", "reasoning_call"):
+            turn = ctx.turn(spec, mode)
+            if turn is None or turn.continues:
+                continue
+            tail = turn.prompt[turn.rendered.common:].strip()
+            output = turn.output.lstrip()
+            if not regex.search(r"\w", tail) or "\n" in tail or ctx.atoms.spans(tail) \
+                    or not output.startswith(REASONING):
+                continue  # a tag the prompt opens or pre-closes is h1's (heuristic_reasoning)
+            closer = _marker_after(ctx, output[len(REASONING):])
+            markers = ReasoningMarkers(tail, closer or "", in_prompt=True)
+            if closer and markers not in found and all(m.open != tail for m in known):
+                found.append(markers)
+    return found
 
 
 _THINK_TAG = regex.compile(r"<(/?)([\w:|.-]*(?:think|thought|reason)[\w:|.-]*)>", regex.IGNORECASE)
@@ -188,6 +233,9 @@ def content_discards(ctx: DerivationContext) -> list[str]:
             text = turn.output
             if REASONING in text:
                 text = text[text.index(REASONING) + len(REASONING):]
+            header = turn.generation_prompt.strip()
+            if header and ctx.atoms.spans(header) and header in text and header not in found:
+                found.insert(0, header)  # before its own atoms: the first alternative that matches wins
             for atom in ctx.atoms.texts(text.replace(CONTENT, " ")):
                 if atom not in found:
                     found.append(atom)

@@ -414,7 +414,7 @@ def derive_tool_field(ctx: DerivationContext) -> ToolDerivation:
     unit1 = _find_unit(ctx, out1, start1, *CALL_A)
     if unit1 is None:
         return ToolDerivation(problem="the call's arguments are in no form the derivation reads (JSON, a "
-                                      "JSON dialect, or tagged arguments)")
+                                      "JSON dialect, tagged arguments, or Python calls with literal values)")
     units2: list[_Unit] = []
     out2 = two.output if two is not None else None
     if out2 is not None:
