@@ -49,6 +49,13 @@ class TestLoading:
             "model's tokenizer.json to the directory (chatcodec reads no other tokenizer format); for the "
             "prompt text alone pass tokenize=False."))
 
+    def test_a_tokenizer_json_link_to_nothing_is_no_missing_file(self, tmp_path: Path) -> None:
+        (tmp_path / "tokenizer.json").symlink_to("../blobs/5d6e")
+        with pytest.raises(ModelStorageError) as caught:
+            load_tokenizer(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'tokenizer.json'}: a symbolic link to ../blobs/5d6e, "
+                                     "which does not exist")
+
     def test_without_the_package(self, tmp_path: Path, without_tokenizers: None) -> None:
         (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
         assert load_tokenizer(tmp_path) == (None, (

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, is_model_file, read_json_file
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
@@ -175,11 +175,13 @@ def _stored_templates(directory: Path, *, migrating: bool = False
         what = "it is a file; pass the directory holding it" if directory.exists() else "no such directory"
         raise ModelStorageError(f"{directory}: not a model directory ({what})", path=str(directory))
     default_file = directory / CHAT_TEMPLATE_FILE
+    # migrating: a folder in the way is named by the write plan, which says what to do about it
+    has_default = not (migrating and default_file.is_dir()) and is_model_file(default_file)
     named_files = _named_template_files(directory)
     legacy_name = LEGACY_PROCESSOR_FILE
     legacy = _templates_from_json(directory / LEGACY_PROCESSOR_FILE)
     if legacy:
-        if (default_file.is_file() or named_files) and not migrating:
+        if (has_default or named_files) and not migrating:
             raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(directory / LEGACY_PROCESSOR_FILE))
     else:
         for legacy_name in (TOKENIZER_CONFIG_FILE, PROCESSOR_CONFIG_FILE):
@@ -187,7 +189,7 @@ def _stored_templates(directory: Path, *, migrating: bool = False
             if legacy:
                 break
     files = {name: _read_template(file) for name, file in named_files.items()}
-    if default_file.is_file():
+    if has_default:
         files = {"default": _read_template(default_file), **files}
     return (legacy_name if legacy else None), legacy, files
 
@@ -396,7 +398,7 @@ def _named_template_files(directory: Path) -> dict[str, Path]:
     files = {}
     for file in sorted(folder.glob("*.jinja")):
         name = file.name.removesuffix(".jinja")
-        if name and file.is_file():
+        if name and not file.is_dir() and is_model_file(file):  # folders are skipped, as in the reference
             files[name] = file
     return files
 
@@ -414,7 +416,7 @@ def _not_utf8(file: Path, error: UnicodeDecodeError) -> ModelStorageError:
 
 def _templates_from_json(file: Path) -> dict[str, str]:
     """The ``chat_template`` of a legacy JSON file as ``{name: template}`` (empty when absent)."""
-    if not file.is_file():
+    if not is_model_file(file):
         return {}
     data = read_json_file(file)
     if not isinstance(data, dict):

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chatcodec.errors import TokenizerUnavailableError
-from chatcodec.model.config import AddedToken
+from chatcodec.model.config import AddedToken, is_model_file
 from chatcodec.model.incremental import (
     REPLACEMENT_CHARACTER,
     IncrementalDecoder,
@@ -402,10 +402,11 @@ def load_tokenizer(directory: str | Path, *, lazy: bool = False) -> tuple[Tokeni
         later, naming the actual cause (the file is missing, or the package is) and its fix.
 
     Raises:
-        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed (with ``lazy``: on first use).
+        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed (with ``lazy``: on first use),
+            or is no readable file (:func:`~chatcodec.model.config.is_model_file`).
     """
     path = Path(directory) / TOKENIZER_FILE
-    if not path.is_file():
+    if not is_model_file(path):
         return None, str(tokenizer_unavailable(
             f"{path} does not exist",
             "Add the model's tokenizer.json to the directory (chatcodec reads no other tokenizer format)"))
