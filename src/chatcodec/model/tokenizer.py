@@ -234,8 +234,24 @@ class Tokenizer:
 
         Returns:
             The token ids.
+
+        Raises:
+            ModelStorageError: the tokenizer cannot encode the text (its file is inconsistent, such
+                as an ``unk_token`` missing from the vocabulary of a ``WordLevel`` model).
         """
-        return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
+        try:
+            return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
+        except Exception as error:  # tokenizers raises a bare Exception
+            raise self._cannot_encode(error) from None
+
+    def _cannot_encode(self, error: Exception) -> Exception:
+        """The error for a bare ``Exception`` of ``tokenizers`` while encoding (others as they are)."""
+        from chatcodec.errors import ModelStorageError
+
+        if type(error) is not Exception:
+            return error
+        return ModelStorageError(f"{self.path}: the tokenizer cannot encode the text: {error}",
+                                 path=str(self.path))
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Token ids of ``text`` (no post-processor tokens) and each token's character span.
@@ -249,8 +265,14 @@ class Tokenizer:
 
         Returns:
             ``(ids, [(start, end) per token])``, character offsets into ``text``.
+
+        Raises:
+            ModelStorageError: as :meth:`encode`.
         """
-        encoding = self._untrimmed_backend().encode(text, add_special_tokens=False)
+        try:
+            encoding = self._untrimmed_backend().encode(text, add_special_tokens=False)
+        except Exception as error:  # tokenizers raises a bare Exception
+            raise self._cannot_encode(error) from None
         return list(encoding.ids), [(int(start), int(end)) for start, end in encoding.offsets]
 
     def _untrimmed_backend(self) -> Any:
@@ -278,6 +300,9 @@ class Tokenizer:
 
         Returns:
             The token ids.
+
+        Raises:
+            ModelStorageError: as :meth:`encode`.
         """
         normalizer = self.backend.normalizer
         normalized = normalizer.normalize_str(text) if normalizer is not None else text
@@ -288,7 +313,10 @@ class Tokenizer:
             else [normalized]
         )
         model = self.backend.model
-        return [int(token.id) for word in words if word for token in model.tokenize(word)]
+        try:
+            return [int(token.id) for word in words if word for token in model.tokenize(word)]
+        except Exception as error:  # tokenizers raises a bare Exception
+            raise self._cannot_encode(error) from None
 
     def encode_plain_inside(self, text: str) -> list[int]:
         """:meth:`encode_plain` for text in the middle of a prompt.
