@@ -173,6 +173,21 @@ class TestErrors:
             qwen3.apply_chat_template(messages("multi_turn"), **options)
         assert str(caught.value).startswith(message)
 
+    @pytest.mark.parametrize(("options", "message"), [
+        # was: "argument of type 'int' is not iterable"
+        ({"tokenizer_kwargs": 5}, "tokenizer_kwargs: expected a dict of tokenizer options (supported: "
+                                  "padding_side, pad_to_multiple_of), got int"),
+        # was: "render_chat_template() got multiple values for argument 'messages'", a function not called
+        ({"messages": []}, "apply_chat_template: 'messages' is the template variable the conversation "
+                           "argument sets; pass the messages as the first argument (transformers: got "
+                           "multiple values for keyword argument 'messages')"),
+    ])
+    def test_arguments_of_the_wrong_kind_name_the_argument(self, qwen3: ChatCodec, options: dict[str, Any],
+                                                           message: str) -> None:
+        with pytest.raises(TypeError) as caught:
+            qwen3.apply_chat_template(messages("multi_turn"), tokenize=False, **options)
+        assert str(caught.value) == message
+
     @pytest.mark.parametrize("chat_template", [5, ["{{ x }}"], {"default": 5}, {3: "x"}])
     def test_a_chat_template_of_the_wrong_type(self, chat_template: Any) -> None:
         with pytest.raises(TypeError) as caught:

@@ -230,7 +230,7 @@ def _arguments(arguments: Any, as_text: bool, where: str) -> Any:
     return arguments if as_text else value
 
 
-def _tool_calls(calls: list[Any], as_text: bool, where: str) -> list[Any]:
+def _tool_calls(calls: Sequence[Any], as_text: bool, where: str) -> list[Any]:
     """The calls with their ``arguments`` as the template reads them (``function.arguments``, or
     ``arguments`` of a flat call as ``serve`` accepts it) and ``function.name`` first; a call that
     needs no change is kept."""
