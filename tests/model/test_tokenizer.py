@@ -73,6 +73,18 @@ class TestLoading:
                 encode("b")
             assert str(caught.value) == message
 
+    def test_a_lone_surrogate_is_named(self, tmp_path: Path) -> None:
+        """tokenizers reads UTF-8 only, and said 'TextInputSequence must be str' of a str."""
+        chatml_tokenizer().save(str(tmp_path / "tokenizer.json"))
+        tokenizer, _ = load_tokenizer(tmp_path)
+        assert tokenizer is not None
+        for encode in (tokenizer.encode, tokenizer.encode_with_offsets, tokenizer.encode_plain):
+            with pytest.raises(ValueError) as caught:
+                encode("ok \ud800 x")
+            assert str(caught.value) == (
+                "the text to encode holds a lone surrogate (U+D800 at character 3), which UTF-8 cannot "
+                "encode, so no tokenizer can read it (a JSON \\ud800-style escape without its pair?)")
+
     def test_without_the_package(self, tmp_path: Path, without_tokenizers: None) -> None:
         (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
         assert load_tokenizer(tmp_path) == (None, (

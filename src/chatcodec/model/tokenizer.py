@@ -238,16 +238,27 @@ class Tokenizer:
         Raises:
             ModelStorageError: the tokenizer cannot encode the text (its file is inconsistent, such
                 as an ``unk_token`` missing from the vocabulary of a ``WordLevel`` model).
+            ValueError: the text holds a lone surrogate (``tokenizers`` reads UTF-8 only).
         """
         try:
             return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
         except Exception as error:  # tokenizers raises a bare Exception
-            raise self._cannot_encode(error) from None
+            raise self._cannot_encode(error, text) from None
 
-    def _cannot_encode(self, error: Exception) -> Exception:
-        """The error for a bare ``Exception`` of ``tokenizers`` while encoding (others as they are)."""
+    def _cannot_encode(self, error: Exception, text: str) -> Exception:
+        """The error for a failure of ``tokenizers`` while encoding ``text``: its bare ``Exception``
+        (an inconsistent file) and its ``TypeError`` for a lone surrogate are named; others are
+        returned as they are."""
         from chatcodec.errors import ModelStorageError
 
+        if isinstance(error, (TypeError, UnicodeError)) and isinstance(text, str):  # "... must be str"
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as bad:
+                return ValueError(
+                    f"the text to encode holds a lone surrogate (U+{ord(text[bad.start]):04X} at character "
+                    f"{bad.start}), which UTF-8 cannot encode, so no tokenizer can read it (a JSON "
+                    "\\ud800-style escape without its pair?)")
         if type(error) is not Exception:
             return error
         return ModelStorageError(f"{self.path}: the tokenizer cannot encode the text: {error}",
@@ -267,12 +278,12 @@ class Tokenizer:
             ``(ids, [(start, end) per token])``, character offsets into ``text``.
 
         Raises:
-            ModelStorageError: as :meth:`encode`.
+            ModelStorageError, ValueError: as :meth:`encode`.
         """
         try:
             encoding = self._untrimmed_backend().encode(text, add_special_tokens=False)
         except Exception as error:  # tokenizers raises a bare Exception
-            raise self._cannot_encode(error) from None
+            raise self._cannot_encode(error, text) from None
         return list(encoding.ids), [(int(start), int(end)) for start, end in encoding.offsets]
 
     def _untrimmed_backend(self) -> Any:
@@ -302,21 +313,20 @@ class Tokenizer:
             The token ids.
 
         Raises:
-            ModelStorageError: as :meth:`encode`.
+            ModelStorageError, ValueError: as :meth:`encode`.
         """
-        normalizer = self.backend.normalizer
-        normalized = normalizer.normalize_str(text) if normalizer is not None else text
-        pre_tokenizer = self.backend.pre_tokenizer
-        words = (
-            [word for word, _ in pre_tokenizer.pre_tokenize_str(normalized)]
-            if pre_tokenizer is not None
-            else [normalized]
-        )
-        model = self.backend.model
+        backend = self.backend
+        normalizer, pre_tokenizer, model = backend.normalizer, backend.pre_tokenizer, backend.model
         try:
+            normalized = normalizer.normalize_str(text) if normalizer is not None else text
+            words = (
+                [word for word, _ in pre_tokenizer.pre_tokenize_str(normalized)]
+                if pre_tokenizer is not None
+                else [normalized]
+            )
             return [int(token.id) for word in words if word for token in model.tokenize(word)]
         except Exception as error:  # tokenizers raises a bare Exception
-            raise self._cannot_encode(error) from None
+            raise self._cannot_encode(error, text) from None
 
     def encode_plain_inside(self, text: str) -> list[int]:
         """:meth:`encode_plain` for text in the middle of a prompt.
