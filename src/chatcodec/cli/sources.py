@@ -115,11 +115,14 @@ class ChatTemplateSource:
         special_tokens: ``{"bos_token": ..., ...}`` from the directory's configuration files
             (:func:`chatcodec.model.config.read_tokenizer_config`, as ``ChatCodec`` reads them).
         origin: the path, for messages.
+        response_template: the ``response_template`` key of a ``tokenizer_config.json``-style file
+            (not yet validated), or ``None``; a directory's is read by ``ChatCodec``.
     """
 
     templates: str | dict[str, str]
     special_tokens: dict[str, str]
     origin: str
+    response_template: Any = None
 
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
@@ -175,7 +178,7 @@ def _json_chat_template_source(held: TemplateFile, source: str) -> ChatTemplateS
                          "has one, or a model directory")
     templates = held.chat_templates
     return ChatTemplateSource(templates["default"] if list(templates) == ["default"] else templates,
-                              held.special_tokens, source)
+                              held.special_tokens, source, held.response_template)
 
 
 #: The top-level keys of a response template (a JSON object with one of them is one).
