@@ -258,6 +258,24 @@ def test_push_to_hub_commits_what_save_pretrained_writes(tmp_path: Path,
                        "create_pr": True}
 
 
+def test_push_to_hub_without_a_reachable_hub_is_a_hub_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: the HTTP client's ConnectError came through bare, without the repository. The endpoint is a
+    closed local port, so the connection is refused without leaving the machine."""
+    from huggingface_hub import constants
+
+    codec = ChatCodec.from_pretrained("qwen3")
+    with pytest.warns(UserWarning, match="needs chatcodec"), pytest.raises(HubError) as caught:
+        codec.push_to_hub("me/my-qwen3", token="hf_test")  # HF_HUB_OFFLINE=1, as the suite sets it
+    assert str(caught.value) == ("me/my-qwen3: HF_HUB_OFFLINE is set, so the Hub may not be reached; "
+                                 "unset it to push")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    with pytest.warns(UserWarning, match="needs chatcodec"), pytest.raises(HubError) as caught:
+        codec.push_to_hub("me/my-qwen3", token="hf_test")
+    assert str(caught.value).startswith("me/my-qwen3: the Hub could not be reached (ConnectError: ")
+    assert caught.value.repo_id == "me/my-qwen3"
+
+
 def test_pushing_back_commits_only_the_changes(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A legacy repository (template in tokenizer_config.json, a processor chat_template.json): the
     commit writes chat_template.jinja, rewrites tokenizer_config.json, deletes chat_template.json, and

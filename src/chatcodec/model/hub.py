@@ -162,6 +162,11 @@ def _check_cache(repo_id: str, cache_dir: str | os.PathLike[str] | None) -> Path
     return cache
 
 
+#: The HTTP clients ``huggingface_hub`` uses: their errors (a refused connection, a time-out) are
+#: the network's, raised as they are by the calls that upload.
+_HTTP_CLIENTS = frozenset({"httpx", "httpx2", "requests", "urllib3"})
+
+
 def _hub_error(repo_id: str, revision: str | None, offline: bool, error: Exception,
                cache: Path | None = None) -> Exception:
     """The :class:`HubError` for an exception of ``huggingface_hub`` (anything else is returned as is);
@@ -183,8 +188,12 @@ def _hub_error(repo_id: str, revision: str | None, offline: bool, error: Excepti
         message = f"the Hub could not be reached and the model is not in the Hub cache{where}{at} ({error})"
     elif kind == "HFValidationError":
         message = f"not a valid Hub repository id ({error})"
+    elif kind == "OfflineModeIsEnabled":  # was: "the Hub answered with an error (... offline mode ...)"
+        message = "HF_HUB_OFFLINE is set, so the Hub may not be reached; unset it to push"
     elif kind == "HfHubHTTPError" or isinstance(error, OSError):
         message = f"the Hub answered with an error ({error})"
+    elif type(error).__module__.partition(".")[0] in _HTTP_CLIENTS:  # push_to_hub let these through
+        message = f"the Hub could not be reached ({kind}: {error})"
     else:
         return error
     return HubError(f"{repo_id}: {message}", repo_id=repo_id)
