@@ -341,6 +341,19 @@ class TestErrors:
         assert err == (f"chatcodec: ModelStorageError: {tmp_path / 'chat_template.jinja'}: a symbolic link "
                        "to ../blobs/0c1d, which does not exist\n")
 
+    @pytest.mark.parametrize("command", ["render", "parse", "lint", "doctor", "derive"])
+    def test_a_link_in_a_loop_is_no_missing_file(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], command: str
+    ) -> None:
+        link = tmp_path / "model"
+        link.symlink_to("model")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        rest = {"render": [str(conversation)], "parse": [str(conversation), "--no-prefix"]}.get(command, [])
+        code, out, err = run(capsysbinary, command, str(link), *rest)
+        assert (code, out) == (1, b"")  # was: "no such file or directory, nor a bundled profile"
+        assert err == f"chatcodec: OSError: {link}: cannot be read: Too many levels of symbolic links\n"
+
     def test_a_lone_surrogate(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
         template = tmp_path / "t.jinja"
         template.write_text("{% for m in messages %}{{ m.content }}{% endfor %}")

@@ -289,7 +289,11 @@ def not_found(source: str, expected: str) -> str:
     """The message for a TEMPLATE / MODEL argument that names nothing: what was expected, and the
     bundled profile whose name is close (a typo such as ``qwen33``)."""
     from chatcodec import profiles
+    from chatcodec.model.config import broken_link
 
+    broken = broken_link(Path(source))
+    if broken is not None:  # a link to nothing, or in a loop: "no such file" would send the user looking
+        return f"{source}: {broken}"
     message = (f"{source}: no such file or directory, nor a bundled profile (expected {expected} or a "
                "profile name")
     close = profiles.close_name(source)

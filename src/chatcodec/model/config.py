@@ -31,6 +31,7 @@ __all__ = [
     "TOKENIZER_CONFIG_FILE",
     "AddedToken",
     "TokenizerConfig",
+    "broken_link",
     "check_side",
     "config_special_tokens",
     "is_model_file",
@@ -142,19 +143,35 @@ def is_model_file(path: Path) -> bool:
     """
     try:
         mode = path.stat().st_mode
-    except FileNotFoundError:
-        if not path.is_symlink():
+    except OSError:
+        broken = broken_link(path)
+        if broken is None:
             return False
-        raise ModelStorageError(f"{path}: a symbolic link to {os.readlink(path)}, which does not exist",
-                                path=str(path)) from None
-    except OSError as error:  # a link loop (ELOOP), no permission on a folder on the way
-        raise ModelStorageError(f"{path}: cannot be read: {error.strerror or error}",
-                                path=str(path)) from None
+        raise ModelStorageError(f"{path}: {broken}", path=str(path)) from None
     if stat.S_ISREG(mode):
         return True
     what = ("a directory" if stat.S_ISDIR(mode)
             else "neither a file nor a directory (a FIFO, socket or device)")
     raise ModelStorageError(f"{path}: expected a file, found {what}", path=str(path))
+
+
+def broken_link(path: Path) -> str | None:
+    """What is wrong with a path that cannot be followed, or ``None`` when nothing is there (or it can
+    be followed): ``"a symbolic link to TARGET, which does not exist"``, or the system's reason (a
+    link loop: ``"cannot be read: Too many levels of symbolic links"``).
+
+    Args:
+        path: any path.
+    """
+    try:
+        path.stat()
+    except FileNotFoundError:
+        if not path.is_symlink():
+            return None
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    except OSError as error:  # a link loop (ELOOP), no permission on a folder on the way
+        return f"cannot be read: {error.strerror or error}"
+    return None
 
 
 def read_json_file(path: Path) -> Any:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, is_model_file, read_json_file
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, broken_link, is_model_file, read_json_file
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
@@ -172,7 +172,8 @@ def _stored_templates(directory: Path, *, migrating: bool = False
         ModelStorageError: as for :func:`load_chat_templates`.
     """
     if not directory.is_dir():
-        what = "it is a file; pass the directory holding it" if directory.exists() else "no such directory"
+        what = ("it is a file; pass the directory holding it" if directory.exists()
+                else broken_link(directory) or "no such directory")
         raise ModelStorageError(f"{directory}: not a model directory ({what})", path=str(directory))
     default_file = directory / CHAT_TEMPLATE_FILE
     # migrating: a folder in the way is named by the write plan, which says what to do about it
