@@ -249,6 +249,31 @@ class TestToolCalls:
             convert([{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": calls}])
         assert str(caught.value) == message
 
+    @pytest.mark.parametrize(
+        ("calls", "message"),
+        [
+            # a template iterated the string's letters: "Object of type Undefined is not JSON serializable"
+            ("get_weather", 'messages[1].tool_calls: expected a list of tool calls, got str "get_weather"'),
+            ({"name": "f"}, 'messages[1].tool_calls: expected a list of tool calls, got dict {"name": "f"}'),
+            ([1], 'messages[1].tool_calls[0]: expected a tool call, an object such as {"type": "function", '
+                  '"function": {"name": ..., "arguments": ...}}, got int 1'),
+            (["f"], 'messages[1].tool_calls[0]: expected a tool call, an object such as {"type": "function", '
+                    '"function": {"name": ..., "arguments": ...}}, got str "f"'),
+        ],
+    )
+    def test_tool_calls_that_are_not_a_list_of_calls(self, calls: Any, message: str) -> None:
+        with pytest.raises(ConversationError) as caught:
+            convert([{"role": "user", "content": "Hi"}, {"role": "assistant", "tool_calls": calls}])
+        assert str(caught.value) == message
+
+    def test_null_tool_calls_and_a_tuple_of_calls(self) -> None:
+        # the SDK dumps tool_calls: None for a turn without calls
+        assert convert([{"role": "assistant", "content": "x", "tool_calls": None}]) == [
+            {"role": "assistant", "content": "x", "tool_calls": None}]
+        calls = ({"id": "c", "type": "function", "function": {"name": "b", "arguments": "{}"}},)
+        assert convert([{"role": "assistant", "content": "", "tool_calls": calls}])[0]["tool_calls"] == [
+            {"id": "c", "type": "function", "function": {"name": "b", "arguments": {}}}]
+
     @pytest.mark.parametrize("reads", [PARTS, TemplateReads(arguments_as_text=True)])
     @pytest.mark.parametrize(
         ("arguments", "message"),

@@ -309,6 +309,16 @@ class TestLimits:
     def test_recursive_loop(self) -> None:
         _limit("{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}", "recursion limit")
 
+    def test_syntax_tokens_of_a_trusted_template(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        source = "{{ messages[0].content }}" * 3 + " " * 40  # 3 x 8 tokens and a run of text
+        monkeypatch.setattr(limits, "MAX_TEMPLATE_SYNTAX_TOKENS", 24)
+        with pytest.raises(ChatTemplateLimitError) as caught:  # the whole template: no line is named
+            render(source)
+        assert (caught.value.limit, caught.value.value, caught.value.lineno) == (
+            "MAX_TEMPLATE_SYNTAX_TOKENS", 24, None)
+        monkeypatch.setattr(limits, "MAX_TEMPLATE_SYNTAX_TOKENS", 25)
+        assert render(source) == "hihihi" + " " * 40
+
     @pytest.mark.parametrize(
         "source",
         [
@@ -607,3 +617,23 @@ class TestCompileLimits:
 def test_strftime_now_reads_the_render_clock() -> None:
     moment = datetime.datetime(2026, 1, 15, 12, 0, 0)
     assert render("{{ strftime_now('%Y-%m-%d %H:%M') }}", now=moment) == "2026-01-15 12:00"
+
+
+class TestTemplateSize:
+    """The real bound on syntax tokens (no lowered limits: it is checked before anything renders)."""
+
+    def test_syntax_tokens_are_counted_before_parsing(self) -> None:
+        """QA: a 3.8 MB template of 130,000 {% if %} blocks compiled for over 5 minutes in 1.8 GB (the
+        clock only runs while rendering). At the real bound, a template over it is refused in well
+        under a second; whitespace inside tags is not counted, and text outside tags is one token."""
+        blocks = "{% if messages %}a{% endif %}"  # 8 tokens
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            render(blocks * 6251)
+        assert str(caught.value) == (
+            "chat template sandbox: a template of more than 50,000 syntax tokens (names, operators, "
+            "literals, runs of text) exceeds MAX_TEMPLATE_SYNTAX_TOKENS (50,000). if the template is "
+            "trusted, raise chatcodec.chat_templates.limits.MAX_TEMPLATE_SYNTAX_TOKENS")
+        assert (caught.value.limit, caught.value.value) == ("MAX_TEMPLATE_SYNTAX_TOKENS", 50_000)
+        spaced = "{%   if   messages   %}a{%   endif   %}"  # the same 8 tokens
+        environment._check_token_count(spaced * 6250)  # exactly 50,000
+        assert render("plain text of a long system prompt. " * 100_000).startswith("plain text")

@@ -75,3 +75,47 @@ def test_timeout_sets_the_render_limit_of_the_plain_conversation(
         "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; the checks that render it were not run (each "
         "renders dozens of conversations)"]
     assert limits.MAX_RENDER_SECONDS == 60.0
+
+
+def _config_with_response_template(tmp_path: Path, response_template: object) -> Path:
+    config = tmp_path / "tokenizer_config.json"
+    config.write_text(json.dumps({
+        "chat_template": corpus_path("chat_templates", "Qwen--Qwen3-0.6B.jinja").read_text(encoding="utf-8"),
+        "eos_token": "<|im_end|>", "response_template": response_template}), encoding="utf-8")
+    return config
+
+
+def test_a_tokenizer_config_file_is_checked_against_its_own_response_template(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """QA: the file's own response template was ignored for the bundled profile its chat template
+    matches (0 errors), while its directory gave these four."""
+    own = {"start_anchor": "<|im_start|>assistant\n",
+           "fields": {"tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True},
+                      "content": {"close": "<|im_end|>"}}}
+    config = _config_with_response_template(tmp_path, own)
+    assert main(["doctor", str(config), "--json", "--check", "round-trip"]) == 1
+    findings = json.loads(capsys.readouterr().out)["findings"]
+    assert [finding["message"].split(":", 1)[0] for finding in findings] == [
+        "content", "reasoning", "one_call", "parallel_calls"]
+    assert all(finding["message"].endswith(f"fix the response template ({config}) or the chat template so "
+                                           "that they agree") for finding in findings)
+    assert main(["doctor", str(tmp_path), "--json", "--check", "round-trip"]) == 1
+    assert len(json.loads(capsys.readouterr().out)["findings"]) == 4
+
+
+@pytest.mark.parametrize("from_option", [False, True])
+def test_an_invalid_response_template_file_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], from_option: bool) -> None:
+    if from_option:
+        source = tmp_path / "response_template.json"
+        source.write_text('{"fields": {"content": {}}}', encoding="utf-8")
+        argv = ["doctor", "qwen3", "--response-template", str(source)]
+    else:
+        source = _config_with_response_template(tmp_path, {"fields": {"content": {}}})
+        argv = ["doctor", str(source)]
+    assert main(argv) == 1
+    assert capsys.readouterr().err == (  # the file was not named
+        f"chatcodec: ResponseTemplateError: {source}: start_anchor: a response template needs start_anchor "
+        '(or start_anchor_pattern): where the assistant message starts in the prompt, e.g. '
+        '"<|im_start|>assistant\\n". It is required even when parsing without a prompt (prefix="", '
+        'chatcodec parse --no-prefix)\n')

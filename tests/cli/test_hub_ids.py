@@ -56,6 +56,6 @@ def test_lint_with_a_hub_id(hub_cache: Path, capsys: pytest.CaptureFixture[str])
 def test_an_unknown_hub_id_is_one_clear_line(hub_cache: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", "acme/missing"]) == 1
     assert capsys.readouterr().err == (
-        "chatcodec: HubError: acme/missing: not in the Hub cache, and the Hub may not be reached "
-        "(HF_HUB_OFFLINE=1 or local_files_only=True); load it once online, or pass the folder of a "
-        "downloaded copy\n")
+        f"chatcodec: HubError: acme/missing: not in the Hub cache {hub_cache}, and the Hub may not be "
+        "reached (HF_HUB_OFFLINE=1 or local_files_only=True); load it once online, or pass the folder of "
+        "a downloaded copy\n")

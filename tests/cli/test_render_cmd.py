@@ -265,6 +265,9 @@ class TestErrors:
         ("args", "message"),
         [
             (["--var", "no-equals"], "argument --var: 'no-equals': expected key=value"),
+            # was a bare RecursionError traceback (argparse lets it through its type function)
+            (["--var", "x=" + "[" * 100_000 + "]" * 100_000],
+             "chatcodec render: error: argument --var: x: the value is JSON nested too deeply\n"),
             (["--now", "yesterday"], "argument --now: 'yesterday': expected an ISO date and time"),
         ],
     )
@@ -314,6 +317,42 @@ class TestErrors:
         code, _, err = run(capsysbinary, "render", str(template), str(conversation))
         assert code == 1
         assert err == f"chatcodec: ValueError: {conversation}: invalid conversation: nested too deeply\n"
+
+    def test_a_model_directory_with_a_deeply_nested_config(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        (tmp_path / "tokenizer_config.json").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        code, out, err = run(capsysbinary, "render", str(tmp_path), str(conversation))
+        assert (code, out) == (1, b"")  # was: internal error (RecursionError)
+        assert err == (f"chatcodec: ModelStorageError: {tmp_path / 'tokenizer_config.json'}: invalid JSON: "
+                       "nested too deeply\n")
+
+    def test_a_model_directory_whose_template_links_to_nothing(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    ) -> None:
+        (tmp_path / "tokenizer_config.json").write_text('{"chat_template": "LEGACY"}', encoding="utf-8")
+        (tmp_path / "chat_template.jinja").symlink_to("../blobs/0c1d")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        code, out, err = run(capsysbinary, "render", str(tmp_path), str(conversation))
+        assert (code, out) == (1, b"")  # was: exit 0 and "LEGACY", the other template
+        assert err == (f"chatcodec: ModelStorageError: {tmp_path / 'chat_template.jinja'}: a symbolic link "
+                       "to ../blobs/0c1d, which does not exist\n")
+
+    @pytest.mark.parametrize("command", ["render", "parse", "lint", "doctor", "derive"])
+    def test_a_link_in_a_loop_is_no_missing_file(
+        self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], command: str
+    ) -> None:
+        link = tmp_path / "model"
+        link.symlink_to("model")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": "x"}]')
+        rest = {"render": [str(conversation)], "parse": [str(conversation), "--no-prefix"]}.get(command, [])
+        code, out, err = run(capsysbinary, command, str(link), *rest)
+        assert (code, out) == (1, b"")  # was: "no such file or directory, nor a bundled profile"
+        assert err == f"chatcodec: OSError: {link}: cannot be read: Too many levels of symbolic links\n"
 
     def test_a_lone_surrogate(self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
         template = tmp_path / "t.jinja"

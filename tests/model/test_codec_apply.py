@@ -173,6 +173,30 @@ class TestErrors:
             qwen3.apply_chat_template(messages("multi_turn"), **options)
         assert str(caught.value).startswith(message)
 
+    @pytest.mark.parametrize(("options", "message"), [
+        # was: "argument of type 'int' is not iterable"
+        ({"tokenizer_kwargs": 5}, "tokenizer_kwargs: expected a dict of tokenizer options (supported: "
+                                  "padding_side, pad_to_multiple_of), got int"),
+        # was: "render_chat_template() got multiple values for argument 'messages'", a function not called
+        ({"messages": []}, "apply_chat_template: 'messages' is the template variable the conversation "
+                           "argument sets; pass the messages as the first argument (transformers: got "
+                           "multiple values for keyword argument 'messages')"),
+    ])
+    def test_arguments_of_the_wrong_kind_name_the_argument(self, qwen3: ChatCodec, options: dict[str, Any],
+                                                           message: str) -> None:
+        with pytest.raises(TypeError) as caught:
+            qwen3.apply_chat_template(messages("multi_turn"), tokenize=False, **options)
+        assert str(caught.value) == message
+
+    def test_a_lone_surrogate_in_a_message_when_tokenizing(self, qwen3: ChatCodec) -> None:
+        chat = [{"role": "user", "content": "a\ud800"}]
+        assert qwen3.apply_chat_template(chat, tokenize=False) == "<|im_start|>user\na\ud800<|im_end|>\n"
+        with pytest.raises(ValueError) as caught:  # was: TypeError: TextInputSequence must be str
+            qwen3.apply_chat_template(chat)
+        assert str(caught.value) == (
+            "the text to encode holds a lone surrogate (U+D800 at character 18), which UTF-8 cannot encode, "
+            "so no tokenizer can read it (a JSON \\ud800-style escape without its pair?)")
+
     @pytest.mark.parametrize("chat_template", [5, ["{{ x }}"], {"default": 5}, {3: "x"}])
     def test_a_chat_template_of_the_wrong_type(self, chat_template: Any) -> None:
         with pytest.raises(TypeError) as caught:

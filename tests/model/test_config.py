@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -174,3 +175,79 @@ def test_write_keeps_key_order_and_unicode(tmp_path: Path) -> None:
     text = (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8")
     assert text == '{\n  "z": 1,\n  "eos_token": "<｜end▁of▁sentence｜>",\n  "a": [\n    1\n  ]\n}\n'
     assert json.loads(text) == {"z": 1, "eos_token": "<｜end▁of▁sentence｜>", "a": [1]}
+
+
+EOS_SHAPE = "eos_token_id: expected a token id (an integer) or a list of them"
+
+
+@pytest.mark.parametrize(("generation_config", "message"), [
+    ({"eos_token_id": "</s>"}, f"{EOS_SHAPE}, got '</s>'"),
+    ({"eos_token_id": [2, {"id": 3}]}, f"{EOS_SHAPE}, got [2, {{'id': 3}}]"),
+    ({"eos_token_id": [2, True]}, f"{EOS_SHAPE}, got [2, True]"),
+    ({"eos_token_id": 2, "pad_token_id": 0.5}, "pad_token_id: expected a token id (an integer), got 0.5"),
+])
+def test_generation_config_ids_of_the_wrong_shape_name_file_and_key(
+        tmp_path: Path, generation_config: dict[str, object], message: str) -> None:
+    # they were dropped silently: a model whose only end id was unreadable never ended its generation
+    write_json(tmp_path / "generation_config.json", generation_config)
+    with pytest.raises(ModelStorageError) as caught:
+        read_tokenizer_config(tmp_path)
+    assert str(caught.value) == f"{tmp_path / 'generation_config.json'}: {message}"
+
+
+@pytest.mark.parametrize(("generation_config", "eos_ids", "pad_id"), [
+    ({"eos_token_id": None, "pad_token_id": None}, [], None),
+    ({"eos_token_id": 2, "pad_token_id": -1}, [2], -1),  # old LLaMA configurations: "no padding"
+])
+def test_generation_config_ids_kept_as_written(tmp_path: Path, generation_config: dict[str, object],
+                                               eos_ids: list[int], pad_id: int | None) -> None:
+    write_json(tmp_path / "generation_config.json", generation_config)
+    config = read_tokenizer_config(tmp_path)
+    assert (config.eos_token_ids, config.pad_token_id) == (eos_ids, pad_id)
+
+
+@pytest.mark.parametrize("name", ["tokenizer_config.json", "special_tokens_map.json",
+                                  "generation_config.json"])
+def test_json_nested_past_the_recursion_limit_names_the_file(tmp_path: Path, name: str) -> None:
+    (tmp_path / name).write_text('{"eos_token_id": ' + "[" * 100_000 + "]" * 100_000 + "}", encoding="utf-8")
+    with pytest.raises(ModelStorageError) as caught:
+        read_tokenizer_config(tmp_path)
+    assert str(caught.value) == f"{tmp_path / name}: invalid JSON: nested too deeply"
+    assert caught.value.path == str(tmp_path / name)
+
+
+class TestFilesThatAreThereButCannotBeRead:
+    """The reference takes them for absent files (``os.path.isfile``); loading then went on without them."""
+
+    def test_a_link_to_a_deleted_blob(self, tmp_path: Path) -> None:
+        (tmp_path / "tokenizer_config.json").symlink_to("../../blobs/0a1b2c")
+        with pytest.raises(ModelStorageError) as caught:
+            read_tokenizer_config(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'tokenizer_config.json'}: a symbolic link to "
+                                     "../../blobs/0a1b2c, which does not exist")
+
+    def test_a_link_loop(self, tmp_path: Path) -> None:
+        (tmp_path / "generation_config.json").symlink_to("generation_config.json")
+        with pytest.raises(ModelStorageError) as caught:
+            read_tokenizer_config(tmp_path)
+        assert str(caught.value) == (
+            f"{tmp_path / 'generation_config.json'}: cannot be read: Too many levels of symbolic links")
+
+    def test_a_directory(self, tmp_path: Path) -> None:
+        (tmp_path / "special_tokens_map.json").mkdir()
+        with pytest.raises(ModelStorageError) as caught:
+            read_tokenizer_config(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'special_tokens_map.json'}: expected a file, "
+                                     "found a directory")
+
+    def test_a_fifo_is_refused_without_being_opened(self, tmp_path: Path) -> None:
+        os.mkfifo(tmp_path / "tokenizer_config.json")  # opening it would block until a writer came
+        with pytest.raises(ModelStorageError) as caught:
+            read_tokenizer_config(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'tokenizer_config.json'}: expected a file, found "
+                                     "neither a file nor a directory (a FIFO, socket or device)")
+
+    def test_a_link_to_a_file_is_read(self, tmp_path: Path) -> None:
+        write_json(tmp_path / "blob", {"eos_token": "</s>"})
+        (tmp_path / "tokenizer_config.json").symlink_to("blob")
+        assert read_tokenizer_config(tmp_path).data == {"eos_token": "</s>"}

@@ -99,12 +99,41 @@ def test_not_cached_while_offline_is_a_clear_error(cache: Path) -> None:
     with pytest.raises(HubError) as caught:
         ChatCodec.from_pretrained("acme/other", cache_dir=cache)
     assert str(caught.value) == (
-        "acme/other: not in the Hub cache, and the Hub may not be reached (HF_HUB_OFFLINE=1 or "
+        f"acme/other: not in the Hub cache {cache}, and the Hub may not be reached (HF_HUB_OFFLINE=1 or "
         "local_files_only=True); load it once online, or pass the folder of a downloaded copy")
     assert caught.value.repo_id == "acme/other"
     assert isinstance(caught.value, OSError)
-    with pytest.raises(HubError, match=r"^acme/tiny-qwen3: not in the Hub cache at revision 'v9'"):
+    with pytest.raises(HubError) as caught:
         ChatCodec.from_pretrained(REPO, cache_dir=cache, revision="v9")
+    assert str(caught.value).startswith(f"acme/tiny-qwen3: not in the Hub cache {cache} at revision 'v9', ")
+
+
+def test_a_cache_folder_that_does_not_exist_is_named(tmp_path: Path) -> None:
+    """A mistyped cache_dir or HF_HUB_CACHE: the message says where the model was looked for."""
+    with pytest.raises(HubError) as caught:
+        ChatCodec.from_pretrained(REPO, cache_dir=tmp_path / "hbu")
+    assert str(caught.value) == (
+        f"{REPO}: not in the Hub cache {tmp_path / 'hbu'} (no such folder), and the Hub may not be reached "
+        "(HF_HUB_OFFLINE=1 or local_files_only=True); load it once online, or pass the folder of a "
+        "downloaded copy")
+
+
+@pytest.mark.parametrize("kind", ["file", "link loop", "link to nothing"])
+def test_a_cache_path_that_cannot_be_a_folder(tmp_path: Path, kind: str) -> None:
+    cache = tmp_path / "hub"
+    if kind == "file":
+        cache.write_text("")
+    elif kind == "link loop":
+        cache.symlink_to("hub")  # huggingface_hub raised a bare RuntimeError('Symlink loop from ...')
+    else:
+        cache.symlink_to("/nonexistent/hub")
+    with pytest.raises(HubError) as caught:
+        ChatCodec.from_pretrained(REPO, cache_dir=cache)
+    assert str(caught.value) == f"{REPO}: the Hub cache {cache} " + {
+        "file": "is not a folder (cache_dir=, HF_HUB_CACHE or HF_HOME names it)",
+        "link loop": "cannot be used (Too many levels of symbolic links)",
+        "link to nothing": "is a symbolic link to /nonexistent/hub, which does not exist",
+    }[kind]
 
 
 def test_without_huggingface_hub_a_hub_id_names_the_extra(cache: Path,
@@ -227,6 +256,24 @@ def test_push_to_hub_commits_what_save_pretrained_writes(tmp_path: Path,
     assert sorted(contents) == ["chat_template.jinja", "tokenizer_config.json"]
     assert options == {"commit_message": "Add templates", "commit_description": None, "revision": None,
                        "create_pr": True}
+
+
+def test_push_to_hub_without_a_reachable_hub_is_a_hub_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: the HTTP client's ConnectError came through bare, without the repository. The endpoint is a
+    closed local port, so the connection is refused without leaving the machine."""
+    from huggingface_hub import constants
+
+    codec = ChatCodec.from_pretrained("qwen3")
+    with pytest.warns(UserWarning, match="needs chatcodec"), pytest.raises(HubError) as caught:
+        codec.push_to_hub("me/my-qwen3", token="hf_test")  # HF_HUB_OFFLINE=1, as the suite sets it
+    assert str(caught.value) == ("me/my-qwen3: HF_HUB_OFFLINE is set, so the Hub may not be reached; "
+                                 "unset it to push")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")
+    with pytest.warns(UserWarning, match="needs chatcodec"), pytest.raises(HubError) as caught:
+        codec.push_to_hub("me/my-qwen3", token="hf_test")
+    assert str(caught.value).startswith("me/my-qwen3: the Hub could not be reached (ConnectError: ")
+    assert caught.value.repo_id == "me/my-qwen3"
 
 
 def test_pushing_back_commits_only_the_changes(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:

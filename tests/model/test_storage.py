@@ -228,6 +228,51 @@ class TestLoadErrors:
         with pytest.raises(ModelStorageError, match="not UTF-8 text"):
             load_chat_templates(tmp_path)
 
+    def test_a_template_link_to_a_deleted_blob_is_no_missing_file(self, tmp_path: Path) -> None:
+        """A Hub cache whose blob was deleted: the legacy template of the config rendered instead."""
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": "LEGACY"}})
+        (tmp_path / "chat_template.jinja").symlink_to("../../blobs/9f8e7d")
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'chat_template.jinja'}: a symbolic link to "
+                                     "../../blobs/9f8e7d, which does not exist")
+
+    def test_a_template_larger_than_the_bound(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """QA: a 55 MB chat_template.jinja took two minutes and 1.9 GB in from_pretrained."""
+        from chatcodec.model import storage
+
+        assert storage.MAX_TEMPLATE_BYTES == 4 * 1024 * 1024
+        monkeypatch.setattr(storage, "MAX_TEMPLATE_BYTES", 10)
+        hint = ("more than MAX_TEMPLATE_BYTES (10) allows; real templates are a few dozen kilobytes (raise "
+                "chatcodec.model.storage.MAX_TEMPLATE_BYTES for a trusted one)")
+        write(tmp_path, {"chat_template.jinja": "{{ 'é' }}xxxx"})  # 14 bytes, 13 characters
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(tmp_path)
+        assert str(caught.value) == f"{tmp_path / 'chat_template.jinja'}: a chat template of 14 bytes, {hint}"
+        (tmp_path / "chat_template.jinja").unlink()
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": [{"name": "rag", "template": "x" * 11}]}})
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'tokenizer_config.json'}: chat_template[0]: a chat "
+                                     f"template of 11 characters, {hint}")
+        write(tmp_path, {"tokenizer_config.json": {"chat_template": "x" * 10}})
+        assert load_chat_templates(tmp_path) == "x" * 10
+
+    def test_a_template_path_that_is_a_directory(self, tmp_path: Path) -> None:
+        (tmp_path / "chat_template.jinja").mkdir()  # was: "no chat template found (looked for ..."
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(tmp_path)
+        assert str(caught.value) == f"{tmp_path / 'chat_template.jinja'}: expected a file, found a directory"
+
+    def test_a_named_template_in_a_link_loop(self, tmp_path: Path) -> None:
+        write(tmp_path, {"chat_template.jinja": DEFAULT})
+        (tmp_path / "additional_chat_templates").mkdir()
+        (tmp_path / "additional_chat_templates" / "rag.jinja").symlink_to("rag.jinja")
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'additional_chat_templates' / 'rag.jinja'}: cannot be "
+                                     "read: Too many levels of symbolic links")
+
 
 class TestSave:
     def test_single_template(self, tmp_path: Path) -> None:

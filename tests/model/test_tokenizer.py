@@ -49,6 +49,42 @@ class TestLoading:
             "model's tokenizer.json to the directory (chatcodec reads no other tokenizer format); for the "
             "prompt text alone pass tokenize=False."))
 
+    def test_a_tokenizer_json_link_to_nothing_is_no_missing_file(self, tmp_path: Path) -> None:
+        (tmp_path / "tokenizer.json").symlink_to("../blobs/5d6e")
+        with pytest.raises(ModelStorageError) as caught:
+            load_tokenizer(tmp_path)
+        assert str(caught.value) == (f"{tmp_path / 'tokenizer.json'}: a symbolic link to ../blobs/5d6e, "
+                                     "which does not exist")
+
+    def test_a_tokenizer_that_loads_but_cannot_encode_names_its_file(self, tmp_path: Path) -> None:
+        """A WordLevel model whose unk_token is not in its vocabulary: tokenizers raises a bare
+        Exception on the first unknown word (a traceback, or the command line's 'internal error')."""
+        from tokenizers import Tokenizer as Backend
+        from tokenizers import models
+
+        Backend(models.WordLevel({"a": 0}, unk_token="[UNK]")).save(str(tmp_path / "tokenizer.json"))
+        tokenizer, _ = load_tokenizer(tmp_path)
+        assert tokenizer is not None
+        assert tokenizer.encode("a") == [0]
+        message = (f"{tmp_path / 'tokenizer.json'}: the tokenizer cannot encode the text: WordLevel error: "
+                   "Missing [UNK] token from the vocabulary")
+        for encode in (tokenizer.encode, tokenizer.encode_with_offsets, tokenizer.encode_plain):
+            with pytest.raises(ModelStorageError) as caught:
+                encode("b")
+            assert str(caught.value) == message
+
+    def test_a_lone_surrogate_is_named(self, tmp_path: Path) -> None:
+        """tokenizers reads UTF-8 only, and said 'TextInputSequence must be str' of a str."""
+        chatml_tokenizer().save(str(tmp_path / "tokenizer.json"))
+        tokenizer, _ = load_tokenizer(tmp_path)
+        assert tokenizer is not None
+        for encode in (tokenizer.encode, tokenizer.encode_with_offsets, tokenizer.encode_plain):
+            with pytest.raises(ValueError) as caught:
+                encode("ok \ud800 x")
+            assert str(caught.value) == (
+                "the text to encode holds a lone surrogate (U+D800 at character 3), which UTF-8 cannot "
+                "encode, so no tokenizer can read it (a JSON \\ud800-style escape without its pair?)")
+
     def test_without_the_package(self, tmp_path: Path, without_tokenizers: None) -> None:
         (tmp_path / "tokenizer.json").write_text("{}", encoding="utf-8")
         assert load_tokenizer(tmp_path) == (None, (

@@ -30,6 +30,7 @@ import jinja2.utils
 from jinja2 import nodes
 from jinja2.compiler import CodeGenerator, Frame, operators, optimizeconst
 from jinja2.exceptions import SecurityError
+from jinja2.lexer import ignored_tokens
 from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SandboxedFormatter, modifies_known_mutable
 
@@ -440,14 +441,30 @@ def parse_chat_template(source: str) -> nodes.Template:
 
     Raises:
         ChatTemplateSyntaxError: the text is not valid Jinja (the message names the line).
-        ChatTemplateLimitError: the template nests too deeply for Python to parse it.
+        ChatTemplateLimitError: the template nests too deeply for Python to parse it, or has more
+            than :data:`~chatcodec.chat_templates.limits.MAX_TEMPLATE_SYNTAX_TOKENS` syntax tokens.
     """
     try:
+        _check_token_count(source)
         return ENVIRONMENT.parse(source)
     except jinja2.TemplateSyntaxError as error:
         raise error_from_exception(error, lineno=error.lineno, source=source) from error
     except (RecursionError, MemoryError) as error:
         raise limits.compile_limit_error(error) from None
+
+
+def _check_token_count(source: str) -> None:
+    """Refuse a template of more than ``MAX_TEMPLATE_SYNTAX_TOKENS`` syntax tokens before parsing it
+    (lexing stops at the limit; whitespace and comments inside tags are not counted, as the parser
+    never sees them); a template of fewer characters than the limit is not lexed."""
+    limit = limits.MAX_TEMPLATE_SYNTAX_TOKENS
+    if len(source) <= limit:
+        return
+    tokens = (kind for _, kind, _ in ENVIRONMENT.lex(source) if kind not in ignored_tokens)
+    for count, _ in enumerate(tokens, 1):
+        if count > limit:
+            raise limits.limit_error(f"a template of more than {limit:,} syntax tokens (names, operators, "
+                                     "literals, runs of text)", "MAX_TEMPLATE_SYNTAX_TOKENS", limit)
 
 
 @functools.lru_cache(maxsize=TEMPLATE_CACHE_SIZE)

@@ -58,6 +58,7 @@ __all__ = [
     "MAX_RENDER_SECONDS",
     "MAX_STRING_LENGTH",
     "MAX_TEMPLATE_STEPS",
+    "MAX_TEMPLATE_SYNTAX_TOKENS",
     "MAX_URLIZE_INPUT",
     "MAX_WORDWRAP_INPUT",
     "MEMORY_CHECK_SIZE",
@@ -149,6 +150,15 @@ MAX_OUTPUT_LENGTH = 100_000_000
 #: Maximum width or indent a template may ask for (``"%9999999d"``, ``ljust``, ``center``,
 #: ``indent``, ``tojson(indent=...)``, ...).
 MAX_FORMAT_WIDTH = 100_000
+
+#: Maximum number of Jinja syntax tokens in a chat template (names, operators, literals, runs of
+#: text; not whitespace or comments), counted before it is parsed: parsing and compiling are not
+#: interrupted by the clock, and their time and memory grow with the tokens (a 200,000-item list
+#: literal, 400,000 tokens in one tag, took 44 s and 1.5 GB). The largest corpus template
+#: (gemma-4) has 2,350; templates just under the bound (6,000 ``{% if %}`` blocks, a 25,000-item
+#: list) compiled in 2.5-3.5 s on a shared 2-core machine. Text outside tags is one token per run,
+#: so a long system prompt written into the template costs nothing here.
+MAX_TEMPLATE_SYNTAX_TOKENS = 50_000
 
 #: How many loops CPython lets one function nest (its compiler's fixed limit; not a setting).
 PYTHON_NESTED_BLOCKS = 20

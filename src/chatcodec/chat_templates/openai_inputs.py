@@ -230,13 +230,18 @@ def _arguments(arguments: Any, as_text: bool, where: str) -> Any:
     return arguments if as_text else value
 
 
-def _tool_calls(calls: list[Any], as_text: bool, where: str) -> list[Any]:
+def _tool_calls(calls: Sequence[Any], as_text: bool, where: str) -> list[Any]:
     """The calls with their ``arguments`` as the template reads them (``function.arguments``, or
     ``arguments`` of a flat call as ``serve`` accepts it) and ``function.name`` first; a call that
     needs no change is kept."""
     converted = []
     for index, call in enumerate(calls):
-        if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
+        if not isinstance(call, Mapping):
+            raise ConversationError(
+                f"{where}[{index}]: expected a tool call, an object such as {{\"type\": \"function\", "
+                f"\"function\": {{\"name\": ..., \"arguments\": ...}}}}, got {type(call).__name__} "
+                f"{json.dumps(call, default=repr)[:80]}")
+        if isinstance(call.get("function"), Mapping):
             function = call["function"]
             arguments = function.get("arguments")
             if "arguments" in function:  # a call without the key is left to the template
@@ -245,7 +250,7 @@ def _tool_calls(calls: list[Any], as_text: bool, where: str) -> list[Any]:
                 # name first, as the OpenAI documents write it (the SDK's objects dump arguments first)
                 call = {**call, "function": {**({"name": function["name"]} if "name" in function else {}),
                                              **function, "arguments": arguments}}
-        elif isinstance(call, Mapping) and "arguments" in call:
+        elif "arguments" in call:
             arguments = _arguments(call["arguments"], as_text, f"{where}[{index}].arguments")
             if arguments is not call["arguments"]:
                 call = {**call, "arguments": arguments}
@@ -282,8 +287,9 @@ def template_messages(messages: Any, reads: TemplateReads) -> Any:
 
     Raises:
         ConversationError: a part the template cannot show or no template reads, a malformed part,
-            or tool-call ``arguments`` that are not a JSON object; the message names
-            ``messages[i].content[j]`` or ``messages[i].tool_calls[j].function.arguments``.
+            ``tool_calls`` that are not a list (``None`` is none) of call objects, or tool-call
+            ``arguments`` that are not a JSON object; the message names ``messages[i].content[j]``,
+            ``messages[i].tool_calls[j]`` or ``messages[i].tool_calls[j].function.arguments``.
     """
     if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
         return messages
@@ -324,7 +330,10 @@ def _template_message(message: dict[str, Any], reads: TemplateReads, names: dict
         changes["content"] = ""  # the wire form of a turn with no text (serve and vLLM read it so)
     calls = message.get("tool_calls")
     no_calls = calls == []  # an empty list of calls is no calls (transformers 5.24 serve)
-    if isinstance(calls, list) and calls:
+    if calls is not None and not isinstance(calls, (list, tuple)):  # a template would iterate letters
+        raise ConversationError(f"{where}.tool_calls: expected a list of tool calls, got "
+                                f"{type(calls).__name__} {json.dumps(calls, default=repr)[:80]}")
+    if calls:
         changes["tool_calls"] = _tool_calls(calls, reads.arguments_as_text, f"{where}.tool_calls")
         names.update(_call_names(changes["tool_calls"]))
     if role == "tool" and message.get("name") is None and message.get("tool_call_id") in names:

@@ -79,7 +79,7 @@ def _target(source: str, response_source: str | None) -> Any:
     )
 
     kind = resolve_source(source)
-    response = read_response_template(response_source) if response_source else None
+    response = _checked(read_response_template(response_source), response_source) if response_source else None
     origin = response_source
     if kind in ("directory", "hub", "profile"):
         from chatcodec.model.codec import ChatCodec
@@ -96,6 +96,8 @@ def _target(source: str, response_source: str | None) -> Any:
     else:
         held = read_chat_template_source(source)
         templates, variables = held.templates, dict(held.special_tokens)
+        if response is None and held.response_template is not None:  # a tokenizer_config.json's own,
+            response, origin = _checked(held.response_template, source), source  # as ChatCodec reads it
         profile = _detected(templates)
         if profile is not None:  # as ChatCodec.from_pretrained attaches a detected profile to a directory
             variables = {**dict(profile.special_tokens or {}), **dict(profile.template_kwargs or {}),
@@ -104,6 +106,23 @@ def _target(source: str, response_source: str | None) -> Any:
                 response, origin = profile.response_template, f"profile:{profile.name}"
     named = {"default": templates} if isinstance(templates, str) else dict(templates)
     return DoctorTarget(source, named, variables, response, origin)
+
+
+def _checked(response: Any, source: str) -> Any:
+    """``response`` when it loads as a response template.
+
+    Raises:
+        ResponseTemplateError: it does not; the message names ``source`` first, as ``chatcodec parse``'s.
+    """
+    from chatcodec.errors import ResponseTemplateError
+    from chatcodec.response_templates.template import load_response_template
+
+    try:
+        load_response_template(response)
+    except ResponseTemplateError as error:
+        raise ResponseTemplateError(f"{source}: {error}", field=error.field, key=error.key,
+                                    path=error.path) from None
+    return response
 
 
 def _detected(templates: str | dict[str, str]) -> Any:

@@ -235,7 +235,8 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
         ``(key, value)``.
 
     Raises:
-        ValueError: there is no ``=`` or the key is not a valid name.
+        ValueError: there is no ``=``, the key is not a valid name, or the value is JSON nested past
+            Python's recursion limit (``json`` cannot read it, and a string it was not meant to be).
     """
     key, sep, value = assignment.partition("=")
     key = key.strip()
@@ -247,3 +248,5 @@ def parse_variable(assignment: str) -> tuple[str, Any]:
         return key, json.loads(value)
     except json.JSONDecodeError:
         return key, value
+    except RecursionError:
+        raise ValueError(f"--var {key}: the value is JSON nested too deeply") from None

@@ -68,9 +68,8 @@ def _variable(assignment: str) -> tuple[str, Any]:
 
     try:
         key, value = parse_variable(assignment)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{assignment!r}: expected key=value with a template variable name as key") from None
+    except ValueError as error:  # argparse names the option itself
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--var ")) from None
     if key in RESERVED_VARIABLES:
         raise argparse.ArgumentTypeError(
             f"{key} is set by chatcodec render; use {RESERVED_VARIABLES[key]}")

@@ -115,11 +115,14 @@ class ChatTemplateSource:
         special_tokens: ``{"bos_token": ..., ...}`` from the directory's configuration files
             (:func:`chatcodec.model.config.read_tokenizer_config`, as ``ChatCodec`` reads them).
         origin: the path, for messages.
+        response_template: the ``response_template`` key of a ``tokenizer_config.json``-style file
+            (not yet validated), or ``None``; a directory's is read by ``ChatCodec``.
     """
 
     templates: str | dict[str, str]
     special_tokens: dict[str, str]
     origin: str
+    response_template: Any = None
 
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
@@ -175,7 +178,7 @@ def _json_chat_template_source(held: TemplateFile, source: str) -> ChatTemplateS
                          "has one, or a model directory")
     templates = held.chat_templates
     return ChatTemplateSource(templates["default"] if list(templates) == ["default"] else templates,
-                              held.special_tokens, source)
+                              held.special_tokens, source, held.response_template)
 
 
 #: The top-level keys of a response template (a JSON object with one of them is one).
@@ -286,7 +289,11 @@ def not_found(source: str, expected: str) -> str:
     """The message for a TEMPLATE / MODEL argument that names nothing: what was expected, and the
     bundled profile whose name is close (a typo such as ``qwen33``)."""
     from chatcodec import profiles
+    from chatcodec.model.config import broken_link
 
+    broken = broken_link(Path(source))
+    if broken is not None:  # a link to nothing, or in a loop: "no such file" would send the user looking
+        return f"{source}: {broken}"
     message = (f"{source}: no such file or directory, nor a bundled profile (expected {expected} or a "
                "profile name")
     close = profiles.close_name(source)

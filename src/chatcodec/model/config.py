@@ -15,6 +15,8 @@ read are kept verbatim (and in order) when the file is written back.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +31,10 @@ __all__ = [
     "TOKENIZER_CONFIG_FILE",
     "AddedToken",
     "TokenizerConfig",
+    "broken_link",
     "check_side",
     "config_special_tokens",
+    "is_model_file",
     "json_file_text",
     "read_json_file",
     "read_tokenizer_config",
@@ -119,6 +123,57 @@ class TokenizerConfig:
         return value if isinstance(value, int) and 0 < value < 10**12 else None
 
 
+def is_model_file(path: Path) -> bool:
+    """Whether a model directory holds the file ``path``, refusing what is there but cannot be read.
+
+    The reference checks ``os.path.isfile`` and takes anything else for an absent file, so a Hub cache
+    whose blob was deleted (its snapshot link now points nowhere) silently loads without that file:
+    a legacy template in ``tokenizer_config.json`` then renders instead of ``chat_template.jinja``.
+
+    Args:
+        path: the file's path in the model directory.
+
+    Returns:
+        ``False`` when nothing is there; ``True`` for a regular file, or a symbolic link to one (the
+        Hub cache's snapshots are links to its blobs).
+
+    Raises:
+        ModelStorageError: a symbolic link to nothing or in a loop, a directory, or a FIFO, socket or
+            device (reading one could block forever); the message names the path.
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        broken = broken_link(path)
+        if broken is None:
+            return False
+        raise ModelStorageError(f"{path}: {broken}", path=str(path)) from None
+    if stat.S_ISREG(mode):
+        return True
+    what = ("a directory" if stat.S_ISDIR(mode)
+            else "neither a file nor a directory (a FIFO, socket or device)")
+    raise ModelStorageError(f"{path}: expected a file, found {what}", path=str(path))
+
+
+def broken_link(path: Path) -> str | None:
+    """What is wrong with a path that cannot be followed, or ``None`` when nothing is there (or it can
+    be followed): ``"a symbolic link to TARGET, which does not exist"``, or the system's reason (a
+    link loop: ``"cannot be read: Too many levels of symbolic links"``).
+
+    Args:
+        path: any path.
+    """
+    try:
+        path.stat()
+    except FileNotFoundError:
+        if not path.is_symlink():
+            return None
+        return f"a symbolic link to {os.readlink(path)}, which does not exist"
+    except OSError as error:  # a link loop (ELOOP), no permission on a folder on the way
+        return f"cannot be read: {error.strerror or error}"
+    return None
+
+
 def read_json_file(path: Path) -> Any:
     """Parse a JSON file, naming the file, line and column when it is not valid JSON.
 
@@ -129,7 +184,7 @@ def read_json_file(path: Path) -> Any:
         The parsed value.
 
     Raises:
-        ModelStorageError: the file is not UTF-8 JSON.
+        ModelStorageError: the file is not UTF-8 JSON, or nests past Python's recursion limit.
     """
     try:
         text = path.read_text(encoding="utf-8")
@@ -144,6 +199,8 @@ def read_json_file(path: Path) -> Any:
             f"{path}: invalid JSON (line {error.lineno}, column {error.colno}): {error.msg}",
             path=str(path),
         ) from None
+    except RecursionError:
+        raise ModelStorageError(f"{path}: invalid JSON: nested too deeply", path=str(path)) from None
 
 
 def token_content(value: Any, where: str) -> str | None:
@@ -258,7 +315,7 @@ def _apply_special_tokens_map(config: TokenizerConfig, directory: Path,
     ``added_tokens_decoder``, and then its values override the config's.
     """
     path = directory / SPECIAL_TOKENS_MAP_FILE
-    if "added_tokens_decoder" in config.data or not path.is_file():
+    if "added_tokens_decoder" in config.data or not is_model_file(path):
         return
     data = read_json_file(path)
     if not isinstance(data, dict):
@@ -274,17 +331,29 @@ def _apply_special_tokens_map(config: TokenizerConfig, directory: Path,
 
 def _read_generation_config(config: TokenizerConfig, directory: Path) -> None:
     path = directory / GENERATION_CONFIG_FILE
-    if not path.is_file():
+    if not is_model_file(path):
         return
     data = read_json_file(path)
     if not isinstance(data, dict):
         raise ModelStorageError(f"{path}: expected a JSON object", path=str(path))
     config.files.append(GENERATION_CONFIG_FILE)
     eos = data.get("eos_token_id")
-    ids = eos if isinstance(eos, list) else [eos]
-    config.eos_token_ids = [value for value in ids if isinstance(value, int)]
+    ids = [] if eos is None else eos if isinstance(eos, list) else [eos]
+    if not all(_is_token_id(value) for value in ids):
+        raise ModelStorageError(f"{path}: eos_token_id: expected a token id (an integer) or a list of them, "
+                                f"got {eos!r}", path=str(path))
+    config.eos_token_ids = ids
     pad = data.get("pad_token_id")
-    config.pad_token_id = pad if isinstance(pad, int) else None
+    if pad is not None and not _is_token_id(pad):
+        raise ModelStorageError(f"{path}: pad_token_id: expected a token id (an integer), got {pad!r}",
+                                path=str(path))
+    config.pad_token_id = pad
+
+
+def _is_token_id(value: Any) -> bool:
+    """Whether a JSON value can be a token id: an integer (``true`` is none; some old configurations
+    write ``-1`` for "no padding", which matches no token and is kept)."""
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _response_template(data: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -354,7 +423,7 @@ def read_tokenizer_config(directory: str | Path) -> TokenizerConfig:
     directory = Path(directory)
     config = TokenizerConfig()
     path = directory / TOKENIZER_CONFIG_FILE
-    if path.is_file():
+    if is_model_file(path):
         data = read_json_file(path)
         if not isinstance(data, dict):
             raise ModelStorageError(f"{path}: expected a JSON object", path=str(path))

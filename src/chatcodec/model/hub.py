@@ -23,6 +23,7 @@ import importlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -129,18 +130,50 @@ def download_model(repo_id: str, *, revision: str | None = None, token: str | bo
     hub = _import_hub(repo_id)
     patterns = [*HUB_FILES, *(TOKENIZER_FILES if tokenizer else ())]
     offline = hub_offline(local_files_only)
+    cache = _check_cache(repo_id, cache_dir)
     try:
         folder = hub.snapshot_download(repo_id, revision=revision, token=token, cache_dir=cache_dir,
                                        local_files_only=offline, allow_patterns=patterns)
     except Exception as error:
-        raise _hub_error(repo_id, revision, offline, error) from error
+        raise _hub_error(repo_id, revision, offline, error, cache) from error
     return Path(folder)
 
 
-def _hub_error(repo_id: str, revision: str | None, offline: bool, error: Exception) -> Exception:
-    """The :class:`HubError` for an exception of ``huggingface_hub`` (anything else is returned as is)."""
+def _check_cache(repo_id: str, cache_dir: str | os.PathLike[str] | None) -> Path:
+    """The Hub cache folder a download uses (``cache_dir``, else ``huggingface_hub``'s, from
+    ``HF_HUB_CACHE`` or ``HF_HOME``), refused when something unusable is at its path (a file, a
+    link loop: ``huggingface_hub`` raised a bare ``RuntimeError`` for the loop). A folder that
+    does not exist yet is fine: a download creates it."""
+    cache = Path(cache_dir) if cache_dir is not None else Path(
+        importlib.import_module("huggingface_hub.constants").HF_HUB_CACHE)
+    try:
+        is_folder = stat.S_ISDIR(cache.stat().st_mode)
+    except FileNotFoundError:
+        if cache.is_symlink():  # a download cannot create the folder there
+            raise HubError(f"{repo_id}: the Hub cache {cache} is a symbolic link to {os.readlink(cache)}, "
+                           "which does not exist", repo_id=repo_id) from None
+        is_folder = True
+    except OSError as error:  # a link loop (ELOOP), no permission on a folder on the way
+        raise HubError(f"{repo_id}: the Hub cache {cache} cannot be used ({error.strerror or error})",
+                       repo_id=repo_id) from None
+    if not is_folder:
+        raise HubError(f"{repo_id}: the Hub cache {cache} is not a folder (cache_dir=, HF_HUB_CACHE or "
+                       "HF_HOME names it)", repo_id=repo_id)
+    return cache
+
+
+#: The HTTP clients ``huggingface_hub`` uses: their errors (a refused connection, a time-out) are
+#: the network's, raised as they are by the calls that upload.
+_HTTP_CLIENTS = frozenset({"httpx", "httpx2", "requests", "urllib3"})
+
+
+def _hub_error(repo_id: str, revision: str | None, offline: bool, error: Exception,
+               cache: Path | None = None) -> Exception:
+    """The :class:`HubError` for an exception of ``huggingface_hub`` (anything else is returned as is);
+    ``cache`` is the Hub cache folder looked in, named when the model is not there."""
     kind = type(error).__name__
     at = f" at revision {revision!r}" if revision else ""
+    where = "" if cache is None else f" {cache}" + ("" if cache.is_dir() else " (no such folder)")
     if kind == "RevisionNotFoundError":
         message = f"the repository has no revision {revision!r} (a branch, tag or commit hash)"
     elif kind == "GatedRepoError":
@@ -149,14 +182,18 @@ def _hub_error(repo_id: str, revision: str | None, offline: bool, error: Excepti
         message = ("no such model repository on the Hub (or it is private: pass token= or log in with "
                    "`hf auth login`)")
     elif kind in ("LocalEntryNotFoundError", "IncompleteSnapshotError") and offline:
-        message = (f"not in the Hub cache{at}, and the Hub may not be reached (HF_HUB_OFFLINE=1 or "
+        message = (f"not in the Hub cache{where}{at}, and the Hub may not be reached (HF_HUB_OFFLINE=1 or "
                    "local_files_only=True); load it once online, or pass the folder of a downloaded copy")
     elif kind in ("LocalEntryNotFoundError", "IncompleteSnapshotError"):
-        message = f"the Hub could not be reached and the model is not in the Hub cache{at} ({error})"
+        message = f"the Hub could not be reached and the model is not in the Hub cache{where}{at} ({error})"
     elif kind == "HFValidationError":
         message = f"not a valid Hub repository id ({error})"
+    elif kind == "OfflineModeIsEnabled":  # was: "the Hub answered with an error (... offline mode ...)"
+        message = "HF_HUB_OFFLINE is set, so the Hub may not be reached; unset it to push"
     elif kind == "HfHubHTTPError" or isinstance(error, OSError):
         message = f"the Hub answered with an error ({error})"
+    elif type(error).__module__.partition(".")[0] in _HTTP_CLIENTS:  # push_to_hub let these through
+        message = f"the Hub could not be reached ({kind}: {error})"
     else:
         return error
     return HubError(f"{repo_id}: {message}", repo_id=repo_id)

@@ -231,6 +231,11 @@ def load_model(path_or_profile: str | os.PathLike[str], *, revision: str | None 
         if path.exists():
             raise ModelStorageError(f"{path}: not a directory; from_pretrained takes a model directory "
                                     "or the name of a bundled profile", path=str(path)) from None
+        from chatcodec.model.config import broken_link
+
+        broken = broken_link(path)
+        if broken is not None:  # was: "neither a model directory nor a bundled profile"
+            raise ModelStorageError(f"{path}: {broken}", path=str(path)) from None
         raise UnknownProfileError(_not_found(name, error.available), name=error.name,
                                   available=error.available) from None
 

@@ -80,7 +80,8 @@ class ChatRequest:
 
         Raises:
             ValueError, TypeError: the reference's incompatible-option errors (with its wording), an
-                empty conversation, a bad ``max_length`` or ``tokenizer_kwargs``.
+                empty conversation, a bad ``max_length`` or ``tokenizer_kwargs``, a ``messages``
+                template variable (the conversation sets it).
             ConversationError: a message the template cannot take (a part it cannot show, tool-call
                 arguments that are not a JSON object; :func:`~chatcodec.chat_templates.openai_inputs.
                 template_messages`).
@@ -88,7 +89,11 @@ class ChatRequest:
         return_dict = return_dict and tokenize  # the reference: dicts come only from tokenizing
         _check_options(tokenize=tokenize, return_dict=return_dict, **arguments)
         length = _max_length(max_length)
-        _check_tokenizer_kwargs(tokenizer_kwargs or {})
+        _check_tokenizer_kwargs({} if tokenizer_kwargs is None else tokenizer_kwargs)
+        if "messages" in arguments.get("variables", {}):  # was: render_chat_template()'s own TypeError
+            raise TypeError("apply_chat_template: 'messages' is the template variable the conversation "
+                            "argument sets; pass the messages as the first argument (transformers: got "
+                            "multiple values for keyword argument 'messages')")
         conversations, batched = _conversations(conversation)
         return cls(conversations=tuple(template_messages(chat, reads) for chat in conversations),
                    batched=batched, tools=template_tools(tools), tokenize=tokenize,
@@ -157,6 +162,9 @@ def _check_tokenizer_kwargs(kwargs: Mapping[str, Any]) -> None:
     """The reference passes ``tokenizer_kwargs`` to the tokenizer call beside its own arguments:
     repeating one is its TypeError; chatcodec honours :data:`TOKENIZER_KWARGS` and refuses the rest
     (the reference ignores unknown keys, such as ``truncation_side``, silently)."""
+    if not isinstance(kwargs, Mapping):  # was: "argument of type 'int' is not iterable"
+        raise TypeError(f"tokenizer_kwargs: expected a dict of tokenizer options (supported: "
+                        f"{', '.join(TOKENIZER_KWARGS)}), got {type(kwargs).__name__}")
     for key in _OWN_TOKENIZER_ARGUMENTS:
         if key in kwargs:
             raise TypeError(f"tokenizer_kwargs: {key!r} is an argument apply_chat_template passes itself "

@@ -42,12 +42,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, read_json_file
+from chatcodec.model.config import TOKENIZER_CONFIG_FILE, broken_link, is_model_file, read_json_file
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
     "CHAT_TEMPLATE_FILE",
     "LEGACY_PROCESSOR_FILE",
+    "MAX_TEMPLATE_BYTES",
     "MAX_TEMPLATE_NAME_BYTES",
     "PROCESSOR_CONFIG_FILE",
     "TOKENIZER_CONFIG_FILE",
@@ -69,6 +70,12 @@ ADDITIONAL_TEMPLATES_DIR = "additional_chat_templates"
 LEGACY_PROCESSOR_FILE = "chat_template.json"
 #: The processor configuration, whose ``chat_template`` key is the oldest processor format.
 PROCESSOR_CONFIG_FILE = "processor_config.json"
+
+#: Largest chat template a model directory may hold, in bytes of a ``.jinja`` file or characters of
+#: a ``chat_template`` value (as ``chatcodec render`` reads a template file; real templates are a
+#: few dozen kilobytes). Loading a directory reads, detects and may derive from its template: a
+#: 55 MB ``chat_template.jinja`` took two minutes and 1.9 GB in ``from_pretrained``.
+MAX_TEMPLATE_BYTES = 4 * 1024 * 1024
 
 #: Longest template name, in UTF-8 bytes: ``<name>.jinja`` must fit a file name (255 bytes).
 MAX_TEMPLATE_NAME_BYTES = 255 - len(".jinja")
@@ -117,8 +124,9 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
     Raises:
         ChatTemplateNotFoundError: the directory holds no chat template, or the profile bundles none.
         ModelStorageError: the directory does not exist, a file is malformed (not JSON, not UTF-8,
-            a wrongly shaped ``chat_template`` value), or a legacy ``chat_template.json`` is combined
-            with ``.jinja`` files.
+            a wrongly shaped ``chat_template`` value), a template is larger than
+            :data:`MAX_TEMPLATE_BYTES`, a file is there but cannot be read (a link to nothing, a
+            directory, a FIFO), or a legacy ``chat_template.json`` is combined with ``.jinja`` files.
     """
     directory = Path(path)
     if not directory.is_dir():
@@ -172,14 +180,17 @@ def _stored_templates(directory: Path, *, migrating: bool = False
         ModelStorageError: as for :func:`load_chat_templates`.
     """
     if not directory.is_dir():
-        what = "it is a file; pass the directory holding it" if directory.exists() else "no such directory"
+        what = ("it is a file; pass the directory holding it" if directory.exists()
+                else broken_link(directory) or "no such directory")
         raise ModelStorageError(f"{directory}: not a model directory ({what})", path=str(directory))
     default_file = directory / CHAT_TEMPLATE_FILE
+    # migrating: a folder in the way is named by the write plan, which says what to do about it
+    has_default = not (migrating and default_file.is_dir()) and is_model_file(default_file)
     named_files = _named_template_files(directory)
     legacy_name = LEGACY_PROCESSOR_FILE
     legacy = _templates_from_json(directory / LEGACY_PROCESSOR_FILE)
     if legacy:
-        if (default_file.is_file() or named_files) and not migrating:
+        if (has_default or named_files) and not migrating:
             raise ModelStorageError(f"{directory}: {_CONFLICT}", path=str(directory / LEGACY_PROCESSOR_FILE))
     else:
         for legacy_name in (TOKENIZER_CONFIG_FILE, PROCESSOR_CONFIG_FILE):
@@ -187,7 +198,7 @@ def _stored_templates(directory: Path, *, migrating: bool = False
             if legacy:
                 break
     files = {name: _read_template(file) for name, file in named_files.items()}
-    if default_file.is_file():
+    if has_default:
         files = {"default": _read_template(default_file), **files}
     return (legacy_name if legacy else None), legacy, files
 
@@ -396,16 +407,27 @@ def _named_template_files(directory: Path) -> dict[str, Path]:
     files = {}
     for file in sorted(folder.glob("*.jinja")):
         name = file.name.removesuffix(".jinja")
-        if name and file.is_file():
+        if name and not file.is_dir() and is_model_file(file):  # folders are skipped, as in the reference
             files[name] = file
     return files
 
 
 def _read_template(file: Path) -> str:
+    _check_template_size(file.stat().st_size, str(file), "bytes")
     try:
         return file.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise _not_utf8(file, error) from None
+
+
+def _check_template_size(size: int, where: str, unit: str) -> None:
+    """Refuse a chat template larger than :data:`MAX_TEMPLATE_BYTES` (``unit``: bytes of a file or
+    characters of a JSON value)."""
+    if size > MAX_TEMPLATE_BYTES:
+        raise ModelStorageError(f"{where}: a chat template of {size:,} {unit}, more than "
+                                f"MAX_TEMPLATE_BYTES ({MAX_TEMPLATE_BYTES:,}) allows; real templates are a "
+                                "few dozen kilobytes (raise chatcodec.model.storage.MAX_TEMPLATE_BYTES for "
+                                "a trusted one)", path=where)
 
 
 def _not_utf8(file: Path, error: UnicodeDecodeError) -> ModelStorageError:
@@ -414,7 +436,7 @@ def _not_utf8(file: Path, error: UnicodeDecodeError) -> ModelStorageError:
 
 def _templates_from_json(file: Path) -> dict[str, str]:
     """The ``chat_template`` of a legacy JSON file as ``{name: template}`` (empty when absent)."""
-    if not file.is_file():
+    if not is_model_file(file):
         return {}
     data = read_json_file(file)
     if not isinstance(data, dict):
@@ -436,12 +458,14 @@ def chat_templates_from_config(data: Mapping[str, Any], file: str) -> dict[str, 
         The templates (empty when the key is absent or ``null``).
 
     Raises:
-        ModelStorageError: the value has another shape.
+        ModelStorageError: the value has another shape, or a template is larger than
+            :data:`MAX_TEMPLATE_BYTES`.
     """
     value = data.get("chat_template")
     if value is None:
         return {}
     if isinstance(value, str):
+        _check_template_size(len(value), f"{file}: chat_template", "characters")
         return {"default": value}
     if not isinstance(value, list):
         raise ModelStorageError(
@@ -456,5 +480,6 @@ def chat_templates_from_config(data: Mapping[str, Any], file: str) -> dict[str, 
                 f"{file}: chat_template[{index}] must be an object with string 'name' and 'template'",
                 path=str(file),
             )
+        _check_template_size(len(entry["template"]), f"{file}: chat_template[{index}]", "characters")
         templates[entry["name"]] = entry["template"]
     return templates

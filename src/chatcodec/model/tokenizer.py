@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from chatcodec.errors import TokenizerUnavailableError
-from chatcodec.model.config import AddedToken
+from chatcodec.model.config import AddedToken, is_model_file
 from chatcodec.model.incremental import (
     REPLACEMENT_CHARACTER,
     IncrementalDecoder,
@@ -234,8 +234,35 @@ class Tokenizer:
 
         Returns:
             The token ids.
+
+        Raises:
+            ModelStorageError: the tokenizer cannot encode the text (its file is inconsistent, such
+                as an ``unk_token`` missing from the vocabulary of a ``WordLevel`` model).
+            ValueError: the text holds a lone surrogate (``tokenizers`` reads UTF-8 only).
         """
-        return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
+        try:
+            return list(self.backend.encode(text, add_special_tokens=add_special_tokens).ids)
+        except Exception as error:  # tokenizers raises a bare Exception
+            raise self._cannot_encode(error, text) from None
+
+    def _cannot_encode(self, error: Exception, text: str) -> Exception:
+        """The error for a failure of ``tokenizers`` while encoding ``text``: its bare ``Exception``
+        (an inconsistent file) and its ``TypeError`` for a lone surrogate are named; others are
+        returned as they are."""
+        from chatcodec.errors import ModelStorageError
+
+        if isinstance(error, (TypeError, UnicodeError)) and isinstance(text, str):  # "... must be str"
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as bad:
+                return ValueError(
+                    f"the text to encode holds a lone surrogate (U+{ord(text[bad.start]):04X} at character "
+                    f"{bad.start}), which UTF-8 cannot encode, so no tokenizer can read it (a JSON "
+                    "\\ud800-style escape without its pair?)")
+        if type(error) is not Exception:
+            return error
+        return ModelStorageError(f"{self.path}: the tokenizer cannot encode the text: {error}",
+                                 path=str(self.path))
 
     def encode_with_offsets(self, text: str) -> tuple[list[int], list[tuple[int, int]]]:
         """Token ids of ``text`` (no post-processor tokens) and each token's character span.
@@ -249,8 +276,14 @@ class Tokenizer:
 
         Returns:
             ``(ids, [(start, end) per token])``, character offsets into ``text``.
+
+        Raises:
+            ModelStorageError, ValueError: as :meth:`encode`.
         """
-        encoding = self._untrimmed_backend().encode(text, add_special_tokens=False)
+        try:
+            encoding = self._untrimmed_backend().encode(text, add_special_tokens=False)
+        except Exception as error:  # tokenizers raises a bare Exception
+            raise self._cannot_encode(error, text) from None
         return list(encoding.ids), [(int(start), int(end)) for start, end in encoding.offsets]
 
     def _untrimmed_backend(self) -> Any:
@@ -278,17 +311,22 @@ class Tokenizer:
 
         Returns:
             The token ids.
+
+        Raises:
+            ModelStorageError, ValueError: as :meth:`encode`.
         """
-        normalizer = self.backend.normalizer
-        normalized = normalizer.normalize_str(text) if normalizer is not None else text
-        pre_tokenizer = self.backend.pre_tokenizer
-        words = (
-            [word for word, _ in pre_tokenizer.pre_tokenize_str(normalized)]
-            if pre_tokenizer is not None
-            else [normalized]
-        )
-        model = self.backend.model
-        return [int(token.id) for word in words if word for token in model.tokenize(word)]
+        backend = self.backend
+        normalizer, pre_tokenizer, model = backend.normalizer, backend.pre_tokenizer, backend.model
+        try:
+            normalized = normalizer.normalize_str(text) if normalizer is not None else text
+            words = (
+                [word for word, _ in pre_tokenizer.pre_tokenize_str(normalized)]
+                if pre_tokenizer is not None
+                else [normalized]
+            )
+            return [int(token.id) for word in words if word for token in model.tokenize(word)]
+        except Exception as error:  # tokenizers raises a bare Exception
+            raise self._cannot_encode(error, text) from None
 
     def encode_plain_inside(self, text: str) -> list[int]:
         """:meth:`encode_plain` for text in the middle of a prompt.
@@ -402,10 +440,11 @@ def load_tokenizer(directory: str | Path, *, lazy: bool = False) -> tuple[Tokeni
         later, naming the actual cause (the file is missing, or the package is) and its fix.
 
     Raises:
-        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed (with ``lazy``: on first use).
+        ModelStorageError: ``tokenizer.json`` exists but cannot be parsed (with ``lazy``: on first use),
+            or is no readable file (:func:`~chatcodec.model.config.is_model_file`).
     """
     path = Path(directory) / TOKENIZER_FILE
-    if not path.is_file():
+    if not is_model_file(path):
         return None, str(tokenizer_unavailable(
             f"{path} does not exist",
             "Add the model's tokenizer.json to the directory (chatcodec reads no other tokenizer format)"))
