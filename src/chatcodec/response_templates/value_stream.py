@@ -153,6 +153,18 @@ class RegionValues:
             return []
         return [self._event(delta) for delta in rest]
 
+    def settled(self, text: str) -> tuple[bool, Any]:
+        """The content parser's value of the region's ``text`` as the scanner already read it:
+        ``(True, value)`` when the scanner read the whole region itself and vouches for the value
+        (``RegexItemsScanner.settled``), else ``(False, None)``: the caller parses ``text``. So a
+        region's close need not read its text again when the stream already did.
+        """
+        settled = getattr(self.scanner, "settled", None)
+        if settled is None or self.pending is not None or self.stopped:
+            return False, None
+        result: tuple[bool, Any] = settled(text)
+        return result
+
     def retype(self, params: ToolParameters) -> bool:
         """Type tool-call arguments with ``params`` (the tools' parameter properties, possibly
         empty) from now on, if the events emitted so far are those ``params`` would have given
