@@ -91,6 +91,15 @@ def test_it_does_not_vouch_for_text_it_did_not_read() -> None:
     assert scanner.settled(V3_CALL + "\n") == (False, None)
 
 
+def test_it_does_not_vouch_when_a_match_may_start_with_a_dollar() -> None:
+    # ``$`` may match once the text has ended, where the search (more text to come) said no match
+    # starts: the content parser reads such a region itself
+    scanner = scanner_for("x-findall", {"pattern": "(?P<v>[a-z]+)$"})
+    assert isinstance(scanner, RegexItemsScanner)
+    scanner.feed("abc")
+    assert scanner.settled("abc") == (False, None)
+
+
 def test_xml_inline_refuses_a_repeated_key_and_stray_text() -> None:
     repeated = "<arg_key>a</arg_key><arg_value>1</arg_value><arg_key>a</arg_key><arg_value>2</arg_value>"
     assert _settled(GLM45, [repeated]) == (False, None)

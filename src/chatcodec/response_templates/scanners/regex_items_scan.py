@@ -519,15 +519,18 @@ class RegexItemsScanner:
         parses ``text`` itself.
 
         It can when no match is under way or was refused, no match can start in the text after the
-        last one (:meth:`_Matchers.decided` on it), and the text outside the matches passes the
-        content parser's own check (``between``, the tag filler). Then ``finditer`` over ``text``
+        last one (:meth:`_Matchers.decided` on it), the pattern that finds where matches start has
+        no ``$`` (which the end of the text could satisfy where the search said no match starts),
+        and the text outside the matches passes the content parser's own check (``between``, the
+        tag filler). Then ``finditer`` over ``text``
         finds the same matches: each began where its head (a prefix of the pattern) first matched,
         was matched against the real pattern when it ended (same end, same streamed group), and its
         groups were parsed by the content parser's own value parsers. The value is shared, not
         copied (the region is closing: the scanner reads nothing more).
         """
-        if self.refuted or self._gaps is None or self._base + len(self._text) != len(text):
-            return False, None
+        if self.refuted or self._gaps is None or self._base + len(self._text) != len(text) \
+                or self._search.dollar or self._head.dollar:
+            return False, None  # (a ``$`` where a match starts: the end of the text may add one)
         found, spans, pos = self._found, self._spans, self._pos
         if self._state == _GROUP:  # the match under way, as the end of the text ends it
             last = self._last(text)
@@ -571,6 +574,8 @@ class RegexItemsScanner:
         found = dict(self._found)
         found[key] = value
         return found, spans, end
+
+    # -- streamed matches --------------------------------------------------------------------------
 
     def _begin(self, commit: Commit, out: list[Delta]) -> None:
         """The head of a match is certain: start the match's value and its group's scanner (a
