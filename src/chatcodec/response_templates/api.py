@@ -8,11 +8,14 @@ parser to disagree with it. The template is loaded once per call (once per batch
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chatcodec.response_templates.engine import ResponseParser
 from chatcodec.response_templates.prefix import require_prefix
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
+
+if TYPE_CHECKING:
+    from chatcodec.response_templates.value_stream import RegionValues
 
 __all__ = ["parse_response", "parse_response_batch"]
 
@@ -83,10 +86,11 @@ class _WholeTextParser(ResponseParser):
         self._advance(text, eos=True)
         return self._finish()
 
-    def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
+    def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str],
+               values: RegionValues | None = None) -> Any:
         if spec.concatenates:
             return raw
-        return ResponseParser._value(self, spec, raw, captures)
+        return ResponseParser._value(self, spec, raw, captures, values)
 
 
 def parse_response_batch(texts: Sequence[str], response_template: dict[str, Any] | ResponseTemplate, *,

@@ -30,7 +30,7 @@ accept them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple, NoReturn
@@ -54,6 +54,7 @@ __all__ = [
     "Extension",
     "Prepared",
     "check_parser_spec",
+    "check_xml_gaps",
     "compile_user_pattern",
     "get_parser",
     "known_parser_names",
@@ -284,6 +285,25 @@ def _check_xml_filler(text: str, start: int, end: int, skip_tags: tuple[str, ...
         excerpt = text[stop:min(end, stop + 40)].rstrip()
         raise ContentError(f"xml-inline: text outside the tags at offset {stop}: {excerpt!r} "
                            "(tag_pattern does not match it: a malformed tag?)", stop)
+
+
+def check_xml_gaps(text: str, spans: Sequence[tuple[int, int]], skip_tags: tuple[str, ...] | None) -> None:
+    """Check the text outside the tags of an ``xml-inline`` region as its parser does.
+
+    Args:
+        text: the region's text.
+        spans: ``(start, end)`` of each match of ``tag_pattern`` in ``text``, in order.
+        skip_tags: the ``skip_tags`` argument as a tuple, ``None`` when the template sets none.
+
+    Raises:
+        ContentError: text before, between or after the matches is neither whitespace nor a
+            ``skip_tags`` literal (without ``skip_tags``: a bare end tag), with its offset.
+    """
+    position = 0
+    for start, end in spans:
+        _check_xml_filler(text, position, start, skip_tags)
+        position = end
+    _check_xml_filler(text, position, len(text), skip_tags)
 
 
 def _parse_xml_inline(text: str, args: Mapping[str, Any]) -> dict[str, Any]:

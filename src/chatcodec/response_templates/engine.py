@@ -692,7 +692,7 @@ class ResponseParser:
                 raise ContentError(f"the output ends before this region's close ({spec.name!r} has "
                                    "require_close: a region cut off may be incomplete)", len(raw))
             text = raw if region.offset >= 0 else _without_prompt_layout(spec, raw, region.offset)
-            value = self._value(spec, text, captures)
+            value = self._value(spec, text, captures, region.values if text is raw else None)
             if cut_off and spec.close is not None and spec.content != "text" and not raw.strip():
                 # an open written and nothing after it: a value begun, not an empty one
                 raise ContentError("the output ends right after this region's open (nothing of "
@@ -755,15 +755,21 @@ class ResponseParser:
         chunk = {"type": "region_chunk", "field": implicit.name, "text": raw, "dirty": implicit.dirty}
         events += [opening, chunk, closing]
 
-    def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str]) -> Any:
+    def _value(self, spec: FieldSpec, raw: str, captures: dict[str, str],
+               values: RegionValues | None = None) -> Any:
         """Content parser, then transform, then tool-argument typing (pure; raises on bad content).
+
+        ``values``: the region's value stream, when it read ``raw``; a stream that vouches for the
+        content parser's value of ``raw`` (:meth:`RegionValues.settled`) spares reading it again.
 
         A value nested deeper than ``MAX_NESTING_DEPTH`` is bad content too (``limits``); it is
         walked only when the parser's ``depth_bound`` on ``raw`` plus the levels the transform adds
         does not already rule that out (typing with ``tools`` may decode strings: always walked).
         """
         try:
-            value = spec.parse(raw)
+            settled, value = values.settled(raw) if values is not None else (False, None)
+            if not settled:
+                value = spec.parse(raw)
             build = spec.build
             if build is not None:
                 if spec.transform_each:

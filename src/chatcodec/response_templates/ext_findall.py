@@ -32,7 +32,7 @@ the value is the whole text as read by one parser, which follows its own nothing
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -53,6 +53,7 @@ from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.ext_common import ExtensionError, reject_skip_invalid
 
 __all__ = [
+    "findall_gap_check",
     "parse_findall",
     "parse_first",
     "prepare_findall",
@@ -127,10 +128,7 @@ def prepare_findall(args: Mapping[str, Any]) -> Prepared:
         ``(raw_text) -> value``, which returns and raises what :func:`parse_findall` does.
     """
     pattern = _compile(args["pattern"], "x-findall pattern")
-    between = _compile(args.get("between", _WHITESPACE), "x-findall between")
-    # a linear ``between`` (``\s*``) over a short gap runs without the clock, as the delimiters do:
-    # reading it costs far more than the match
-    untimed = backtracking.UNTIMED_SPAN if _linear(between.pattern) else -1
+    between, untimed = _between(args.get("between", _WHITESPACE))
     parsers: dict[str, Prepared] = {
         group: prepare_parser(get_parser(spec.get("name", "text")), spec.get("args", {}))
         for group, spec in args.get("value_parsers", {}).items()
@@ -154,6 +152,42 @@ def prepare_findall(args: Mapping[str, Any]) -> Prepared:
         return _into_dict(items, starts)
 
     return parse
+
+
+def findall_gap_check(args: Mapping[str, Any]) -> Callable[[str, Sequence[tuple[int, int]]], None]:
+    """The check of the text outside the matches of an ``x-findall`` region against ``between``,
+    with ``args`` bound (made once per arguments): the checks its parser makes, with its errors.
+
+    Args:
+        args: the validated ``content_args``.
+
+    Returns:
+        ``(text, spans) -> None``: ``text`` is the region's text and ``spans`` the ``(start, end)``
+        of each match of the pattern in it, in order; raises ``ValueError`` (naming the offset)
+        when text before, between or after the matches is not what ``between`` allows, or its
+        check ran out of time.
+    """
+    between, untimed = _between(args.get("between", _WHITESPACE))
+
+    def check(text: str, spans: Sequence[tuple[int, int]]) -> None:
+        position = 0
+        for index, (start, end) in enumerate(spans):
+            gap = "between matches" if index else "before the first match"
+            _check_gap(between, text, position, start, gap, untimed)
+            position = end
+        gap = "after the last match" if spans else "before the first match"
+        _check_gap(between, text, position, len(text), gap, untimed)
+
+    return check
+
+
+@lru_cache(maxsize=64)
+def _between(source: str) -> tuple[regex.Pattern[str], int]:
+    """``between`` compiled, and the longest gap it is matched over without the clock: a linear
+    ``between`` (``\\s*``) over a short gap runs without it, as the delimiters do (reading the
+    clock costs far more than the match)."""
+    between = _compile(source, "x-findall between")
+    return between, backtracking.UNTIMED_SPAN if _linear(between.pattern) else -1
 
 
 def _into_dict(items: list[dict[str, Any]], starts: list[int]) -> dict[str, Any]:

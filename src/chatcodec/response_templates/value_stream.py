@@ -10,7 +10,10 @@ which needs the scanner anyway). Data flows in one direction::
 At close, :meth:`RegionValues.close` completes what was emitted from the region's value (the one
 from the content parser, transform and typing, the single source of truth), so replaying a
 region's ``region_value`` events always builds a value equal to its ``region_close`` value when
-the region closes without error. A region that fails emits nothing more.
+the region closes without error. A region that fails emits nothing more. When the scanner read the
+whole region itself and can vouch for the content parser's value (:meth:`RegionValues.settled`:
+every match checked against the real pattern, the text around them checked as the parser checks
+it), the close takes that value instead of parsing the region again; it is the same value.
 
 If a delta does not fit what was emitted before (a scanner bug), or the completion finds that
 what was emitted contradicts the value, the region's stream stops and a :class:`ValueStreamWarning`
@@ -152,6 +155,18 @@ class RegionValues:
             self._stop("what was streamed contradicts the region's value")
             return []
         return [self._event(delta) for delta in rest]
+
+    def settled(self, text: str) -> tuple[bool, Any]:
+        """The content parser's value of the region's ``text`` as the scanner already read it:
+        ``(True, value)`` when the scanner read the whole region itself and vouches for the value
+        (``RegexItemsScanner.settled``), else ``(False, None)``: the caller parses ``text``. So a
+        region's close need not read its text again when the stream already did.
+        """
+        settled = getattr(self.scanner, "settled", None)
+        if settled is None or self.pending is not None or self.stopped:
+            return False, None
+        result: tuple[bool, Any] = settled(text)
+        return result
 
     def retype(self, params: ToolParameters) -> bool:
         """Type tool-call arguments with ``params`` (the tools' parameter properties, possibly

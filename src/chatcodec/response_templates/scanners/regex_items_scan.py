@@ -28,20 +28,26 @@ a key's value becomes a list only when the key comes again.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
 import regex
 
 from chatcodec.object_cache import ObjectCache
-from chatcodec.response_templates.content import compile_user_pattern, get_parser, prepare_parser
+from chatcodec.response_templates.content import (
+    check_xml_gaps,
+    compile_user_pattern,
+    get_parser,
+    prepare_parser,
+)
 from chatcodec.response_templates.delimiters import (
     RUN_WHITESPACE,
     first_chars,
     literal_delimiter,
     regex_delimiter,
 )
+from chatcodec.response_templates.ext_findall import findall_gap_check
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.matcher import Commit, build_matcher
 from chatcodec.response_templates.scanners.nested import Part
@@ -64,6 +70,9 @@ __all__ = ["RegexItemsScanner", "findall_scanner", "streamed_groups", "xml_inlin
 GroupParser = Callable[[str, str], Any]
 #: ``group name -> a scanner for its text``, or ``None`` when it cannot stream.
 GroupScanner = Callable[[str], "ValueScanner | None"]
+#: ``(region text, the (start, end) of each match) -> None``: the content parser's own check of the
+#: text outside the matches; raises ``ValueError`` where it refuses it.
+GapCheck = Callable[[str, Sequence[tuple[int, int]]], None]
 
 _SEARCH, _GROUP, _DEAD, _BRANCH = range(4)
 _REFUTED, _PENDING, _OPENED = range(3)  # a branch's opening against the text after the head
@@ -189,11 +198,14 @@ class RegexItemsScanner:
         between: the text allowed between matches (``x-findall``), checked while it is read.
         branches: the groups that may stream when ``pattern`` does not split around ``group``
             (:func:`~.pattern_split.split_branches`: a group inside an alternation).
+        gaps: the content parser's check of the text outside the matches (``None``: the scanner
+            cannot vouch for its value, :meth:`settled` always says no).
     """
 
     def __init__(self, pattern: str, into: str, group: str | None, parse: GroupParser, scan: GroupScanner,
                  value_of: Callable[[dict[str, Any]], Any] | None = None,
-                 between: regex.Pattern[str] | None = None, branches: tuple[str, ...] = ()) -> None:
+                 between: regex.Pattern[str] | None = None, branches: tuple[str, ...] = (),
+                 gaps: GapCheck | None = None) -> None:
         self._pattern = compile_user_pattern(pattern)
         self._between = between
         self._gap = 0  # region offset where the text between matches began
@@ -219,6 +231,10 @@ class RegexItemsScanner:
         self._state = _SEARCH
         self._items = 0
         self._keys: set[str] = set()
+        #: the content parser's value of the matches placed so far, and their spans (region offsets)
+        self._found: list[Any] | dict[str, Any] = [] if into == "list" else {}
+        self._spans: list[tuple[int, int]] = []
+        self._gaps = gaps
         self._match: tuple[int, int, dict[str, str]] | None = None  # start, head end, head groups
         # the match being streamed: its group, where the group's text starts (region offset), the
         # group's closing literal, its terminator (regex, back-references, guard), whether it runs
@@ -459,7 +475,7 @@ class RegexItemsScanner:
         except ValueError:
             self._state = _DEAD
             return
-        if not self._place(values, None, out):
+        if not self._place(values, None, out, (self._base + commit.start, self._base + commit.end)):
             return
         self._pos = self._gap = self._base + commit.end
         self._gap_done, self._gap_seen = False, -1
@@ -468,14 +484,17 @@ class RegexItemsScanner:
         if self._branched is not None:  # back to streaming: the next match's head
             self._search, self._whole_search = self._head, False
 
-    def _place(self, values: dict[str, Any], part: Part | None, out: list[Delta]) -> bool:
-        """Put a complete match's parsed groups in the value (``part``: the match streamed so far)."""
+    def _place(self, values: dict[str, Any], part: Part | None, out: list[Delta],
+               span: tuple[int, int]) -> bool:
+        """Put a complete match's parsed groups in the value (``part``: the match streamed so far;
+        ``span``: where the match is in the region)."""
         if self._into == "list":
             if part is None:
                 out.append(("set", (self._items,), values))
             else:
                 part.finish(values, out)
             self._items += 1
+            self._found.append(values)  # type: ignore[union-attr]
         else:
             key = values.pop("key", None)
             value = self._value_of(values) if self._value_of is not None else None
@@ -487,10 +506,74 @@ class RegexItemsScanner:
                 out.append(("set", (key,), value))
             else:
                 part.finish(value, out)
+            self._found[key] = value  # type: ignore[call-overload]
         if part is not None and not part.ok:
             self._state = _DEAD
             return False
+        self._spans.append(span)
         return True
+
+    def settled(self, text: str) -> tuple[bool, Any]:
+        """The content parser's value of ``text``, when this scanner read exactly ``text`` (all of
+        the region) and can vouch for it: ``(True, value)``; else ``(False, None)``, and the caller
+        parses ``text`` itself.
+
+        It can when no match is under way or was refused, no match can start in the text after the
+        last one (:meth:`_Matchers.decided` on it), the pattern that finds where matches start has
+        no ``$`` (which the end of the text could satisfy where the search said no match starts),
+        and the text outside the matches passes the content parser's own check (``between``, the
+        tag filler). Then ``finditer`` over ``text``
+        finds the same matches: each began where its head (a prefix of the pattern) first matched,
+        was matched against the real pattern when it ended (same end, same streamed group), and its
+        groups were parsed by the content parser's own value parsers. The value is shared, not
+        copied (the region is closing: the scanner reads nothing more).
+        """
+        if self.refuted or self._gaps is None or self._base + len(self._text) != len(text) \
+                or self._search.dollar or self._head.dollar:
+            return False, None  # (a ``$`` where a match starts: the end of the text may add one)
+        found, spans, pos = self._found, self._spans, self._pos
+        if self._state == _GROUP:  # the match under way, as the end of the text ends it
+            last = self._last(text)
+            if last is None:
+                return False, None
+            found, spans, pos = last
+        elif self._state != _SEARCH:
+            return False, None
+        rest = len(text) - pos
+        if rest and self._search.decided(text[pos:]) != rest:
+            return False, None
+        try:
+            self._gaps(text, spans)
+        except ValueError:
+            return False, None  # the parser says why, with its own error
+        return True, found
+
+    def _last(self, text: str) -> tuple[list[Any] | dict[str, Any], list[tuple[int, int]], int] | None:
+        """The match under way as the content parser reads it in the region's whole ``text``: the
+        value and spans with it, and where it ends (``None``: it does not match there, or its groups
+        are refused). It began where the pattern's head first matched, so it is the match
+        ``finditer`` finds there whatever the scanner's terminator would say. Changes nothing."""
+        assert self._match is not None
+        start = self._match[0]
+        real = self._pattern.match(text, start)
+        if real is None:
+            return None
+        try:
+            values = {name: self._parse(name, group) for name, group in real.groupdict().items()
+                      if group is not None}
+        except ValueError:
+            return None
+        end = real.end()
+        spans = [*self._spans, (start, end)]
+        if self._into == "list":
+            return [*self._found, values], spans, end
+        key = values.pop("key", None)
+        value = self._value_of(values) if self._value_of is not None else None
+        if not isinstance(key, str) or value is _NO_ENTRY or key in self._found:
+            return None
+        found = dict(self._found)
+        found[key] = value
+        return found, spans, end
 
     # -- streamed matches --------------------------------------------------------------------------
 
@@ -629,7 +712,7 @@ class RegexItemsScanner:
         if self._into == "dict" and values.get("key") != self._key:
             self._state = _DEAD
             return
-        if not self._place(values, part, out):
+        if not self._place(values, part, out, (match[0], end)):
             return
         self._match = self._part = self._inner = self._current = None
         self._mgroup, self._to_end = None, False
@@ -684,7 +767,7 @@ def streamed_groups(content: str, args: Mapping[str, Any]) -> tuple[str, ...]:
 #: What :class:`RegexItemsScanner` is made from, worked out once per ``content_args`` (a template's
 #: arguments are read by every region of its field): the constructor's arguments.
 _Setup = tuple[str, str, "str | None", GroupParser, GroupScanner, "Callable[[dict[str, Any]], Any] | None",
-               "regex.Pattern[str] | None", tuple[str, ...]]
+               "regex.Pattern[str] | None", tuple[str, ...], GapCheck]
 _SETUPS: ObjectCache[_Setup] = ObjectCache()
 
 
@@ -727,7 +810,7 @@ def _findall_setup(args: Mapping[str, Any]) -> _Setup:
     group = "arguments" if "arguments" in streamable else (streamable[-1] if streamable else None)
     between = compile_user_pattern(args.get("between", r"\s*"))
     return (pattern, into, group, parse, scan, _findall_entry if into == "dict" else None, between,
-            tuple(candidates))
+            tuple(candidates), findall_gap_check(args))
 
 
 def xml_inline_scanner(args: Mapping[str, Any]) -> RegexItemsScanner | None:
@@ -764,4 +847,9 @@ def _xml_inline_setup(args: Mapping[str, Any]) -> _Setup:
         except ValueError:
             return _NO_ENTRY
 
-    return (args["tag_pattern"], "dict", "value", parse, scan, entry, None, ("value",))
+    skip_tags = tuple(args["skip_tags"]) if "skip_tags" in args else None
+
+    def gaps(text: str, spans: Sequence[tuple[int, int]]) -> None:
+        check_xml_gaps(text, spans, skip_tags)
+
+    return (args["tag_pattern"], "dict", "value", parse, scan, entry, None, ("value",), gaps)
