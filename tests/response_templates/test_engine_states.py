@@ -17,8 +17,9 @@ from chatcodec import (
 )
 from chatcodec.errors import UnknownPlaceholderError
 from chatcodec.response_templates import matcher as matcher_module
+from chatcodec.response_templates.buffer import TRIM_THRESHOLD
 from chatcodec.response_templates.content import get_parser
-from chatcodec.response_templates.engine import LOOKBEHIND_CONTEXT, TRANSITIONS, TRIM_THRESHOLD, Lifecycle
+from chatcodec.response_templates.engine import LOOKBEHIND_CONTEXT, TRANSITIONS, Lifecycle
 from tests.helpers import QWEN_RESPONSE_TEMPLATE as QWEN
 from tests.response_templates.helpers import IGNORE_NO_ANCHOR, check_stream
 
@@ -417,9 +418,9 @@ def test_the_buffer_keeps_only_the_unresolved_tail() -> None:
     parser = ResponseParser(QWEN, prefix="")
     for _ in range(5000):
         parser.feed("word ")
-    assert len(parser._buf) <= TRIM_THRESHOLD + 5
+    assert len(parser._buffer.text) <= TRIM_THRESHOLD + 5
     parser.feed("<tool_")
-    assert parser._buf.endswith("<tool_") and len(parser._buf) <= TRIM_THRESHOLD + 11
+    assert parser._buffer.text.endswith("<tool_") and len(parser._buffer.text) <= TRIM_THRESHOLD + 11
     assert LOOKBEHIND_CONTEXT < TRIM_THRESHOLD
 
 

@@ -4,7 +4,7 @@ QA round 3: while a regex delimiter was pending (``</tc>\\s*`` after a long run,
 tool name being written after ``<function=``), every feed searched the whole held tail again, so
 streaming 40,000 newlines into internlm2's tool-call region took 40 s one character at a time
 (``parse_response`` on the same text: 2 ms). The engine now searches a tail of
-:data:`~chatcodec.response_templates.engine.DEFER_AFTER` or more characters again only when a
+:data:`~chatcodec.response_templates.buffer.DEFER_AFTER` or more characters again only when a
 character it does not hold arrives or when it has doubled. Timings are measured by
 ``bench/bench_parse.py``; these tests count searches and check that waiting changes no result.
 """
@@ -20,7 +20,7 @@ from hypothesis import given
 
 import chatcodec
 from chatcodec import ResponseParser, profiles
-from chatcodec.response_templates import engine
+from chatcodec.response_templates import buffer
 from tests.conftest import load_json
 from tests.response_templates.helpers import IGNORE_NO_ANCHOR, assert_same, check_stream, loadable, stream
 from tests.response_templates.test_streaming_properties import _TEMPLATES as GENERATED_TEMPLATES
@@ -90,7 +90,7 @@ def test_a_long_pending_delimiter_is_not_searched_on_every_feed(
     assert message == chatcodec.parse_response(head + run * 20_000 + tail, template, prefix=prefix)
     # 20,002 feeds: one search each while the tail is short, then one per doubling (and per new
     # character); before the fix, one per feed
-    assert searches[0] < engine.DEFER_AFTER + 40
+    assert searches[0] < buffer.DEFER_AFTER + 40
 
 
 def test_a_long_pending_delimiter_over_non_ascii_text_is_not_searched_on_every_feed(
@@ -109,7 +109,7 @@ def test_a_long_pending_delimiter_over_non_ascii_text_is_not_searched_on_every_f
     message, _ = parser.finalize()
     assert message == {"role": "assistant", "content": '{"name": "' + body}
     # one search per feed while the tail is short, then one per doubling and per new ASCII character
-    assert searches[0] < engine.DEFER_AFTER + 40
+    assert searches[0] < buffer.DEFER_AFTER + 40
 
 
 def test_text_after_a_long_run_streams_as_soon_as_it_arrives() -> None:
@@ -135,7 +135,7 @@ def test_waiting_from_the_first_held_character_changes_no_vector(
     monkeypatch: pytest.MonkeyPatch, case: dict[str, Any]
 ) -> None:
     """With the threshold at 1, every held tail waits: streams must still equal one-shot."""
-    monkeypatch.setattr(engine, "DEFER_AFTER", 1)
+    monkeypatch.setattr(buffer, "DEFER_AFTER", 1)
     check_stream(case["template"], case["output"], prefix=case["prefix"], tools=case["tools"], errors="keep")
 
 
@@ -146,6 +146,6 @@ def test_waiting_from_the_first_held_character_changes_no_generated_output(
     name, text, chunks = case
     template = GENERATED_TEMPLATES[name]
     one_shot = chatcodec.parse_response(text, template, prefix="", errors="keep")
-    with mock.patch.object(engine, "DEFER_AFTER", 1):
+    with mock.patch.object(buffer, "DEFER_AFTER", 1):
         for pieces in (chunks, list(text)):
             assert_same(stream(template, pieces, errors="keep")[0], one_shot)

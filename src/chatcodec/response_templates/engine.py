@@ -1,11 +1,13 @@
 """The streaming parser: every state transition of response parsing lives here.
 
 Theory of operation. A :class:`ResponseParser` owns one sequence. Text (the prompt's tail after the
-start anchor, then each generated chunk) is appended to an unresolved buffer; the matcher of the
-current state (:mod:`~chatcodec.response_templates.delimiters`) either commits a delimiter or says
-how far the text is safe to emit; the engine applies the transition, routes text to the current
-region and returns the events. Region values are computed by pure functions (content parser,
-transform, argument typing) and folded into the message by
+start anchor, then each generated chunk) is appended to the unresolved buffer
+(:class:`~chatcodec.response_templates.buffer.Buffer`: where the parser is in the text, its
+offsets, the tail held back, the trims); the matcher of the current state
+(:mod:`~chatcodec.response_templates.delimiters`) either commits a delimiter or says how far the
+text is safe to emit; the engine applies the transition, routes text to the current region,
+advances the buffer past what it decided and returns the events. Region values are computed by
+pure functions (content parser, transform, argument typing) and folded into the message by
 :class:`~chatcodec.response_templates.message.MessageBuilder`. ``parse_response`` runs this same
 engine, so one-shot and streaming parsing cannot disagree.
 
@@ -57,6 +59,7 @@ from chatcodec.response_templates.arguments import (
     tool_parameters,
 )
 from chatcodec.response_templates.backtracking import RegexTimeout
+from chatcodec.response_templates.buffer import TRIM_THRESHOLD, Buffer
 from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.delimiters import Delimiter
@@ -91,18 +94,12 @@ TRANSITIONS: tuple[tuple[str, str, str, str], ...] = (
     ("any", "end of generation", "FINISHED", "region_close of the open region, if opened"),
 )
 
-#: The consumed part of the buffer is dropped once it is this long (amortised O(1) per character).
-TRIM_THRESHOLD = 1024
-#: A held tail this long is not searched again on every feed (:meth:`ResponseParser._hold`); below
-#: it, every feed searches, so real outputs stream with no added delay.
-DEFER_AFTER = 256
 #: The longest end of a chunk the fast path keeps back as a possible delimiter start without a
-#: scan (longer ones are scanned, and held by :meth:`ResponseParser._hold`).
+#: scan (longer ones are scanned, and held by :meth:`Buffer.hold`).
 _SHORT_TAIL = 8
 #: What such an end may hold: an ASCII whitespace run, or one other ASCII character (a non-ASCII
 #: one is scanned: every character of CJK text may start a delimiter as far as ``quiet`` knows).
 _ASCII_TAIL = "".join(map(chr, range(128)))
-_UNBOUNDED = 1 << 62
 
 @lru_cache(maxsize=1)
 def _region_values() -> Callable[..., RegionValues | None]:
@@ -124,7 +121,6 @@ class Lifecycle(enum.Enum):
 _FEEDING = Lifecycle.FEEDING
 _FINISHED = Lifecycle.FINISHED
 _NONE: frozenset[Delimiter] = frozenset()
-_NONE_HELD: frozenset[str] = frozenset()
 #: The captures of the implicit field's regions (no open delimiter): one empty dict, only read.
 _NO_CAPTURES: dict[str, str] = {}
 
@@ -266,19 +262,8 @@ class ResponseParser:
         self._message = MessageBuilder(self._template)
         self._lifecycle = _FEEDING
         self._failure: Exception | None = None
-        self._buf = ""
-        self._pos = 0
-        self._origin = 0  # offset of _buf[0] relative to the start of the generated text
-        self._memo: dict[Any, int] = {}
-        #: the delimiters that committed zero-width at the current position (none may again there)
-        self._zero_width: frozenset[Delimiter] = _NONE
-        #: text fed while the held tail waits (see DEFER_AFTER): appended without a search while it
-        #: holds only ``_hold_chars`` (any non-ASCII character too when ``_hold_wide``) and fits in
-        #: ``_room`` more characters
-        self._held: list[str] | None = None
-        self._hold_chars: frozenset[str] = _NONE_HELD
-        self._hold_wide = False
-        self._room = 0
+        #: the generated text not decided yet, where the parser is in it, the held tail
+        self._buffer = Buffer()
         #: what OUTSIDE watches: the template's outside matcher, without the opens of the
         #: ``opens_once`` fields in ``_closed`` (those whose region closed, each closes once)
         self._outside_matcher = self._template.outside_matcher
@@ -297,7 +282,7 @@ class ResponseParser:
             warn_without_start_anchor(self._template)
         remainder = prompt if after is None else after
         if remainder:
-            self._origin = -len(remainder)
+            self._buffer.origin = -len(remainder)
             self.initial_events = self._advance(remainder, eos=False)
 
     @property
@@ -310,7 +295,7 @@ class ResponseParser:
         """How much of the generated text has been decided: every character before this offset was
         routed to a region or consumed by a delimiter; the rest is held back (it may start a
         delimiter). Negative while the prefix's own tail is undecided."""
-        return self._origin + self._pos
+        return self._buffer.resolved
 
     @property
     def template(self) -> ResponseTemplate:
@@ -399,22 +384,20 @@ class ResponseParser:
                 "Token ids go through ChatCodec.get_response_parser(), whose parser decodes them")
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
-        held = self._held
-        if held is not None:
-            if text and len(text) <= self._room and self._waits(text):
-                held.append(text)
-                self._room -= len(text)
+        buffer = self._buffer
+        if buffer.held is not None:  # the unresolved tail waits: ``text`` may wait with it
+            if buffer.wait(text):
                 return []
-            text, self._held = "".join(held) + text, None
+            text = buffer.release(text)
         region = self._region
         quiet = region.quiet
         if quiet is not None and text:
-            buf = self._buf
-            pos = self._pos
+            buf = buffer.text
+            pos = buffer.pos
             if pos == len(buf):
                 found = quiet(text)
                 if found is None:  # the fast path: all of ``text`` goes to the region, no scan
-                    self._zero_width = _NONE
+                    buffer.zero_width = _NONE
                     spec = region.spec
                     if region.opened and spec is not None:  # _route (and _route_values), inlined
                         region.parts.append(text)
@@ -426,12 +409,11 @@ class ResponseParser:
                     else:
                         events = []
                         self._route(events, text, pos)
-                    buf += text
+                    buf += text  # the buffer takes ``text``, all of it decided
+                    buffer.text, buffer.pos = buf, len(buf)
                     if len(buf) > TRIM_THRESHOLD:
-                        self._origin += len(buf) - LOOKBEHIND_CONTEXT
-                        buf = buf[-LOOKBEHIND_CONTEXT:]
+                        buffer.trim()
                         region.compact()
-                    self._buf, self._pos = buf, len(buf)
                     return events
                 unresolved = text
             else:  # what was kept back as a possible delimiter start (or held), then ``text``
@@ -450,17 +432,17 @@ class ResponseParser:
         """The fast path's other case: ``text`` joins the buffer and ``plain`` (the unresolved text
         up to where a delimiter could start, which no scan is needed to know) goes to the region;
         the rest stays unresolved."""
-        region, buf, pos = self._region, self._buf + text, self._pos
+        buffer = self._buffer
+        pos = buffer.pos
+        buffer.text += text
         events: list[dict[str, Any]] = []
         if plain:
-            self._zero_width = _NONE
+            buffer.zero_width = _NONE
             self._route(events, plain, pos)
-            pos += len(plain)
+            buffer.pos = pos = pos + len(plain)
         if pos > TRIM_THRESHOLD:
-            cut = pos - LOOKBEHIND_CONTEXT
-            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
-            region.compact()
-        self._buf, self._pos = buf, pos
+            buffer.trim()
+            self._region.compact()
         return events
 
     def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -498,16 +480,16 @@ class ResponseParser:
     # -- the per-chunk path -----------------------------------------------------------------------
 
     def _advance(self, text: str, eos: bool) -> list[dict[str, Any]]:
-        """Append ``text`` and apply every transition it allows (the per-chunk path)."""
-        if self._held is not None:
-            text = "".join(self._held) + text
-            self._held = None
-        buf = self._buf + text
-        memo = self._memo
-        if memo:
-            memo.clear()
+        """Append ``text`` and apply every transition it allows (the per-chunk path): the buffer
+        takes the text, the current state's matcher scans it, the engine routes and commits, the
+        buffer advances (and holds its unresolved tail, and trims)."""
+        buffer = self._buffer
+        if buffer.held is not None:
+            text = buffer.release(text)
+        buffer.text = buf = buffer.text + text
+        memo: dict[Any, int] = {}  # the matchers' searches in this ``buf`` (``Matcher.scan``)
         events: list[dict[str, Any]] = []
-        pos = self._pos
+        pos = buffer.pos
         try:
             while True:
                 region = self._region
@@ -516,23 +498,23 @@ class ResponseParser:
                     result: Commit | int = len(buf)
                 else:
                     try:
-                        result = matcher.scan(buf, pos, eos, memo, self._zero_width, region.vacant)
+                        result = matcher.scan(buf, pos, eos, memo, buffer.zero_width, region.vacant)
                     except RegexTimeout as timeout:
                         result = self._stop_matching(timeout, buf, pos)
                 if type(result) is not int:
                     pos = self._commit(events, buf, pos, result)  # type: ignore[arg-type]
                     continue
                 if result > pos:
-                    self._zero_width = _NONE
+                    buffer.zero_width = _NONE
                     self._route(events, buf[pos:result], pos)
                     pos = result
                 if eos:  # the last region: nothing comes after it
-                    self._close(events, cut_off=True, end=self._origin + pos, reopened=True)
-                    self._buf, self._pos = buf, pos
+                    buffer.pos = pos
+                    self._close(events, cut_off=True, end=buffer.origin + pos, reopened=True)
                     return events
-                if matcher is not None and pos < len(buf) \
-                        and (matcher.absorbed or len(buf) - pos >= DEFER_AFTER):
-                    self._hold(buf, pos, matcher)
+                buffer.pos = pos
+                if matcher is not None and pos < len(buf):  # the tail may start a delimiter
+                    buffer.hold(matcher.absorbed)
                 break
         except ChatCodecError as error:
             self._fail(error)
@@ -540,39 +522,9 @@ class ResponseParser:
             self._lifecycle, self._failure = Lifecycle.FAILED, error
             raise
         if pos > TRIM_THRESHOLD:
-            cut = pos - LOOKBEHIND_CONTEXT
-            buf, pos, self._origin = buf[cut:], pos - cut, self._origin + cut
+            buffer.trim()
             self._region.compact()
-        self._buf, self._pos = buf, pos
         return events
-
-    def _waits(self, text: str) -> bool:
-        """Whether ``text`` may join the held tail without a search (see :meth:`_hold`)."""
-        chars = self._hold_chars
-        return chars.issuperset(text) or (self._hold_wide and chars.issuperset(c for c in text if c < "\x80"))
-
-    def _hold(self, buf: str, pos: int, matcher: Matcher) -> None:
-        """Decide how much may be fed before the held tail ``buf[pos:]`` is searched again.
-
-        A run of the whitespace the pending delimiter absorbs (``\\s*</think>``) stays held while
-        only that whitespace arrives, however long. Any other tail of at least
-        :data:`DEFER_AFTER` characters is searched again once an ASCII character it does not hold
-        arrives (or its first non-ASCII character: all non-ASCII characters count as one, else
-        every character of CJK text would be new), or once it has doubled: searching it on every
-        feed would cost time quadratic in its length (a pending ``</tc>\\s*``, a lookahead, a name
-        being written). So a search is triggered at most ~130 times per doubling: linear in total.
-        Waiting never changes the result, since a tail is only ever resolved the way the whole
-        output resolves it; it only delays text that can no longer be part of a delimiter, until
-        the tail doubles (latency, for tails of :data:`DEFER_AFTER` characters or more).
-        """
-        absorbed = matcher.absorbed
-        if absorbed and not buf[pos:].strip(absorbed):
-            self._held, self._hold_chars, self._room = [], frozenset(absorbed), _UNBOUNDED
-            self._hold_wide = False
-        elif len(buf) - pos >= DEFER_AFTER:
-            tail = buf[pos:]
-            self._held, self._hold_chars, self._room = [], frozenset(tail), len(tail)
-            self._hold_wide = not tail.isascii()
 
     def _commit(self, events: list[dict[str, Any]], buf: str, pos: int, commit: Commit) -> int:
         """Act on a committed delimiter; return the new position in ``buf``."""
@@ -580,19 +532,20 @@ class ResponseParser:
         if commit.start > pos:
             self._route(events, buf[pos : commit.start], pos)
             pos = commit.start
-            self._zero_width = _NONE
+            self._buffer.zero_width = _NONE
         delimiter_text = buf[pos : commit.end]
         if region.strings is not None and not commit.delimiter.is_open \
                 and region.inside_string(delimiter_text):
             self._route(events, buf[pos : pos + 1], pos)  # a close inside a JSON string is text
             return pos + 1
+        buffer = self._buffer
         empty = pos == commit.end
-        self._zero_width = self._zero_width | {commit.delimiter} if empty else _NONE
+        buffer.zero_width = buffer.zero_width | {commit.delimiter} if empty else _NONE
         if commit.delimiter.is_open:
-            self._close(events, end=self._origin + commit.start, reopened=True)
+            self._close(events, end=buffer.origin + commit.start, reopened=True)
             self._open(events, commit, delimiter_text)
         else:  # the region's own close: its text, and its named groups for the transform
-            self._close(events, delimiter_text, commit.captures, end=self._origin + commit.end)
+            self._close(events, delimiter_text, commit.captures, end=buffer.origin + commit.end)
         return commit.end
 
     def _route(self, events: list[dict[str, Any]], text: str, at: int) -> None:
@@ -604,7 +557,7 @@ class ResponseParser:
         region.parts.append(text)
         if not region.opened:
             region.opened, region.vacant = True, False
-            region.offset = self._origin + at
+            region.offset = self._buffer.origin + at
             if self._emits:
                 events.append({"type": "region_open", "field": spec.name, "start": region.offset}
                               if self._offsets else {"type": "region_open", "field": spec.name})
@@ -613,10 +566,11 @@ class ResponseParser:
 
     def _open(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
         spec = self._template.fields[commit.delimiter.field]
+        origin = self._buffer.origin
         self._region = region = _Region(spec, spec.close_matcher, commit.captures, True,
-                                        self._origin + commit.end, opening, False, _strings(spec))
+                                        origin + commit.end, opening, False, _strings(spec))
         if self._emits:
-            events.append({"type": "region_open", "field": spec.name, "start": self._origin + commit.start}
+            events.append({"type": "region_open", "field": spec.name, "start": origin + commit.start}
                           if self._offsets else {"type": "region_open", "field": spec.name})
         if self._value_deltas or spec.close_at_value_end:
             self._open_values(events, region, commit.captures)
@@ -808,7 +762,7 @@ class ResponseParser:
         looking for delimiters (keep): the rest of the output goes to the current region, so nothing
         is lost and the time stays bounded (one timeout per parse)."""
         field_name = timeout.where[0].split(".")[1] if timeout.where else None
-        at = self._origin + pos
+        at = self._buffer.origin + pos
         problem = str(timeout)
         if not self._keep:
             raise ResponseParseError(f"{problem} (the search began {self._location(at, at)})",
