@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chatcodec import parse_response
+from chatcodec import ResponseParser, parse_response
 from chatcodec.response_templates.arguments import (
     cast_tool_calls,
     coerce_argument,
@@ -127,10 +127,51 @@ def test_tool_parameters_accepts_wrapped_and_bare_function_schemas() -> None:
         },
         {"name": "b", "parameters": {"properties": {"y": {"type": "integer"}}}},
         {"type": "function", "function": {"name": "c"}},
-        {"type": "function", "function": {"description": "no name"}},
+        {"type": "custom", "custom": {"name": "d"}},  # not a function tool: no schema to type with
     ]
     assert tool_parameters(tools) == {"a": {"x": {}}, "b": {"y": {"type": "integer"}}, "c": {}}
     assert tool_parameters(None) == {}
+
+
+#: One tool-call field: ``<c>{"name": ..., "arguments": {...}}</c>``, OpenAI-shaped.
+_CALLS: dict[str, Any] = {"start_anchor": "A", "fields": {"c": {
+    "open": "<c>", "close": "</c>", "repeats": True, "content": "json",
+    "transform": {"type": "function",
+                  "function": {"name": "{content.name}", "arguments": "{content.arguments}"}},
+}}}
+_HOUR_TOOL = {"type": "function", "function": {"name": "set_alarm", "parameters": {
+    "type": "object", "properties": {"hour": {"type": "integer"}}}}}
+_SHAPES = ('; expected {"type": "function", "function": {"name": ..., "parameters": {...}}} or the function '
+           'object itself ({"name": ..., "parameters": {...}})')
+
+
+@pytest.mark.parametrize(("tools", "message"), [
+    ([{"x": 1}], "tools[0]: the tool has no 'name' (its keys: 'x')"),
+    ([{"name": "a"}, {"type": "function"}], "tools[1]: a tool of type 'function' has no 'function' object"),
+    ([{"type": "function", "function": {"description": "no name"}}],
+     "tools[0]: 'function' has no 'name' (its keys: 'description')"),
+    ([{"type": "function", "function": "get_time"}],
+     "tools[0]: 'function' must be an object with a 'name', got str"),
+    ([{"name": ""}], "tools[0]: the tool's 'name' must be a non-empty string, got ''"),
+    ([{"function": {"name": 7}}], "tools[0]: 'function''s 'name' must be a non-empty string, got 7"),
+])
+def test_a_function_tool_without_a_name_is_refused_naming_the_entry(tools: list[Any], message: str) -> None:
+    """QA: ``set_tools([{'x': 1}])`` and ``tools=[{'x': 1}]`` were accepted and every call stayed untyped
+    (a typo silently turned typing off); now the entry and what it lacks are named, whichever way the
+    tools arrive, and the parser keeps the tools it had."""
+    with pytest.raises(ValueError) as caught:
+        tool_parameters(tools)
+    assert str(caught.value) == message + _SHAPES
+    with pytest.raises(ValueError) as caught:
+        ResponseParser(_CALLS, prefix="", tools=tools)
+    assert str(caught.value) == message + _SHAPES
+    parser = ResponseParser(_CALLS, prefix="", tools=[_HOUR_TOOL])
+    with pytest.raises(ValueError) as caught:
+        parser.set_tools(tools)
+    assert str(caught.value) == message + _SHAPES
+    parser.feed('<c>{"name": "set_alarm", "arguments": {"hour": "7"}}</c>')
+    assert parser.finalize()[0] == {
+        "c": [{"type": "function", "function": {"name": "set_alarm", "arguments": {"hour": 7}}}]}
 
 
 def test_tools_must_be_schemas_or_functions() -> None:

@@ -49,13 +49,18 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
             object) or Python functions (converted with :func:`chatcodec.tool_schemas.tool_to_schema`).
 
     Returns:
-        ``{name: properties}``; tools without a name are ignored, tools without properties map to ``{}``.
+        ``{name: properties}``; tools without properties map to ``{}``, and a tool of another
+        ``type`` than ``"function"`` (``{"type": "custom", ...}``) that has no ``function`` is left
+        out (its calls, having no parameter schema, are never typed).
 
     Raises:
         TypeError: a tool is neither a dict nor a function.
-        ValueError: a parameter schema that typing cannot read (``"anyOf": 5``, ``"type": 5``, a
-            non-boolean ``nullable``); the message names the tool and the parameter. Checked here,
-            when the parser is built, so a bad schema never fails in the middle of a stream.
+        ValueError: a function tool without a function name (``{"x": 1}``, ``{"type": "function"}``,
+            ``{"function": {"parameters": ...}}``: a typo that would silently leave every call
+            untyped), or a parameter schema that typing cannot read (``"anyOf": 5``, ``"type": 5``, a
+            non-boolean ``nullable``); the message names the entry (``tools[1]``) and what is
+            wrong. Checked here, when the parser is built or given tools, so a bad schema never
+            fails in the middle of a stream.
     """
     params: ToolParameters = {}
     for index, tool in enumerate(tools or []):
@@ -63,17 +68,40 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
             from chatcodec.tool_schemas import tool_to_schema
 
             tool = tool_to_schema(tool)
+        if "function" not in tool and isinstance(tool.get("type"), str) and tool["type"] != "function":
+            continue  # not a function tool: nothing to type its calls with
         function = tool.get("function", tool)
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            parameters = function.get("parameters")
-            properties = parameters.get("properties") if isinstance(parameters, dict) else None
-            properties = properties if isinstance(properties, dict) else {}
-            for key, schema in properties.items():
-                problem = _schema_problem(schema)
-                if problem is not None:
-                    raise ValueError(f"tools[{index}] ({function['name']}): parameter {key!r}: {problem}")
-            params[function["name"]] = properties
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"tools[{index}]: {_missing_name(tool, function)}")
+        parameters = function.get("parameters")
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        properties = properties if isinstance(properties, dict) else {}
+        for key, schema in properties.items():
+            problem = _schema_problem(schema)
+            if problem is not None:
+                raise ValueError(f"tools[{index}] ({name}): parameter {key!r}: {problem}")
+        params[name] = properties
     return params
+
+
+#: The two shapes a function tool may have, for the error that names what is missing.
+_TOOL_SHAPES = ('expected {"type": "function", "function": {"name": ..., "parameters": {...}}} or the '
+                'function object itself ({"name": ..., "parameters": {...}})')
+
+
+def _missing_name(tool: dict[str, Any], function: Any) -> str:
+    """What is wrong with a function tool whose name cannot be read (for :func:`tool_parameters`)."""
+    if function is tool and tool.get("type") == "function":
+        return f"a tool of type 'function' has no 'function' object; {_TOOL_SHAPES}"
+    if function is not tool and not isinstance(function, dict):
+        return f"'function' must be an object with a 'name', got {type(function).__name__}; {_TOOL_SHAPES}"
+    where = "'function'" if function is not tool else "the tool"
+    name = function.get("name")
+    if name is None:
+        keys = ", ".join(map(repr, function)) or "none"
+        return f"{where} has no 'name' (its keys: {keys}); {_TOOL_SHAPES}"
+    return f"{where}'s 'name' must be a non-empty string, got {name!r}; {_TOOL_SHAPES}"
 
 
 def _schema_problem(schema: Any) -> str | None:
