@@ -81,3 +81,62 @@ def test_thinking_on_and_a_bare_header_still_read_reasoning(family: str) -> None
     message, events = events_both_ways(family, "<think>Plan.</think>Answer.", prefix=header)
     assert message == {"role": "assistant", "reasoning_content": "Plan.", "content": "Answer."}
     assert events[3:] == _opened("content", "Answer.")
+
+
+# --- 1. Mistral: the pre-v11 list in the v11+ profiles; a call cut off after its name -----------------
+
+def _call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> dict[str, Any]:
+    call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
+    return call if call_id is None else {"id": call_id, **call}
+
+
+@pytest.mark.parametrize("family", ["mistral_v11", "mistral_args", "mistral_reasoning"])
+def test_the_v11_profiles_read_the_json_list_older_checkpoints_write(family: str) -> None:
+    """``[TOOL_CALLS][{"name": ..., "arguments": {...}}, ...]`` is the pre-v11 form that vLLM's and
+    SGLang's Mistral parsers read; Mistral checkpoints of the older tokenizer (and v11 fine-tunes)
+    still write it when served with a v11+ template. It was content in these profiles."""
+    output = ('Checking both.[TOOL_CALLS] [{"name": "get_weather", "arguments": {"city": "Oslo"}}, '
+              '{"name": "get_weather", "id": "a1B2c3D4e", "arguments": {"city": "Bergen", "days": 2}}]'
+              '\nOne moment.')
+    calls = [_call("get_weather", {"city": "Oslo"}),
+             _call("get_weather", {"city": "Bergen", "days": 2}, "a1B2c3D4e")]
+    message, events = events_both_ways(family, output, prefix="[INST]Weather?[/INST]")
+    assert message == {"role": "assistant", "content": "Checking both.One moment.", "tool_calls": calls}
+    assert events == [
+        *_opened("content", "Checking both."),
+        *_opened("tool_calls", output[26:output.index("]\n") + 2], calls, dirty=True),
+        *_opened("content", "One moment."),
+    ]
+
+
+@pytest.mark.parametrize("family", ["mistral_v11", "mistral_args", "mistral_reasoning"])
+def test_the_v11_form_still_streams_per_call(family: str) -> None:
+    """The v11+ form ``[TOOL_CALLS]NAME[CALL_ID]ID[ARGS]{...}``, one region per marker."""
+    output = '[TOOL_CALLS]get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Oslo"}[TOOL_CALLS]get_time{}'
+    message, events = events_both_ways(family, output, prefix="[INST]Weather?[/INST]")
+    first, second = _call("get_weather", {"city": "Oslo"}, "a1B2c3D4e"), _call("get_time", {})
+    assert message == {"role": "assistant", "tool_calls": [first, second]}
+    assert events == [
+        *_opened("tool_calls", 'get_weather[CALL_ID]a1B2c3D4e[ARGS]{"city": "Oslo"}', [first], dirty=True),
+        *_opened("tool_calls", "get_time{}", [second], dirty=True)]
+
+
+@pytest.mark.parametrize("family", ["mistral", "mistral_v11", "mistral_args", "mistral_reasoning"])
+def test_a_call_cut_off_after_its_name_keeps_the_marker(family: str) -> None:
+    """``[TOOL_CALLS]NAME`` and then the end of generation: a parse problem whose text, marker
+    included, is kept (``errors="keep"``: content and a record). The pre-v11 profile read the
+    marker as a bare delimiter there and dropped it (content ``get_weather``)."""
+    output = "Let me check.[TOOL_CALLS]get_weather"
+    cut_off = "x-named-call: expected the JSON arguments at offset 11"
+    with pytest.raises(chatcodec.ResponseParseError, match=cut_off):
+        chatcodec.parse_response(output, profiles.load(family).response_template, prefix="[/INST]")
+    message, events = events_both_ways(family, output, prefix="[/INST]", errors="keep")
+    error = {"field": "tool_calls", "parser": "x-switch", "offset": 36,
+             "error": f"field 'tool_calls' (content parser 'x-switch'): {cut_off}: ''",
+             "text": "get_weather", "raw": "[TOOL_CALLS]get_weather", "span": [13, 36]}
+    assert message == {"role": "assistant", "content": output, "parse_errors": [error]}
+    assert events == [*_opened("content", "Let me check."),
+                      {"type": "region_open", "field": "tool_calls"},
+                      {"type": "region_chunk", "field": "tool_calls", "text": "get_weather", "dirty": True},
+                      {"type": "region_close", "field": "tool_calls", "value": None, "error": error},
+                      *_opened("content", "[TOOL_CALLS]get_weather")]

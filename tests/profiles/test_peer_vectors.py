@@ -160,7 +160,7 @@ KNOWN_DIFFERENCES: dict[str, Difference] = {
         _NEVER_DROPPED, raises="x-named-call: expected the JSON arguments at offset 7"
     ),
     "mistral-vllm-v11-name-without-args": Difference(
-        _NEVER_DROPPED, raises="could not parse region as JSON"
+        _NEVER_DROPPED, raises="x-named-call: expected the JSON arguments"
     ),
     "dsv3-vllm-malformed-missing-brace": Difference(
         _NEVER_DROPPED, raises="group 'arguments': could not parse region as JSON"
