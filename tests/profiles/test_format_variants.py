@@ -140,3 +140,27 @@ def test_a_call_cut_off_after_its_name_keeps_the_marker(family: str) -> None:
                       {"type": "region_chunk", "field": "tool_calls", "text": "get_weather", "dirty": True},
                       {"type": "region_close", "field": "tool_calls", "value": None, "error": error},
                       *_opened("content", "[TOOL_CALLS]get_weather")]
+
+
+# --- 3. GLM-4.6: an object or array argument written as backslash-escaped JSON ----------------------
+
+_TODO_TOOLS = [{"type": "function", "function": {"name": "todo_write", "parameters": {
+    "type": "object", "properties": {"todos": {"type": "array"}, "note": {"type": "string"}}}}}]
+
+
+@pytest.mark.parametrize(("family", "layout"), [("glm45", "\\n"), ("glm47", "")])
+def test_glm_escaped_json_arguments_are_typed_by_the_schema(family: str, layout: str) -> None:
+    """GLM-4.6 at times writes the whole call escaped: literal ``\\n`` between the tags and an array
+    argument as ``[{\\"id\\": \\"1\\", ...}]``. SGLang's GLM-4 parser unescapes such a value and reads
+    its JSON; so does typing for an ``array``/``object`` parameter (it was kept as text). A string
+    parameter keeps what the model wrote, escapes and all."""
+    todos = r'[{\"id\": \"1\", \"task\": \"Check the backend\\nthen the frontend\", \"status\": \"pending\"}]'
+    inner = (f"todo_write{layout}<arg_key>todos</arg_key>{layout}<arg_value>{todos}</arg_value>{layout}"
+             rf"<arg_key>note</arg_key>{layout}<arg_value>say \"done\"</arg_value>{layout}")
+    call = _call("todo_write", {"todos": [{"id": "1", "task": "Check the backend\nthen the frontend",
+                                           "status": "pending"}], "note": r'say \"done\"'})
+    output = f"On it.<tool_call>{inner}</tool_call>"
+    message, events = events_both_ways(family, output, prefix="<|assistant|>", tools=_TODO_TOOLS)
+    assert message == {"role": "assistant", "content": "On it.", "tool_calls": [call]}
+    region = inner.removeprefix(f"todo_write{layout}")  # the open pattern takes the name and its layout
+    assert events == [*_opened("content", "On it."), *_opened("tool_calls", region, call, dirty=True)]

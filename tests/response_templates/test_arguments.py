@@ -13,7 +13,9 @@ from chatcodec.response_templates.arguments import (
     coerce_argument,
     schema_types,
     tool_parameters,
+    type_argument,
 )
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH
 from tests.response_templates.helpers import assert_same
 
 
@@ -288,3 +290,32 @@ def test_without_tools_no_call_is_flagged() -> None:
     output = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
     assert "parse_warnings" not in parse_response(output, _HERMES, prefix="")
     assert "parse_warnings" not in parse_response(output, _HERMES, prefix="", tools=[])
+
+
+#: A todo list written with backslash-escaped quotes, as GLM-4.6 writes one at times (SGLang's
+#: test_array_argument_with_escaped_json).
+_ESCAPED_TODOS = (r'[{\"id\": \"1\", \"task\": \"Check the backend\\nthen the frontend\", '
+                  r'\"status\": \"pending\"}]')
+
+
+@pytest.mark.parametrize(("raw", "types", "expected"), [
+    (_ESCAPED_TODOS, ("array",),
+     [{"id": "1", "task": "Check the backend\nthen the frontend", "status": "pending"}]),
+    (r'{\"unit\": \"celsius\", \"days\": 3}', ("object",), {"unit": "celsius", "days": 3}),
+    (r'{\"unit\": \"celsius\"}', ("null", "object"), {"unit": "celsius"}),
+    # JSON as written is never unescaped: the string keeps its backslash-n
+    ('[{"task": "Print \\\\n to see newline"}]', ("array",), [{"task": "Print \\n to see newline"}]),
+    # a string parameter, an untyped one, the wrong container and broken escapes keep the text
+    (_ESCAPED_TODOS, ("string",), _ESCAPED_TODOS),
+    (_ESCAPED_TODOS, (), _ESCAPED_TODOS),
+    (_ESCAPED_TODOS, ("object",), _ESCAPED_TODOS),
+    (r'[{\"id\": \"1\"', ("array",), r'[{\"id\": \"1\"'),
+    (r'[{\"id\": \"1\", "bare": 2}]', ("array",), r'[{\"id\": \"1\", "bare": 2}]'),
+    (r'[\"a\", \"b\"] trailing', ("array",), r'[\"a\", \"b\"] trailing'),
+])
+def test_escaped_json_is_typed_by_an_object_or_array_schema(raw: str, types: tuple[str, ...],
+                                                            expected: Any) -> None:
+    """GLM-4.6 writes an object or array argument backslash-escaped at times; SGLang's GLM-4 parser
+    unescapes it and reads the JSON (``parse_arguments``, strategy 2). Typing does the same for an
+    object/array schema once JSON and the Python literal fail; the reference keeps the text."""
+    assert_same(type_argument(raw, types, MAX_NESTING_DEPTH), expected)

@@ -19,6 +19,7 @@ whatever its field is called.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -187,15 +188,16 @@ MAX_LITERAL_CHARS = 100_000
 def _container(raw: str) -> Any:
     """``raw`` read as JSON, else as one Python literal (``{'k': 'v'}``, ``['a', 'b']``: what a
     chat template's ``str()`` of a dict or list writes back, and what vLLM's and SGLang's XML-ish
-    tool parsers decode with ``ast.literal_eval`` after ``json.loads`` fails).
+    tool parsers decode with ``ast.literal_eval`` after ``json.loads`` fails), else as JSON written
+    backslash-escaped (:func:`_escaped_json`).
 
     The literal is read by ``x-pythonic``'s reader (:mod:`ast`, never ``eval``), only when its text
     starts with ``{``/``[`` and is at most ``MAX_LITERAL_CHARS`` long. A number that does not fit a
-    float (``[1e999]``) makes either reading fail, so the argument keeps its raw text, as the
+    float (``[1e999]``) makes every reading fail, so the argument keeps its raw text, as the
     peers keep it (SGLang's ``test_nonfinite_coercion.py``).
 
     Raises:
-        ValueError: neither reading gives a value.
+        ValueError: no reading gives a value.
     """
     try:
         return loads_finite_json(raw)
@@ -205,7 +207,30 @@ def _container(raw: str) -> Any:
             raise
     from chatcodec.response_templates.ext_pythonic import parse_python_literal
 
-    return parse_python_literal(text)
+    try:
+        return parse_python_literal(text)
+    except ValueError:
+        if '\\"' not in text:
+            raise
+    return _escaped_json(text)
+
+
+def _escaped_json(text: str) -> Any:
+    """``text`` read as JSON written inside a JSON string, its quotes escaped: the whole argument
+    ``[{\\"id\\": \\"1\\", \\"task\\": \\"a\\\\nb\\"}]`` is the list ``[{"id": "1", "task": "a\\nb"}]``.
+    GLM-4.6 writes an object or array argument this way at times (with literal ``\\n`` between its
+    tags); SGLang's GLM-4 parser reads it so (``glm4_moe_detector.py``, ``parse_arguments``: the
+    text unescaped as a JSON string, then read as JSON). Only object/array casts try it, and only
+    after JSON and the Python literal failed, so text that reads as written never changes.
+
+    Raises:
+        ValueError: the text is not a JSON string's body, or its unescaped text is no JSON.
+    """
+    try:
+        unescaped = json.loads(f'"{text}"', strict=False)
+    except json.JSONDecodeError as error:
+        raise ValueError(str(error)) from None
+    return loads_finite_json(unescaped)
 
 
 #: Casts that still apply after a ``string`` type in a union: ``null`` and JSON containers are
