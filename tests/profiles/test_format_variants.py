@@ -164,3 +164,19 @@ def test_glm_escaped_json_arguments_are_typed_by_the_schema(family: str, layout:
     assert message == {"role": "assistant", "content": "On it.", "tool_calls": [call]}
     region = inner.removeprefix(f"todo_write{layout}")  # the open pattern takes the name and its layout
     assert events == [*_opened("content", "On it."), *_opened("tool_calls", region, call, dirty=True)]
+
+
+# --- 5. Hermes: a bare <function=NAME> call outside <tool_call> -------------------------------------
+
+def test_hermes_reads_a_bare_function_call_as_llama_cpp_does() -> None:
+    """Hermes-template fine-tunes of Qwen3-Coder-style models write ``<function=NAME>...</function>``
+    without ``<tool_call>``; llama.cpp's Hermes 2 Pro parser reads it (a bare ``<function=NAME>`` or
+    ``<function name="NAME">`` in its open regex, and its test-chat.cpp cases), vLLM and SGLang
+    leave it as content. Its region runs to the end of the turn (here ``<|im_end|>``)."""
+    body = ('<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n'
+            '<function name="get_time">{}</function>')
+    output = f"Let me check.\n{body}<|im_end|>"
+    calls = [_call("get_weather", {"city": "Paris"}), _call("get_time", {})]
+    message, events = events_both_ways("hermes", output, prefix="<|im_start|>assistant\n")
+    assert message == {"role": "assistant", "content": "Let me check.\n", "tool_calls": calls}
+    assert events == [*_opened("content", "Let me check.\n"), *_opened("tool_calls", body, calls, dirty=True)]
