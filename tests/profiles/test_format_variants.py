@@ -180,3 +180,44 @@ def test_hermes_reads_a_bare_function_call_as_llama_cpp_does() -> None:
     message, events = events_both_ways("hermes", output, prefix="<|im_start|>assistant\n")
     assert message == {"role": "assistant", "content": "Let me check.\n", "tool_calls": calls}
     assert events == [*_opened("content", "Let me check.\n"), *_opened("tool_calls", body, calls, dirty=True)]
+
+
+# --- 4. Kimi K2: the call id is kept exactly as the model wrote it ------------------------------------
+
+_KIMI_PROMPT = "<|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|>"
+
+
+@pytest.mark.parametrize(("call_id", "name"), [
+    ("functions.get_weather:0", "get_weather"),  # Kimi's own form (docs/tool_call_guidance.md)
+    ("get_weather:3", "get_weather"),  # without the prefix (vLLM's no_functions_prefix test)
+    ("functions.get-weather:12", "get-weather"),  # a counter over the conversation, a hyphen
+    ("functions.mcp.files.read:0", "mcp.files.read"),  # a dotted name is the name, not its last part
+    ("functions.mcp:github:create_issue:1", "mcp:github:create_issue"),  # vLLM's id: anything, then :N
+])
+def test_kimi_call_ids_are_kept_as_written(call_id: str, name: str) -> None:
+    """Kimi K2 names each call ``functions.NAME:N`` (N counts the calls), or ``NAME:N`` without the
+    prefix; vLLM's parser takes any id ending in ``:N`` (``[^<]+:\\d+``). The id is the call's
+    ``id`` exactly, the name is what follows ``functions.`` (vLLM keeps only the last dotted part)."""
+    second_id = f'functions.get_time:{call_id.rsplit(":", 1)[1]}1'
+    section = (f"<|tool_calls_section_begin|> <|tool_call_begin|> {call_id} <|tool_call_argument_begin|>"
+               f'{{"city": "Oslo"}}<|tool_call_end|><|tool_call_begin|>{second_id}'
+               "<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>")
+    message, events = events_both_ways("kimi_k2", f"Checking.{section}", prefix=_KIMI_PROMPT)
+    calls = [_call(name, {"city": "Oslo"}, call_id), _call("get_time", {}, second_id)]
+    assert message == {"role": "assistant", "content": "Checking.", "tool_calls": calls}
+    body = section.removeprefix("<|tool_calls_section_begin|>").removesuffix("<|tool_calls_section_end|>")
+    assert events == [*_opened("content", "Checking."), *_opened("tool_calls", body, calls, dirty=True)]
+
+
+@pytest.mark.parametrize("call_id", ["functions_get_weather_0", "functions.get_weather", "call_8f2a"])
+def test_a_kimi_id_without_its_index_is_a_parse_problem_never_dropped(call_id: str) -> None:
+    """No peer reads these (vLLM and SGLang need ``:N``; vLLM skips such a call silently): the
+    section is a parse problem, and ``errors="keep"`` keeps its text as content."""
+    section = (f"<|tool_calls_section_begin|><|tool_call_begin|>{call_id}<|tool_call_argument_begin|>"
+               '{"city": "Oslo"}<|tool_call_end|><|tool_calls_section_end|>')
+    template = profiles.load("kimi_k2").response_template
+    unread = "x-findall: text before the first match at offset 0"
+    with pytest.raises(chatcodec.ResponseParseError, match=unread):
+        chatcodec.parse_response(section, template, prefix=_KIMI_PROMPT)
+    message, _ = events_both_ways("kimi_k2", section, prefix=_KIMI_PROMPT, errors="keep")
+    assert message["content"] == section and "tool_calls" not in message
