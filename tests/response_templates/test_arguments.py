@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatcodec import ResponseParser, parse_response
 from chatcodec.response_templates.arguments import (
@@ -319,3 +322,24 @@ def test_escaped_json_is_typed_by_an_object_or_array_schema(raw: str, types: tup
     unescapes it and reads the JSON (``parse_arguments``, strategy 2). Typing does the same for an
     object/array schema once JSON and the Python literal fail; the reference keeps the text."""
     assert_same(type_argument(raw, types, MAX_NESTING_DEPTH), expected)
+
+
+_ESCAPE_TEXT = st.text(alphabet='ab"\\\n/{}[]: \u00e9', max_size=8)
+_CONTAINERS = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), _ESCAPE_TEXT),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_ESCAPE_TEXT, inner, max_size=4)),
+    max_leaves=10).filter(lambda value: isinstance(value, (list, dict)))
+
+
+@given(value=_CONTAINERS, ensure_ascii=st.booleans())
+def test_any_container_written_escaped_is_typed_back_and_json_as_written_is_unchanged(
+        value: Any, ensure_ascii: bool) -> None:
+    """For every JSON object or array: its text written escaped (the body of a JSON string holding
+    it, as GLM-4.6 writes one) is typed back to the value by its schema type, and its plain JSON
+    text gives the value as before; a string parameter keeps either text."""
+    kind = "array" if isinstance(value, list) else "object"
+    plain = json.dumps(value, ensure_ascii=ensure_ascii)
+    escaped = json.dumps(plain, ensure_ascii=ensure_ascii)[1:-1]
+    assert_same(type_argument(plain, (kind,), MAX_NESTING_DEPTH), value)
+    assert_same(type_argument(escaped, (kind,), MAX_NESTING_DEPTH), value)
+    assert type_argument(escaped, ("string",), MAX_NESTING_DEPTH) == escaped
