@@ -44,7 +44,7 @@ def _opened(field: str, text: str, value: Any = None, *, dirty: bool = False) ->
             {"type": "region_close", "field": field, "value": text if value is None else value}]
 
 
-# --- 2. a thinking-off prompt that ends with </think> and no <think> --------------------------------
+# --- a thinking-off prompt that ends with </think> and no <think> --------------------------------
 
 _EMPTY_REASONING = [{"type": "region_open", "field": "reasoning_content"},
                     {"type": "region_close", "field": "reasoning_content", "value": ""}]
@@ -60,7 +60,8 @@ def test_a_prompt_that_closes_reasoning_without_opening_it_counts_as_closed(fami
     when thinking is off. The prompt's ``</think>`` is the reasoning's (empty) region, so the
     ``opens_once`` reasoning field has closed: a ``<think>`` the answer writes is text, as vLLM
     reads a thinking-off answer (its reasoning parser is then the identity). The start anchor used
-    to swallow the ``</think>``, and the answer's ``<think>x</think>`` became reasoning."""
+    to swallow the ``</think>``, and the answer's ``<think>x</think>`` became reasoning. The prompt's
+    events are that empty region (the OpenAI streams send nothing for it)."""
     output = "Tags look like <think>this</think>; write <think> to open one."
     message, events = events_both_ways(family, output, prefix=prompt)
     assert message == {"role": "assistant", "content": output}
@@ -83,7 +84,7 @@ def test_thinking_on_and_a_bare_header_still_read_reasoning(family: str) -> None
     assert events[3:] == _opened("content", "Answer.")
 
 
-# --- 1. Mistral: the pre-v11 list in the v11+ profiles; a call cut off after its name -----------------
+# --- Mistral: the pre-v11 list in the v11+ profiles; a call cut off after its name -----------------
 
 def _call(name: str, arguments: dict[str, Any], call_id: str | None = None) -> dict[str, Any]:
     call: dict[str, Any] = {"type": "function", "function": {"name": name, "arguments": arguments}}
@@ -142,7 +143,7 @@ def test_a_call_cut_off_after_its_name_keeps_the_marker(family: str) -> None:
                       *_opened("content", "[TOOL_CALLS]get_weather")]
 
 
-# --- 3. GLM-4.6: an object or array argument written as backslash-escaped JSON ----------------------
+# --- GLM-4.6: an object or array argument written as backslash-escaped JSON ----------------------
 
 _TODO_TOOLS = [{"type": "function", "function": {"name": "todo_write", "parameters": {
     "type": "object", "properties": {"todos": {"type": "array"}, "note": {"type": "string"}}}}}]
@@ -166,7 +167,7 @@ def test_glm_escaped_json_arguments_are_typed_by_the_schema(family: str, layout:
     assert events == [*_opened("content", "On it."), *_opened("tool_calls", region, call, dirty=True)]
 
 
-# --- 5. Hermes: a bare <function=NAME> call outside <tool_call> -------------------------------------
+# --- Hermes: a bare <function=NAME> call outside <tool_call> -------------------------------------
 
 def test_hermes_reads_a_bare_function_call_as_llama_cpp_does() -> None:
     """Hermes-template fine-tunes of Qwen3-Coder-style models write ``<function=NAME>...</function>``
@@ -182,7 +183,7 @@ def test_hermes_reads_a_bare_function_call_as_llama_cpp_does() -> None:
     assert events == [*_opened("content", "Let me check.\n"), *_opened("tool_calls", body, calls, dirty=True)]
 
 
-# --- 4. Kimi K2: the call id is kept exactly as the model wrote it ------------------------------------
+# --- Kimi K2: the call id is kept exactly as the model wrote it ------------------------------------
 
 _KIMI_PROMPT = "<|im_user|>user<|im_middle|>Hi<|im_end|><|im_assistant|>assistant<|im_middle|>"
 
