@@ -19,7 +19,7 @@ from chatcodec.response_templates import limits as response_limits
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "safety.md").read_text(encoding="utf-8")
 MODULES = [chat_limits, response_limits, backtracking, cli_io]
 #: Constants that are not bounds (error texts, the set of sized types).
-NOT_BOUNDS = {"NESTING_ERROR", "SIZED_TYPES"}
+NOT_BOUNDS = {"NESTING_ERROR", "RENDER_TIME_HINT", "SIZED_TYPES"}
 
 
 def _written(value: float) -> set[str]:

@@ -146,8 +146,8 @@ def test_a_template_that_runs_out_of_time_is_one_error_naming_it_and_the_limit(
     assert captured.out == ""
     assert captured.err.splitlines() == [
         "chatcodec: ChatTemplateLimitError: derive: the chat template runs out of time on the plain "
-        "conversation: chat template sandbox: the render time exceeds MAX_RENDER_SECONDS (0.2). if the "
-        "template is trusted, raise chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; nothing was derived "
+        "conversation: chat template sandbox: the render time exceeds MAX_RENDER_SECONDS (0.2). "
+        "if the template is trusted, give each render more time with --timeout SECONDS; nothing was derived "
         "(the derivation renders dozens of conversations)",
         f"  line 1 of the chat template '{template}':",
         f"    {ENDLESS}",

@@ -63,3 +63,26 @@ def test_the_help_documents_timeout(command: str, capsys: pytest.CaptureFixture[
     help_text = " ".join(capsys.readouterr().out.split())
     assert ("--timeout SECONDS stop each render of the chat template after this many seconds (default: "
             "MAX_RENDER_SECONDS, 60); a template that runs out of time is an error") in help_text
+
+
+@pytest.mark.parametrize("limit", [None, 0.001])
+def test_a_render_out_of_time_tells_the_command_line_user_to_pass_timeout(limit: float | None) -> None:
+    """QA: the hint named ``limits.MAX_RENDER_SECONDS``, which a command-line user cannot set; within
+    a command (with or without ``--timeout``) it names the option, and the library's hint is back after."""
+    from chatcodec import ChatTemplateLimitError, render_chat_template
+    from chatcodec.chat_templates import limits
+    from chatcodec.cli.options import render_timeout
+
+    endless = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+    with render_timeout(limit):
+        limits.MAX_RENDER_SECONDS = 0.001 if limit is None else limits.MAX_RENDER_SECONDS
+        with pytest.raises(ChatTemplateLimitError) as caught:
+            render_chat_template(endless, [{"role": "user", "content": "Hi"}])
+    assert str(caught.value) == (
+        "chat template sandbox: the render time exceeds MAX_RENDER_SECONDS (0.001). if the template is "
+        "trusted, give each render more time with --timeout SECONDS\n  line 1 of the chat template:\n"
+        f"    {endless}")
+    assert (limits.MAX_RENDER_SECONDS, limits.RENDER_TIME_HINT) == (60.0, "")
+    library_hint = r"raise chatcodec\.chat_templates\.limits\.MAX_RENDER_SECONDS$"
+    with pytest.raises(ChatTemplateLimitError, match=library_hint):
+        limits.RenderState(deadline=0.0).check_clock()

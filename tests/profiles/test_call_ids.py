@@ -37,7 +37,8 @@ def test_every_json_call_profile_is_covered() -> None:
         "apertus", "apriel", "cohere2", "command_r7b", "command_r_plus", "firefunction_v2", "gigachat3",
         "granite", "granite33_think", "granite4", "granite_20b_fc", "granite_reasoning", "hermes",
         "hunyuan_a13b", "internlm2", "jamba", "lfm2", "llama3_json", "llama4_pythonic", "longcat",
-        "minimax_m1", "mistral", "nemotron_v2", "phi4_mini_json", "qwen3", "qwq", "xlam",
+        "minimax_m1", "mistral", "mistral_args", "mistral_reasoning", "mistral_v11", "nemotron_v2",
+        "phi4_mini_json", "qwen3", "qwq", "xlam",
     ]
 
 
@@ -75,6 +76,11 @@ OWN_OUTPUTS = {
     "granite_reasoning": '<|tool_call|>[{"name": "f", "id": "call_7", "arguments": {"a": 1}}, {"name": "g"}]',
     "llama3_json": '{"name": "f", "parameters": {"a": 1}, "id": "call_7"}; {"name": "g", "parameters": {}}',
     "llama4_pythonic": '{"name": "f", "parameters": {"a": 1}, "id": "call_7"}',
+    # the pre-v11 list some Mistral checkpoints still write after [TOOL_CALLS] (vLLM's pre-v11 form)
+    "mistral_args": '[TOOL_CALLS][{"name": "f", "id": "call_7", "arguments": {"a": 1}}, '
+                    '{"name": "g", "arguments": {}}]',
+    "mistral_reasoning": '[TOOL_CALLS][{"name": "f", "id": "call_7", "arguments": {"a": 1}}]',
+    "mistral_v11": '[TOOL_CALLS][{"name": "f", "id": "call_7", "arguments": {"a": 1}}]',
     "qwen3": '<tool_call>\n{"name": "f", "id": "call_7", "arguments": {"a": 1}}\n</tool_call>\n'
              '<tool_call>\n{"name": "g", "arguments": {}}\n</tool_call>',
 }

@@ -213,16 +213,16 @@ GUARDS: list[tuple[str, Guard]] = [
         _set("a", 3.5))),
     ("mistral_args", Guard(
         "mistral32-lcpp-parallel-call-ids",
-        '{"arg1": 1',
-        None)),
+        'special_function[CALL_ID]000000001[ARGS]{"arg1": 1',
+        _set("arg1", 1))),
     ("mistral_reasoning", Guard(
         "ministral3-lcpp-parallel",
-        '{"arg1": 1',
-        None)),
+        'special_function[ARGS]{"arg1": 1',
+        _set("arg1", 1))),
     ("mistral_v11", Guard(
         "mistral-vllm-v11-single",
-        '{"a": 3.5',
-        None)),
+        'add_this_and_that{"a": 3.5',
+        _set("a", 3.5))),
     ("nemotron3", Guard(
         "nemotron3-lcpp-call-trailing-newline",
         "\n<parameter=arg1>\n1",

@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from chatcodec import parse_response
+from chatcodec import ResponseParser, parse_response
 from chatcodec.response_templates.arguments import (
     cast_tool_calls,
     coerce_argument,
     schema_types,
     tool_parameters,
+    type_argument,
 )
+from chatcodec.response_templates.limits import MAX_NESTING_DEPTH
 from tests.response_templates.helpers import assert_same
 
 
@@ -127,10 +132,51 @@ def test_tool_parameters_accepts_wrapped_and_bare_function_schemas() -> None:
         },
         {"name": "b", "parameters": {"properties": {"y": {"type": "integer"}}}},
         {"type": "function", "function": {"name": "c"}},
-        {"type": "function", "function": {"description": "no name"}},
+        {"type": "custom", "custom": {"name": "d"}},  # not a function tool: no schema to type with
     ]
     assert tool_parameters(tools) == {"a": {"x": {}}, "b": {"y": {"type": "integer"}}, "c": {}}
     assert tool_parameters(None) == {}
+
+
+#: One tool-call field: ``<c>{"name": ..., "arguments": {...}}</c>``, OpenAI-shaped.
+_CALLS: dict[str, Any] = {"start_anchor": "A", "fields": {"c": {
+    "open": "<c>", "close": "</c>", "repeats": True, "content": "json",
+    "transform": {"type": "function",
+                  "function": {"name": "{content.name}", "arguments": "{content.arguments}"}},
+}}}
+_HOUR_TOOL = {"type": "function", "function": {"name": "set_alarm", "parameters": {
+    "type": "object", "properties": {"hour": {"type": "integer"}}}}}
+_SHAPES = ('; expected {"type": "function", "function": {"name": ..., "parameters": {...}}} or the function '
+           'object itself ({"name": ..., "parameters": {...}})')
+
+
+@pytest.mark.parametrize(("tools", "message"), [
+    ([{"x": 1}], "tools[0]: the tool has no 'name' (its keys: 'x')"),
+    ([{"name": "a"}, {"type": "function"}], "tools[1]: a tool of type 'function' has no 'function' object"),
+    ([{"type": "function", "function": {"description": "no name"}}],
+     "tools[0]: 'function' has no 'name' (its keys: 'description')"),
+    ([{"type": "function", "function": "get_time"}],
+     "tools[0]: 'function' must be an object with a 'name', got str"),
+    ([{"name": ""}], "tools[0]: the tool's 'name' must be a non-empty string, got ''"),
+    ([{"function": {"name": 7}}], "tools[0]: 'function''s 'name' must be a non-empty string, got 7"),
+])
+def test_a_function_tool_without_a_name_is_refused_naming_the_entry(tools: list[Any], message: str) -> None:
+    """QA: ``set_tools([{'x': 1}])`` and ``tools=[{'x': 1}]`` were accepted and every call stayed untyped
+    (a typo silently turned typing off); now the entry and what it lacks are named, whichever way the
+    tools arrive, and the parser keeps the tools it had."""
+    with pytest.raises(ValueError) as caught:
+        tool_parameters(tools)
+    assert str(caught.value) == message + _SHAPES
+    with pytest.raises(ValueError) as caught:
+        ResponseParser(_CALLS, prefix="", tools=tools)
+    assert str(caught.value) == message + _SHAPES
+    parser = ResponseParser(_CALLS, prefix="", tools=[_HOUR_TOOL])
+    with pytest.raises(ValueError) as caught:
+        parser.set_tools(tools)
+    assert str(caught.value) == message + _SHAPES
+    parser.feed('<c>{"name": "set_alarm", "arguments": {"hour": "7"}}</c>')
+    assert parser.finalize()[0] == {
+        "c": [{"type": "function", "function": {"name": "set_alarm", "arguments": {"hour": 7}}}]}
 
 
 def test_tools_must_be_schemas_or_functions() -> None:
@@ -247,3 +293,53 @@ def test_without_tools_no_call_is_flagged() -> None:
     output = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
     assert "parse_warnings" not in parse_response(output, _HERMES, prefix="")
     assert "parse_warnings" not in parse_response(output, _HERMES, prefix="", tools=[])
+
+
+#: A todo list written with backslash-escaped quotes, as GLM-4.6 writes one at times (SGLang's
+#: test_array_argument_with_escaped_json).
+_ESCAPED_TODOS = (r'[{\"id\": \"1\", \"task\": \"Check the backend\\nthen the frontend\", '
+                  r'\"status\": \"pending\"}]')
+
+
+@pytest.mark.parametrize(("raw", "types", "expected"), [
+    (_ESCAPED_TODOS, ("array",),
+     [{"id": "1", "task": "Check the backend\nthen the frontend", "status": "pending"}]),
+    (r'{\"unit\": \"celsius\", \"days\": 3}', ("object",), {"unit": "celsius", "days": 3}),
+    (r'{\"unit\": \"celsius\"}', ("null", "object"), {"unit": "celsius"}),
+    # JSON as written is never unescaped: the string keeps its backslash-n
+    ('[{"task": "Print \\\\n to see newline"}]', ("array",), [{"task": "Print \\n to see newline"}]),
+    # a string parameter, an untyped one, the wrong container and broken escapes keep the text
+    (_ESCAPED_TODOS, ("string",), _ESCAPED_TODOS),
+    (_ESCAPED_TODOS, (), _ESCAPED_TODOS),
+    (_ESCAPED_TODOS, ("object",), _ESCAPED_TODOS),
+    (r'[{\"id\": \"1\"', ("array",), r'[{\"id\": \"1\"'),
+    (r'[{\"id\": \"1\", "bare": 2}]', ("array",), r'[{\"id\": \"1\", "bare": 2}]'),
+    (r'[\"a\", \"b\"] trailing', ("array",), r'[\"a\", \"b\"] trailing'),
+])
+def test_escaped_json_is_typed_by_an_object_or_array_schema(raw: str, types: tuple[str, ...],
+                                                            expected: Any) -> None:
+    """GLM-4.6 writes an object or array argument backslash-escaped at times; SGLang's GLM-4 parser
+    unescapes it and reads the JSON (``parse_arguments``, strategy 2). Typing does the same for an
+    object/array schema once JSON and the Python literal fail; the reference keeps the text."""
+    assert_same(type_argument(raw, types, MAX_NESTING_DEPTH), expected)
+
+
+_ESCAPE_TEXT = st.text(alphabet='ab"\\\n/{}[]: \u00e9', max_size=8)
+_CONTAINERS = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6), _ESCAPE_TEXT),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_ESCAPE_TEXT, inner, max_size=4)),
+    max_leaves=10).filter(lambda value: isinstance(value, (list, dict)))
+
+
+@given(value=_CONTAINERS, ensure_ascii=st.booleans())
+def test_any_container_written_escaped_is_typed_back_and_json_as_written_is_unchanged(
+        value: Any, ensure_ascii: bool) -> None:
+    """For every JSON object or array: its text written escaped (the body of a JSON string holding
+    it, as GLM-4.6 writes one) is typed back to the value by its schema type, and its plain JSON
+    text gives the value as before; a string parameter keeps either text."""
+    kind = "array" if isinstance(value, list) else "object"
+    plain = json.dumps(value, ensure_ascii=ensure_ascii)
+    escaped = json.dumps(plain, ensure_ascii=ensure_ascii)[1:-1]
+    assert_same(type_argument(plain, (kind,), MAX_NESTING_DEPTH), value)
+    assert_same(type_argument(escaped, (kind,), MAX_NESTING_DEPTH), value)
+    assert type_argument(escaped, ("string",), MAX_NESTING_DEPTH) == escaped

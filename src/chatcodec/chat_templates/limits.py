@@ -63,6 +63,7 @@ __all__ = [
     "MAX_WORDWRAP_INPUT",
     "MEMORY_CHECK_SIZE",
     "MEMORY_CHECK_STEPS",
+    "RENDER_TIME_HINT",
     "SIZED_TYPES",
     "TEXT_CHARS_PER_STEP",
     "UPFRONT_LOOP_ITEMS",
@@ -93,6 +94,11 @@ MAX_TEMPLATE_STEPS = 1_000_000_000
 #: Generous, because real templates can be quadratic in the conversation: gemma-4's renders an
 #: agent trace of 4,000 messages in about 5 seconds (the reference: about 30).
 MAX_RENDER_SECONDS = 60.0
+
+#: How the error for :data:`MAX_RENDER_SECONDS` tells a trusted template more time (``""``: raise the
+#: constant, as every other limit says). The command line sets it while a command runs, since its
+#: user sets the limit with ``--timeout SECONDS``, not in Python (``chatcodec.cli.options``).
+RENDER_TIME_HINT = ""
 
 #: How many steps pass between two checks of the clock.
 CLOCK_CHECK_STEPS = 256
@@ -363,7 +369,7 @@ class RenderState:
             ChatTemplateLimitError: the deadline has passed.
         """
         if time.monotonic() > self.deadline:
-            raise limit_error("the render time", "MAX_RENDER_SECONDS", MAX_RENDER_SECONDS)
+            raise limit_error("the render time", "MAX_RENDER_SECONDS", MAX_RENDER_SECONDS, RENDER_TIME_HINT)
 
     def charge(self, steps: int) -> None:
         """Count ``steps`` steps at once (a loop over a sized iterable is charged when it starts)."""

@@ -67,19 +67,22 @@ def add_timeout(parser: argparse.ArgumentParser) -> None:
                              "MAX_RENDER_SECONDS, 60); a template that runs out of time is an error")
 
 
+#: What a render that runs out of time tells the command-line user (who cannot set the constant).
+TIMEOUT_HINT = "if the template is trusted, give each render more time with --timeout SECONDS"
+
+
 @contextlib.contextmanager
 def render_timeout(limit: float | None) -> Iterator[None]:
     """Within the block, each render may take ``limit`` seconds (``--timeout``): the sandbox's
     :data:`~chatcodec.chat_templates.limits.MAX_RENDER_SECONDS`, restored afterwards. ``None``
-    keeps the limit as it is."""
+    keeps the limit as it is. Either way a render that runs out of time says to pass ``--timeout
+    SECONDS`` (:data:`TIMEOUT_HINT`), not to raise the constant."""
     from chatcodec.chat_templates import limits
 
-    if limit is None:
-        yield
-        return
-    before = limits.MAX_RENDER_SECONDS
-    limits.MAX_RENDER_SECONDS = limit
+    before, hint = limits.MAX_RENDER_SECONDS, limits.RENDER_TIME_HINT
+    limits.MAX_RENDER_SECONDS = before if limit is None else limit
+    limits.RENDER_TIME_HINT = TIMEOUT_HINT
     try:
         yield
     finally:
-        limits.MAX_RENDER_SECONDS = before
+        limits.MAX_RENDER_SECONDS, limits.RENDER_TIME_HINT = before, hint

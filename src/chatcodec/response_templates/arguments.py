@@ -19,6 +19,7 @@ whatever its field is called.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -49,13 +50,18 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
             object) or Python functions (converted with :func:`chatcodec.tool_schemas.tool_to_schema`).
 
     Returns:
-        ``{name: properties}``; tools without a name are ignored, tools without properties map to ``{}``.
+        ``{name: properties}``; tools without properties map to ``{}``, and a tool of another
+        ``type`` than ``"function"`` (``{"type": "custom", ...}``) that has no ``function`` is left
+        out (its calls, having no parameter schema, are never typed).
 
     Raises:
         TypeError: a tool is neither a dict nor a function.
-        ValueError: a parameter schema that typing cannot read (``"anyOf": 5``, ``"type": 5``, a
-            non-boolean ``nullable``); the message names the tool and the parameter. Checked here,
-            when the parser is built, so a bad schema never fails in the middle of a stream.
+        ValueError: a function tool without a function name (``{"x": 1}``, ``{"type": "function"}``,
+            ``{"function": {"parameters": ...}}``: a typo that would silently leave every call
+            untyped), or a parameter schema that typing cannot read (``"anyOf": 5``, ``"type": 5``, a
+            non-boolean ``nullable``); the message names the entry (``tools[1]``) and what is
+            wrong. Checked here, when the parser is built or given tools, so a bad schema never
+            fails in the middle of a stream.
     """
     params: ToolParameters = {}
     for index, tool in enumerate(tools or []):
@@ -63,17 +69,40 @@ def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None)
             from chatcodec.tool_schemas import tool_to_schema
 
             tool = tool_to_schema(tool)
+        if "function" not in tool and isinstance(tool.get("type"), str) and tool["type"] != "function":
+            continue  # not a function tool: nothing to type its calls with
         function = tool.get("function", tool)
-        if isinstance(function, dict) and isinstance(function.get("name"), str):
-            parameters = function.get("parameters")
-            properties = parameters.get("properties") if isinstance(parameters, dict) else None
-            properties = properties if isinstance(properties, dict) else {}
-            for key, schema in properties.items():
-                problem = _schema_problem(schema)
-                if problem is not None:
-                    raise ValueError(f"tools[{index}] ({function['name']}): parameter {key!r}: {problem}")
-            params[function["name"]] = properties
+        name = function.get("name") if isinstance(function, dict) else None
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"tools[{index}]: {_missing_name(tool, function)}")
+        parameters = function.get("parameters")
+        properties = parameters.get("properties") if isinstance(parameters, dict) else None
+        properties = properties if isinstance(properties, dict) else {}
+        for key, schema in properties.items():
+            problem = _schema_problem(schema)
+            if problem is not None:
+                raise ValueError(f"tools[{index}] ({name}): parameter {key!r}: {problem}")
+        params[name] = properties
     return params
+
+
+#: The two shapes a function tool may have, for the error that names what is missing.
+_TOOL_SHAPES = ('expected {"type": "function", "function": {"name": ..., "parameters": {...}}} or the '
+                'function object itself ({"name": ..., "parameters": {...}})')
+
+
+def _missing_name(tool: dict[str, Any], function: Any) -> str:
+    """What is wrong with a function tool whose name cannot be read (for :func:`tool_parameters`)."""
+    if function is tool and tool.get("type") == "function":
+        return f"a tool of type 'function' has no 'function' object; {_TOOL_SHAPES}"
+    if function is not tool and not isinstance(function, dict):
+        return f"'function' must be an object with a 'name', got {type(function).__name__}; {_TOOL_SHAPES}"
+    where = "'function'" if function is not tool else "the tool"
+    name = function.get("name")
+    if name is None:
+        keys = ", ".join(map(repr, function)) or "none"
+        return f"{where} has no 'name' (its keys: {keys}); {_TOOL_SHAPES}"
+    return f"{where}'s 'name' must be a non-empty string, got {name!r}; {_TOOL_SHAPES}"
 
 
 def _schema_problem(schema: Any) -> str | None:
@@ -159,15 +188,16 @@ MAX_LITERAL_CHARS = 100_000
 def _container(raw: str) -> Any:
     """``raw`` read as JSON, else as one Python literal (``{'k': 'v'}``, ``['a', 'b']``: what a
     chat template's ``str()`` of a dict or list writes back, and what vLLM's and SGLang's XML-ish
-    tool parsers decode with ``ast.literal_eval`` after ``json.loads`` fails).
+    tool parsers decode with ``ast.literal_eval`` after ``json.loads`` fails), else as JSON written
+    backslash-escaped (:func:`_escaped_json`).
 
     The literal is read by ``x-pythonic``'s reader (:mod:`ast`, never ``eval``), only when its text
     starts with ``{``/``[`` and is at most ``MAX_LITERAL_CHARS`` long. A number that does not fit a
-    float (``[1e999]``) makes either reading fail, so the argument keeps its raw text, as the
+    float (``[1e999]``) makes every reading fail, so the argument keeps its raw text, as the
     peers keep it (SGLang's ``test_nonfinite_coercion.py``).
 
     Raises:
-        ValueError: neither reading gives a value.
+        ValueError: no reading gives a value.
     """
     try:
         return loads_finite_json(raw)
@@ -177,7 +207,30 @@ def _container(raw: str) -> Any:
             raise
     from chatcodec.response_templates.ext_pythonic import parse_python_literal
 
-    return parse_python_literal(text)
+    try:
+        return parse_python_literal(text)
+    except ValueError:
+        if '\\"' not in text:
+            raise
+    return _escaped_json(text)
+
+
+def _escaped_json(text: str) -> Any:
+    """``text`` read as JSON written inside a JSON string, its quotes escaped: the whole argument
+    ``[{\\"id\\": \\"1\\", \\"task\\": \\"a\\\\nb\\"}]`` is the list ``[{"id": "1", "task": "a\\nb"}]``.
+    GLM-4.6 writes an object or array argument this way at times (with literal ``\\n`` between its
+    tags); SGLang's GLM-4 parser reads it so (``glm4_moe_detector.py``, ``parse_arguments``: the
+    text unescaped as a JSON string, then read as JSON). Only object/array casts try it, and only
+    after JSON and the Python literal failed, so text that reads as written never changes.
+
+    Raises:
+        ValueError: the text is not a JSON string's body, or its unescaped text is no JSON.
+    """
+    try:
+        unescaped = json.loads(f'"{text}"', strict=False)
+    except json.JSONDecodeError as error:
+        raise ValueError(str(error)) from None
+    return loads_finite_json(unescaped)
 
 
 #: Casts that still apply after a ``string`` type in a union: ``null`` and JSON containers are

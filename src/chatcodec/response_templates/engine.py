@@ -339,7 +339,8 @@ class ResponseParser:
             ParserStateError: too late for the tools to act exactly (the message names the field
                 and why); the parser is unchanged and keeps parsing with its earlier tools. Also
                 after :meth:`finalize` or a failure.
-            ValueError: a parameter schema typing cannot read (as ``tools=``).
+            ValueError: a tool without a function name, or a parameter schema typing cannot read
+                (as ``tools=``; the message names the entry, ``tools[1]``).
             TypeError: a tool is neither a dict nor a function.
         """
         params = tool_parameters(tools) if tools else {}
