@@ -130,6 +130,26 @@ def test_a_file_that_is_not_json(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
         serving_template(Tokenizer())
 
 
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b'{"fields": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "invalid JSON: nested too deeply"),
+        (b"\xff{}", "not UTF-8 text (byte 0: invalid start byte)"),
+        (b'{"fields": }', "invalid JSON (line 1, column 12): Expecting value"),
+    ],
+)
+def test_a_file_that_is_not_json_names_why(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                           data: bytes, why: str) -> None:
+    """JSON nested past the recursion limit raised a bare RecursionError (the CLI and the model
+    files name it): the same message as the model files, under the variable's name."""
+    bad = tmp_path / "rt.json"
+    bad.write_bytes(data)
+    monkeypatch.setenv(ENV_VAR, str(bad))
+    with pytest.raises(ResponseTemplateNotFoundError) as raised:
+        serving_template(Tokenizer())
+    assert str(raised.value) == f"CHATCODEC_RESPONSE_TEMPLATE={bad}: cannot read the file as JSON: {why}"
+
+
 def test_one_lookup_per_tokenizer() -> None:
     tokenizer = Tokenizer(response_template=OWN)
     first = serving_template(tokenizer)

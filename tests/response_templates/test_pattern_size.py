@@ -56,6 +56,35 @@ def test_a_huge_delimiter_is_refused_naming_field_and_key(key: str) -> None:
     assert _refused(template) == f"fields.x.{key}: invalid {key} regex: {TOO_BIG}"
 
 
+@pytest.mark.parametrize(("source", "cause"), [
+    ("|".join(f"tok{i}" for i in range(20_000)),
+     "about 148,890 elements once compiled (one per character, escape or class, over its 20,000 "
+     "alternatives)"),
+    ("ab" * 6_000, "about 12,000 elements once compiled (one per character, escape or class)"),
+])
+def test_a_pattern_too_long_as_written_is_refused_for_its_length(source: str, cause: str) -> None:
+    """A list of 20,000 tokens, with no counted repetition, was refused for "its counted
+    repetitions": the message names its length (and its alternatives) instead; same limit."""
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {"open_pattern": source, "close": ">"}}}
+    assert _refused(template) == (
+        f"fields.x.open_pattern: invalid open_pattern regex: it is too long: {cause}, more than "
+        "MAX_PATTERN_SIZE (10,000) in chatcodec.response_templates.limits (the bundled profiles' "
+        "patterns stay under 250): match a family of tokens with a class or a shared prefix, not a "
+        "list of each one")
+
+
+@pytest.mark.parametrize("source", ["(?:ab|cd){3000}", "a{20000}|" + "b" * 9_000])
+def test_a_pattern_its_counts_blow_up_is_refused_for_its_counts(source: str) -> None:
+    template = {"start_anchor": "A", "fields": {"content": {}, "x": {"open_pattern": source, "close": ">"}}}
+    assert _refused(template).startswith(
+        "fields.x.open_pattern: invalid open_pattern regex: its counted repetitions ({m}, {m,}, {m,n}) "
+        "make about ")
+
+
+def test_expanded_size_as_written() -> None:
+    assert (expanded_size("a{20000}|b", counts=False), expanded_size(NESTED, counts=False)) == (2, 1)
+
+
 def test_a_huge_start_anchor_pattern_is_refused() -> None:
     template = {"start_anchor_pattern": NESTED, "fields": {"content": {}}}
     assert _refused(template) == f"start_anchor_pattern: invalid start_anchor_pattern regex: {TOO_BIG}"

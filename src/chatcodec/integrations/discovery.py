@@ -17,7 +17,6 @@ stops the server before it serves a request, not in the middle of a stream.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatcodec.errors import ResponseTemplateError, ResponseTemplateNotFoundError
+from chatcodec.errors import ModelStorageError, ResponseTemplateError, ResponseTemplateNotFoundError
 from chatcodec.response_templates.template import ResponseTemplate, load_response_template
 
 __all__ = ["ENV_VAR", "ServingTemplate", "serving_template", "template_from_setting"]
@@ -197,10 +196,13 @@ def template_from_setting(setting: str) -> ResponseTemplate:
             )
         return _load(template, where)
     if path.is_file():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-            raise ResponseTemplateNotFoundError(f"{where}: cannot read the file as JSON: {error}") from None
+        from chatcodec.model.config import read_json_file
+
+        try:  # not UTF-8, not JSON, or nested past the recursion limit: the model files' errors
+            data = read_json_file(path)
+        except (OSError, ModelStorageError) as error:
+            why = str(error).removeprefix(f"{path}: ")  # ``where`` names the file already
+            raise ResponseTemplateNotFoundError(f"{where}: cannot read the file as JSON: {why}") from None
         if (
             isinstance(data, dict)
             and "fields" not in data

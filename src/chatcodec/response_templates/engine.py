@@ -648,10 +648,13 @@ class ResponseParser:
                                    "require_close: a region cut off may be incomplete)", len(raw))
             text = raw if region.offset >= 0 else _without_prompt_layout(spec, raw, region.offset)
             value = self._value(spec, text, captures, region.values if text is raw else None)
-            if cut_off and spec.close is not None and spec.content != "text" and not raw.strip():
-                # an open written and nothing after it: a value begun, not an empty one
-                raise ContentError("the output ends right after this region's open (nothing of "
-                                   "its value was written)", len(raw))
+            if not closing and (cut_off or region.opening) and spec.close is not None \
+                    and spec.content != "text" and not raw.strip():
+                # an open written and nothing after it, ended by the end of the output or by the
+                # next delimiter (never its own close): a value begun, not an empty one
+                ended = "the output ends" if cut_off else "the next delimiter comes"
+                raise ContentError(f"{ended} right after this region's open (nothing of its value "
+                                   "was written)", len(raw))
             self._message.add(spec, value, text)
             if self._tools:
                 self._check_tool_names(spec, region, value)

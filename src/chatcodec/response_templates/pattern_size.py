@@ -34,7 +34,7 @@ _COUNT = LazyPattern(r"\{([0-9]*)(?:,[0-9]*)?\}")
 _FLAGS = LazyPattern(r"\(\?([a-zA-Z0-9]*)(?:-[a-zA-Z0-9]*)?[:)]")
 
 
-def expanded_size(source: str) -> int:
+def expanded_size(source: str, *, counts: bool = True) -> int:
     """An estimate of how many elements ``regex`` compiles ``source`` into: each character,
     escape or class counts 1, a group the sum of its alternatives, and a counted repetition
     multiplies what it repeats by its least count (``*``, ``+``, ``?`` and ``{0,n}`` add nothing).
@@ -42,6 +42,8 @@ def expanded_size(source: str) -> int:
     Args:
         source: a regex pattern's text (its syntax need not be valid: an unbalanced ``)`` counts as
             one element, an unclosed group is closed at the end).
+        counts: ``False``: every counted repetition counts as written once (the pattern's own
+            size, which tells a pattern too long as written from one its counts blow up).
 
     Returns:
         The estimate (``a{1000}`` is 1000, ``(?:ab|c){10}`` is 30).
@@ -65,7 +67,7 @@ def expanded_size(source: str) -> int:
             continue
         elif (count := _COUNT.fullmatch(token)) is not None:
             least = int(count.group(1) or 0)
-            if least > 1:
+            if least > 1 and counts:
                 frame[1] += frame[2] * (least - 1)
                 frame[2] *= least
         elif not token.startswith("(?#"):  # a comment compiles to nothing
@@ -85,7 +87,8 @@ def check_size(source: str) -> None:
         source: a regex pattern's text.
 
     Raises:
-        regex.error: the pattern is too big, with a message naming the estimate and the limit; or
+        regex.error: the pattern is too big, with a message naming the estimate, the limit and the
+            cause (its length as written, or its counted repetitions); or
             it turns on verbose mode, whose ignored whitespace and comments the estimate cannot read.
     """
     if _turns_verbose_on(source):
@@ -96,6 +99,15 @@ def check_size(source: str) -> None:
         )
     size = expanded_size(source)
     if size > limits.MAX_PATTERN_SIZE:
+        if expanded_size(source, counts=False) > limits.MAX_PATTERN_SIZE:  # too long as written
+            alternatives = sum(token == "|" for token in tokens(source)) + 1
+            among = f", over its {alternatives:,} alternatives" if alternatives > 1 else ""
+            raise regex.error(
+                f"it is too long: about {size:,} elements once compiled (one per character, escape "
+                f"or class{among}), more than MAX_PATTERN_SIZE ({limits.MAX_PATTERN_SIZE:,}) in "
+                "chatcodec.response_templates.limits (the bundled profiles' patterns stay under 250): "
+                "match a family of tokens with a class or a shared prefix, not a list of each one"
+            )
         raise regex.error(
             f"its counted repetitions ({{m}}, {{m,}}, {{m,n}}) make about {size:,} elements once compiled "
             f"(the regex module writes out m copies of what each one repeats, and nested counts multiply), "
