@@ -176,8 +176,8 @@ def test_a_template_that_raises_on_every_probe_fails_naming_the_raise_and_the_co
     assert captured.out == ""
     assert captured.err.splitlines() == [
         "chatcodec: ChatTemplateError: derive: the chat template raises on every probe conversation (33 "
-        "tried), so nothing can be derived; it raised 'boom' on {\"messages\": [{\"role\": \"user\", "
-        "\"content\": \"What is the capital of France?\"}], \"tools\": null, "
+        "tried) and on the plain one, so nothing can be derived; it raised 'boom' on {\"messages\": "
+        "[{\"role\": \"user\", \"content\": \"What is the capital of France?\"}], \"tools\": null, "
         "\"add_generation_prompt\": true, \"kwargs\": {}}",
         f"  line 1 of the chat template '{template}':",
         "    {{ raise_exception('boom') }}",

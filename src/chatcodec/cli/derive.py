@@ -9,7 +9,7 @@ the response template (JSON), or with ``--json`` the object ``{"response_templat
 ``--json`` the labels go to stderr, one line per capability. Exit status 0 when a template was
 derived, whatever its labels (``verified`` in the JSON says whether every capability the template
 renders was verified); 1 when the chat template cannot be read or compiled, raises on every probe
-conversation (the error names its raise and the conversation), or when it runs out of
+conversation and on the plain one (the error names its raise and the conversation), or when it runs out of
 render time (``--timeout SECONDS``, default ``MAX_RENDER_SECONDS``) on the plain conversation:
 then nothing is derived and the error names the template and the limit (stderr, with or without
 ``--json``).
