@@ -280,13 +280,25 @@ def test_a_call_id_in_the_markers_becomes_the_id_group() -> None:
     assert result.response_template["fields"]["tool_calls"] == {
         "open_pattern": r"(?:<\|calls\|>\s*)?<\|call\|>(?P<id>.+?)\s*<\|name\|>(?P<name>[\w.\-]+)\s*"
                         r"<\|args\|>\s*",
-        "close": "<|/call|>", "repeats": True, "content": "json",
+        "close_pattern": r"<\|/call\|>(?:\s*<\|/calls\|>)?", "repeats": True, "content": "json",
         "transform": {"id": "{id}", **CALL_TRANSFORM}}
     assert result.verified
     message = parse_response('<|calls|><|call|>a7<|name|>f<|args|>{"x": 1}<|/call|><|/calls|>',
                              result.response_template, prefix="<|assistant|>")
     assert message["tool_calls"] == [
         {"id": "a7", "type": "function", "function": {"name": "f", "arguments": {"x": 1}}}]
+
+
+def test_a_section_end_without_a_call_before_it_stays_in_the_content() -> None:
+    """The section end closes the last call (an optional part of its close), so a malformed section
+    the model writes (vLLM's DeepSeek V3.1 vector: the section markers without the per-call ones)
+    comes back whole as content; it was a discard of the content field, and the end marker the
+    model wrote was lost."""
+    result = derive_response_template(ID_BEFORE_NAME, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["content"] == {"close": ["<|end|>"]}
+    output = '<|calls|>f<|args|>{"x": 1}<|/calls|>'
+    assert parse_three_ways(result.response_template, output, prefix="<|assistant|>") == {
+        "role": "assistant", "content": '<|calls|>f<|args|>{"x": 1}<|/calls|>'}
 
 
 def test_a_name_written_as_a_json_key_uses_x_json_calls() -> None:
@@ -804,7 +816,8 @@ def test_arguments_written_as_elements_named_after_their_keys_are_read_as_a_tree
     marker = r"\]\s*<\]m\[>\["
     assert result.response_template["fields"]["tool_calls"] == {
         "open_pattern": rf'(?:{marker}\s*<calls>\s*{marker}\s*)?<invoke\s*name="(?P<name>[\w.\-]+)">',
-        "close_pattern": rf"{marker}\s*</invoke>\s*{marker}", "repeats": True, "require_close": True,
+        "close_pattern": rf"{marker}\s*</invoke>\s*{marker}(?:\s*</calls>)?", "repeats": True,
+        "require_close": True,
         "content": "x-xml-tree",
         "content_args": {"leaf_parser": {"name": "json", "args": {"allow_non_json": True, "strip": False}},
                          "remove": ["]<]m[>["]},
@@ -823,11 +836,11 @@ def test_markers_made_of_a_word_glued_between_two_tokens_are_one_marker() -> Non
     template = result.response_template
     assert template["start_anchor"] == "<|open|>assistant<|sep|>"
     assert template["fields"]["content"] == {"close": [
-        "<|open|>answer<|sep|>", "<|close|>answer<|sep|>", "<|close|>assistant<|sep|>",
-        "<|close|>tools<|sep|>", "<|eom|>"]}
+        "<|open|>answer<|sep|>", "<|close|>answer<|sep|>", "<|close|>assistant<|sep|>", "<|eom|>"]}
     assert template["fields"]["tool_calls"]["open_pattern"] == (
         r'(?:<\|open\|>tools\s*<\|sep\|>\s*)?<\|open\|>call\s*name="(?P<name>[\w.\-]+)"\s*<\|sep\|>')
-    assert template["fields"]["tool_calls"]["close"] == "<|close|>call<|sep|>"
+    assert template["fields"]["tool_calls"]["close_pattern"] == (
+        r"<\|close\|>call\s*<\|sep\|>(?:\s*<\|close\|>tools\s*<\|sep\|>)?")
     assert statuses(result) == VERIFIED_CALLS
     prefix = "<|open|>user<|sep|>Hi<|close|>user<|sep|><|eom|><|open|>assistant<|sep|>"
     output = "<|open|>answer<|sep|>An answer.<|close|>answer<|sep|><|close|>assistant<|sep|>"
@@ -905,11 +918,34 @@ def test_a_template_that_runs_out_of_time_stops_the_derivation_at_once(
 
 
 def test_a_template_that_fails_otherwise_is_not_stopped_by_the_time_check() -> None:
-    """Only running out of time stops the derivation: a template that refuses the plain
-    conversation is the round trip's to label."""
+    """Running out of time stops the derivation before the probes; a template that raises on every
+    probe conversation is stopped after them, with its own error, its line and the plain
+    conversation (it printed ``{"start_anchor": "\\n", "fields": {"content": {}}}`` before, as if
+    something had been derived)."""
     from chatcodec.analysis.render_time import plain_render_stall
+    from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateLimitError
 
     refusing = "{{ raise_exception('no system message') }}"
     assert plain_render_stall(refusing, {}) is None
+    with pytest.raises(ChatTemplateError) as raised:
+        derive_response_template(refusing)
+    assert not isinstance(raised.value, ChatTemplateLimitError)
+    assert raised.value.message == (
+        "derive: the chat template raises on every probe conversation (33 tried) and on the plain one, so "
+        "nothing can be derived; it raised 'no system message' on {\"messages\": [{\"role\": \"user\", "
+        "\"content\": \"What is the capital of France?\"}], \"tools\": null, "
+        "\"add_generation_prompt\": true, \"kwargs\": {}}")
+    assert (raised.value.lineno, raised.value.source_line) == (1, refusing)
+
+
+def test_a_template_that_renders_the_plain_conversation_is_labelled_not_stopped() -> None:
+    """A template that renders the plain conversation and refuses every probe (each carries an
+    assistant turn here; tools, for MiroThinker's macros) is not stopped: the labels say why."""
+    refusing = ("{% for m in messages %}{% if m.role == 'assistant' %}{{ raise_exception('no assistant') }}"
+                "{% endif %}{{ m.content }}{% endfor %}{% if add_generation_prompt %}A:{% endif %}")
     derived = derive_response_template(refusing)
     assert derived.capabilities["content"].status == "unsupported"
+    assert derived.capabilities["content"].reason == (
+        "the template refuses it: content/content/single: the chat template raised on this conversation "
+        "(no assistant)")
+    assert not derived.verified

@@ -309,3 +309,30 @@ def test_a_template_that_reads_the_call_at_its_top_level_gets_it_there_too() -> 
     assert result.report.shape.describe() == "each call's name and arguments beside its function object"
     assert result.response_template["fields"]["tool_calls"] == JSON_CALL_FIELD
     assert statuses(result) == NO_REASONING
+
+
+# --- bare call objects joined by punctuation ------------------------------------------------------------
+
+#: vLLM's Phi-4-mini form: bare call objects, one per line, joined by a comma with no list around them
+#: (``{...},\n{...}``), then the end of the turn.
+COMMA_JOINED_CALLS = (
+    "{%- for m in messages %}<|{{ m.role }}|>{% if m.tool_calls %}{% for c in m.tool_calls %}\n"
+    '{"name": "{{ c.function.name }}", "arguments": {{ c.function.arguments | tojson }}}'
+    "{% if not loop.last %},{% endif %}{% endfor %}{% else %}{{ m.content }}{% endif %}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}")
+
+
+def test_bare_call_objects_joined_by_a_comma_read_the_comma_as_their_separator() -> None:
+    result = derive_response_template(COMMA_JOINED_CALLS, variables={"eos_token": "<|end|>"})
+    assert result.response_template["fields"]["tool_calls"] == {
+        "open_pattern": r'(?=\{\s*"name"\s*:)', "close": "<|end|>", "content": "x-json-calls",
+        "content_args": {"name_keys": ["name"], "arguments_keys": ["arguments"], "separators": [","]},
+        "transform": {"id": "{id?}", "type": "function",
+                      "function": {"name": "{name}", "arguments": "{arguments}"}},
+        "transform_each": True}
+    assert statuses(result) == NO_REASONING
+    output = '\n{"name": "f", "arguments": {"x": 1}},\n{"name": "g", "arguments": {}}'
+    assert parse_three_ways(result.response_template, output, prefix="<|user|>Hi<|end|><|assistant|>") == {
+        "role": "assistant", "tool_calls": [
+            {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}},
+            {"type": "function", "function": {"name": "g", "arguments": {}}}]}

@@ -162,3 +162,23 @@ def test_a_named_template_that_runs_out_of_time_is_named_with_its_name(
     assert main(["derive", str(directory), "--timeout", "0.2"]) == 1
     assert capsys.readouterr().err.splitlines()[1] == (
         f"  line 1 of the chat template '{directory}[tool_use]':")
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_template_that_raises_on_every_probe_fails_naming_the_raise_and_the_conversation(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], json_flag: list[str]) -> None:
+    """QA: derive printed ``{"start_anchor": "\\n", "fields": {"content": {}}}`` and exited 0 for a
+    template that renders nothing, while doctor reported an error: nothing can be derived then."""
+    template = tmp_path / "t.jinja"
+    template.write_text("{{ raise_exception('boom') }}", encoding="utf-8")
+    assert main(["derive", str(template), "--var", "eos_token=</s>", *json_flag]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines() == [
+        "chatcodec: ChatTemplateError: derive: the chat template raises on every probe conversation (33 "
+        "tried) and on the plain one, so nothing can be derived; it raised 'boom' on {\"messages\": "
+        "[{\"role\": \"user\", \"content\": \"What is the capital of France?\"}], \"tools\": null, "
+        "\"add_generation_prompt\": true, \"kwargs\": {}}",
+        f"  line 1 of the chat template '{template}':",
+        "    {{ raise_exception('boom') }}",
+    ]

@@ -122,6 +122,9 @@ def derive_response_template(chat_template: str, *,
             (``MAX_RENDER_SECONDS`` or ``MAX_TEMPLATE_STEPS``): the derivation renders dozens of
             conversations, so it stops after that one render (:mod:`chatcodec.analysis.render_time`).
         ChatTemplateNotFoundError: the template text is empty.
+        ChatTemplateError: the template raises on every probe conversation and on the plain one
+            (nothing renders, so nothing can be derived); the message names the template's error,
+            its line and the plain conversation.
     """
     from chatcodec.analysis.derivation.atoms import Atoms
     from chatcodec.analysis.derivation.context import DerivationContext
@@ -179,6 +182,9 @@ def derive_response_template(chat_template: str, *,
         template = anchor_header_rests(template, open_headers)
     template = discard_answer_label(template, answer_label(ctx))  # Hunyuan's "助手：" (derivation.labels)
     report = round_trip(chat_template, template, variables=values, modes=modes, shape=shape)
+    nothing = _renders_nothing(chat_template, values, report)
+    if nothing is not None:
+        raise nothing
     labels = _labels(report, candidate.reasoning.heuristic if candidate.reasoning else "", tools.problem)
     notes = [f"message shape: {shape.describe()}"]
     if tools.kind:
@@ -209,6 +215,35 @@ def _stop_when_out_of_time(chat_template: str, values: dict[str, Any]) -> None:
             f"derive: the chat template runs out of time on the plain conversation: {stall.message}; "
             "nothing was derived (the derivation renders dozens of conversations)",
             limit=stall.limit, value=stall.value, lineno=stall.lineno, source_line=stall.source_line)
+
+
+def _renders_nothing(chat_template: str, values: dict[str, Any], report: RoundTripReport) -> Exception | None:
+    """The error for a template that renders nothing at all: it raised on every probe conversation
+    and on the plain one (one user question, no tools). The template's own error on the plain
+    conversation (rendered again to keep its line), with that conversation, so anyone can reproduce
+    it. ``None`` when the plain conversation renders: a template that refuses only the probes (all of
+    which carry tools: MiroThinker's macros raise on any tool list) is the labels' to explain."""
+    import json
+
+    from chatcodec.analysis.render_time import PLAIN_MESSAGES
+    from chatcodec.chat_templates.errors import ChatTemplateError
+    from chatcodec.chat_templates.render import render_chat_template
+
+    if not report.cases or any(case.status != "render_error" for case in report.cases):
+        return None
+    plain: dict[str, Any] = {"messages": [dict(message) for message in PLAIN_MESSAGES], "tools": None,
+                             "add_generation_prompt": True, "kwargs": {}}
+    try:
+        render_chat_template(chat_template, plain["messages"], add_generation_prompt=True, **values)
+    except ChatTemplateError as raised:
+        return ChatTemplateError(
+            f"derive: the chat template raises on every probe conversation ({len(report.cases)} tried) "
+            f"and on the plain one, so nothing can be derived; it raised {raised.message!r} on "
+            f"{json.dumps(plain, ensure_ascii=False)}",
+            lineno=raised.lineno, source_line=raised.source_line, original_type=raised.original_type)
+    except Exception:  # not the template's own error (a bad variable): the labels say what the probes hit
+        return None
+    return None
 
 
 def _mode_text(mode: Mapping[str, Any]) -> str:

@@ -8,7 +8,8 @@ the response template (JSON), or with ``--json`` the object ``{"response_templat
 "capabilities": {name: {"status", "reason", "applicable"}}, "verified", "notes"}``. Without
 ``--json`` the labels go to stderr, one line per capability. Exit status 0 when a template was
 derived, whatever its labels (``verified`` in the JSON says whether every capability the template
-renders was verified); 1 when the chat template cannot be read or compiled, or when it runs out of
+renders was verified); 1 when the chat template cannot be read or compiled, raises on every probe
+conversation and on the plain one (the error names its raise and the conversation), or when it runs out of
 render time (``--timeout SECONDS``, default ``MAX_RENDER_SECONDS``) on the plain conversation:
 then nothing is derived and the error names the template and the limit (stderr, with or without
 ``--json``).
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         OSError, ValueError: the input cannot be read.
         ChatTemplateNotFoundError, ModelStorageError: no usable chat template.
-        ChatTemplateError: the chat template does not compile.
+        ChatTemplateError: the chat template does not compile, or raises on every probe conversation.
     """
     from chatcodec.analysis.derive import derive_response_template
     from chatcodec.chat_templates.errors import ChatTemplateError

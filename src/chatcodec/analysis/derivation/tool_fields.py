@@ -15,7 +15,11 @@ Classification, on the render of one call ``fnqza(keyqza="valqza", keyqzb=7)``:
 
 The diff of the one-call and two-call renders gives the per-call opener (the common suffix of the
 text before call 1 and the text between the calls), the per-call closer (their common prefix),
-and what is left: a section start (optional in the open pattern) and a section end (discarded).
+and what is left: a section start (optional in the open pattern) and a section end. When the
+calls have a closer and a section start, the section end is an optional part of the call's close
+(``<｜tool▁call▁end｜>(?:\\s*<｜tool▁calls▁end｜>)?``), never a discard of the content field: a section
+end the model writes without a call before it (a malformed section) stays in the content, as text
+the model wrote, instead of being dropped. Without a section start it is discarded, as before.
 A call whose name is written before its opener too (a recipient, MuseGlimmer's
 ``to=NAME<|message|>`` before ``<atem:invoke name="NAME">``) opens on the recipient, and its second
 writing of the name must be the same (``(?P=name)``).
@@ -516,7 +520,10 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
     section_end = after1[len(closer_raw):]
     discards = [atom for atom in ctx.atoms.texts(section_end) if atom and ID_MARK not in atom]
     closer = closer_raw.strip()
-    fields = _fields(unit, opener, closer, section_open, post2, between, ctx.eos)
+    section_close = discards[0] if closer and section_open and discards else ""
+    if section_close:  # it ends the calls: part of the last call's close, not a discard (docstring)
+        discards = discards[1:]
+    fields = _fields(unit, opener, closer, section_open, post2, between, ctx.eos, section_close)
     if unit.kind == "object" and not opener and section_open and discards:
         fields = [_section_of_objects(unit, section_open, discards[0]), *fields]
     kinds = {"object": "JSON object per call", "array": "JSON array of calls",
@@ -655,14 +662,16 @@ def _open_pattern(section_open: str, opener: str, tail: str) -> str:
 
 
 def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str | None,
-            between: str | None, eos: str | None) -> list[dict[str, Any]]:
+            between: str | None, eos: str | None, section_close: str = "") -> list[dict[str, Any]]:
     close: dict[str, Any] = {"close": eos} if eos else {}
     if closer:
         close = _literal_or_pattern("close", closer)
+    if closer and section_close:
+        close = {"close_pattern": loose(closer) + rf"(?:\s*{loose(section_close)})?"}
     if unit.kind == "object" and opener and not closer:
         close = _next_opener_or_eos(opener, eos)
     if unit.kind in ("object", "array"):
-        return _json_fields(unit, opener, close, section_open)
+        return _json_fields(unit, opener, close, section_open, between)
     if unit.kind == "python_list":
         open_spec = _json_open(opener, "[", None) if opener else {"open_pattern": _PYTHON_LIST_AHEAD}
         return [{**open_spec, **close, "content": parser, "transform": _EACH_CALL, "transform_each": True}
@@ -771,7 +780,8 @@ def _section_of_objects(unit: _Unit, section_open: str, section_close: str) -> d
             "transform_each": True}
 
 
-def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: str) -> list[dict[str, Any]]:
+def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: str,
+                 between: str | None = None) -> list[dict[str, Any]]:
     keys: dict[str, str] = unit.info["keys"]
     strings = "string_arguments" in keys or "name_as_key" in keys  # x-json-calls reads both
     if unit.kind == "array":
@@ -798,11 +808,23 @@ def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: 
                                "function": {"name": "{content.name}", "arguments": "{content.arguments}"}}}]
     fields = [{**open_spec, **close, "repeats": True, "content": "json", "transform": element}]
     if not opener:  # bare objects: a region cannot end where one object does; one region reads them all
-        fields.append({**open_spec, **close, "content": "x-json-calls", "content_args": _calls_args(keys),
+        fields.append({**open_spec, **close, "content": "x-json-calls",
+                       "content_args": {**_calls_args(keys), **_separators(between)},
                        "transform": {"id": "{id?}", "type": "function",
                                      "function": {"name": "{name}", "arguments": "{arguments}"}},
                        "transform_each": True})
     return fields
+
+
+def _separators(between: str | None) -> dict[str, Any]:
+    """``x-json-calls``' ``separators`` for bare call objects the template joins with punctuation
+    (vLLM's Phi-4-mini writes ``{...},{...}``): the text between two calls, whitespace aside, when it
+    is a short run of punctuation (not a bracket or quote, which would be JSON); ``{}`` otherwise (the
+    parser's default, ``;``)."""
+    text = (between or "").strip()
+    if text and regex.fullmatch(r"[^\w\s\[\]{}\"']{1,3}", text):
+        return {"separators": [text]}
+    return {}
 
 
 def _literal_or_pattern(key: str, text: str) -> dict[str, str]:
