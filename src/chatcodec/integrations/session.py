@@ -268,10 +268,6 @@ class Session:
         initial = self._recorder.initial_events
         #: whether a reasoning region is open right now (the prefix may have opened one)
         self.in_reasoning = self._reasoning is not None and _open_field(initial) == self._reasoning
-        #: whether a region of a field other than reasoning and the implicit field opened (a tool
-        #: call's, whose parse reads the tools)
-        self.structured = any(event["type"] == "region_open" and event["field"] not in (
-            self._reasoning, self._implicit) for event in initial)
 
     def adopt_tools(self, tools: list[dict[str, Any]] | None) -> bool:
         """Give the parse the request's tools (argument typing, unknown-name warnings) after it
@@ -413,8 +409,6 @@ class Session:
                     else:
                         if step.other_start is None:
                             step.other_start = event["start"]
-                        if event["field"] != self._implicit:
-                            self.structured = True
                 elif kind == "region_close" and event["field"] == field:
                     self.in_reasoning = False
                     step.reasoning_end = event["end"]
