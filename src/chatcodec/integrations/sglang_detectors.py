@@ -99,6 +99,11 @@ def _inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     return anchor + opener
 
 
+#: the result of a delta with nothing decided yet (text held as a possible delimiter's start):
+#: SGLang reads its two fields and never changes them
+_NO_TEXT = ReasoningResult()
+
+
 class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
     """SGLang reasoning parser ``chatcodec``.
 
@@ -141,7 +146,9 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
         step = self._handoff.feed(new_text)
         if self.stream_reasoning:  # the usual case: the step's text as it is
-            return ReasoningResult(step.outside, step.reasoning)
+            if step.outside or step.reasoning:
+                return ReasoningResult(step.outside, step.reasoning)
+            return _NO_TEXT
         return self._result(step, self._handoff.session)
 
     def finish(self) -> ReasoningResult:
@@ -231,7 +238,9 @@ class ChatcodecToolDetector(BaseFormatDetector):
             step = handoff.read(new_text)
             if step is not None:
                 self._received.append(new_text)
-                return self._result(step, reasoning=False)
+                if step.tool_calls:
+                    return self._result(step, reasoning=False)
+                return ToolResult(normal_text=step.content, calls=[]) if step.content else _NOTHING
         step = self._shared(new_text, tools)
         if step is not None:  # read from the reasoning stage, which returned its reasoning
             return self._result(step, reasoning=False)

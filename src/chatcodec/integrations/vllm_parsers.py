@@ -608,7 +608,7 @@ def _reasoning_raw(serving: ServingTemplate, prefix: str, tools: list[dict[str, 
     """The raw text of the output's reasoning regions, delimiters included, in order."""
     field = reasoning_field(serving.template)
     parser = new_parser(serving, prefix, tools)
-    events = parser.feed(output) + parser.finalize()[1]
+    events = parser.feed(output) + parser.finalize(message=False)[1]
     parts, start = [], 0
     for event in events:
         if event["field"] != field:
