@@ -196,6 +196,10 @@ def _anchored(template: ResponseTemplate, prefix: str) -> bool:
     return known
 
 
+#: the events that open or close a region
+_BOUNDARIES = frozenset(("region_open", "region_close"))
+
+
 class Session:
     """One generated sequence parsed incrementally: raw deltas in, :class:`Step` out.
 
@@ -383,14 +387,18 @@ class Session:
                 parts.append(("call", entry))
             step.reasoning, step.content = "".join(reasoning), "".join(content)
         if not self._track_outside:
-            if events:
-                self._regions(step, events, [])
+            for event in events:
+                if event["type"] in _BOUNDARIES:  # most deltas open and close no region
+                    self._regions(step, events, [])
+                    break
             return step
         if text:
             self._unsent += text  # the raw text from the cursor on, which region offsets cut
         outside: list[str] = []
-        if events:
-            self._regions(step, events, outside)
+        for event in events:
+            if event["type"] in _BOUNDARIES:
+                self._regions(step, events, outside)
+                break
         resolved = self._parser.resolved
         if self.in_reasoning:  # nothing decided inside reasoning goes out
             self._skip(resolved)
