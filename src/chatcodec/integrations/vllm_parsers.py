@@ -127,9 +127,12 @@ class _Request:
                 if not final:
                     self.returned = (None, [], None)
                 return None
-            if half is not None and step.tool_calls:
-                bookkeeping.record(half, step.tool_calls)
-            delta = _text_delta(step.reasoning, step.content, _tool_calls(step.tool_calls))
+            calls = None
+            if step.tool_calls:
+                if half is not None:
+                    bookkeeping.record(half, step.tool_calls)
+                calls = _tool_calls(step.tool_calls)
+            delta = _text_delta(step.reasoning, step.content, calls)
             if not final:
                 self.returned = (delta, [], None)
             return delta
@@ -565,7 +568,7 @@ class ChatcodecToolParser(ToolParser):
             state.pending, state.phase = None, "tools"
         else:
             state.phase = "tools"
-            session = state.stream()
+            session = state.session or state.stream()
             state.unsent_from = session.calls_started
             step = session.feed(delta_text)
         return state.send(step)
