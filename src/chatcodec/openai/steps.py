@@ -236,11 +236,11 @@ class StepWriter:
                 if text_field is not None:
                     text = text_field.feed(event["text"])
                     if text:  # (_text(), inlined: once per chunk)
-                        kind = text_field.kind
-                        if out and out[-1][0] == TEXT and out[-1][1] == kind:
-                            out[-1] = (TEXT, kind, out[-1][2] + text)
+                        text_kind = text_field.kind
+                        if out and out[-1][0] == TEXT and out[-1][1] == text_kind:
+                            out[-1] = (TEXT, text_kind, out[-1][2] + text)
                         else:
-                            out.append((TEXT, kind, text))
+                            out.append((TEXT, text_kind, text))
             elif kind == "region_value":
                 if field == TOOL_CALLS and self._region is not None:
                     self._value(out, self._region, event)
