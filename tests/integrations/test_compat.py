@@ -128,3 +128,31 @@ def test_the_version_gate_logs_at_the_problems_level(
         assert engine_supported("vllm", logger) is registered
     assert [(record.levelno, phrase in record.getMessage()) for record in caplog.records] == (
         [] if level is None else [(level, True)])
+
+
+def test_model_builder_builds_what_the_constructor_builds() -> None:
+    from pydantic import BaseModel, ValidationError
+
+    class Function(BaseModel):
+        name: str | None = None
+        arguments: str | None = None
+
+    class Call(BaseModel):
+        index: int
+        id: str | None = None
+        function: Function | None = None
+
+    class Delta(BaseModel):
+        content: str | None = None
+        tool_calls: list[Call] = []
+
+    build = compat.model_builder(Delta)
+    data = {"content": None, "tool_calls": [{"index": 0, "id": None, "function": {"arguments": '{"a'}}]}
+    built = build(data)
+    reference = Delta(content=None, tool_calls=[Call(index=0, id=None, function=Function(arguments='{"a'))])
+    assert built == reference
+    assert built.model_dump(exclude_unset=True) == reference.model_dump(exclude_unset=True) == data
+    with pytest.raises(ValidationError):
+        build({"tool_calls": [{"id": "x"}]})  # no index: refused as the constructor refuses it
+    plain = compat.model_builder(SimpleNamespace)  # not pydantic's: called
+    assert plain({"content": "x"}) == SimpleNamespace(content="x")

@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatcodec import load_response_template, profiles
+from chatcodec import ResponseParser, load_response_template, profiles
 from chatcodec.integrations import bookkeeping
 from chatcodec.integrations.discovery import ServingTemplate
 from chatcodec.integrations.session import RawText, Session, assemble
@@ -206,7 +206,6 @@ def test_tools_given_after_the_start_type_the_arguments_as_tools_at_the_start_do
 def test_tools_are_taken_after_a_call_opened_until_its_arguments_stream() -> None:
     opened = Session(QWEN3, PROMPT, None)
     opened.feed('<tool_call>\n{"name"')
-    assert opened.structured
     assert opened.adopt_tools(TOOLS)  # nothing typed yet: exact
     streamed = Session(QWEN3, PROMPT, None)
     streamed.feed('<tool_call>\n{"name": "f", "arguments": {"a": "1')
@@ -214,3 +213,36 @@ def test_tools_are_taken_after_a_call_opened_until_its_arguments_stream() -> Non
     closed = Session(QWEN3, PROMPT, None, stream_values=False)
     closed.feed('<tool_call>\n{"name": "f", "arguments": {}}\n</tool_call>Then')
     assert not closed.adopt_tools(TOOLS)  # a call's region closed: too late
+
+
+def test_a_stream_ends_without_building_the_message_and_sends_the_same_steps() -> None:
+    # the engines never read the message of a stream: finish() leaves it unbuilt
+    # (ResponseParser.finalize(message=False)); the steps, the end's events and the checks are those
+    # of finish(message=True)
+    pieces = [OUTPUT[:40], OUTPUT[40:]]
+    streamed, session = _run(pieces)
+    built = Session(QWEN3, PROMPT, TOOLS)
+    reference = [built.feed(piece) for piece in pieces] + [built.finish(message=True)]
+    for step in streamed + reference:  # ids are random
+        for entry in step.tool_calls:
+            assert entry.pop("id", "call_").startswith("call_")
+    assert streamed == reference
+    assert session.message is None
+    message = built.message
+    assert message is not None
+    assert message["tool_calls"][0].pop("id").startswith("call_")
+    assert message == {
+        "role": "assistant",
+        "content": "Hi \n\nChecking.<think>more</think>Done.",
+        "reasoning_content": "\nwhy\n",
+        "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": '{"a": 1}'}}],
+    }
+    parser = ResponseParser(QWEN3.template, prefix=PROMPT, errors="keep")
+    parser.feed("Hi <tool_call>{bad")
+    assert parser.finalize(message=False) == ({}, [
+        {"type": "region_close", "field": "tool_calls", "value": None, "error": parser.parse_errors[0]},
+        {"type": "region_open", "field": "content"},
+        {"type": "region_chunk", "field": "content", "text": "<tool_call>{bad", "dirty": False},
+        {"type": "region_close", "field": "content", "value": "<tool_call>{bad"},
+    ])
+    assert parser.parse_errors[0]["raw"] == "<tool_call>{bad"

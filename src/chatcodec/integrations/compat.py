@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from importlib import metadata
 from typing import Any
 
-__all__ = ["SUPPORTED", "decode", "engine_supported", "engine_version_problem", "example_match", "tool_dicts"]
+__all__ = [
+    "SUPPORTED", "decode", "engine_supported", "engine_version_problem", "example_match", "model_builder",
+    "tool_dicts",
+]
 
 #: engine distribution -> (oldest supported release, first release not yet tested).
 SUPPORTED: dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]] = {
@@ -207,3 +211,21 @@ def _example(items: Any) -> str | None:
         else:
             return None
     return "".join(parts)
+
+
+def model_builder(model: Any) -> Callable[[dict[str, Any]], Any]:
+    """``data -> model(**data)`` for an engine's pydantic result model: its validator called straight,
+    which builds the same object (the same fields set, nested models from their data) without
+    ``__init__``'s Python frame or one per nested model. A model that is not pydantic's is called.
+
+    Args:
+        model: the model class (vLLM's ``DeltaMessage``, SGLang's ``StreamingParseResult``).
+
+    Returns:
+        A function from the keyword arguments (a dict) to the model object; it raises what the
+        model raises (pydantic's ``ValidationError``) on bad data.
+    """
+    validate = getattr(getattr(model, "__pydantic_validator__", None), "validate_python", None)
+    if callable(validate):
+        return validate  # type: ignore[no-any-return]
+    return lambda data: model(**data)

@@ -24,8 +24,8 @@ from chatcodec.errors import ParserStateError
 from chatcodec.integrations.discovery import ServingTemplate
 from chatcodec.object_cache import ObjectCache
 from chatcodec.openai import ToolCallIds, to_chat_message
-from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT
-from chatcodec.openai.stream import StreamBase, finish_reason_for
+from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT, StepWriter
+from chatcodec.openai.stream import finish_reason_for
 from chatcodec.response_templates.engine import ResponseParser
 from chatcodec.response_templates.template import ResponseTemplate
 
@@ -136,31 +136,6 @@ class RawText:
             self._start += cut
 
 
-class _Recorder:
-    """Stands between the OpenAI stream and the parser, keeping the events each call produced."""
-
-    def __init__(self, parser: ResponseParser) -> None:
-        self.parser = parser
-        self.events: list[dict[str, Any]] = []
-
-    @property
-    def initial_events(self) -> list[dict[str, Any]]:
-        return self.parser.initial_events
-
-    def feed(self, text: str) -> list[dict[str, Any]]:
-        events = self.parser.feed(text)
-        self.events += events
-        return events
-
-    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        message, events = self.parser.finalize()
-        self.events += events
-        return message, events
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.parser, name)
-
-
 #: whether this chatcodec's parser can stream values (``value_deltas``), looked up once
 _STREAMS_VALUES = "value_deltas" in inspect.signature(ResponseParser).parameters
 #: profile name (or None) -> an id factory in its tool-call id form: reading a profile costs more
@@ -221,6 +196,10 @@ def _anchored(template: ResponseTemplate, prefix: str) -> bool:
     return known
 
 
+#: the events that open or close a region
+_BOUNDARIES = frozenset(("region_open", "region_close"))
+
+
 class Session:
     """One generated sequence parsed incrementally: raw deltas in, :class:`Step` out.
 
@@ -229,7 +208,8 @@ class Session:
         prefix: the prompt the generation continues (``""``: unknown; the output is parsed from
             outside every region).
         tools: the request's tools as chat tool dicts (for argument typing).
-        keep_raw: keep the generated text in :attr:`raw` (off once nobody needs it).
+        keep_raw: keep the generated text in :attr:`raw` (off once nobody needs it; a session with
+            ``track_outside`` keeps only the text it has not handed out, and not in :attr:`raw`).
         track_outside: fill :attr:`Step.outside` (the text outside reasoning, raw), forgetting the
             raw text as it is handed out.
         stream_values: stream tool-call arguments as they are written (off for a stage that never
@@ -248,16 +228,20 @@ class Session:
     ) -> None:
         self.serving = serving
         self._reasoning = reasoning_field(serving.template)
-        self._recorder = _Recorder(new_parser(serving, prefix, tools, stream_values=stream_values))
-        self._parser = self._recorder.parser
-        # the steps straight from the OpenAI layer's step writer: a Step is made from them without
-        # writing Chat Completions chunks first (the same fields ChatCompletionStream would write)
-        self._stream = StreamBase(self._recorder, ids=_ids(serving.profile), created=0)
-        self._events = self._stream._events
+        self._parser = new_parser(serving, prefix, tools, stream_values=stream_values)
+        # the OpenAI layer's step writer: a Step is made from its steps without writing Chat
+        # Completions chunks first (the same fields ChatCompletionStream would write)
+        self._writer = StepWriter(self._parser.template, _ids(serving.profile))
+        self._events = self._writer.events
+        initial = self._parser.initial_events
+        #: the prompt's events, which go out with the first delta (as ``StreamBase`` replays them)
+        self._initial = self._writer.prompt(list(initial))
+        self._parsed: dict[str, Any] | None = None  # the parser's message, when finish built it
         self.raw = RawText()
-        self.keep_raw = keep_raw or track_outside
         self._track_outside = track_outside
+        self.keep_raw = keep_raw and not track_outside
         self._cursor = 0  # with track_outside: the text before this offset was handed out or skipped
+        self._unsent = ""  # with track_outside: the generated text from _cursor on
         # with track_outside: whitespace outside reasoning not handed out yet, while all the text of
         # the implicit field's region so far is whitespace (the message may leave it out as layout)
         self._blank: str | None = ""
@@ -265,13 +249,8 @@ class Session:
         self._keeps_blank = implicit is not None and implicit.content_args.get("strip", True) is False
         self._implicit = implicit.name if implicit is not None else None
         self.finished = False
-        initial = self._recorder.initial_events
         #: whether a reasoning region is open right now (the prefix may have opened one)
         self.in_reasoning = self._reasoning is not None and _open_field(initial) == self._reasoning
-        #: whether a region of a field other than reasoning and the implicit field opened (a tool
-        #: call's, whose parse reads the tools)
-        self.structured = any(event["type"] == "region_open" and event["field"] not in (
-            self._reasoning, self._implicit) for event in initial)
 
     def adopt_tools(self, tools: list[dict[str, Any]] | None) -> bool:
         """Give the parse the request's tools (argument typing, unknown-name warnings) after it
@@ -299,24 +278,26 @@ class Session:
 
     @property
     def message(self) -> dict[str, Any] | None:
-        """After :meth:`finish`: the whole message as an OpenAI assistant message
-        (:func:`chatcodec.openai.to_chat_message` of the parse; ``reasoning_content`` for the
-        reasoning). It can differ from what was streamed only where a stream cannot take back what
-        it sent: a call that started and then failed is in the stream, not here (``docs/openai.md``)."""
-        parsed = self._stream.message
+        """After :meth:`finish` with ``message=True``: the whole message as an OpenAI assistant
+        message (:func:`chatcodec.openai.to_chat_message` of the parse; ``reasoning_content`` for
+        the reasoning); ``None`` before, or when the session ended without building it. It can
+        differ from what was streamed only where a stream cannot take back what it sent: a call
+        that started and then failed is in the stream, not here (``docs/openai.md``)."""
+        parsed = self._parsed
         return None if parsed is None else to_chat_message(parsed, ids=_ids(self.serving.profile))
 
     @property
     def resolved(self) -> int:
         """How much of the generated text the parser has decided (see ``ResponseParser.resolved``)."""
-        return self._recorder.parser.resolved
+        return self._parser.resolved
 
     @property
     def position(self) -> tuple[Any, ...]:
         """Where the session stands, as a value two sessions fed the same text can be compared by:
         how much text was fed and decided, whether reasoning is open, how much raw text was handed
         out (``track_outside``), the whitespace held back, and whether it finished."""
-        return (self.raw.length, self.resolved, self.in_reasoning, self._cursor, self._blank, self.finished)
+        fed = self._cursor + len(self._unsent) if self._track_outside else self.raw.length
+        return (fed, self.resolved, self.in_reasoning, self._cursor, self._blank, self.finished)
 
     def feed(self, text: str) -> Step:
         """Feed one engine delta (any number of tokens' text)."""
@@ -324,22 +305,21 @@ class Session:
             return Step()
         if self.keep_raw:
             self.raw.append(text)
-        fed = self._parser.feed(text)
-        stream = self._stream
-        events = fed
-        if stream._initial:  # the prompt's events go out with the first delta
-            events, stream._initial = [*stream._initial, *fed], []
+        events = self._parser.feed(text)
+        if self._initial:  # the prompt's events go out with the first delta
+            batch, self._initial = [*self._initial, *events], []
+            return self._step(self._events(batch), events, None, text)
         if not events:  # nothing decided: an empty step (the raw text's bookkeeping aside)
-            return self._step((), None) if self._track_outside else Step()
-        self._recorder.events = fed  # the regions this delta opened and closed in the output
-        return self._step(self._events(events), None)
+            return self._step((), events, None, text) if self._track_outside else Step()
+        return self._step(self._events(events), events, None, text)
 
     @property
     def calls_started(self) -> int:
         """How many tool calls the steps so far started (the next call's index)."""
-        return self._stream._steps.calls
+        return self._writer.calls
 
-    def finish(self, finish_reason: str | None = None, *, unsent_from: int | None = None) -> Step:
+    def finish(self, finish_reason: str | None = None, *, unsent_from: int | None = None,
+               message: bool = False) -> Step:
         """End the sequence: held text resolves, the open region closes (idempotent).
 
         Args:
@@ -347,6 +327,8 @@ class Session:
             unsent_from: for a caller that completes its last delta in place: calls numbered from
                 here (:attr:`calls_started` before the last feed) were not sent yet, so a region
                 that fails at the end takes them back too (:attr:`Step.taken_back`).
+            message: also build the whole message (:attr:`message`); a stream, which sends every
+                step, ends without it.
 
         Raises:
             ValueError: an unknown ``finish_reason`` (as ``ChatCompletionStream.finish``).
@@ -355,26 +337,32 @@ class Session:
             return Step()
         finish_reason_for(finish_reason, 0)  # an unknown reason is an error before anything ends
         self.finished = True
-        writer = self._stream._steps
+        writer = self._writer
         before = writer.calls
-        steps = self._stream._finish_steps(unsent_from)
-        step = self._step(steps, finish_reason_for(finish_reason, writer.completed))
+        if message:
+            self._parsed, events = self._parser.finalize()
+        else:
+            events = self._parser.finalize(message=False)[1]
+        steps = writer.finish([*self._initial, *events], unsent_from)
+        self._initial = []
+        step = self._step(steps, events, finish_reason_for(finish_reason, writer.completed), "")
         if writer.calls < before:
             step.taken_back = writer.calls
         return step
 
-    def _step(self, steps: Sequence[tuple[Any, ...]], finish_reason: str | None) -> Step:
+    def _step(self, steps: Sequence[tuple[Any, ...]], events: list[dict[str, Any]], finish_reason: str | None,
+              text: str) -> Step:
         """The :class:`Step` of the OpenAI layer's ``steps`` (``chatcodec.openai.steps``), with the
-        region bookkeeping of the events the parser gave for them."""
+        region bookkeeping of the parser's ``events`` that gave them; ``text`` is the raw text fed."""
         step = Step(finish_reason=finish_reason)
         if len(steps) == 1 and steps[0][0] == TEXT:  # the usual delta: one text (no lists to join)
-            _, kind, text = steps[0]
+            _, kind, written = steps[0]
             if kind == "content":
-                step.content = text
-                step.parts.append(("content", text))
+                step.content = written
+                step.parts.append(("content", written))
             else:
-                step.reasoning = text
-                step.parts.append(("reasoning", text))
+                step.reasoning = written
+                step.parts.append(("reasoning", written))
         elif steps:
             parts, calls = step.parts, step.tool_calls
             reasoning, content = [], []
@@ -398,51 +386,70 @@ class Session:
                 calls.append(entry)
                 parts.append(("call", entry))
             step.reasoning, step.content = "".join(reasoning), "".join(content)
-        events = self._recorder.events
-        outside: list[str] = []
-        if events:
-            self._recorder.events = []
-            field = self._reasoning
+        if not self._track_outside:
             for event in events:
-                kind = event["type"]
-                if kind == "region_open":
-                    if event["field"] == field:
-                        self.in_reasoning = True
-                        self._hand_out(outside, event["start"])
-                        self._region_ends(outside)
-                    else:
-                        if step.other_start is None:
-                            step.other_start = event["start"]
-                        if event["field"] != self._implicit:
-                            self.structured = True
-                elif kind == "region_close" and event["field"] == field:
-                    self.in_reasoning = False
-                    step.reasoning_end = event["end"]
-                    self._cursor = max(self._cursor, event["end"])
-                elif kind == "region_close" and event["field"] != self._implicit and not self.in_reasoning:
-                    self._hand_out(outside, event["end"])  # a call's region: the next text starts anew
-                    self._region_ends(outside)
-        if self._track_outside:
-            resolved = self._parser.resolved
-            if self.in_reasoning:  # nothing decided inside reasoning goes out
-                if resolved > self._cursor:
-                    self._cursor = resolved
-            elif not outside and self._blank is None and not self.finished:
-                if resolved > self._cursor:  # the usual delta: the text decided goes out as it is
-                    step.outside = self.raw.slice(self._cursor, resolved)
-                    self._cursor = resolved
-            else:
-                self._hand_out(outside, resolved)
-                if self.finished:
-                    self._region_ends(outside)
-            self.raw.drop_before(self._cursor)
-            if outside:
-                step.outside = "".join(outside)
+                if event["type"] in _BOUNDARIES:  # most deltas open and close no region
+                    self._regions(step, events, [])
+                    break
+            return step
+        if text:
+            self._unsent += text  # the raw text from the cursor on, which region offsets cut
+        outside: list[str] = []
+        for event in events:
+            if event["type"] in _BOUNDARIES:
+                self._regions(step, events, outside)
+                break
+        resolved = self._parser.resolved
+        if self.in_reasoning:  # nothing decided inside reasoning goes out
+            self._skip(resolved)
+        elif not outside and self._blank is None and not self.finished:
+            cut = resolved - self._cursor
+            if cut > 0:  # the usual delta: the text decided goes out as it is
+                unsent = self._unsent
+                if cut == len(unsent):
+                    step.outside, self._unsent = unsent, ""
+                else:
+                    step.outside, self._unsent = unsent[:cut], unsent[cut:]
+                self._cursor = resolved
+        else:
+            self._hand_out(outside, resolved)
+            if self.finished:
+                self._region_ends(outside)
+        if outside:
+            step.outside = "".join(outside)
         return step
+
+    def _regions(self, step: Step, events: list[dict[str, Any]], outside: list[str]) -> None:
+        """Where regions opened and closed in ``events``: reasoning's state, the step's offsets, and
+        (``track_outside``) the raw text they decide."""
+        field = self._reasoning
+        for event in events:
+            kind = event["type"]
+            if kind == "region_open":
+                if event["field"] == field:
+                    self.in_reasoning = True
+                    self._hand_out(outside, event["start"])
+                    self._region_ends(outside)
+                elif step.other_start is None:
+                    step.other_start = event["start"]
+            elif kind == "region_close" and event["field"] == field:
+                self.in_reasoning = False
+                step.reasoning_end = event["end"]
+                self._skip(event["end"])
+            elif kind == "region_close" and event["field"] != self._implicit and not self.in_reasoning:
+                self._hand_out(outside, event["end"])  # a call's region: the next text starts anew
+                self._region_ends(outside)
+
+    def _skip(self, upto: int) -> None:
+        """The raw text before ``upto`` is not handed out (``track_outside``)."""
+        if upto > self._cursor:
+            self._unsent = self._unsent[upto - self._cursor :]
+            self._cursor = upto
 
     def _hand_out(self, outside: list[str], upto: int) -> None:
         if self._track_outside and upto > self._cursor:
-            text = self.raw.slice(self._cursor, upto)
+            cut = upto - self._cursor
+            text, self._unsent = self._unsent[:cut], self._unsent[cut:]
             self._cursor = upto
             if self._blank is not None and not text.strip():
                 self._blank += text  # only whitespace so far: what follows decides
@@ -462,7 +469,7 @@ class Session:
 def whole(session: Session, text: str) -> tuple[list[Step], dict[str, Any]]:
     """Parse a whole output with a fresh session: its steps, and the message in the form
     :func:`assemble` gives, from :attr:`Session.message` (what non-streaming paths answer)."""
-    steps = [session.feed(text), session.finish()]
+    steps = [session.feed(text), session.finish(message=True)]
     message = session.message or {}
     calls = [{"id": call["id"], "type": "function", "function": dict(call["function"])}
              for call in message.get("tool_calls") or []]

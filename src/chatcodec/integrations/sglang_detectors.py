@@ -35,7 +35,7 @@ from sglang.srt.parser.reasoning_parser import StreamingParseResult as Reasoning
 
 from chatcodec.errors import ResponseTemplateNotFoundError
 from chatcodec.integrations import bookkeeping
-from chatcodec.integrations.compat import example_match, tool_dicts
+from chatcodec.integrations.compat import example_match, model_builder, tool_dicts
 from chatcodec.integrations.discovery import ENV_VAR, ServingTemplate, serving_template, template_from_setting
 from chatcodec.integrations.session import Session, Step, reasoning_field, whole
 from chatcodec.integrations.sglang_handoff import Handoff, offer, take
@@ -99,6 +99,11 @@ def _inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     return anchor + opener
 
 
+#: the result of a delta with nothing decided yet (text held as a possible delimiter's start):
+#: SGLang reads its two fields and never changes them
+_NO_TEXT = ReasoningResult()
+
+
 class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
     """SGLang reasoning parser ``chatcodec``.
 
@@ -141,7 +146,9 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
     def parse_streaming_increment(self, new_text: str) -> ReasoningResult:
         step = self._handoff.feed(new_text)
         if self.stream_reasoning:  # the usual case: the step's text as it is
-            return ReasoningResult(step.outside, step.reasoning)
+            if step.outside or step.reasoning:
+                return ReasoningResult(step.outside, step.reasoning)
+            return _NO_TEXT
         return self._result(step, self._handoff.session)
 
     def finish(self) -> ReasoningResult:
@@ -161,6 +168,8 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
 #: inside a call's held text): SGLang reads its two fields and never changes them, and building a
 #: result (a pydantic model) costs more than the rest of such a delta's plumbing
 _NOTHING = ToolResult(normal_text="", calls=[])
+#: ``ToolResult(**data)``, its call items built from their data without a Python call each
+_new_result = model_builder(ToolResult)
 
 
 class ChatcodecToolDetector(BaseFormatDetector):
@@ -213,17 +222,14 @@ class ChatcodecToolDetector(BaseFormatDetector):
         unless the reasoning stage returned that already)."""
         text = step.reasoning + step.content if reasoning else step.content
         if not step.tool_calls:  # text only (or nothing): no records to keep
-            return ToolResult(normal_text=text, calls=[]) if text else _NOTHING
+            return _new_result({"normal_text": text, "calls": []}) if text else _NOTHING
         bookkeeping.record(self, step.tool_calls)
-        calls = [
-            ToolCallItem(
-                tool_index=entry["index"],
-                name=(entry.get("function") or {}).get("name"),
-                parameters=(entry.get("function") or {}).get("arguments") or "",
-            )
-            for entry in step.tool_calls
-        ]
-        return ToolResult(normal_text=text, calls=calls)
+        calls = []
+        for entry in step.tool_calls:
+            function = entry.get("function") or {}
+            calls.append({"tool_index": entry["index"], "name": function.get("name"),
+                          "parameters": function.get("arguments") or ""})
+        return _new_result({"normal_text": text, "calls": calls})
 
     def parse_streaming_increment(self, new_text: str, tools: Any) -> ToolResult:
         handoff = self._handoff
@@ -231,7 +237,9 @@ class ChatcodecToolDetector(BaseFormatDetector):
             step = handoff.read(new_text)
             if step is not None:
                 self._received.append(new_text)
-                return self._result(step, reasoning=False)
+                if step.tool_calls:
+                    return self._result(step, reasoning=False)
+                return _new_result({"normal_text": step.content, "calls": []}) if step.content else _NOTHING
         step = self._shared(new_text, tools)
         if step is not None:  # read from the reasoning stage, which returned its reasoning
             return self._result(step, reasoning=False)

@@ -39,9 +39,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from vllm.entrypoints.generate.base.protocol import (
-    DeltaFunctionCall,
     DeltaMessage,
-    DeltaToolCall,
     ExtractedToolCallInformation,
     FunctionCall,
     ToolCall,
@@ -50,7 +48,7 @@ from vllm.reasoning import ReasoningParser
 from vllm.tool_parsers import ToolParser
 
 from chatcodec.integrations import bookkeeping
-from chatcodec.integrations.compat import decode, tool_dicts
+from chatcodec.integrations.compat import decode, model_builder, tool_dicts
 from chatcodec.integrations.discovery import ServingTemplate, serving_template
 from chatcodec.integrations.session import Session, Step, new_parser, reasoning_field, whole
 from chatcodec.object_cache import ObjectCache
@@ -129,9 +127,12 @@ class _Request:
                 if not final:
                     self.returned = (None, [], None)
                 return None
-            if half is not None and step.tool_calls:
-                bookkeeping.record(half, step.tool_calls)
-            delta = _text_delta(step.reasoning, step.content, _tool_calls(step.tool_calls))
+            calls = None
+            if step.tool_calls:
+                if half is not None:
+                    bookkeeping.record(half, step.tool_calls)
+                calls = _tool_calls(step.tool_calls)
+            delta = _text_delta(step.reasoning, step.content, calls)
             if not final:
                 self.returned = (delta, [], None)
             return delta
@@ -187,25 +188,21 @@ class _Pairing:
         return half
 
 
-def _tool_calls(entries: list[dict[str, Any]]) -> list[DeltaToolCall]:
-    """vLLM's delta tool calls for Chat Completions ``delta.tool_calls`` entries, one per call:
-    entries of the same call in a row (a call's first entry and its first arguments) are one
-    delta tool call, as the OpenAI API sends them (a client that reads one entry per index per
-    chunk lost the arguments of the second)."""
-    calls: list[DeltaToolCall] = []
+def _tool_calls(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """vLLM's delta tool calls (as the data of ``DeltaToolCall``) for Chat Completions
+    ``delta.tool_calls`` entries, one per call: entries of the same call in a row (a call's first
+    entry and its first arguments) are one delta tool call, as the OpenAI API sends them (a client
+    that reads one entry per index per chunk lost the arguments of the second)."""
+    calls: list[dict[str, Any]] = []
     for entry in entries:
         function = entry.get("function") or {}
-        if calls and calls[-1].index == entry["index"] and not function.get("name") and not entry.get("id"):
-            last = calls[-1].function
-            assert last is not None
-            last.arguments = (last.arguments or "") + (function.get("arguments") or "")
+        same = calls and calls[-1]["index"] == entry["index"]
+        if same and not function.get("name") and not entry.get("id"):
+            last = calls[-1]["function"]
+            last["arguments"] = (last["arguments"] or "") + (function.get("arguments") or "")
             continue
-        calls.append(DeltaToolCall(
-            index=entry["index"],
-            id=entry.get("id"),
-            type=entry.get("type"),
-            function=DeltaFunctionCall(name=function.get("name"), arguments=function.get("arguments")),
-        ))
+        calls.append({"index": entry["index"], "id": entry.get("id"), "type": entry.get("type"),
+                      "function": {"name": function.get("name"), "arguments": function.get("arguments")}})
     return calls
 
 
@@ -219,11 +216,15 @@ def _delta(parts: list[tuple[str, Any]]) -> DeltaMessage | None:
 
 
 def _text_delta(
-    reasoning: str, content: str, calls: list[DeltaToolCall] | None = None
+    reasoning: str, content: str, calls: list[dict[str, Any]] | None = None
 ) -> DeltaMessage | None:
     if not (reasoning or content or calls):
         return None
-    return DeltaMessage(reasoning=reasoning or None, content=content or None, tool_calls=calls or [])
+    return _new_delta({"reasoning": reasoning or None, "content": content or None, "tool_calls": calls or []})
+
+
+#: ``DeltaMessage(**data)``, without a Python call per model (a delta with a call fragment builds three)
+_new_delta = model_builder(DeltaMessage)
 
 
 _RANK = {"reasoning": 0, "content": 1, "call": 2}
@@ -567,7 +568,7 @@ class ChatcodecToolParser(ToolParser):
             state.pending, state.phase = None, "tools"
         else:
             state.phase = "tools"
-            session = state.stream()
+            session = state.session or state.stream()
             state.unsent_from = session.calls_started
             step = session.feed(delta_text)
         return state.send(step)
@@ -608,7 +609,7 @@ def _reasoning_raw(serving: ServingTemplate, prefix: str, tools: list[dict[str, 
     """The raw text of the output's reasoning regions, delimiters included, in order."""
     field = reasoning_field(serving.template)
     parser = new_parser(serving, prefix, tools)
-    events = parser.feed(output) + parser.finalize()[1]
+    events = parser.feed(output) + parser.finalize(message=False)[1]
     parts, start = [], 0
     for event in events:
         if event["field"] != field:

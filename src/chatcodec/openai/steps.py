@@ -86,6 +86,8 @@ class _TextField:
         if not text:
             return ""
         if self.strip:
+            if self.started and not self.pending and not self.separator and not text[-1].isspace():
+                return text  # the usual chunk: text after text, ending in text
             text = self._stripped(text)
         elif self.blank and not self.started:
             if text.isspace():
@@ -232,7 +234,13 @@ class StepWriter:
             if kind == "region_chunk":
                 text_field = texts.get(field)
                 if text_field is not None:
-                    self._text(out, text_field.kind, text_field.feed(event["text"]))
+                    text = text_field.feed(event["text"])
+                    if text:  # (_text(), inlined: once per chunk)
+                        text_kind = text_field.kind
+                        if out and out[-1][0] == TEXT and out[-1][1] == text_kind:
+                            out[-1] = (TEXT, text_kind, out[-1][2] + text)
+                        else:
+                            out.append((TEXT, text_kind, text))
             elif kind == "region_value":
                 if field == TOOL_CALLS and self._region is not None:
                     self._value(out, self._region, event)
@@ -360,6 +368,8 @@ class StepWriter:
 
     @staticmethod
     def _string_text(out: list[tuple[Any, ...]], region: _Region, text: str) -> None:
+        """More of the string being written (``region.string``): a call's name or id, or an
+        argument string, whose fragment goes out once the call started."""
         call = region.string_call
         assert call is not None
         if region.string_target != "arguments":

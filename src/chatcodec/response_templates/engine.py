@@ -446,8 +446,12 @@ class ResponseParser:
             self._region.compact()
         return events
 
-    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    def finalize(self, *, message: bool = True) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """End the generation: close the open region, check required fields, return the message.
+
+        Args:
+            message: build the message; ``False`` (a stream that read every event and needs no
+                message) returns ``{}`` in its place, with the same events and checks.
 
         Returns:
             ``(message, events)``: the assistant message, and the events the end produced.
@@ -460,9 +464,9 @@ class ResponseParser:
         if self._lifecycle is not _FEEDING:
             raise self._state_error()
         events = self._advance("", eos=True)
-        return self._finish(), events
+        return self._finish(build=message), events
 
-    def _finish(self) -> dict[str, Any]:
+    def _finish(self, build: bool = True) -> dict[str, Any]:
         """After the end of generation closed the last region: check the required fields, end the
         lifecycle and build the message (:meth:`finalize`, and ``parse_response``'s one pass)."""
         missing = self._message.missing_required()
@@ -476,7 +480,7 @@ class ResponseParser:
                                          "error": "required field never matched", "text": "",
                                          "raw": "", "span": None})
         self._lifecycle = _FINISHED
-        return self._message.build()
+        return self._message.build() if build else {}
 
     # -- the per-chunk path -----------------------------------------------------------------------
 
