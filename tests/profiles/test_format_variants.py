@@ -44,34 +44,24 @@ def _opened(field: str, text: str, value: Any = None, *, dirty: bool = False) ->
             {"type": "region_close", "field": field, "value": text if value is None else value}]
 
 
-# --- a thinking-off prompt that ends with </think> and no <think> --------------------------------
+# --- a generation prompt that opens the reasoning -----------------------------------------------
 
-_EMPTY_REASONING = [{"type": "region_open", "field": "reasoning_content"},
-                    {"type": "region_close", "field": "reasoning_content", "value": ""}]
-
-
-@pytest.mark.parametrize(("family", "prompt"), [
-    ("deepseek_v31", "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜></think>"),
-    ("deepseek_v32", "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜></think>"),
-    ("glm47", "[gMASK]<sop><|user|>Hi<|assistant|></think>"),
-])
-def test_a_prompt_that_closes_reasoning_without_opening_it_counts_as_closed(family: str, prompt: str) -> None:
-    """DeepSeek V3.1/V3.2 and GLM-4.7 templates write ``</think>`` alone after the assistant header
-    when thinking is off. The prompt's ``</think>`` is the reasoning's (empty) region, so the
-    ``opens_once`` reasoning field has closed: a ``<think>`` the answer writes is text, as vLLM
-    reads a thinking-off answer (its reasoning parser is then the identity). The start anchor used
-    to swallow the ``</think>``, and the answer's ``<think>x</think>`` became reasoning. The prompt's
-    events are that empty region (the OpenAI streams send nothing for it)."""
-    output = "Tags look like <think>this</think>; write <think> to open one."
-    message, events = events_both_ways(family, output, prefix=prompt)
-    assert message == {"role": "assistant", "content": output}
-    assert events == [*_EMPTY_REASONING, *_opened("content", output)]
+@pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])
+def test_a_prompt_that_opens_reasoning_opens_it_before_any_output(family: str) -> None:
+    """A thinking-on prompt ends with ``<think>``: the prompt alone opens the reasoning region, so
+    the region's open is among the parser's initial events before any output is fed. The engine
+    plugins read whether a request starts inside reasoning from that (SGLang's reasoning stage is
+    forced by it); an open the prompt leaves undecided put DeepSeek V3.1's reasoning into content
+    there (bench_engines: SGLang 5/6 -> 3/6 right)."""
+    header = "<｜Assistant｜>" if family.startswith("deepseek") else "<|assistant|>"
+    parser = chatcodec.ResponseParser(profiles.load(family).response_template, prefix=f"{header}<think>")
+    assert parser.initial_events == [{"type": "region_open", "field": "reasoning_content"}]
 
 
 @pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])
 def test_thinking_on_and_a_bare_header_still_read_reasoning(family: str) -> None:
-    """The other generation prompts are unchanged: a pre-opened ``<think>`` continues into the
-    output, and after a bare header the model's own ``<think>`` opens reasoning."""
+    """A pre-opened ``<think>`` continues into the output, and after a bare header the model's own
+    ``<think>`` opens reasoning."""
     header = "<｜Assistant｜>" if family.startswith("deepseek") else "<|assistant|>"
     message, events = events_both_ways(family, "Plan.</think>Answer.", prefix=f"{header}<think>")
     assert message == {"role": "assistant", "reasoning_content": "Plan.", "content": "Answer."}
