@@ -194,6 +194,20 @@ CASES = {
          ("text", (1, *_ARGS, "city"), "上海"), ("end", (1, *_ARGS, "city"), None), *_item_tail(1),
          ("end", (), None)],
     ),
+    "xlam thought and tool_calls in one JSON object": Case(
+        "xlam",
+        "Salesforce xLAM-7b-r model card (format instruction: {\"thought\": ..., \"tool_calls\": [...]}); "
+        "the xLAM-1 function-calling models write the same object without the thought",
+        '{"thought": "I need to get the weather for New York in fahrenheit.", "tool_calls": '
+        '[{"name": "get_weather", "arguments": {"location": "New York", "unit": "fahrenheit"}}]}',
+        {"role": "assistant", "reasoning_content": "I need to get the weather for New York in fahrenheit.",
+         "tool_calls": [_call("get_weather", {"location": "New York", "unit": "fahrenheit"})]},
+        [("begin", (), "array"), *_item_head(0, "get_weather"),
+         ("begin", (0, *_ARGS, "location"), "string"), ("text", (0, *_ARGS, "location"), "New York"),
+         ("end", (0, *_ARGS, "location"), None), ("begin", (0, *_ARGS, "unit"), "string"),
+         ("text", (0, *_ARGS, "unit"), "fahrenheit"), ("end", (0, *_ARGS, "unit"), None),
+         *_item_tail(0), ("end", (), None)],
+    ),
 }
 
 
