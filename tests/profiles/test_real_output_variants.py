@@ -208,6 +208,16 @@ CASES = {
          ("text", (0, *_ARGS, "unit"), "fahrenheit"), ("end", (0, *_ARGS, "unit"), None),
          *_item_tail(0), ("end", (), None)],
     ),
+    "hermes call object written as a Python dict": Case(
+        "hermes",
+        "NousResearch/atropos atroposlib tool_call_parser tests (test_single_quoted_dict_still_parses: "
+        "Hermes outputs in RL rollouts write the call with single quotes)",
+        "<tool_call>{'name': 'web_search', 'arguments': {'query': 'weather today'}}</tool_call>",
+        {"role": "assistant", "tool_calls": [_call("web_search", {"query": "weather today"})]},
+        [("begin", (), "array"), *_item_head(0, "web_search"),
+         ("begin", (0, *_ARGS, "query"), "string"), ("text", (0, *_ARGS, "query"), "weather today"),
+         ("end", (0, *_ARGS, "query"), None), *_item_tail(0), ("end", (), None)],
+    ),
 }
 
 
