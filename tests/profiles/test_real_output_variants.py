@@ -41,6 +41,23 @@ def _head(name: str) -> list[tuple[str, tuple[str | int, ...], Any]]:
             ("set", ("function", "name"), name), ("begin", ("function", "arguments"), "object")]
 
 
+def _item_head(index: int, name: str, *,
+               streamed_name: bool = True) -> list[tuple[str, tuple[str | int, ...], Any]]:
+    """The events that open call ``index`` of a list, its name streamed as a string or set whole."""
+    named: list[tuple[str, tuple[str | int, ...], Any]] = (
+        [("begin", (index, "function", "name"), "string"), ("text", (index, "function", "name"), name),
+         ("end", (index, "function", "name"), None)]
+        if streamed_name else [("set", (index, "function", "name"), name)])
+    return [("begin", (index,), "object"), ("set", (index, "type"), "function"),
+            ("begin", (index, "function"), "object"), *named,
+            ("begin", (index, "function", "arguments"), "object")]
+
+
+def _item_tail(index: int) -> list[tuple[str, tuple[str | int, ...], Any]]:
+    return [("end", (index, "function", "arguments"), None), ("end", (index, "function"), None),
+            ("end", (index,), None)]
+
+
 _TAIL: list[tuple[str, tuple[str | int, ...], Any]] = [
     ("end", ("function", "arguments"), None), ("end", ("function",), None), ("end", (), None)]
 _ARGS = ("function", "arguments")
@@ -150,6 +167,56 @@ CASES = {
         [*_head("python"), ("begin", (*_ARGS, "code"), "string"),
          ("text", (*_ARGS, "code"), "# This is a program:\nprint('hey')"), ("end", (*_ARGS, "code"), None),
          *_TAIL],
+    ),
+    "llama3_json built-in tool call after <|python_tag|>": Case(
+        "llama3_json",
+        "Meta Llama 3.1 prompt format (built-in tools: <|python_tag|>brave_search.call(query=...)"
+        "<|eom_id|>); microsoft/generative-ai-for-beginners lesson 'Stockholm weather'; llama.cpp "
+        "tests/test-chat.cpp reads code_interpreter.call(code=...) as a call to code_interpreter",
+        '<|python_tag|>brave_search.call(query="Stockholm weather")<|eom_id|>',
+        {"role": "assistant", "tool_calls": [_call("brave_search", {"query": "Stockholm weather"})]},
+        [("begin", (), "array"), *_item_head(0, "brave_search", streamed_name=False),
+         ("begin", (0, *_ARGS, "query"), "string"), ("text", (0, *_ARGS, "query"), "Stockholm weather"),
+         ("end", (0, *_ARGS, "query"), None), *_item_tail(0), ("end", (), None)],
+    ),
+    "hermes two calls in one <tool_call>, separated by a comma": Case(
+        "hermes",
+        "sgl-project/sglang test/registered/function_call/test_function_call_parser.py "
+        "TestBaseFormatDetector::test_multiple_chinese_parameters",
+        '<tool_call>{"name": "get_weather", "arguments": {"city": "北京"}}, '
+        '{"name": "get_tourist_attractions", "arguments": {"city": "上海"}}</tool_call>',
+        {"role": "assistant", "tool_calls": [_call("get_weather", {"city": "北京"}),
+                                             _call("get_tourist_attractions", {"city": "上海"})]},
+        [("begin", (), "array"),
+         *_item_head(0, "get_weather"), ("begin", (0, *_ARGS, "city"), "string"),
+         ("text", (0, *_ARGS, "city"), "北京"), ("end", (0, *_ARGS, "city"), None), *_item_tail(0),
+         *_item_head(1, "get_tourist_attractions"), ("begin", (1, *_ARGS, "city"), "string"),
+         ("text", (1, *_ARGS, "city"), "上海"), ("end", (1, *_ARGS, "city"), None), *_item_tail(1),
+         ("end", (), None)],
+    ),
+    "xlam thought and tool_calls in one JSON object": Case(
+        "xlam",
+        "Salesforce xLAM-7b-r model card (format instruction: {\"thought\": ..., \"tool_calls\": [...]}); "
+        "the xLAM-1 function-calling models write the same object without the thought",
+        '{"thought": "I need to get the weather for New York in fahrenheit.", "tool_calls": '
+        '[{"name": "get_weather", "arguments": {"location": "New York", "unit": "fahrenheit"}}]}',
+        {"role": "assistant", "reasoning_content": "I need to get the weather for New York in fahrenheit.",
+         "tool_calls": [_call("get_weather", {"location": "New York", "unit": "fahrenheit"})]},
+        [("begin", (), "array"), *_item_head(0, "get_weather"),
+         ("begin", (0, *_ARGS, "location"), "string"), ("text", (0, *_ARGS, "location"), "New York"),
+         ("end", (0, *_ARGS, "location"), None), ("begin", (0, *_ARGS, "unit"), "string"),
+         ("text", (0, *_ARGS, "unit"), "fahrenheit"), ("end", (0, *_ARGS, "unit"), None),
+         *_item_tail(0), ("end", (), None)],
+    ),
+    "hermes call object written as a Python dict": Case(
+        "hermes",
+        "NousResearch/atropos atroposlib tool_call_parser tests (test_single_quoted_dict_still_parses: "
+        "Hermes outputs in RL rollouts write the call with single quotes)",
+        "<tool_call>{'name': 'web_search', 'arguments': {'query': 'weather today'}}</tool_call>",
+        {"role": "assistant", "tool_calls": [_call("web_search", {"query": "weather today"})]},
+        [("begin", (), "array"), *_item_head(0, "web_search"),
+         ("begin", (0, *_ARGS, "query"), "string"), ("text", (0, *_ARGS, "query"), "weather today"),
+         ("end", (0, *_ARGS, "query"), None), *_item_tail(0), ("end", (), None)],
     ),
 }
 

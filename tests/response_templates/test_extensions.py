@@ -135,9 +135,27 @@ class TestPythonic:
             parse("x-pythonic", text, lines=True)
         assert str(error.value).startswith(message)
 
+    def test_a_method_call_names_what_precedes_the_method(self) -> None:
+        """Llama 3.1 calls its built-in tools as ``NAME.call(...)`` (Meta's prompt format); llama.cpp
+        reads ``code_interpreter.call(code=...)`` as a call to ``code_interpreter``."""
+        assert parse("x-pythonic", 'brave_search.call(query="Oslo weather")', method="call") == [
+            {"name": "brave_search", "arguments": {"query": "Oslo weather"}}]
+        assert parse("x-pythonic", "[a.b.call(x=1), call(y=2), f.calls(z=3), g()]", method="call") == [
+            {"name": "a.b", "arguments": {"x": 1}}, {"name": "call", "arguments": {"y": 2}},
+            {"name": "f.calls", "arguments": {"z": 3}}, {"name": "g", "arguments": {}}]
+        assert parse("x-pythonic", "[{'name': 'h.call', 'arguments': {}}]", method="call") == [
+            {"name": "h.call", "arguments": {}}]  # a call written as a dict keeps its name
+        assert parse("x-pythonic", 'brave_search.call(query="x")') == [
+            {"name": "brave_search.call", "arguments": {"query": "x"}}]
+
     def test_validation(self) -> None:
         validate("x-pythonic")
         validate("x-pythonic", lines=True)
+        validate("x-pythonic", method="call")
+        with pytest.raises(ValueError, match=r"content_args.method: must be a Python name, got '.call'"):
+            validate("x-pythonic", method=".call")
+        with pytest.raises(ValueError, match=r"content_args.method: must be a Python name, got 1"):
+            validate("x-pythonic", method=1)
         with pytest.raises(ValueError, match=r"tool_calls.content_args: unknown key\(s\) \['strict'\]"):
             validate("x-pythonic", strict=True)
         with pytest.raises(ValueError, match=r"content_args.lines: must be true or false, got 'yes'"):

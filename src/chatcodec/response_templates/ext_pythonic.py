@@ -19,7 +19,10 @@ Python.
 
 ``content_args``: ``lines`` (bool, default false) also reads calls written one per line without a
 list (``f(a=1)`` and ``g(b=2)`` on two lines: MiniCPM3 writes them so in a fenced block); every line
-must then be a call. Nothing is dropped: text that is not a list of calls (a syntax error, prose
+must then be a call. ``method`` (a name, default none) reads a call written ``NAME.METHOD(...)`` as
+a call to ``NAME``: Llama 3.1 calls its built-in tools so (``brave_search.call(query="...")``, Meta's
+Llama 3.1 prompt format), and llama.cpp reads that as a call to ``brave_search``; other names stay
+as written. Nothing is dropped: text that is not a list of calls (a syntax error, prose
 after the list), an element that is not a call (``[f(), 5]``), a positional argument, an argument
 given twice (``f(a=1, a=2)``: Python would keep the last), a dict key given twice (``{"k": 1, "k":
 2}``), a set element given twice, any other key of a dict element (or both ``arguments`` and
@@ -66,22 +69,26 @@ class _NotJSON(ValueError):
 
 
 def validate_pythonic(args: Mapping[str, Any], where: str) -> None:
-    """Check the ``content_args`` of an ``x-pythonic`` region: only ``lines`` (a bool).
+    """Check the ``content_args`` of an ``x-pythonic`` region: ``lines`` (a bool) and ``method`` (a
+    Python name).
 
     Args:
         args: the ``content_args``.
         where: their JSON path, for messages.
 
     Raises:
-        ValueError: any other key (``skip_invalid`` gets a hint saying why it is gone), or a
-            ``lines`` that is not a bool.
+        ValueError: any other key (``skip_invalid`` gets a hint saying why it is gone), a
+            ``lines`` that is not a bool, or a ``method`` that is not a Python name.
     """
     reject_skip_invalid(args, where)
-    unknown = sorted(set(args) - {"lines"})
+    unknown = sorted(set(args) - {"lines", "method"})
     if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; x-pythonic takes only 'lines'")
+        raise ValueError(f"{where}: unknown key(s) {unknown}; x-pythonic takes only 'lines' and 'method'")
     if not isinstance(args.get("lines", False), bool):
         raise ValueError(f"{where}.lines: must be true or false, got {args['lines']!r}")
+    method = args.get("method", "call")
+    if not isinstance(method, str) or not method.isidentifier():
+        raise ValueError(f"{where}.method: must be a Python name, got {args['method']!r}")
 
 
 def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -90,7 +97,8 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
     Args:
         text: the region's raw text.
         args: the region's ``content_args``: ``lines`` (default false) also accepts calls written
-            one per line without a list (``f(a=1)\ng(b=2)``, MiniCPM3's fenced block).
+            one per line without a list (``f(a=1)\ng(b=2)``, MiniCPM3's fenced block); ``method``
+            (default none) names ``NAME.METHOD(...)`` calls ``NAME``.
 
     Returns:
         ``[{"name": str, "arguments": dict}, ...]``; an empty or whitespace-only text gives ``[]``.
@@ -99,6 +107,8 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
         ValueError: the text is not a list of calls, an element is not a call, or a value is not
             a JSON value; the message names the offending element, call, argument or offset.
     """
+    method = args.get("method")
+    suffix = f".{method}" if isinstance(method, str) and method else ""
     source = text.strip()
     if not source:
         return []
@@ -110,16 +120,16 @@ def parse_pythonic(text: str, args: Mapping[str, Any]) -> list[dict[str, Any]]:
             if repaired is not None:
                 source, tree = repaired
                 _reject_comments(source)
-                return _calls(tree)
+                return _calls(tree, suffix)
             lines = _call_lines(source) if args.get("lines") else None
             if lines is None:
                 raise ValueError(
                     f"x-pythonic: not a Python list of calls (offset {error.offset}): {error.msg}"
                 ) from None
             _reject_comments(source)
-            return [_checked_call(node, f"line {node.lineno}: ") for node in lines]
+            return [_checked_call(node, f"line {node.lineno}: ", suffix) for node in lines]
         _reject_comments(source)
-        return _calls(tree)
+        return _calls(tree, suffix)
     except (RecursionError, MemoryError):
         raise ValueError("x-pythonic: the call list is nested too deeply") from None
 
@@ -189,28 +199,31 @@ def _call_lines(source: str) -> list[ast.expr] | None:
     return [statement.value for statement in module.body if isinstance(statement, ast.Expr)]
 
 
-def _calls(tree: ast.expr) -> list[dict[str, Any]]:
+def _calls(tree: ast.expr, suffix: str) -> list[dict[str, Any]]:
     if not isinstance(tree, (ast.List, ast.Tuple)):
-        return [_checked_call(tree, "")]
+        return [_checked_call(tree, "", suffix)]
     return [
-        _checked_call(element, f"element {index} of the list: ")
+        _checked_call(element, f"element {index} of the list: ", suffix)
         for index, element in enumerate(tree.elts, start=1)
     ]
 
 
-def _checked_call(node: ast.expr, where: str) -> dict[str, Any]:
+def _checked_call(node: ast.expr, where: str, suffix: str) -> dict[str, Any]:
     try:
-        return _call(node)
+        return _call(node, suffix)
     except _NotJSON as error:
         raise ValueError(f"x-pythonic: {where}{error}") from None
 
 
-def _call(node: ast.expr) -> dict[str, Any]:
+def _call(node: ast.expr, suffix: str) -> dict[str, Any]:
+    """One call; a name ending with ``suffix`` (``.METHOD``, ``method``) names what precedes it."""
     if isinstance(node, ast.Dict):
         return _dict_call(_literal(node))
     if not isinstance(node, ast.Call):
         raise _NotJSON(f"{ast.unparse(node)!r} is not a call")
     name = _dotted_name(node.func)
+    if suffix and name.endswith(suffix) and len(name) > len(suffix):
+        name = name[: -len(suffix)]
     if node.args:
         raise _NotJSON(f"call {name!r}: positional arguments have no parameter names")
     arguments: dict[str, Any] = {}

@@ -83,8 +83,9 @@ class _Frame:
 class PythonicScanner:
     """See the module docstring."""
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, method: str | None = None) -> None:
         self._strict = strict
+        self._method_suffix = f".{method}" if method else None  # x-pythonic's ``method``
         self._space = _json_space if strict else str.isspace
         name = _STRICT_NAME if strict else _LAX_NAME
         space = r"[ \t\n\r]*" if strict else r"\s*"
@@ -242,6 +243,9 @@ class PythonicScanner:
         if match.partial:
             return self._keep(text, i)
         name = match.group(1)
+        suffix = self._method_suffix
+        if suffix is not None and name.endswith(suffix) and len(name) > len(suffix):
+            name = name[: -len(suffix)]
         path: Path = (self._calls,)
         self._calls += 1
         out += [("begin", path, "object"), ("set", (*path, "name"), name),
@@ -523,7 +527,8 @@ class PythonicScanner:
 
 def pythonic_scanner(args: Mapping[str, Any]) -> PythonicScanner:
     """The scanner of an ``x-pythonic`` region."""
-    return PythonicScanner(strict=False)
+    method = args.get("method")
+    return PythonicScanner(strict=False, method=method if isinstance(method, str) else None)
 
 
 def python_call_list_scanner(args: Mapping[str, Any]) -> PythonicScanner:
