@@ -21,7 +21,6 @@ import json
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _string
 from typing import Any, Protocol, TextIO
 
@@ -297,16 +296,18 @@ class PlainView:
         self._out.flush()
 
 
-@dataclass
 class _Panel:
     """One region as :class:`RichView` draws it: its chunks (never joined whole while it streams)."""
 
-    name: str
-    parts: list[str] = field(default_factory=list)
-    size: int = 0  # characters in parts
-    dirty: bool = False
-    value: str | None = None  # the parsed value as JSON, once a structured region closed
-    error: str | None = None
+    __slots__ = ("dirty", "error", "name", "parts", "size", "value")
+
+    def __init__(self, name: str, dirty: bool = False) -> None:
+        self.name = name
+        self.parts: list[str] = []
+        self.size = 0  # characters in parts
+        self.dirty = dirty
+        self.value: str | None = None  # the parsed value as JSON, once a structured region closed
+        self.error: str | None = None
 
     def tail(self, limit: int) -> tuple[str, bool]:
         """The last ``limit`` characters of the region's text (at most), and whether that is all."""

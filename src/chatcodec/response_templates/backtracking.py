@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import array
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -90,16 +89,19 @@ def describe_timeout(where: tuple[str, ...]) -> str:
 
 # -- the structure of a pattern --------------------------------------------------------------------
 
-@dataclass
 class _Node:
-    kind: str  # atom, zero, seq, alt, group, repeat, opaque
-    items: list[_Node] = field(default_factory=list)
-    atom: str = ""  # an atom's token
-    group: str = ""  # plain, atomic, ahead, behind
-    low: int = 0
-    high: int | None = None
-    possessive: bool = False
-    source: str = ""  # the pattern text of this node
+    __slots__ = ("atom", "group", "high", "items", "kind", "low", "possessive", "source")
+
+    def __init__(self, kind: str, items: list[_Node] | None = None, atom: str = "", group: str = "",
+                 low: int = 0, high: int | None = None, possessive: bool = False, source: str = "") -> None:
+        self.kind = kind  # atom, zero, seq, alt, group, repeat, opaque
+        self.items: list[_Node] = [] if items is None else items
+        self.atom = atom  # an atom's token
+        self.group = group  # plain, atomic, ahead, behind
+        self.low = low
+        self.high = high
+        self.possessive = possessive
+        self.source = source  # the pattern text of this node
 
 
 _ZERO_TOKENS = frozenset({"^", "$", "\\A", "\\Z", "\\z", "\\b", "\\B", "\\G", "\\m", "\\M"})
@@ -276,7 +278,6 @@ def _single(token: str) -> str | None:
 
 # -- the verdict ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
 class Verdict:
     """What :func:`judge` found.
 
@@ -287,14 +288,28 @@ class Verdict:
             what it repeats, and sample text that may follow it.
     """
 
-    linear: bool
-    nested: tuple[tuple[str, str, str, str], ...] = ()
+    __slots__ = ("linear", "nested")
+
+    def __init__(self, linear: bool, nested: tuple[tuple[str, str, str, str], ...] = ()) -> None:
+        self.linear = linear
+        self.nested = nested
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Verdict) and (self.linear, self.nested) == (other.linear, other.nested)
+
+    def __hash__(self) -> int:
+        return hash((self.linear, self.nested))
+
+    def __repr__(self) -> str:
+        return f"Verdict(linear={self.linear}, nested={self.nested!r})"
 
 
-@dataclass
 class _First:
-    atoms: list[str]
-    nullable: bool
+    __slots__ = ("atoms", "nullable")
+
+    def __init__(self, atoms: list[str], nullable: bool) -> None:
+        self.atoms = atoms
+        self.nullable = nullable
 
 
 class _Judge:

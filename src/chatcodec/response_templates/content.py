@@ -31,7 +31,6 @@ accept them).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple, NoReturn
 
@@ -98,7 +97,6 @@ class Extension(NamedTuple):
     prepare: Callable[[Mapping[str, Any]], Prepared] | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class ContentParser:
     """One content parser.
 
@@ -120,15 +118,26 @@ class ContentParser:
             at load (:func:`prepare_parser`); ``None``: ``parse`` with the arguments bound.
     """
 
-    name: str
-    parse: ParseFn
-    validate: ValidateFn
-    streams_verbatim: bool
-    extension: bool = False
-    string_aware: bool = False
-    scanner: Callable[[Mapping[str, Any]], Any] | None = None
-    depth_bound: Callable[[str], int] | None = None
-    prepare: Callable[[Mapping[str, Any]], Prepared] | None = None
+    __slots__ = ("depth_bound", "extension", "name", "parse", "prepare", "scanner", "streams_verbatim",
+                 "string_aware", "validate")
+
+    def __init__(self, name: str, parse: ParseFn, validate: ValidateFn, streams_verbatim: bool,
+                 extension: bool = False, string_aware: bool = False,
+                 scanner: Callable[[Mapping[str, Any]], Any] | None = None,
+                 depth_bound: Callable[[str], int] | None = None,
+                 prepare: Callable[[Mapping[str, Any]], Prepared] | None = None) -> None:
+        self.name = name
+        self.parse = parse
+        self.validate = validate
+        self.streams_verbatim = streams_verbatim
+        self.extension = extension
+        self.string_aware = string_aware
+        self.scanner = scanner
+        self.depth_bound = depth_bound
+        self.prepare = prepare
+
+    def __repr__(self) -> str:
+        return f"ContentParser({self.name!r})"
 
 
 #: ``content_args.strip`` of a ``text`` field that keeps text as written but reads a region of only

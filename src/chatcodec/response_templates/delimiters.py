@@ -15,7 +15,6 @@ newline; 5.24 waits for the next chunk, but still ends the region before the out
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 import regex
@@ -197,7 +196,6 @@ def compile_pattern(source: str) -> regex.Pattern[str]:
     return regex.compile(rewrite_dollar(source), regex.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
 class Delimiter:
     """One field's open or close delimiter.
 
@@ -227,16 +225,37 @@ class Delimiter:
             (``(?=\\n?\\Z)`` on ``ab\\n``), so the matcher checks it before committing.
     """
 
-    field: str
-    is_open: bool
-    pattern: regex.Pattern[str]
-    literals: tuple[str, ...] | None
-    rank: tuple[int, str]
-    can_extend: bool = True
-    settled: regex.Pattern[str] | None = None
-    linear: bool = True
-    final: frozenset[str] = frozenset()
-    reads_end: bool = False
+    __slots__ = ("can_extend", "field", "final", "is_open", "linear", "literals", "pattern", "rank",
+                 "reads_end", "settled")
+
+    def __init__(self, field: str, is_open: bool, pattern: regex.Pattern[str],
+                 literals: tuple[str, ...] | None, rank: tuple[int, str], can_extend: bool = True,
+                 settled: regex.Pattern[str] | None = None, linear: bool = True,
+                 final: frozenset[str] = frozenset(), reads_end: bool = False) -> None:
+        self.field = field
+        self.is_open = is_open
+        self.pattern = pattern
+        self.literals = literals
+        self.rank = rank
+        self.can_extend = can_extend
+        self.settled = settled
+        self.linear = linear
+        self.final = final
+        self.reads_end = reads_end
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.field, self.is_open, self.pattern, self.literals, self.rank, self.can_extend,
+                self.settled, self.linear, self.final, self.reads_end)
+
+    def __eq__(self, other: object) -> bool:
+        # equal delimiters of two loads share the analyses cached per delimiter (after_whitespace)
+        return isinstance(other, Delimiter) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Delimiter({self.field!r}, is_open={self.is_open}, pattern={self.pattern.pattern!r})"
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
