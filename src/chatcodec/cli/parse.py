@@ -17,7 +17,7 @@ stderr, exit code 1; ``--errors keep`` records the problems in the message inste
 command lines.
 
 Every TEMPLATE gives the same kind of parser (:class:`~chatcodec.model.responses.ModelResponseParser`,
-the protocol :class:`~chatcodec.cli.view.StreamingParser`), and a model directory is read once.
+the protocol :class:`~chatcodec.cli.protocols.StreamingParser`), and a model directory is read once.
 
 When ``TEMPLATE`` is a bundled profile name, a model directory or a file named
 ``tokenizer_config.json`` (read as its directory), the output is parsed exactly as
@@ -38,7 +38,6 @@ import codecs
 import os
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
@@ -52,7 +51,10 @@ from chatcodec.cli.sources import (
     resolve_source,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
     from chatcodec.model.codec import ChatCodec
     from chatcodec.model.responses import ModelResponseParser
     from chatcodec.response_templates.template import ResponseTemplate

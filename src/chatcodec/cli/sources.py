@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
 
 from chatcodec.cli.io import read_json, read_text
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from chatcodec.profiles import Profile
 
 __all__ = [

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ParserStateError, TokenizerUnavailableError
 from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `chatcodec parse` with a template file never loads a tokenizer
+    from typing import Any
+
     from chatcodec.model.incremental import IncrementalDecoder
     from chatcodec.model.tokenizer import TokenizerHandle
 

@@ -32,12 +32,15 @@ from __future__ import annotations
 import array
 import sys
 from functools import lru_cache
-from typing import Any
 
 import regex
 
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PROOF_SECONDS",

@@ -9,9 +9,11 @@ compiles on its first search and keeps the compiled pattern.
 
 from __future__ import annotations
 
-from typing import Any
-
 import regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["LazyPattern"]
 

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
 
 import regex
 
@@ -52,6 +51,10 @@ from chatcodec.response_templates.delimiters import (
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.whitespace import run_guard
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher", "path"]
 

@@ -19,13 +19,12 @@ This module never parses model output; it only describes how to.
 
 from __future__ import annotations
 
+import _thread
 import copy
 import json
-import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import Any
 
 import regex
 
@@ -58,6 +57,10 @@ from chatcodec.response_templates.matcher import Matcher, build_matcher
 from chatcodec.response_templates.pattern_size import expanded_size
 from chatcodec.response_templates.transform import Build, compile_transform, validate_transform
 from chatcodec.response_templates.value_end import value_end_problem
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TEMPLATE_CACHE_SIZE", "FieldSpec", "ResponseTemplate", "load_response_template"]
 
@@ -635,7 +638,7 @@ class _TemplateCache:
 
     def __init__(self) -> None:
         self._entries: OrderedDict[str, ResponseTemplate] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, without threading's import
 
     def get(self, spec: Any) -> ResponseTemplate:
         try:

@@ -32,13 +32,16 @@ may then be slow on long runs, never wrong) when it uses (:func:`unguardable`):
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 import regex
 
 from chatcodec.response_templates.delimiters import RUN_WHITESPACE, Delimiter, after_whitespace
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["prepend_closed", "run_guard", "unguardable"]
 
