@@ -109,18 +109,31 @@ def model_directory() -> Path:
     return directory
 
 
+#: Starts ``argv[1:]`` from a small process (``python -S``, nothing imported) and prints its CPU time
+#: and peak memory. Linux keeps a process's peak resident size across fork and exec, so a probe
+#: started by this script (which holds the bench's own modules) would report at least this
+#: script's size: a bare interpreter measured ~4 MiB too big, and every lighter probe the same.
+LAUNCHER = """
+import os, sys
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ,
+                     file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
 def run(command: list[str], source: Path = ROOT / "src") -> tuple[float, float]:
     """CPU seconds (user + system) and peak resident MiB of one new process running ``command`` with
-    chatcodec imported from ``source`` (this checkout's ``src`` unless a baseline's)."""
+    chatcodec imported from ``source`` (this checkout's ``src`` unless a baseline's), started by
+    :data:`LAUNCHER` so that its peak memory is its own."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # the warm-up run writes the bytecode the others read
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    stderr = process.stderr.read().decode() if process.stderr else ""
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"{command[:3]} failed:\n{stderr}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    result = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *command], capture_output=True,
+                            text=True, env=env, check=False)
+    code, seconds, peak = result.stdout.split() if result.returncode == 0 else ("-1", "0", "0")
+    if int(code) != 0:
+        raise SystemExit(f"{command[:3]} failed:\n{result.stderr}")
+    return float(seconds), int(peak) / 1024
 
 
 def profile_load(name: str, source: Path) -> float:
