@@ -110,8 +110,8 @@ class _Node:
 _ZERO_TOKENS = frozenset({"^", "$", "\\A", "\\Z", "\\z", "\\b", "\\B", "\\G", "\\m", "\\M"})
 _OPAQUE_ESCAPES = frozenset("123456789gLXK")
 _PLAIN_GROUP = LazyPattern(r"\((?:\?:|\?P?<\w+>)?")
-_HARMLESS_FLAGS = LazyPattern(r"\(\?[sm]*-?[sm]*[:)]")
-_COUNT = LazyPattern(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
+_HARMLESS_FLAGS = LazyPattern(r"\(\?[sm]*-?[sm]*[:)]", standard=True)
+_COUNT = LazyPattern(r"\{([0-9]*)(?:(,)([0-9]*))?\}", standard=True)
 
 
 class _Reader:
@@ -231,7 +231,8 @@ def _every_character() -> str:
 #: escapes (``[^\s<=]``, ``[\w.\-]``). Past U+00FF such an atom tells characters apart only by
 #: whether they are ``\s``, ``\w`` and ``\d``.
 _LATIN1_ATOM = LazyPattern(
-    r"\.|\\[sSwWdD]|\[\^?(?:\\[sSwWdDnrtfva]|\\x[0-9a-fA-F]{2}|\\[ -/:-@\[-`{-~]|[ -Z^-~])+\]")
+    r"\.|\\[sSwWdD]|\[\^?(?:\\[sSwWdDnrtfva]|\\x[0-9a-fA-F]{2}|\\[ -/:-@\[-`{-~]|[ -Z^-~])+\]",
+    standard=True)
 #: One character past U+00FF for each combination of ``\s``, ``\w`` and ``\d`` that characters
 #: past U+00FF have in the ``regex`` module's Unicode tables (tested against every code point):
 #: a word character, one that is none of the three, a decimal digit, a space.

@@ -51,10 +51,11 @@ _WS_CONTEXTS = ("", "x", " ", "\n", ">")
 # Constructs that make what can start a match depend on the text before it. A ``\b`` right after a
 # literal word character (``analysis\b``) does not: the match has read that character itself, so
 # the boundary only looks at the match and what follows it.
-_CONTEXT_DEPENDENT = LazyPattern(r"\(\?<[=!]|\\[BAGmMK]|(?<!(?<!\\)[A-Za-z0-9_])\\b|(?<![\[\\])\^|\(\?\(")
-_MULTILINE_FLAG = LazyPattern(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]")
+_CONTEXT_DEPENDENT = LazyPattern(r"\(\?<[=!]|\\[BAGmMK]|(?<!(?<!\\)[A-Za-z0-9_])\\b|(?<![\[\\])\^|\(\?\(",
+                                 standard=True)
+_MULTILINE_FLAG = LazyPattern(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]", standard=True)
 # Escapes and constructs after which nearly any character may appear in a match.
-_ANY_CHAR = LazyPattern(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]")
+_ANY_CHAR = LazyPattern(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]", standard=True)
 _ESCAPED = {
     "s": WHITESPACE + "\f\v", "d": "0123456789", "n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v",
     "w": "".join(chr(c) for c in range(128) if chr(c).isalnum()) + "_",
@@ -299,7 +300,7 @@ def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
 # Assertions that the end of the input can satisfy (regex's \\Z, $, \\b, \\B, \\m, \\M and
 # negative look-aheads); a backslash pair that merely escapes a backslash only makes this err on
 # the safe side.
-_READS_END = LazyPattern(r"\\[ZbBmM]|\$|\(\?!")
+_READS_END = LazyPattern(r"\\[ZbBmM]|\$|\(\?!", standard=True)
 
 
 #: Characters that mean something in a regex outside a class (a token of one of them is no literal).
@@ -411,7 +412,7 @@ def first_chars(delimiter: Delimiter) -> str | None:
 
 
 #: A repetition count beyond the sampled runs' lengths (``{9}``, ``{12,}``, ``{3,40}``).
-_LARGE_COUNT = LazyPattern(r"\{(?:[0-9]{2,}|9)|,(?:[0-9]{2,}|9)\}")
+_LARGE_COUNT = LazyPattern(r"\{(?:[0-9]{2,}|9)|,(?:[0-9]{2,}|9)\}", standard=True)
 #: Whitespace runs tried before every ASCII character: each whitespace character repeated 1 to 8
 #: times, and mixed runs.
 _WS_LEADS = (

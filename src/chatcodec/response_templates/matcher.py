@@ -61,7 +61,7 @@ __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher
 # Constructs whose meaning depends on group numbers or on other groups: a pattern using them is
 # searched on its own instead of as an alternative of the combined regex.
 _NOT_COMBINABLE = LazyPattern(
-    r"\\[1-9]|\\g<?[-+]?[0-9]|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[-+]?[0-9]|\(\?\(|\(\?\|"
+    r"\\[1-9]|\\g<?[-+]?[0-9]|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[-+]?[0-9]|\(\?\(|\(\?\|", standard=True
 )
 
 

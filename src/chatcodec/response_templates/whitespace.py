@@ -52,7 +52,7 @@ _MIXED = (" \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "
 #: Group openings and escapes that make the guard unsound (see the module docstring).
 _UNGUARDABLE = LazyPattern(
     r"\(\?<[=!]|\(\?\(|\(\?\||\(\?P[=>]|\(\?&|\(\?R|\(\?[-+]?[0-9]|\(\?[a-zA-Z]*[mV]|"
-    r"\\[AGK1-9]|\\g|^\{|^\^$")
+    r"\\[AGK1-9]|\\g|^\{|^\^$", standard=True)
 
 
 def unguardable(source: str) -> bool:
