@@ -33,13 +33,15 @@ class StreamingParser(Protocol):
 
 
 class View(Protocol):
-    """What ``chatcodec parse --stream`` drives (every view below implements these four)."""
+    """What ``chatcodec parse --stream`` drives (every view of :mod:`chatcodec.cli.view` implements
+    these four)."""
 
     def on_event(self, event: dict[str, Any]) -> None:
         """Show one event (``region_open``, ``region_chunk`` or ``region_close``) as it arrives."""
 
     def flush(self) -> None:
-        """Bring what the events so far show to the screen (:func:`play` calls it between pieces)."""
+        """Bring what the events so far show to the screen (:func:`~chatcodec.cli.view.play` calls it
+        between pieces)."""
 
     def close(self, message: dict[str, Any]) -> None:
         """Finish the view and show the final message."""

@@ -95,7 +95,7 @@ class Extension(NamedTuple):
         scanner: ``(content_args) -> ValueScanner | None``, the parser's value scanner for
             ``value_deltas`` (``docs/streaming_values.md``); ``None``: the bundled one by name, if any.
         prepare: ``(content_args) -> (raw_text) -> value``, the parser with its arguments bound and
-            its nested parsers resolved once at load (:attr:`ContentParser.prepare`); ``None``:
+            its nested parsers resolved once at load (:attr:`.content.ContentParser.prepare`); ``None``:
             ``parse`` with the arguments bound.
     """
 
