@@ -8,9 +8,10 @@ against the reference (transformers 5.24's ``AutoTokenizer.from_pretrained`` + t
 on the same directory (the DeepSeek ``tokenizer.json``, Qwen3-0.6B's chat template from the corpus,
 the Qwen3-style response template). Then ``chatcodec parse TEMPLATE OUTPUT`` (the CLI on a small
 output, through the console script pip installs and through ``python -m chatcodec``) against a bare
-interpreter (``python -c pass``), with two floors beside it: importing ``regex`` alone, and importing
-the standard modules every ``chatcodec parse`` needs (argparse, dataclasses, json, pathlib, typing)
-plus ``regex``. Runs alternate; the minimum is kept.
+interpreter (``python -c pass``: the same interpreter, flags, site and environment as every other
+probe, so the venv's ``.pth`` files count on both sides), with three floors beside it: importing
+``regex`` alone, the standard modules ``chatcodec parse`` with a template file imports (argparse and
+json, with ``re``), and both. Runs alternate; the minimum is kept.
 
 With ``--profiles``: what loading each bundled profile's response template costs (a server loads
 one when it starts), each in a new process, timed around ``load_response_template`` alone (CPU
@@ -65,8 +66,11 @@ sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])
 sys.exit(main())
 """
 
-#: What any ``chatcodec parse`` imports before chatcodec's own code: its floor.
-FLOOR_IMPORTS = "import argparse, dataclasses, json, pathlib, typing, regex"
+#: The standard modules ``chatcodec parse TEMPLATE_FILE`` imports (``re`` comes with both).
+STANDARD_IMPORTS = "import argparse, json"
+
+#: What ``chatcodec parse TEMPLATE_FILE`` imports before chatcodec's own code: its floor.
+FLOOR_IMPORTS = STANDARD_IMPORTS + ", regex"
 
 #: One bundled profile's response-template load in a new process: CPU seconds of the load alone.
 PROFILE_LOAD = """
@@ -105,18 +109,31 @@ def model_directory() -> Path:
     return directory
 
 
+#: Starts ``argv[1:]`` from a small process (``python -S``, nothing imported) and prints its CPU time
+#: and peak memory. Linux keeps a process's peak resident size across fork and exec, so a probe
+#: started by this script (which holds the bench's own modules) would report at least this
+#: script's size: a bare interpreter measured ~4 MiB too big, and every lighter probe the same.
+LAUNCHER = """
+import os, sys
+pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ,
+                     file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+"""
+
+
 def run(command: list[str], source: Path = ROOT / "src") -> tuple[float, float]:
     """CPU seconds (user + system) and peak resident MiB of one new process running ``command`` with
-    chatcodec imported from ``source`` (this checkout's ``src`` unless a baseline's)."""
+    chatcodec imported from ``source`` (this checkout's ``src`` unless a baseline's), started by
+    :data:`LAUNCHER` so that its peak memory is its own."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # the warm-up run writes the bytecode the others read
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    _, status, usage = os.wait4(process.pid, 0)
-    stderr = process.stderr.read().decode() if process.stderr else ""
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise SystemExit(f"{command[:3]} failed:\n{stderr}")
-    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    result = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *command], capture_output=True,
+                            text=True, env=env, check=False)
+    code, seconds, peak = result.stdout.split() if result.returncode == 0 else ("-1", "0", "0")
+    if int(code) != 0:
+        raise SystemExit(f"{command[:3]} failed:\n{result.stderr}")
+    return float(seconds), int(peak) / 1024
 
 
 def profile_load(name: str, source: Path) -> float:
@@ -199,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
         "chatcodec parse": [sys.executable, "-c", CONSOLE_SCRIPT, *parse_args],
         "python -m chatcodec parse": [sys.executable, "-m", "chatcodec", *parse_args],
         "floor: import regex": [sys.executable, "-c", "import regex"],
-        "floor: import regex + the standard modules": [sys.executable, "-c", FLOOR_IMPORTS],
+        "floor: import argparse, json": [sys.executable, "-c", STANDARD_IMPORTS],
+        "floor: import argparse, json, regex": [sys.executable, "-c", FLOOR_IMPORTS],
     }
     if reference_available():
         commands["reference"] = [sys.executable, "-c", REFERENCE, *data]
@@ -218,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     shutil.rmtree(directory, ignore_errors=True)
     ours, bare, cli = best["chatcodec"], best["bare interpreter"], best["chatcodec parse"]
     module_cli = best["python -m chatcodec parse"]
-    floor_regex, floor = best["floor: import regex"], best["floor: import regex + the standard modules"]
+    floor_regex, floor = best["floor: import regex"], best["floor: import argparse, json, regex"]
+    standard = best["floor: import argparse, json"]
     ref = best.get("reference")
     ref_name = f"transformers {reference_version()}" if ref else "not installed"
     lines = [
@@ -246,9 +265,10 @@ def main(argv: list[str] | None = None) -> int:
            f"{ref[1]:.1f} MiB." if ref else "."),
         f"`chatcodec parse`: {cli[0] / bare[0]:.1f}x a bare interpreter (target at most 3x); "
         f"`python -m chatcodec parse` (which imports runpy first) {module_cli[0] / bare[0]:.1f}x.",
-        f"Floors: importing `regex` alone is {floor_regex[0] / bare[0]:.1f}x a bare interpreter, and with "
-        "the standard modules every `chatcodec parse` imports (argparse, dataclasses, json, pathlib, "
-        f"typing) {floor[0] / bare[0]:.1f}x, before any of chatcodec's code runs.",
+        f"Floors: importing `regex` alone is {floor_regex[0] / bare[0]:.1f}x a bare interpreter, the "
+        "standard modules `chatcodec parse` imports (argparse, json, with `re`) "
+        f"{standard[0] / bare[0]:.1f}x, and both {floor[0] / bare[0]:.1f}x, before any of chatcodec's "
+        "code runs.",
     ]
     return publish("bench_start", lines, args.write)
 

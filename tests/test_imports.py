@@ -58,3 +58,25 @@ def test_chatcodec_parse_with_a_template_file_loads_no_tokenizer_config_logging_
         check=True,
     )
     assert result.stdout.splitlines()[-1] == ""
+
+
+def test_chatcodec_parse_with_a_template_file_imports_no_dataclasses_pathlib_typing_or_scanners() -> None:
+    """What ``chatcodec parse TEMPLATE_FILE`` needs beyond a bare interpreter is argparse, json and
+    ``regex``: dataclasses (with inspect), pathlib (with urllib.parse and ipaddress) and typing cost
+    a third of a bare interpreter's start each, and the value scanners serve ``value_deltas`` only
+    (docs/performance.md, "Start-up")."""
+    probe = (
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "from chatcodec.cli import main\n"
+        "assert main(['parse', sys.argv[1], sys.argv[2], '--no-prefix']) == 0\n"
+        "names = ('dataclasses', 'inspect', 'pathlib', 'typing', 'chatcodec.response_templates.scanners')\n"
+        "print(','.join(sorted(name for name in names if name in sys.modules and name not in before)))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, str(EXAMPLE / "response_template.json"), str(EXAMPLE / "output.txt")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.splitlines()[-1] == ""

@@ -15,7 +15,6 @@ almost nothing and the decoding path never imports jinja2, rich or tokenizers.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -61,6 +60,7 @@ _LAZY: dict[str, str] = {
 
 __all__ = sorted([*_LAZY, "__version__"])
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # the names mypy and IDEs see; at run time __getattr__ imports them on first use
     from chatcodec.chat_templates.errors import ChatTemplateError as ChatTemplateError
     from chatcodec.chat_templates.errors import ChatTemplateLimitError as ChatTemplateLimitError
@@ -100,6 +100,10 @@ if TYPE_CHECKING:  # the names mypy and IDEs see; at run time __getattr__ import
 
 #: Subpackages reachable as attributes without an explicit import (``chatcodec.profiles.names()``).
 _SUBMODULES = frozenset({"profiles"})
+
+
+if TYPE_CHECKING:  # not at run time: importing `typing` costs a third of a bare interpreter's start
+    from typing import Any
 
 
 def __getattr__(name: str) -> Any:

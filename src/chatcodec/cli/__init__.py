@@ -22,7 +22,10 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any, TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 __all__ = ["COMMANDS", "main"]
 

@@ -22,7 +22,7 @@ from chatcodec.cli.options import seconds
 from chatcodec.errors import UnknownProfileError
 
 if TYPE_CHECKING:
-    from chatcodec.cli.view import View
+    from chatcodec.cli.protocols import View
 
 __all__ = ["CHUNK_CHARS", "DEFAULT_PROFILE", "add_arguments", "names_with_demo", "run"]
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass, field
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_CHAT_TEMPLATE_BYTES",
@@ -170,7 +172,6 @@ def read_tools(source: str | None) -> list[Any] | None:
     return tools
 
 
-@dataclass(frozen=True)
 class Conversation:
     """A conversation file: the messages, and the tools and documents it may carry.
 
@@ -178,10 +179,14 @@ class Conversation:
         request: the whole file as a Chat Completions request (``{"messages": [...]}`` for a list).
     """
 
-    messages: list[Any]
-    tools: list[Any] | None = None
-    documents: list[Any] | None = None
-    request: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("documents", "messages", "request", "tools")
+
+    def __init__(self, messages: list[Any], tools: list[Any] | None = None,
+                 documents: list[Any] | None = None, request: dict[str, Any] | None = None) -> None:
+        self.messages = messages
+        self.tools = tools
+        self.documents = documents
+        self.request: dict[str, Any] = {} if request is None else request
 
 
 def read_conversation(source: str) -> Conversation:

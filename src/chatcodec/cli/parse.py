@@ -17,7 +17,7 @@ stderr, exit code 1; ``--errors keep`` records the problems in the message inste
 command lines.
 
 Every TEMPLATE gives the same kind of parser (:class:`~chatcodec.model.responses.ModelResponseParser`,
-the protocol :class:`~chatcodec.cli.view.StreamingParser`), and a model directory is read once.
+the protocol :class:`~chatcodec.cli.protocols.StreamingParser`), and a model directory is read once.
 
 When ``TEMPLATE`` is a bundled profile name, a model directory or a file named
 ``tokenizer_config.json`` (read as its directory), the output is parsed exactly as
@@ -35,24 +35,26 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import os
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
 
 from chatcodec.cli.io import read_text, read_tools
 from chatcodec.cli.options import positive_int, seconds
 from chatcodec.cli.sources import (
     TOKENIZER_CONFIG_WITHOUT_TEMPLATE,
     end_of_sequence_text,
+    local_path,
     model_path,
     no_response_template,
     read_response_template,
     resolve_source,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
     from chatcodec.model.codec import ChatCodec
     from chatcodec.model.responses import ModelResponseParser
     from chatcodec.response_templates.template import ResponseTemplate
@@ -200,7 +202,6 @@ def _missing_prefix(args: argparse.Namespace) -> str:
             f"  {command} --no-prefix           (the output holds the whole assistant message)")
 
 
-@dataclass(frozen=True)
 class TemplateSource:
     """What TEMPLATE names, read once: a response template file, or a model (a profile name, a model
     directory, a ``tokenizer_config.json`` read as its directory) whose generation ends at its
@@ -214,9 +215,13 @@ class TemplateSource:
             there, as for the profile.
     """
 
-    template: ResponseTemplate
-    codec: ChatCodec | None
-    end_texts: tuple[str, ...] = ()
+    __slots__ = ("codec", "end_texts", "template")
+
+    def __init__(self, template: ResponseTemplate, codec: ChatCodec | None,
+                 end_texts: tuple[str, ...] = ()) -> None:
+        self.template = template
+        self.codec = codec
+        self.end_texts = end_texts
 
     @classmethod
     def open(cls, source: str) -> TemplateSource:
@@ -239,7 +244,7 @@ class TemplateSource:
 
             codec = ChatCodec.from_pretrained(model)
             if codec.response_template is None:
-                raise ValueError(no_response_template(model) if model != str(Path(source).parent)
+                raise ValueError(no_response_template(model) if model != _parent(source)
                                  else f"{source}: {TOKENIZER_CONFIG_WITHOUT_TEMPLATE}")
             return cls(load_response_template(codec.response_template), codec)
         except ResponseTemplateError as error:
@@ -276,10 +281,14 @@ def _model_source(source: str) -> str | None:
         return source
     if kind == "hub":
         return model_path(source)
-    path = Path(source)
-    if kind == "file" and path.name == "tokenizer_config.json":
-        return str(path.parent)
+    if kind == "file" and os.path.basename(local_path(source)) == "tokenizer_config.json":
+        return _parent(source)
     return None
+
+
+def _parent(source: str) -> str:
+    """The folder ``source`` is in, as ``str(pathlib.Path(source).parent)`` names it."""
+    return os.path.dirname(local_path(source)) or "."
 
 
 def stdin_pieces(stream: BinaryIO, size: int | None = None, replace: bool = False) -> Iterator[str]:

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from chatcodec.cli.io import read_json, read_text
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from chatcodec.profiles import Profile
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "TemplateFile",
     "bundled_response_template",
     "end_of_sequence_text",
+    "local_path",
     "looks_like_chat_template",
     "model_path",
     "no_response_template",
@@ -59,19 +60,41 @@ def resolve_source(source: str) -> str:
     """
     if source == "-":
         return "stdin"
-    path = Path(source)
-    if path.is_dir():
+    path = local_path(source)
+    if os.path.isdir(path):
         return "directory"
     if _could_name_a_profile(source):
         from chatcodec import profiles
 
         if profiles.resolve(source) is not None:
             return "profile"
-    if path.exists():
+    if os.path.exists(path):
         return "file"
     from chatcodec.model.hub import looks_like_hub_id  # only here: the module imports hashlib, tempfile
 
     return "hub" if looks_like_hub_id(source) else "file"
+
+
+def local_path(source: str) -> str:
+    """``source`` as ``str(pathlib.Path(source))`` names it, without importing :mod:`pathlib` (with
+    ``urllib.parse`` and ``ipaddress``, its import costs every ``chatcodec parse`` a third of a bare
+    interpreter's start): ``""`` is ``.``, and empty and ``.`` parts are dropped (``dir/`` is
+    ``dir``, ``./a//b`` is ``a/b``), so the file tests and the messages see what they saw with a
+    ``Path``.
+
+    Args:
+        source: a command's TEMPLATE / MODEL argument.
+
+    Returns:
+        The path, normalized as ``Path`` normalizes it (``..`` parts are kept, as ``Path`` keeps them).
+    """
+    if os.altsep:
+        source = source.replace(os.altsep, os.sep)
+    root = os.sep if source.startswith(os.sep) else ""
+    if source.startswith(os.sep * 2) and not source.startswith(os.sep * 3):
+        root = os.sep * 2  # POSIX leaves the meaning of exactly two leading slashes open: Path keeps them
+    parts = [part for part in source.split(os.sep) if part not in ("", ".")]
+    return (root + os.sep.join(parts)) or "."
 
 
 def _could_name_a_profile(source: str) -> bool:
@@ -106,7 +129,6 @@ def model_path(source: str, *, tokenizer: bool = False) -> str:
 
 # --- chat-template inputs (chatcodec render / lint) ---------------------------------------------
 
-@dataclass(frozen=True)
 class ChatTemplateSource:
     """Where ``chatcodec render`` gets its template: a model directory or a template file.
 
@@ -119,10 +141,14 @@ class ChatTemplateSource:
             (not yet validated), or ``None``; a directory's is read by ``ChatCodec``.
     """
 
-    templates: str | dict[str, str]
-    special_tokens: dict[str, str]
-    origin: str
-    response_template: Any = None
+    __slots__ = ("origin", "response_template", "special_tokens", "templates")
+
+    def __init__(self, templates: str | dict[str, str], special_tokens: dict[str, str], origin: str,
+                 response_template: Any = None) -> None:
+        self.templates = templates
+        self.special_tokens = special_tokens
+        self.origin = origin
+        self.response_template = response_template
 
 
 def read_chat_template_source(source: str) -> ChatTemplateSource:
@@ -142,6 +168,8 @@ def read_chat_template_source(source: str) -> ChatTemplateSource:
             ``.json`` file holds none;
             ``ChatTemplateNotFoundError`` / ``ModelStorageError`` for a directory without a usable template.
     """
+    from pathlib import Path  # render's path: parse never reads a chat template
+
     path = Path(model_path(source)) if source != "-" else Path(source)
     if source != "-" and path.is_dir():
         from chatcodec.model.config import read_tokenizer_config
@@ -185,7 +213,6 @@ def _json_chat_template_source(held: TemplateFile, source: str) -> ChatTemplateS
 RESPONSE_TEMPLATE_KEYS = frozenset({"fields", "start_anchor", "start_anchor_pattern"})
 
 
-@dataclass(frozen=True)
 class TemplateFile:
     """The templates of a ``.json`` file, read as the model loader reads a model directory's files.
 
@@ -198,10 +225,14 @@ class TemplateFile:
             ``response_template`` key, or ``None``.
     """
 
-    kind: str
-    chat_templates: dict[str, str]
-    special_tokens: dict[str, str]
-    response_template: Any
+    __slots__ = ("chat_templates", "kind", "response_template", "special_tokens")
+
+    def __init__(self, kind: str, chat_templates: dict[str, str], special_tokens: dict[str, str],
+                 response_template: Any) -> None:
+        self.kind = kind
+        self.chat_templates = chat_templates
+        self.special_tokens = special_tokens
+        self.response_template = response_template
 
 
 def read_template_json(source: str) -> TemplateFile:
@@ -288,6 +319,8 @@ def looks_like_chat_template(text: str) -> bool:
 def not_found(source: str, expected: str) -> str:
     """The message for a TEMPLATE / MODEL argument that names nothing: what was expected, and the
     bundled profile whose name is close (a typo such as ``qwen33``)."""
+    from pathlib import Path
+
     from chatcodec import profiles
     from chatcodec.model.config import broken_link
 
@@ -358,13 +391,13 @@ def read_response_template(source: str) -> dict[str, Any]:
             template, or the model directory has no response template.
         ModelStorageError: the model directory's configuration files are malformed.
     """
-    path = Path(model_path(source))
-    if path.is_dir():
+    path = local_path(model_path(source))
+    if os.path.isdir(path):
         return _directory_response_template(path)
     bundled = bundled_response_template(source)
     if bundled is not None:
         return bundled
-    if path.exists():  # a regular file, or a device / pipe (read up to MAX_INPUT_BYTES)
+    if os.path.exists(path):  # a regular file, or a device / pipe (read up to MAX_INPUT_BYTES)
         try:
             data = read_json(source, "response template")
         except ValueError as error:
@@ -379,14 +412,14 @@ def read_response_template(source: str) -> dict[str, Any]:
     raise OSError(not_found(source, "a response template JSON file, a model directory"))
 
 
-def _directory_response_template(directory: Path) -> dict[str, Any]:
+def _directory_response_template(directory: str) -> dict[str, Any]:
     """The response template ``ChatCodec.from_pretrained(directory)`` would use (the stored one, or
     the bundled profile detected from the chat template)."""
     from chatcodec.model.loading import find_response_template
 
     template, _ = find_response_template(directory)
     if template is None:
-        raise ValueError(no_response_template(str(directory)))
+        raise ValueError(no_response_template(directory))
     return template
 
 

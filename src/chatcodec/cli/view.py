@@ -21,16 +21,18 @@ import json
 import re
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _string
-from typing import Any, Protocol, TextIO
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TextIO
+
+    from chatcodec.cli.protocols import StreamingParser, View
 
 __all__ = [
     "EventLines",
     "PlainView",
     "RichView",
-    "StreamingParser",
-    "View",
     "choose_view",
     "chunks",
     "format_message",
@@ -135,41 +137,6 @@ def to_json(value: Any, **kwargs: Any) -> str:
 def format_message(message: dict[str, Any]) -> str:
     """The message as printed by ``chatcodec parse``: indented JSON, non-ASCII kept, one newline."""
     return to_json(message, indent=2) + "\n"
-
-
-class StreamingParser(Protocol):
-    """The one parser protocol of the command line (``ModelResponseParser`` implements it): text in
-    pieces, events out, and whether an end-of-sequence token ended the generation."""
-
-    @property
-    def initial_events(self) -> list[dict[str, Any]]:
-        """Events the prefix produced."""
-
-    @property
-    def ended(self) -> bool:
-        """Whether the generation ended (later pieces are not output)."""
-
-    def feed(self, step: str) -> list[dict[str, Any]]:
-        """Feed the next piece of output; returns its events."""
-
-    def finalize(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """End the generation; returns the message and the last events."""
-
-
-class View(Protocol):
-    """What ``chatcodec parse --stream`` drives (every view below implements these four)."""
-
-    def on_event(self, event: dict[str, Any]) -> None:
-        """Show one event (``region_open``, ``region_chunk`` or ``region_close``) as it arrives."""
-
-    def flush(self) -> None:
-        """Bring what the events so far show to the screen (:func:`play` calls it between pieces)."""
-
-    def close(self, message: dict[str, Any]) -> None:
-        """Finish the view and show the final message."""
-
-    def abort(self) -> None:
-        """Stop the view after an error, leaving the terminal usable (no message follows)."""
 
 
 #: The keys of a ``region_chunk`` event, in the engine's order.
@@ -297,16 +264,18 @@ class PlainView:
         self._out.flush()
 
 
-@dataclass
 class _Panel:
     """One region as :class:`RichView` draws it: its chunks (never joined whole while it streams)."""
 
-    name: str
-    parts: list[str] = field(default_factory=list)
-    size: int = 0  # characters in parts
-    dirty: bool = False
-    value: str | None = None  # the parsed value as JSON, once a structured region closed
-    error: str | None = None
+    __slots__ = ("dirty", "error", "name", "parts", "size", "value")
+
+    def __init__(self, name: str, dirty: bool = False) -> None:
+        self.name = name
+        self.parts: list[str] = []
+        self.size = 0  # characters in parts
+        self.dirty = dirty
+        self.value: str | None = None  # the parsed value as JSON, once a structured region closed
+        self.error: str | None = None
 
     def tail(self, limit: int) -> tuple[str, bool]:
         """The last ``limit`` characters of the region's text (at most), and whether that is all."""

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ParserStateError, TokenizerUnavailableError
 from chatcodec.model.sequences import as_id_list, split_sequences, to_python, token_id
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only: `chatcodec parse` with a template file never loads a tokenizer
+    from typing import Any
+
     from chatcodec.model.incremental import IncrementalDecoder
     from chatcodec.model.tokenizer import TokenizerHandle
 
@@ -129,7 +130,6 @@ def _end_rule(token_ids: frozenset[int], texts: tuple[str, ...]) -> tuple[frozen
     return token_ids, ordered, frozenset(text[0] for text in ordered)
 
 
-@dataclass(frozen=True)
 class ResponseDecoding:
     """What a model gives the parsing of its output: its tokenizer, where generation ends, its padding.
 
@@ -143,10 +143,14 @@ class ResponseDecoding:
         pad_ids: the pad ids dropped from both ends of a prompt given as ids without a mask.
     """
 
-    tokenizer: TokenizerHandle
-    eos_token_ids: frozenset[int] = frozenset()
-    eos_texts: tuple[str, ...] = ()
-    pad_ids: frozenset[int] = frozenset()
+    __slots__ = ("eos_texts", "eos_token_ids", "pad_ids", "tokenizer")
+
+    def __init__(self, tokenizer: TokenizerHandle, eos_token_ids: frozenset[int] = frozenset(),
+                 eos_texts: tuple[str, ...] = (), pad_ids: frozenset[int] = frozenset()) -> None:
+        self.tokenizer = tokenizer
+        self.eos_token_ids = eos_token_ids
+        self.eos_texts = eos_texts
+        self.pad_ids = pad_ids
 
     def end_of_sequence(self) -> EndOfSequence:
         """A fresh :class:`EndOfSequence` (it holds per-generation state)."""

@@ -14,7 +14,10 @@ naming the argument and the position of the offending item, never a failure deep
 from __future__ import annotations
 
 import operator
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["as_id_list", "is_token_ids", "split_sequences", "to_python", "token_id", "token_id_sequences"]
 

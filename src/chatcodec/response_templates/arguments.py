@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 from chatcodec.response_templates.content import parse_float, parse_int
 from chatcodec.response_templates.lax_json import loads_finite_json
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, exceeds_depth
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 __all__ = [
     "ToolParameters",
@@ -39,7 +42,7 @@ __all__ = [
 ]
 
 #: Tool name -> the ``properties`` of its parameter schema.
-ToolParameters = dict[str, dict[str, Any]]
+ToolParameters: TypeAlias = "dict[str, dict[str, Any]]"
 
 
 def tool_parameters(tools: Iterable[dict[str, Any] | Callable[..., Any]] | None) -> ToolParameters:

@@ -31,14 +31,16 @@ from __future__ import annotations
 
 import array
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
 
 import regex
 
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "PROOF_SECONDS",
@@ -90,23 +92,26 @@ def describe_timeout(where: tuple[str, ...]) -> str:
 
 # -- the structure of a pattern --------------------------------------------------------------------
 
-@dataclass
 class _Node:
-    kind: str  # atom, zero, seq, alt, group, repeat, opaque
-    items: list[_Node] = field(default_factory=list)
-    atom: str = ""  # an atom's token
-    group: str = ""  # plain, atomic, ahead, behind
-    low: int = 0
-    high: int | None = None
-    possessive: bool = False
-    source: str = ""  # the pattern text of this node
+    __slots__ = ("atom", "group", "high", "items", "kind", "low", "possessive", "source")
+
+    def __init__(self, kind: str, items: list[_Node] | None = None, atom: str = "", group: str = "",
+                 low: int = 0, high: int | None = None, possessive: bool = False, source: str = "") -> None:
+        self.kind = kind  # atom, zero, seq, alt, group, repeat, opaque
+        self.items: list[_Node] = [] if items is None else items
+        self.atom = atom  # an atom's token
+        self.group = group  # plain, atomic, ahead, behind
+        self.low = low
+        self.high = high
+        self.possessive = possessive
+        self.source = source  # the pattern text of this node
 
 
 _ZERO_TOKENS = frozenset({"^", "$", "\\A", "\\Z", "\\z", "\\b", "\\B", "\\G", "\\m", "\\M"})
 _OPAQUE_ESCAPES = frozenset("123456789gLXK")
 _PLAIN_GROUP = LazyPattern(r"\((?:\?:|\?P?<\w+>)?")
-_HARMLESS_FLAGS = LazyPattern(r"\(\?[sm]*-?[sm]*[:)]")
-_COUNT = LazyPattern(r"\{([0-9]*)(?:(,)([0-9]*))?\}")
+_HARMLESS_FLAGS = LazyPattern(r"\(\?[sm]*-?[sm]*[:)]", standard=True)
+_COUNT = LazyPattern(r"\{([0-9]*)(?:(,)([0-9]*))?\}", standard=True)
 
 
 class _Reader:
@@ -226,7 +231,8 @@ def _every_character() -> str:
 #: escapes (``[^\s<=]``, ``[\w.\-]``). Past U+00FF such an atom tells characters apart only by
 #: whether they are ``\s``, ``\w`` and ``\d``.
 _LATIN1_ATOM = LazyPattern(
-    r"\.|\\[sSwWdD]|\[\^?(?:\\[sSwWdDnrtfva]|\\x[0-9a-fA-F]{2}|\\[ -/:-@\[-`{-~]|[ -Z^-~])+\]")
+    r"\.|\\[sSwWdD]|\[\^?(?:\\[sSwWdDnrtfva]|\\x[0-9a-fA-F]{2}|\\[ -/:-@\[-`{-~]|[ -Z^-~])+\]",
+    standard=True)
 #: One character past U+00FF for each combination of ``\s``, ``\w`` and ``\d`` that characters
 #: past U+00FF have in the ``regex`` module's Unicode tables (tested against every code point):
 #: a word character, one that is none of the three, a decimal digit, a space.
@@ -276,7 +282,6 @@ def _single(token: str) -> str | None:
 
 # -- the verdict ----------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
 class Verdict:
     """What :func:`judge` found.
 
@@ -287,14 +292,28 @@ class Verdict:
             what it repeats, and sample text that may follow it.
     """
 
-    linear: bool
-    nested: tuple[tuple[str, str, str, str], ...] = ()
+    __slots__ = ("linear", "nested")
+
+    def __init__(self, linear: bool, nested: tuple[tuple[str, str, str, str], ...] = ()) -> None:
+        self.linear = linear
+        self.nested = nested
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Verdict) and (self.linear, self.nested) == (other.linear, other.nested)
+
+    def __hash__(self) -> int:
+        return hash((self.linear, self.nested))
+
+    def __repr__(self) -> str:
+        return f"Verdict(linear={self.linear}, nested={self.nested!r})"
 
 
-@dataclass
 class _First:
-    atoms: list[str]
-    nullable: bool
+    __slots__ = ("atoms", "nullable")
+
+    def __init__(self, atoms: list[str], nullable: bool) -> None:
+        self.atoms = atoms
+        self.nullable = nullable
 
 
 class _Judge:

@@ -23,11 +23,12 @@ its attributes are read on every chunk.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from chatcodec.response_templates.delimiters import Delimiter
 
 __all__ = ["DEFER_AFTER", "TRIM_THRESHOLD", "Buffer"]

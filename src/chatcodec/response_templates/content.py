@@ -31,9 +31,7 @@ accept them).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, NamedTuple, NoReturn
 
 import regex
 
@@ -46,12 +44,15 @@ from chatcodec.response_templates.limits import bracket_bound
 from chatcodec.response_templates.pattern_size import check_size
 from chatcodec.response_templates.python_call_list import parse_python_call_list, validate_python_call_list
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, TypeAlias
+
 __all__ = [
     "BLANK",
     "STANDARD_PARSERS",
     "ContentError",
     "ContentParser",
-    "Extension",
     "Prepared",
     "check_parser_spec",
     "check_xml_gaps",
@@ -68,37 +69,12 @@ __all__ = [
     "user_timeout",
 ]
 
-ParseFn = Callable[[str, Mapping[str, Any]], Any]
+ParseFn: TypeAlias = "Callable[[str, Mapping[str, Any]], Any]"
 #: A parser with its ``content_args`` bound, compiled at load: ``(raw_text) -> value``.
-Prepared = Callable[[str], Any]
-ValidateFn = Callable[[Mapping[str, Any], str], None]
+Prepared: TypeAlias = "Callable[[str], Any]"
+ValidateFn: TypeAlias = "Callable[[Mapping[str, Any], str], None]"
 
 
-class Extension(NamedTuple):
-    """One entry of :data:`chatcodec.response_templates.extensions.EXTENSIONS` (the ``x-`` contract).
-
-    A plain ``(parse, validate)`` pair is accepted too (``string_aware`` is then false).
-
-    Attributes:
-        parse: ``(raw_text, content_args) -> value``; raises ``ValueError``.
-        validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
-        string_aware: the region's text is JSON-like, so its close delimiter only counts outside
-            strings (``"..."`` and the ``string_delims`` pairs of ``content_args``).
-        scanner: ``(content_args) -> ValueScanner | None``, the parser's value scanner for
-            ``value_deltas`` (``docs/streaming_values.md``); ``None``: the bundled one by name, if any.
-        prepare: ``(content_args) -> (raw_text) -> value``, the parser with its arguments bound and
-            its nested parsers resolved once at load (:attr:`ContentParser.prepare`); ``None``:
-            ``parse`` with the arguments bound.
-    """
-
-    parse: ParseFn
-    validate: ValidateFn
-    string_aware: bool = False
-    scanner: Callable[[Mapping[str, Any]], Any] | None = None
-    prepare: Callable[[Mapping[str, Any]], Prepared] | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class ContentParser:
     """One content parser.
 
@@ -108,7 +84,7 @@ class ContentParser:
         validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
         streams_verbatim: every streamed chunk is part of the final value (``dirty: false`` events).
         extension: an ``x-`` parser, unknown to the reference; a template using it needs chatcodec.
-        scanner: an extension's own value scanner factory (``Extension.scanner``), or ``None``.
+        scanner: an extension's own value scanner factory (``extensions.Extension.scanner``), or ``None``.
         string_aware: the region's close delimiter only counts outside JSON strings (``"..."`` with
             escapes, and the ``string_delims`` pairs of ``content_args``); true for ``json`` and for
             the extensions that declare it.
@@ -120,15 +96,26 @@ class ContentParser:
             at load (:func:`prepare_parser`); ``None``: ``parse`` with the arguments bound.
     """
 
-    name: str
-    parse: ParseFn
-    validate: ValidateFn
-    streams_verbatim: bool
-    extension: bool = False
-    string_aware: bool = False
-    scanner: Callable[[Mapping[str, Any]], Any] | None = None
-    depth_bound: Callable[[str], int] | None = None
-    prepare: Callable[[Mapping[str, Any]], Prepared] | None = None
+    __slots__ = ("depth_bound", "extension", "name", "parse", "prepare", "scanner", "streams_verbatim",
+                 "string_aware", "validate")
+
+    def __init__(self, name: str, parse: ParseFn, validate: ValidateFn, streams_verbatim: bool,
+                 extension: bool = False, string_aware: bool = False,
+                 scanner: Callable[[Mapping[str, Any]], Any] | None = None,
+                 depth_bound: Callable[[str], int] | None = None,
+                 prepare: Callable[[Mapping[str, Any]], Prepared] | None = None) -> None:
+        self.name = name
+        self.parse = parse
+        self.validate = validate
+        self.streams_verbatim = streams_verbatim
+        self.extension = extension
+        self.string_aware = string_aware
+        self.scanner = scanner
+        self.depth_bound = depth_bound
+        self.prepare = prepare
+
+    def __repr__(self) -> str:
+        return f"ContentParser({self.name!r})"
 
 
 #: ``content_args.strip`` of a ``text`` field that keeps text as written but reads a region of only

@@ -15,7 +15,6 @@ newline; 5.24 waits for the next chunk, but still ends the region before the out
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 
 import regex
@@ -52,10 +51,11 @@ _WS_CONTEXTS = ("", "x", " ", "\n", ">")
 # Constructs that make what can start a match depend on the text before it. A ``\b`` right after a
 # literal word character (``analysis\b``) does not: the match has read that character itself, so
 # the boundary only looks at the match and what follows it.
-_CONTEXT_DEPENDENT = LazyPattern(r"\(\?<[=!]|\\[BAGmMK]|(?<!(?<!\\)[A-Za-z0-9_])\\b|(?<![\[\\])\^|\(\?\(")
-_MULTILINE_FLAG = LazyPattern(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]")
+_CONTEXT_DEPENDENT = LazyPattern(r"\(\?<[=!]|\\[BAGmMK]|(?<!(?<!\\)[A-Za-z0-9_])\\b|(?<![\[\\])\^|\(\?\(",
+                                 standard=True)
+_MULTILINE_FLAG = LazyPattern(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]", standard=True)
 # Escapes and constructs after which nearly any character may appear in a match.
-_ANY_CHAR = LazyPattern(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]")
+_ANY_CHAR = LazyPattern(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]", standard=True)
 _ESCAPED = {
     "s": WHITESPACE + "\f\v", "d": "0123456789", "n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v",
     "w": "".join(chr(c) for c in range(128) if chr(c).isalnum()) + "_",
@@ -197,7 +197,6 @@ def compile_pattern(source: str) -> regex.Pattern[str]:
     return regex.compile(rewrite_dollar(source), regex.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
 class Delimiter:
     """One field's open or close delimiter.
 
@@ -227,16 +226,37 @@ class Delimiter:
             (``(?=\\n?\\Z)`` on ``ab\\n``), so the matcher checks it before committing.
     """
 
-    field: str
-    is_open: bool
-    pattern: regex.Pattern[str]
-    literals: tuple[str, ...] | None
-    rank: tuple[int, str]
-    can_extend: bool = True
-    settled: regex.Pattern[str] | None = None
-    linear: bool = True
-    final: frozenset[str] = frozenset()
-    reads_end: bool = False
+    __slots__ = ("can_extend", "field", "final", "is_open", "linear", "literals", "pattern", "rank",
+                 "reads_end", "settled")
+
+    def __init__(self, field: str, is_open: bool, pattern: regex.Pattern[str],
+                 literals: tuple[str, ...] | None, rank: tuple[int, str], can_extend: bool = True,
+                 settled: regex.Pattern[str] | None = None, linear: bool = True,
+                 final: frozenset[str] = frozenset(), reads_end: bool = False) -> None:
+        self.field = field
+        self.is_open = is_open
+        self.pattern = pattern
+        self.literals = literals
+        self.rank = rank
+        self.can_extend = can_extend
+        self.settled = settled
+        self.linear = linear
+        self.final = final
+        self.reads_end = reads_end
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.field, self.is_open, self.pattern, self.literals, self.rank, self.can_extend,
+                self.settled, self.linear, self.final, self.reads_end)
+
+    def __eq__(self, other: object) -> bool:
+        # equal delimiters of two loads share the analyses cached per delimiter (after_whitespace)
+        return isinstance(other, Delimiter) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Delimiter({self.field!r}, is_open={self.is_open}, pattern={self.pattern.pattern!r})"
 
 
 def literal_delimiter(field: str, is_open: bool, literals: list[str]) -> Delimiter:
@@ -280,7 +300,7 @@ def regex_delimiter(field: str, is_open: bool, source: str) -> Delimiter:
 # Assertions that the end of the input can satisfy (regex's \\Z, $, \\b, \\B, \\m, \\M and
 # negative look-aheads); a backslash pair that merely escapes a backslash only makes this err on
 # the safe side.
-_READS_END = LazyPattern(r"\\[ZbBmM]|\$|\(\?!")
+_READS_END = LazyPattern(r"\\[ZbBmM]|\$|\(\?!", standard=True)
 
 
 #: Characters that mean something in a regex outside a class (a token of one of them is no literal).
@@ -392,7 +412,7 @@ def first_chars(delimiter: Delimiter) -> str | None:
 
 
 #: A repetition count beyond the sampled runs' lengths (``{9}``, ``{12,}``, ``{3,40}``).
-_LARGE_COUNT = LazyPattern(r"\{(?:[0-9]{2,}|9)|,(?:[0-9]{2,}|9)\}")
+_LARGE_COUNT = LazyPattern(r"\{(?:[0-9]{2,}|9)|,(?:[0-9]{2,}|9)\}", standard=True)
 #: Whitespace runs tried before every ASCII character: each whitespace character repeated 1 to 8
 #: times, and mixed runs.
 _WS_LEADS = (

@@ -41,7 +41,6 @@ import enum
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import (
     ChatCodecError,
@@ -77,7 +76,10 @@ from chatcodec.response_templates.prefix import (
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate, load_response_template
 from chatcodec.response_templates.transform import apply_transform_each
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from chatcodec.response_templates.value_stream import RegionValues
 
 __all__ = ["LOOKBEHIND_CONTEXT", "TRANSITIONS", "Lifecycle", "ResponseParser"]

@@ -48,12 +48,12 @@ template loader resolves a field's ``content``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from chatcodec.response_templates.content import (
-    Extension,
     ParseFn,
+    Prepared,
     ValidateFn,
     check_parser_spec,
     run_parser,
@@ -80,6 +80,30 @@ from chatcodec.response_templates.ext_xml_tree import parse_xml_tree, prepare_xm
 from chatcodec.response_templates.scanners.protocol import ValueScanner
 
 __all__ = ["EXTENSIONS", "Extension", "ParseFn", "ValidateFn", "check_parser_spec", "run_parser"]
+
+
+class Extension(NamedTuple):
+    """One entry of :data:`chatcodec.response_templates.extensions.EXTENSIONS` (the ``x-`` contract).
+
+    A plain ``(parse, validate)`` pair is accepted too (``string_aware`` is then false).
+
+    Attributes:
+        parse: ``(raw_text, content_args) -> value``; raises ``ValueError``.
+        validate: ``(content_args, where) -> None``; raises ``ValueError`` naming ``where`` and the key.
+        string_aware: the region's text is JSON-like, so its close delimiter only counts outside
+            strings (``"..."`` and the ``string_delims`` pairs of ``content_args``).
+        scanner: ``(content_args) -> ValueScanner | None``, the parser's value scanner for
+            ``value_deltas`` (``docs/streaming_values.md``); ``None``: the bundled one by name, if any.
+        prepare: ``(content_args) -> (raw_text) -> value``, the parser with its arguments bound and
+            its nested parsers resolved once at load (:attr:`.content.ContentParser.prepare`); ``None``:
+            ``parse`` with the arguments bound.
+    """
+
+    parse: ParseFn
+    validate: ValidateFn
+    string_aware: bool = False
+    scanner: Callable[[Mapping[str, Any]], Any] | None = None
+    prepare: Callable[[Mapping[str, Any]], Prepared] | None = None
 
 
 def _named_call_scanner(args: Mapping[str, Any]) -> ValueScanner:

@@ -34,12 +34,15 @@ import json
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import regex
 
 from chatcodec.response_templates.content_error import ContentError
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH, NESTING_ERROR, bracket_bound, exceeds_depth
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "SENTINEL_CLOSE",

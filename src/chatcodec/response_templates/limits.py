@@ -11,7 +11,9 @@ is a load error. Depth counts containers: ``[]`` is 1 deep, ``{"a": [1]}`` is 2 
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_DELIMITER_LITERALS",

@@ -16,8 +16,6 @@ constraints, conditionals) is unbounded.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import regex
 
 from chatcodec.response_templates.pattern_tokens import tokens
@@ -34,20 +32,22 @@ _ZERO_WIDTH_ESCAPES = frozenset("bBAZGmMK")
 _UNKNOWN_ESCAPES = frozenset("123456789gLX")
 
 
-@dataclass
 class _Group:
     """An open group while the pattern is read: its alternatives' widths so far."""
 
-    kind: str  # "group", "ahead", "behind" or "unknown"
-    done: list[int | None] = field(default_factory=list)
-    width: int | None = 0
-    last: int | None = 0
-    #: how far the look-behinds inside reach back from where the group starts (at most)
-    reach: int | None = 0
-    #: ``^`` or ``\\A`` in this group outside a look-behind
-    anchored: bool = False
-    #: ``^`` or ``\\A`` in a look-behind inside this group
-    anchored_behind: bool = False
+    __slots__ = ("anchored", "anchored_behind", "done", "kind", "last", "reach", "width")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind  # "group", "ahead", "behind" or "unknown"
+        self.done: list[int | None] = []
+        self.width: int | None = 0
+        self.last: int | None = 0
+        #: how far the look-behinds inside reach back from where the group starts (at most)
+        self.reach: int | None = 0
+        #: ``^`` or ``\\A`` in this group outside a look-behind
+        self.anchored = False
+        #: ``^`` or ``\\A`` in a look-behind inside this group
+        self.anchored_behind = False
 
 
 def _add(a: int | None, b: int | None) -> int | None:

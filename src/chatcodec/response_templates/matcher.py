@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
 
 import regex
 
@@ -54,27 +52,37 @@ from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.lookbehind import LOOKBEHIND_CONTEXT
 from chatcodec.response_templates.whitespace import run_guard
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["Commit", "LiteralMatcher", "Matcher", "RegexMatcher", "build_matcher", "path"]
 
 # Constructs whose meaning depends on group numbers or on other groups: a pattern using them is
 # searched on its own instead of as an alternative of the combined regex.
 _NOT_COMBINABLE = LazyPattern(
-    r"\\[1-9]|\\g<?[-+]?[0-9]|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[-+]?[0-9]|\(\?\(|\(\?\|"
+    r"\\[1-9]|\\g<?[-+]?[0-9]|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[-+]?[0-9]|\(\?\(|\(\?\|", standard=True
 )
 
 
-@dataclass(slots=True)
 class Commit:
     """A delimiter the engine can act on now: ``buffer[start:end]`` is the delimiter's text.
 
-    Made once per delimiter found and read once (not frozen: a frozen dataclass sets each field
-    through ``object.__setattr__``, which doubles the cost of making one on the per-region path).
+    Made once per delimiter found and read once (a plain class: not frozen, as setting each field
+    through ``object.__setattr__`` doubles the cost of making one on the per-region path, and no
+    dataclass, whose import and generated methods cost every start).
     """
 
-    delimiter: Delimiter
-    start: int
-    end: int
-    captures: dict[str, str]
+    __slots__ = ("captures", "delimiter", "end", "start")
+
+    def __init__(self, delimiter: Delimiter, start: int, end: int, captures: dict[str, str]) -> None:
+        self.delimiter = delimiter
+        self.start = start
+        self.end = end
+        self.captures = captures
+
+    def __repr__(self) -> str:
+        return f"Commit({self.delimiter!r}, {self.start}, {self.end}, {self.captures!r})"
 
 
 class LiteralMatcher:

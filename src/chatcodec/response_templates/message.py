@@ -20,10 +20,13 @@ This module never sees the buffer or the events; the engine hands it finished va
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from chatcodec.response_templates.content import BLANK
 from chatcodec.response_templates.template import FieldSpec, ResponseTemplate
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["PARSE_ERRORS_KEY", "PARSE_WARNINGS_KEY", "MessageBuilder", "copy_value"]
 

@@ -27,11 +27,11 @@ from chatcodec.response_templates.pattern_tokens import tokens
 __all__ = ["check_size", "expanded_size"]
 
 #: A counted repetition token: ``{m}``, ``{m,}``, ``{m,n}`` or ``{,n}`` (its least count first).
-_COUNT = LazyPattern(r"\{([0-9]*)(?:,[0-9]*)?\}")
+_COUNT = LazyPattern(r"\{([0-9]*)(?:,[0-9]*)?\}", standard=True)
 
 #: An inline flag group (``(?ix)``, ``(?V1x:``, ``(?x-i)``): the flags it turns on, then ``-`` and
 #: the flags it turns off.
-_FLAGS = LazyPattern(r"\(\?([a-zA-Z0-9]*)(?:-[a-zA-Z0-9]*)?[:)]")
+_FLAGS = LazyPattern(r"\(\?([a-zA-Z0-9]*)(?:-[a-zA-Z0-9]*)?[:)]", standard=True)
 
 
 def expanded_size(source: str, *, counts: bool = True) -> int:

@@ -13,19 +13,21 @@ every entry point (the parser's construction calls it).
 
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
     from chatcodec.response_templates.template import ResponseTemplate
+
+    _T = TypeVar("_T")
 
 __all__ = ["NO_START_ANCHOR_HINT", "PREFIX_REQUIRED", "prefix_text", "require_prefix",
            "warn_without_start_anchor"]
-
-_T = TypeVar("_T")
 
 #: Why ``prefix`` is required (the reference's message).
 PREFIX_REQUIRED = (
@@ -78,7 +80,8 @@ def prefix_text(prefix: str | Sequence[Any]) -> str:
 NO_START_ANCHOR_HINT = ("the prefix has no start anchor, so all of it is parsed as the assistant message: "
                         "was it rendered without add_generation_prompt?")
 
-_PACKAGE = str(Path(__file__).resolve().parents[1]) + "/"
+#: The chatcodec package's folder (``Path(__file__).resolve().parents[1]``, without pathlib's import).
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.realpath(__file__))) + "/"
 
 
 def warn_without_start_anchor(template: ResponseTemplate) -> None:

@@ -35,11 +35,14 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from typing import Any, NoReturn
 
 import regex
 
 from chatcodec.response_templates.content_error import ContentError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 __all__ = ["MAX_DEPTH", "MAX_INTEGER", "parse_python_call_list", "validate_python_call_list"]
 

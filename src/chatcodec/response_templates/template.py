@@ -19,15 +19,12 @@ This module never parses model output; it only describes how to.
 
 from __future__ import annotations
 
+import _thread
 import copy
-import dataclasses
 import json
-import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
 
 import regex
 
@@ -61,6 +58,10 @@ from chatcodec.response_templates.pattern_size import expanded_size
 from chatcodec.response_templates.transform import Build, compile_transform, validate_transform
 from chatcodec.response_templates.value_end import value_end_problem
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 __all__ = ["TEMPLATE_CACHE_SIZE", "FieldSpec", "ResponseTemplate", "load_response_template"]
 
 #: How many compiled templates :func:`load_response_template` keeps for template dicts it sees again.
@@ -77,7 +78,6 @@ _FIELD_KEYS = frozenset({
 })
 
 
-@dataclass(frozen=True, slots=True)
 class FieldSpec:
     """One compiled field of a response template.
 
@@ -109,30 +109,43 @@ class FieldSpec:
             value (one more with ``transform_each``, for the list), 0 without a transform.
     """
 
-    name: str
-    open: Delimiter | None
-    close: Delimiter | None
-    content: str
-    content_args: Mapping[str, Any]
-    parser: ContentParser
-    repeats: bool
-    flatten: bool
-    require_close: bool
-    close_at_value_end: bool
-    join: str | None
-    optional: bool
-    transform: Any
-    transform_each: bool
-    dirty: bool
-    concatenates: bool
-    close_matcher: Matcher | None
-    parse: Prepared
-    transform_depth: int = 0
-    build: Build | None = None
-    opens_once: bool = False
+    __slots__ = ("build", "close", "close_at_value_end", "close_matcher", "concatenates", "content",
+                 "content_args", "dirty", "flatten", "join", "name", "open", "opens_once", "optional",
+                 "parse", "parser", "repeats", "require_close", "transform", "transform_depth",
+                 "transform_each")
+
+    def __init__(self, name: str, open: Delimiter | None, close: Delimiter | None, content: str,
+                 content_args: Mapping[str, Any], parser: ContentParser, repeats: bool, flatten: bool,
+                 require_close: bool, close_at_value_end: bool, join: str | None, optional: bool,
+                 transform: Any, transform_each: bool, dirty: bool, concatenates: bool,
+                 close_matcher: Matcher | None, parse: Prepared, transform_depth: int = 0,
+                 build: Build | None = None, opens_once: bool = False) -> None:
+        self.name = name
+        self.open = open
+        self.close = close
+        self.content = content
+        self.content_args = content_args
+        self.parser = parser
+        self.repeats = repeats
+        self.flatten = flatten
+        self.require_close = require_close
+        self.close_at_value_end = close_at_value_end
+        self.join = join
+        self.optional = optional
+        self.transform = transform
+        self.transform_each = transform_each
+        self.dirty = dirty
+        self.concatenates = concatenates
+        self.close_matcher = close_matcher
+        self.parse = parse
+        self.transform_depth = transform_depth
+        self.build = build
+        self.opens_once = opens_once
+
+    def __repr__(self) -> str:
+        return f"FieldSpec({self.name!r}, content={self.content!r})"
 
 
-@dataclass(frozen=True, slots=True)
 class ResponseTemplate:
     """A validated, compiled response template (build it with :func:`load_response_template`).
 
@@ -152,16 +165,25 @@ class ResponseTemplate:
         spec: the JSON spec the template was loaded from (a new copy on every access).
     """
 
-    fields: Mapping[str, FieldSpec]
-    defaults: Mapping[str, Any]
-    implicit: FieldSpec | None
-    start_anchor: regex.Pattern[str]
-    outside_matcher: Matcher | None
-    extensions_used: frozenset[str]
-    source: Mapping[str, Any]
-    once_outside: Mapping[str, Matcher | None] = dataclasses.field(default_factory=dict)
-    closed_outside: dict[frozenset[str], Matcher | None] = dataclasses.field(
-        default_factory=dict, compare=False, repr=False)
+    __slots__ = ("closed_outside", "defaults", "extensions_used", "fields", "implicit", "once_outside",
+                 "outside_matcher", "source", "start_anchor")
+
+    def __init__(self, fields: Mapping[str, FieldSpec], defaults: Mapping[str, Any],
+                 implicit: FieldSpec | None, start_anchor: regex.Pattern[str],
+                 outside_matcher: Matcher | None, extensions_used: frozenset[str], source: Mapping[str, Any],
+                 once_outside: Mapping[str, Matcher | None] | None = None) -> None:
+        self.fields = fields
+        self.defaults = defaults
+        self.implicit = implicit
+        self.start_anchor = start_anchor
+        self.outside_matcher = outside_matcher
+        self.extensions_used = extensions_used
+        self.source = source
+        self.once_outside: Mapping[str, Matcher | None] = {} if once_outside is None else once_outside
+        self.closed_outside: dict[frozenset[str], Matcher | None] = {}
+
+    def __repr__(self) -> str:
+        return f"ResponseTemplate(fields={list(self.fields)!r})"
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -616,7 +638,7 @@ class _TemplateCache:
 
     def __init__(self) -> None:
         self._entries: OrderedDict[str, ResponseTemplate] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()  # threading.Lock, without threading's import
 
     def get(self, spec: Any) -> ResponseTemplate:
         try:

@@ -21,9 +21,12 @@ the whole transform) it is a load error, since there is no key to leave out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
 
 import regex
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeAlias
 
 __all__ = [
     "PLACEHOLDER",
@@ -155,7 +158,7 @@ def apply_transform(transform: Any, scope: Mapping[str, Any]) -> Any:
 
 
 #: A compiled transform: the variables in, the built value out (:func:`compile_transform`).
-Build = Callable[[Mapping[str, Any]], Any]
+Build: TypeAlias = "Callable[[Mapping[str, Any]], Any]"
 
 
 def compile_transform(transform: Any) -> Build:

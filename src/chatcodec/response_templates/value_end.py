@@ -33,15 +33,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
 
 import regex
 
 from chatcodec.response_templates.delimiters import Delimiter
 from chatcodec.response_templates.matcher import Commit, Matcher
-from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
 
-if TYPE_CHECKING:
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the scanners are imported by the regions that stream values, not by every parse
+    from typing import Any
+
+    from chatcodec.response_templates.scanners.protocol import Delta, ValueScanner
     from chatcodec.response_templates.value_stream import RegionValues
 
 __all__ = ["VALUE_END_PARSERS", "ValueEndMatcher", "value_end_problem"]

@@ -32,13 +32,16 @@ may then be slow on long runs, never wrong) when it uses (:func:`unguardable`):
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 import regex
 
 from chatcodec.response_templates.delimiters import RUN_WHITESPACE, Delimiter, after_whitespace
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["prepend_closed", "run_guard", "unguardable"]
 
@@ -49,7 +52,7 @@ _MIXED = (" \n", "\n ", " \t", "\t ", "\r\n", "\n\t", "\t\n", " \n ", "\n \n", "
 #: Group openings and escapes that make the guard unsound (see the module docstring).
 _UNGUARDABLE = LazyPattern(
     r"\(\?<[=!]|\(\?\(|\(\?\||\(\?P[=>]|\(\?&|\(\?R|\(\?[-+]?[0-9]|\(\?[a-zA-Z]*[mV]|"
-    r"\\[AGK1-9]|\\g|^\{|^\^$")
+    r"\\[AGK1-9]|\\g|^\{|^\^$", standard=True)
 
 
 def unguardable(source: str) -> bool:
