@@ -1,0 +1,101 @@
+"""More format variants real models wrote that the bundled profiles once missed (DeepSeek, MiniMax, ...).
+
+The cases follow :mod:`tests.profiles.test_real_output_variants` (same ``Case`` and the same run):
+each output is parsed whole, one character at a time and three characters at a time, and the
+message, the region and value events (``text`` events joined) and the region text per field must be
+exactly those below however the output is fed. Each case names where its output was seen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.profiles.test_real_output_variants import Case, _run
+
+ARGS = ("function", "arguments")
+Value = tuple[str, tuple[str | int, ...], Any]
+
+
+def _call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "arguments": arguments}}
+
+
+def _typed_head(name: str) -> list[Value]:
+    """The first events of a flattened call list whose ``type`` the model wrote (DeepSeek V3/R1)."""
+    return [("begin", (), "array"), ("begin", (0,), "object"), ("begin", (0, "function"), "object"),
+            ("set", (0, "type"), "function"), ("set", (0, "function", "name"), name),
+            ("begin", (0, *ARGS), "object")]
+
+
+def _head(name: str) -> list[Value]:
+    """The first events of a flattened call list whose ``type`` is the transform's constant."""
+    return [("begin", (), "array"), ("begin", (0,), "object"), ("set", (0, "type"), "function"),
+            ("begin", (0, "function"), "object"), ("set", (0, "function", "name"), name),
+            ("begin", (0, *ARGS), "object")]
+
+
+def _string(key: str, text: str) -> list[Value]:
+    path = (0, *ARGS, key)
+    return [("begin", path, "string"), ("text", path, text), ("end", path, None)]
+
+
+TAIL: list[Value] = [("end", (0, *ARGS), None), ("end", (0, "function"), None), ("end", (0,), None),
+                     ("end", (), None)]
+
+DS_BARE = ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>analysis_input\n"
+           '{"work_dir_name":"q3_report"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>')
+
+CASES = {
+    "deepseek_v3 arguments as bare JSON": Case(
+        "deepseek_v3",
+        "google/adk-python #5654: DeepSeek-V3 served through LiteLLM writes a call's arguments "
+        "code-fenced or as bare JSON after the name line (the PR reads both)",
+        DS_BARE,
+        {"role": "assistant", "tool_calls": [_call("analysis_input", {"work_dir_name": "q3_report"})]},
+        [*_typed_head("analysis_input"), *_string("work_dir_name", "q3_report"), *TAIL],
+    ),
+    "deepseek_r1 arguments as bare JSON": Case(
+        "deepseek_r1",
+        "google/adk-python #5654 (the same call form: R1 shares DeepSeek-V3's tool-call format)",
+        "The user wants the report folder.\n</think>\n\n" + DS_BARE,
+        {"role": "assistant", "reasoning_content": "The user wants the report folder.\n",
+         "tool_calls": [_call("analysis_input", {"work_dir_name": "q3_report"})]},
+        [*_typed_head("analysis_input"), *_string("work_dir_name", "q3_report"), *TAIL],
+    ),
+    "deepseek_v31 the V3 call head (type, name line, json fence)": Case(
+        "deepseek_v31",
+        "sgl-project/sglang #9446 and vllm-project/vllm #23454 set the R1/V3 call "
+        "(function<｜tool▁sep｜>NAME, then a ```json fence) beside V3.1's; a V3.1 served with the "
+        "R1/V3 tool template writes it",
+        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_current_weather\n"
+        '```json\n{"location": "Tokyo"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+        {"role": "assistant", "tool_calls": [_call("get_current_weather", {"location": "Tokyo"})]},
+        [*_head("get_current_weather"), *_string("location", "Tokyo"), *TAIL],
+    ),
+    "minimax_m2 </parameter> written inside a value": Case(
+        "minimax_m2",
+        "vllm-project/vllm #38803: in production MiniMax-M2 wrote a parameter value holding the "
+        "text </parameter>; only a </parameter> followed by the next parameter or the end of the "
+        "invoke closes the value",
+        '<minimax:tool_call>\n<invoke name="edit_file">\n<parameter name="path">params.xml</parameter>\n'
+        '<parameter name="new_text">Each value ends with </parameter>.\n</parameter>\n'
+        "</invoke>\n</minimax:tool_call>",
+        {"role": "assistant", "tool_calls": [_call("edit_file", {
+            "path": "params.xml", "new_text": "Each value ends with </parameter>.\n"})]},
+        [*_head("edit_file"), *_string("path", "params.xml"),
+         *_string("new_text", "Each value ends with </parameter>.\n"), *TAIL],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_real_output_parses_to_the_same_message_and_events_however_fed(name: str) -> None:
+    case = CASES[name]
+    whole = _run(case, [case.output])
+    assert whole[0] == case.message
+    assert _run(case, list(case.output)) == whole
+    assert _run(case, [case.output[i:i + 3] for i in range(0, len(case.output), 3)]) == whole
+    assert [item for item in whole[1] if len(item) == 3] == case.values
+    assert ("region_close", "tool_calls") in whole[1]
