@@ -74,6 +74,30 @@ CASES = {
         {"role": "assistant", "tool_calls": [_call("get_current_weather", {"location": "Tokyo"})]},
         [*_head("get_current_weather"), *_string("location", "Tokyo"), *TAIL],
     ),
+    "deepseek_v32 parameter tag without the DSML marker and the string attribute": Case(
+        "deepseek_v32",
+        "sgl-project/sglang #39435: a DeepSeek-V4.1-Flash turn whose parameter tag lacks both the "
+        "DSML marker and string=...; the value is text (tools= types it), as in the other XML formats",
+        "I'll call the `set_flag` function to enable the flag.\n\n<｜DSML｜tool_calls>\n"
+        '<｜DSML｜invoke name="set_flag">\n<parameter name="enabled">true</｜DSML｜parameter>\n'
+        "</｜DSML｜invoke>\n</｜DSML｜tool_calls>",
+        {"role": "assistant", "content": "I'll call the `set_flag` function to enable the flag.\n\n",
+         "tool_calls": [_call("set_flag", {"enabled": "true"})]},
+        [*_head("set_flag"), *_string("enabled", "true"), *TAIL],
+    ),
+    "deepseek_v32 invokes without the tool_calls block": Case(
+        "deepseek_v32",
+        "sgl-project/sglang #40236: DeepSeek V4/V3.2 invokes written with no section wrapper came "
+        "back as content; an invoke opens the tool-call region itself",
+        'Checking.\n<｜DSML｜invoke name="get_time">\n<｜DSML｜parameter name="tz" string="true">UTC'
+        '</｜DSML｜parameter>\n</｜DSML｜invoke>\n<｜DSML｜invoke name="get_date">\n</｜DSML｜invoke>',
+        {"role": "assistant", "content": "Checking.\n",
+         "tool_calls": [_call("get_time", {"tz": "UTC"}), _call("get_date", {})]},
+        [*_head("get_time"), *_string("tz", "UTC"), *TAIL[:-1],
+         ("begin", (1,), "object"), ("set", (1, "type"), "function"), ("begin", (1, "function"), "object"),
+         ("set", (1, "function", "name"), "get_date"), ("set", (1, *ARGS), {}),
+         ("end", (1, "function"), None), ("end", (1,), None), ("end", (), None)],
+    ),
     "minimax_m2 </parameter> written inside a value": Case(
         "minimax_m2",
         "vllm-project/vllm #38803: in production MiniMax-M2 wrote a parameter value holding the "
