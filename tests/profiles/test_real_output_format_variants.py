@@ -15,6 +15,7 @@ import pytest
 from tests.profiles.test_real_output_variants import Case, _run
 
 ARGS = ("function", "arguments")
+NS = "]<]minimax[>["
 Value = tuple[str, tuple[str | int, ...], Any]
 
 
@@ -97,6 +98,41 @@ CASES = {
          ("begin", (1,), "object"), ("set", (1, "type"), "function"), ("begin", (1, "function"), "object"),
          ("set", (1, "function", "name"), "get_date"), ("set", (1, *ARGS), {}),
          ("end", (1, "function"), None), ("end", (1,), None), ("end", (), None)],
+    ),
+    "minimax_m3 markup in a value (only marked tags are structure)": Case(
+        "minimax_m3",
+        "smg-project/smg #2850 (review probe rendered by MiniMax-M3's template from the reference "
+        "arguments): a Vue file's <template>/<div> tags inside the content value carry no "
+        "]<]minimax[>[ marker, so they are the value's text",
+        f"</mm:think>{NS}<tool_call>\n{NS}<invoke name=\"write_file\">{NS}<path>App.vue{NS}</path>"
+        f"{NS}<content><template>\n  <div>{{{{ msg }}}}</div>\n</template>\n{NS}</content>{NS}</invoke>\n"
+        f"{NS}</tool_call>",
+        {"role": "assistant", "tool_calls": [_call("write_file", {
+            "path": "App.vue", "content": "<template>\n  <div>{{ msg }}</div>\n</template>\n"})]},
+        [*_head("write_file"), *_string("path", "App.vue"),
+         *_string("content", "<template>\n  <div>{{ msg }}</div>\n</template>\n"), *TAIL],
+    ),
+    "minimax_m3 parameter names with a dollar sign": Case(
+        "minimax_m3",
+        "smg-project/smg #2850 (the same probes): OData parameters $filter and $top written as "
+        "their tags <$filter>, <$top>",
+        f"</mm:think>{NS}<tool_call>\n{NS}<invoke name=\"list_users\">{NS}<$filter>startswith(name, 'A')"
+        f"{NS}</$filter>{NS}<$top>5{NS}</$top>{NS}</invoke>\n{NS}</tool_call>",
+        {"role": "assistant", "tool_calls": [_call("list_users", {
+            "$filter": "startswith(name, 'A')", "$top": 5})]},
+        [*_head("list_users"), *_string("$filter", "startswith(name, 'A')"),
+         ("set", (0, *ARGS, "$top"), 5), *TAIL],
+    ),
+    "minimax_m3 closing tags without the marker": Case(
+        "minimax_m3",
+        "a MiniMax provider's test of a captured MiniMax-M3 reply (agent.llm.minimax_provider "
+        "_extract_text_tool_calls): the opening tags are marked, the closing ones are not",
+        f"我再查几条。{NS}<tool_call>\n{NS}<invoke name=\"search\">{NS}<query>字节 AI 新闻</query>"
+        f"{NS}<sources>web</sources>{NS}<limit>6</limit>{NS}</invoke>\n{NS}</tool_call>",
+        {"role": "assistant", "content": "我再查几条。", "tool_calls": [_call("search", {
+            "query": "字节 AI 新闻", "sources": "web", "limit": 6})]},
+        [*_head("search"), *_string("query", "字节 AI 新闻"), *_string("sources", "web"),
+         ("set", (0, *ARGS, "limit"), 6), *TAIL],
     ),
     "minimax_m2 </parameter> written inside a value": Case(
         "minimax_m2",
