@@ -134,6 +134,22 @@ CASES = {
         [*_head("search"), *_string("query", "字节 AI 新闻"), *_string("sources", "web"),
          ("set", (0, *ARGS, "limit"), 6), *TAIL],
     ),
+    "gpt_oss the start token written twice": Case(
+        "gpt_oss",
+        "vllm-project/vllm #43408: gpt-oss-120b on AIME25 (Tenstorrent) wrote "
+        "'<|start|><|start|>assistant' between messages; a run of start tokens is one message "
+        "header, not content",
+        "<|channel|>analysis<|message|>Need the weather.<|end|><|start|><|start|>assistant"
+        '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}'
+        "<|call|>",
+        {"role": "assistant", "reasoning_content": "Need the weather.",
+         "tool_calls": [_call("get_weather", {"city": "Paris"})]},
+        [("begin", (), "object"), ("set", ("type",), "function"), ("begin", ("function",), "object"),
+         ("set", ("function", "name"), "get_weather"), ("begin", ARGS, "object"),
+         ("begin", (*ARGS, "city"), "string"), ("text", (*ARGS, "city"), "Paris"),
+         ("end", (*ARGS, "city"), None), ("end", ARGS, None), ("end", ("function",), None),
+         ("end", (), None)],
+    ),
     "minimax_m2 </parameter> written inside a value": Case(
         "minimax_m2",
         "vllm-project/vllm #38803: in production MiniMax-M2 wrote a parameter value holding the "
