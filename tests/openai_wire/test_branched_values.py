@@ -1,7 +1,8 @@
 """Values whose regex group stands in an alternation stream as written (``pattern_split.split_branches``).
 
-DeepSeek V3.2 writes each parameter as ``string="true">text`` or ``string="false">json``, MiniCPM5 a
-parameter as ``<![CDATA[...]]>`` or plain text, LongCat a tagged call as its name and then, if it has
+DeepSeek V3.2 writes each parameter as ``string="true">text``, ``string="false">json`` or (without
+the attribute) ``>text``, MiniCPM5 a parameter as ``<![CDATA[...]]>`` or plain text, LongCat a
+tagged call as its name and then, if it has
 arguments, everything up to the region's end. The scanner matches the head, reads which branch the
 text after it opens, and streams that branch's group once no other branch can still be the one the
 regex takes. A MiniCPM5 CDATA value is the exception: until ``]]>`` closes it the same text may be a
@@ -45,9 +46,10 @@ def events(name: str, output: str, size: int) -> list[tuple[int, str, list[Any],
 def test_the_bundled_patterns_split_into_branches() -> None:
     dsml = content_args("deepseek_v32")["value_parsers"]["arguments"]["args"]["parsers"][1]["args"]["pattern"]
     assert split_branches(dsml, ("text", "json")) == Branched(
-        f'<{DSML}parameter name="(?P<key>[^"]*)" string="',
-        (Branch('true">', "text", 6, "", f"</{DSML}parameter>"),
-         Branch('false">', "json", 7, "", f"</{DSML}parameter>")))
+        f'<(?:{DSML})?parameter name="(?P<key>[^"]*)"',
+        (Branch(' string="true">', "text", 15, "", f"</{DSML}parameter>"),
+         Branch(' string="false">', "json", 16, "", f"</{DSML}parameter>"),
+         Branch(">", "text", 1, "", f"</{DSML}parameter>")))
     tagged = content_args("longcat")["parsers"][1]["args"]["pattern"]
     assert split_branches(tagged, ("arguments",)) == Branched(
         r"(?P<name>[^\s<{\[]+)\s*", (Branch("<longcat_arg_key>", "arguments", to_end=True), Branch("", None)))

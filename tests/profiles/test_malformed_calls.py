@@ -151,7 +151,7 @@ CASES = {
         ']<]minimax[>[<tool_call>]<]minimax[>[<invoke name="f">]<]minimax[>[<a>1]<]minimax[>[</a> oops'
         "]<]minimax[>[</invoke>]<]minimax[>[</tool_call>",
         ']<]minimax[>[<invoke name="f">]<]minimax[>[<a>1]<]minimax[>[</a> oops]<]minimax[>[</invoke>',
-        "x-xml-tree: text outside an element at offset 8: ' oops'",
+        "x-xml-tree: text outside an element at offset 34: ' oops'",
     ),
 }
 

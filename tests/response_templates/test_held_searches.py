@@ -230,11 +230,21 @@ def test_required_literal(source: str, required: str) -> None:
     assert required_literal(source) == required
 
 
+#: DeepSeek V3's call pattern before the profile took the ```json fence as optional (bare JSON
+#: arguments, google/adk-python #5654): its head needs a newline and three backticks.
+V3_FENCED_CALL = {
+    "pattern": "<｜tool▁call▁begin｜>(?P<type>[^<]*)<｜tool▁sep｜>(?P<name>[^\\n<]+)\\n```(?:json)?\\s*"
+               "(?P<arguments>.*?)\\s*```\\s*(?:<｜tool▁call▁end｜>|(?=<｜tool▁call▁begin｜>)|$)",
+    "value_parsers": {"arguments": {"name": "json"}},
+}
+
+
 def test_a_head_waiting_for_its_required_literal_is_held_then_taken() -> None:
-    """DeepSeek V3's call head needs a newline and three backticks: while they have not all come,
-    the held head is settled without a search (no complete match can start there); the feed that
-    completes them is searched, and the head is taken once the text after it decides it."""
-    made = scanner("deepseek_v3")
+    """A call head that needs a newline and three backticks (DeepSeek V3's fenced form, pinned as
+    the profile had it): while they have not all come, the held head is settled without a search
+    (no complete match can start there); the feed that completes them is searched, and the head is
+    taken once the text after it decides it."""
+    made = findall_scanner(V3_FENCED_CALL)
     assert made.feed("<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather") == [("begin", (), "array")]
     assert made.held_feeds == 1
     assert made.feed("\n``") == []

@@ -20,7 +20,13 @@ vllm-ascend #12815); whitespace outside the top-level elements and between child
 * ``item_tag`` (string, default ``"item"``): an element whose children all have this tag is an array;
 * ``leaf_parser`` (``{"name", "args"}``, default text without stripping): parses the text of an
   element without children (``{"name": "json", "args": {"allow_non_json": true}}`` turns ``1.5``
-  into a number and leaves ``Tokyo`` a string).
+  into a number and leaves ``Tokyo`` a string);
+* ``marked_open`` (bool, default false; needs ``remove``): an opening tag counts only where a
+  ``remove`` marker stands right before it, and a closing tag without the marker counts only where
+  it closes the open element; any other tag is text of the element's value. MiniMax-M3 marks every
+  tag it writes as structure, but closing tags come with and without the marker in real outputs,
+  while code and markup in a value (``List<String>``, ``<div>...</div>``) carry none. A marked
+  tag's name may hold any character but whitespace, ``<>/=`` and quotes (``<$filter>``).
 
 Nothing is dropped: an unbalanced or mismatched tag, other text outside the top-level elements,
 text beside child elements and an element name given twice among the children of an object or at
@@ -38,7 +44,8 @@ import regex
 
 from chatcodec.response_templates.content import Prepared, check_parser_spec, get_parser, prepare_parser
 
-__all__ = ["parse_xml_tree", "prepare_xml_tree", "validate_xml_tree"]
+__all__ = ["MARKED_NAME", "is_text_tag", "marked_tags", "parse_xml_tree", "prepare_xml_tree",
+           "validate_xml_tree"]
 
 _TAG = regex.compile(r"<(/?)((?:[^\W\d]|-)[\w.\-]*)>")
 
@@ -76,12 +83,16 @@ def validate_xml_tree(args: Mapping[str, Any], where: str) -> None:
     Raises:
         ValueError: an unknown key, a bad ``remove`` or ``item_tag``, or a bad ``leaf_parser`` spec.
     """
-    unknown = sorted(set(args) - {"remove", "item_tag", "leaf_parser"})
+    unknown = sorted(set(args) - {"remove", "item_tag", "leaf_parser", "marked_open"})
     if unknown:
         raise ValueError(
             f"{where}: unknown key(s) {unknown} for x-xml-tree. "
-            "Known: ['item_tag', 'leaf_parser', 'remove']"
+            "Known: ['item_tag', 'leaf_parser', 'marked_open', 'remove']"
         )
+    if not isinstance(args.get("marked_open", False), bool):
+        raise ValueError(f"{where}.marked_open: must be true or false")
+    if args.get("marked_open") and not args.get("remove"):
+        raise ValueError(f"{where}.marked_open: needs the markers of 'remove'")
     remove = args.get("remove", [])
     if not isinstance(remove, list) or not all(isinstance(item, str) and item for item in remove):
         raise ValueError(f"{where}.remove: must be a list of non-empty strings")
@@ -135,10 +146,15 @@ def prepare_xml_tree(args: Mapping[str, Any]) -> Prepared:
             return [value(child) for child in element.children]
         return {child.name: value(child) for child in _unique(element)}
 
+    marked = marked_tags(markers) if args.get("marked_open") else None
+
     def parse(text: str) -> dict[str, Any]:
-        if removal is not None:
-            text = removal.sub("", text)
-        root = _tree(text)
+        if marked is not None:
+            root = _tree(text, marked)
+        else:
+            if removal is not None:
+                text = removal.sub("", text)
+            root = _tree(text, _TAG)
         return {child.name: value(child) for child in _unique(root)}
 
     return parse
@@ -158,14 +174,42 @@ def _unique(element: _Element) -> list[_Element]:
     return element.children
 
 
-def _tree(text: str) -> _Element:
+#: A tag name in ``marked_open`` mode: the marker tells a tag from text, so a name is any run
+#: without whitespace, ``<``, ``>``, ``/``, quotes or ``=`` (``<$filter>``, a parameter of an OData API)
+MARKED_NAME = r"[^\s<>/\"'=]+"
+
+
+def marked_tags(markers: list[str]) -> regex.Pattern[str]:
+    """The tags of ``marked_open`` mode: ``(?P<marker>MARKERS)?<(/?)(name)>``, and a run of markers
+    before the end of the text (group ``end``), which is framing too."""
+    alternatives = "|".join(regex.escape(marker) for marker in sorted(markers, key=len, reverse=True))
+    return regex.compile(
+        f"(?P<marker>(?:{alternatives})+)?<(/?)({MARKED_NAME})>|(?:{alternatives})+(?P<end>\\s*\\Z)")
+
+
+def is_text_tag(marked: bool, closing: bool, name: str, open_name: str | None) -> bool:
+    """Whether a tag is text in ``marked_open`` mode: an opening tag without its marker, or an
+    unmarked closing tag that does not close the open element (``open_name``)."""
+    return not marked and (not closing or name != open_name)
+
+
+def _tree(text: str, tags: regex.Pattern[str]) -> _Element:
     root = _Element("")
     stack = [root]
     position = 0
-    for match in _TAG.finditer(text):
+    end = len(text)
+    marked_mode = tags is not _TAG
+    first = 2 if marked_mode else 1  # the groups of _TAG, after the marker group in marked mode
+    for match in tags.finditer(text):
+        if marked_mode and match.group("end") is not None:
+            end = match.start()  # markers before the end of the text: framing
+            break
+        closing, name = match.group(first), match.group(first + 1)
+        if marked_mode and is_text_tag(match.group("marker") is not None, bool(closing), name,
+                                       stack[-1].name if len(stack) > 1 else None):
+            continue
         stack[-1].add_text(text[position : match.start()], position)
         position = match.end()
-        closing, name = match.group(1), match.group(2)
         if not closing:
             element = _Element(name, match.start())
             stack[-1].children.append(element)
@@ -180,6 +224,6 @@ def _tree(text: str) -> _Element:
             stack.pop().check_mixed()
     if len(stack) > 1:
         raise ValueError(f"x-xml-tree: <{stack[-1].name}> is never closed")
-    root.add_text(text[position:], position)
+    root.add_text(text[position:end], position)
     root.check_mixed()
     return root

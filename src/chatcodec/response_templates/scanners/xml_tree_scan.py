@@ -1,7 +1,8 @@
 """The value scanner of ``x-xml-tree``: nested elements as objects, as they are written.
 
 The text is read as :mod:`..ext_xml_tree` reads it: tags ``<name>``/``</name>``, the ``remove``
-markers deleted where they stand right before a tag (or at the very end), everything else text.
+markers deleted where they stand right before a tag (or at the very end), everything else text;
+with ``marked_open``, a tag without its marker is text unless it closes the open element.
 Held back while undecided: a ``<`` that may still become a tag, a run of markers (or the start of
 one) that a tag may follow. Then:
 
@@ -24,7 +25,7 @@ from typing import Any
 import regex
 
 from chatcodec.response_templates.content import run_parser
-from chatcodec.response_templates.ext_xml_tree import parse_xml_tree
+from chatcodec.response_templates.ext_xml_tree import MARKED_NAME, is_text_tag, marked_tags, parse_xml_tree
 from chatcodec.response_templates.scanners.nested import Part
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
 
@@ -66,9 +67,11 @@ class XmlTreeScanner:
         partial = "|".join(regex.escape(p) for p in prefixes) or "(?!)"
         # what at the end of the text is undecided: markers (a tag or the end may follow), the start
         # of a marker, the start of a tag (markers before it may go)
-        name = r"(?:[^\W\d]|-)[\w.\-]*"
+        name = MARKED_NAME if args.get("marked_open") else r"(?:[^\W\d]|-)[\w.\-]*"
         self._tail = regex.compile(f"(?:{run}+\\s*|{run}*(?:{partial})|{run}*</?(?:{name})?)\\Z")
         self._remove = regex.compile(f"{run}+(?={_TAG.pattern})") if markers else None
+        self._marked = marked_tags(markers) if args.get("marked_open") else None
+        self._marker = markers[0] if markers else ""
         self._remove_at_end = regex.compile(f"{run}+(?=\\s*\\Z)") if markers else None
         self._pending = ""
         self._stack: list[_Element] = []
@@ -104,12 +107,34 @@ class XmlTreeScanner:
 
     def _read(self, text: str, out: list[Delta]) -> None:
         """Read decided text: markers before tags removed, then tags and the text between them."""
+        if self._marked is not None:
+            self._read_marked(text, out)
+            return
         if self._remove is not None:
             text = self._remove.sub("", text)
         position = 0
         for match in _TAG.finditer(text):
             self._text(text[position : match.start()], out)
             self._tag(match.group(1) == "/", match.group(2), match.group(0), out)
+            position = match.end()
+            if self._dead:
+                return
+        self._text(text[position:], out)
+
+    def _read_marked(self, text: str, out: list[Delta]) -> None:
+        """``_read`` in ``marked_open`` mode: a tag is structure only with its marker, or when it
+        closes the open element; the marker stays in a held element's record (it is re-parsed)."""
+        assert self._marked is not None
+        position = 0
+        for match in self._marked.finditer(text):
+            if match.group("end") is not None:
+                break  # only in ``end``'s text, whose final markers are already gone
+            closing, name = match.group(2) == "/", match.group(3)
+            open_name = self._stack[-1].name if self._stack else None
+            if is_text_tag(match.group("marker") is not None, closing, name, open_name):
+                continue
+            self._text(text[position : match.start()], out)
+            self._tag(closing, name, match.group(0), out)  # the raw tag only feeds held records
             position = match.end()
             if self._dead:
                 return
@@ -188,7 +213,8 @@ class XmlTreeScanner:
         if parent.mode == "undecided":
             if name == self._item:
                 parent.mode = "held"
-                parent.record = [f"<{parent.name}>", *parent.text, raw]
+                marker = self._marker if self._marked is not None else ""
+                parent.record = [f"{marker}<{parent.name}>", *parent.text, raw]
                 self._stack.append(_Element(name, ()))
                 self._stack[-1].mode = "held"
                 return
@@ -228,7 +254,8 @@ class XmlTreeScanner:
     def _set_held(self, element: _Element, out: list[Delta]) -> None:
         text = "".join(element.record)
         try:
-            value = parse_xml_tree(text, {**self._args, "remove": []})[element.name]
+            args = self._args if self._marked is not None else {**self._args, "remove": []}
+            value = parse_xml_tree(text, args)[element.name]
         except (ValueError, KeyError):
             self._stop()
             return
