@@ -113,6 +113,16 @@ def test_a_repeatable_open_opens_its_region_and_takes_a_repeat_from_the_output()
                           _chunk("content", "Hi"), _close("content", "Hi")]
 
 
+def test_a_repeat_cut_off_between_two_iterations_is_left_to_the_output() -> None:
+    """``(?:<think>)+`` on a prompt ending ``<think><think>``: a third ``<think>`` from the output is
+    still the open (the ``regex`` module's partial match does not say so there: the engine does not
+    ask it), so only the region opens before the output."""
+    template = _template("open_pattern", "(?:<think>)+")
+    initial, resolved, message, _ = _stream(template, "<|assistant|><think><think>", "<think>Plan.</think>Hi")
+    assert (initial, resolved) == ([REASONING_OPEN], -14)
+    assert message == {"reasoning_content": "Plan.", "content": "Hi"}
+
+
 def test_an_open_literal_that_a_longer_one_extends_opens_its_region_with_offsets() -> None:
     """``["<think>", "<think>\\n"]``: the output's ``\\n`` belongs to the open, so the body starts
     after it; the region opened at the prompt's ``<think>`` (``start`` -7) before any output, and
@@ -171,11 +181,16 @@ _TEMPLATES = [
     _template("open_pattern", "(?:<think>)+"),
     _template("open", ["<think>", "<think>\n"]),
     _template("open", "<think>", plan={"open": "<think>x", "close": "</x>"}),
+    _template("open_pattern", "(?:<think>\\s*)+"),
+    _template("open_pattern", "(?:<think>)+(?!<)"),
+    _template("open_pattern", "<think>|<think>x(?=y)"),
+    _template("open_pattern", "<think>\\n?", plan={"open_pattern": "<think>\\n?x", "close": "</x>"}),
 ]
-_PIECES = st.sampled_from(["<think>", "</think>", "<thi", "nk>", "\n", "x", "</x>", "a"])
+_PIECES = st.sampled_from(["<think>", "</think>", "<thi", "nk>", "\n", " ", "x", "y", "</x>", "a", "<"])
 
 
 @example(template=_TEMPLATES[1], tail="a<think>", output="<think>x</think>a", size=2)
+@example(template=_TEMPLATES[1], tail="<think><think>", output="<think>", size=1)
 @example(template=_TEMPLATES[2], tail="<think>", output="\nx</think>a", size=1)
 @given(template=st.sampled_from(_TEMPLATES), tail=st.lists(_PIECES, max_size=4).map("".join),
        output=st.lists(_PIECES, max_size=5).map("".join), size=st.integers(1, 4))

@@ -9,9 +9,11 @@ the output completes there, or disappear when it leans on an end assertion. So t
 already decide:
 
 * **final**: nothing the output adds can change the match (no delimiter partly matches there, no
-  longer literal and no higher-priority regex path is pending, and the match reads no end
-  assertion): it is committed before the first output, as if the output had begun. A ``^`` or a
-  look-ahead alternative of the pattern (``<think>|^(?=</think>)``) does not stop this.
+  longer literal is pending, the match reads no end assertion, and a regex match that reaches the
+  end of the prompt is a literal the regex cannot outgrow: one of its ``final`` literals, or the
+  literal of a top-level alternative that the alternatives before it cannot take): it is committed
+  before the first output, as if the output had begun. A ``^`` or a look-ahead alternative after
+  it (``<think>|^(?=</think>)``) does not stop this.
 * **opens**: every delimiter that matches there, completely or in part, opens the same field, and
   the complete match cannot disappear: whatever the output adds, that field's region opens there.
   The region opens before the first output (``initial_events``); where its delimiter ends (and
@@ -31,7 +33,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.delimiters import _literal_text
 from chatcodec.response_templates.matcher import Commit, _longer_pending, _unsettled
+from chatcodec.response_templates.pattern_tokens import tokens
 
 if TYPE_CHECKING:
     from chatcodec.response_templates.delimiters import Delimiter
@@ -82,7 +86,7 @@ def _decide(delimiters: tuple[Delimiter, ...], buf: str, pos: int) -> PromptEnd 
         match = delimiter.pattern.match(buf, pos, None, None, True, timeout)
         if match is None:
             continue
-        grows = bool(match.partial) or _grows(delimiter, buf, pos, timeout)
+        grows = bool(match.partial) or _grows(delimiter, buf, pos, match, timeout)
         if match.partial or match.end() == pos:  # only a longer match of it could beat one here
             if grows:
                 contenders.append(delimiter)
@@ -107,9 +111,45 @@ def _decide(delimiters: tuple[Delimiter, ...], buf: str, pos: int) -> PromptEnd 
     return PromptEnd(Commit(winner, pos, match.end(), captures), settled)
 
 
-def _grows(delimiter: Delimiter, buf: str, pos: int, timeout: float) -> bool:
-    """Whether more text could give ``delimiter`` another match at ``pos``: a longer literal of its
-    set of which the tail is the start, or a higher-priority regex path cut off by the end."""
+def _grows(delimiter: Delimiter, buf: str, pos: int, match: Any, timeout: float) -> bool:
+    """Whether more text could give ``delimiter`` another match at ``pos`` than ``match``.
+
+    A literal set: a longer literal of which the tail is the start. A regex whose match ends before
+    the end of ``buf``: a higher-priority path cut off by the end (the matcher's ``settled`` probe).
+    A regex whose match reaches the end: unless the match is one of its ``final`` literals, or the
+    literal of a top-level alternative that the alternatives before it cannot take from it
+    (:func:`_first_literal`), it may grow; the ``settled`` probe is not asked there, since the
+    ``regex`` module's partial matching misses a repeat cut off between two iterations
+    (``(?:<think>)+`` on ``<think><think>``).
+    """
     if delimiter.literals is not None:
         return _longer_pending(delimiter, buf, pos)
-    return _unsettled(delimiter, buf, pos, timeout)
+    if match.end() < len(buf):
+        return _unsettled(delimiter, buf, pos, timeout)
+    text = match.group()
+    return text not in delimiter.final and not _first_literal(delimiter, text, buf[pos:])
+
+
+def _first_literal(delimiter: Delimiter, text: str, rest: str) -> bool:
+    """Whether ``text``, matched at the start of ``rest``, is the literal of a top-level alternative
+    of ``delimiter`` before which every alternative is a literal that ``rest`` has already ruled out
+    (neither ``text`` nor a literal that ``rest`` begins). The regex then takes that alternative
+    whatever follows, and never tries the ones after it: ``<think>|^(?=</think>)`` on ``<think>``."""
+    alternatives: list[list[str]] = [[]]
+    depth = 0
+    for token in tokens(delimiter.pattern.pattern):
+        if token == "|" and depth == 0:
+            alternatives.append([])
+            continue
+        if token.startswith("(") and not token.startswith("(?#"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        alternatives[-1].append(token)
+    for parts in alternatives:
+        literal = _literal_text(parts)
+        if not literal or literal.startswith(rest):  # not a literal, or the output may complete it
+            return literal == text
+        if literal == text:
+            return True
+    return False
