@@ -30,9 +30,11 @@ open, which comes with the first ``feed`` (``docs/compatibility.md``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.response_templates import backtracking
+from chatcodec.response_templates.backtracking import UNTIMED_SPAN
 from chatcodec.response_templates.delimiters import _literal_text
 from chatcodec.response_templates.matcher import Commit, _longer_pending, _unsettled
 from chatcodec.response_templates.pattern_tokens import tokens
@@ -81,8 +83,10 @@ def _decide(delimiters: tuple[Delimiter, ...], buf: str, pos: int) -> PromptEnd 
     best: tuple[tuple[int, tuple[int, str]], Delimiter, Any] | None = None
     contenders: list[Delimiter] = []  # every delimiter the output could still make win at ``pos``
     settled = True
-    timeout = backtracking.REGEX_TIMEOUT
+    short = len(buf) - pos <= UNTIMED_SPAN
     for delimiter in delimiters:
+        # the clock only where the matcher reads it: an unproved pattern or a long tail
+        timeout = None if short and delimiter.linear else backtracking.REGEX_TIMEOUT
         match = delimiter.pattern.match(buf, pos, None, None, True, timeout)
         if match is None:
             continue
@@ -111,7 +115,7 @@ def _decide(delimiters: tuple[Delimiter, ...], buf: str, pos: int) -> PromptEnd 
     return PromptEnd(Commit(winner, pos, match.end(), captures), settled)
 
 
-def _grows(delimiter: Delimiter, buf: str, pos: int, match: Any, timeout: float) -> bool:
+def _grows(delimiter: Delimiter, buf: str, pos: int, match: Any, timeout: float | None) -> bool:
     """Whether more text could give ``delimiter`` another match at ``pos`` than ``match``.
 
     A literal set: a longer literal of which the tail is the start. A regex whose match ends before
@@ -135,9 +139,21 @@ def _first_literal(delimiter: Delimiter, text: str, rest: str) -> bool:
     of ``delimiter`` before which every alternative is a literal that ``rest`` has already ruled out
     (neither ``text`` nor a literal that ``rest`` begins). The regex then takes that alternative
     whatever follows, and never tries the ones after it: ``<think>|^(?=</think>)`` on ``<think>``."""
+    for literal in _alternative_literals(delimiter.pattern.pattern):
+        if not literal or literal.startswith(rest):  # not a literal, or the output may complete it
+            return literal == text
+        if literal == text:
+            return True
+    return False
+
+
+@lru_cache(maxsize=256)
+def _alternative_literals(source: str) -> tuple[str | None, ...]:
+    """The text of each top-level alternative of the regex ``source`` that is a plain literal
+    (``None`` for any other), in order; read once per pattern."""
     alternatives: list[list[str]] = [[]]
     depth = 0
-    for token in tokens(delimiter.pattern.pattern):
+    for token in tokens(source):
         if token == "|" and depth == 0:
             alternatives.append([])
             continue
@@ -146,10 +162,4 @@ def _first_literal(delimiter: Delimiter, text: str, rest: str) -> bool:
         elif token == ")":
             depth -= 1
         alternatives[-1].append(token)
-    for parts in alternatives:
-        literal = _literal_text(parts)
-        if not literal or literal.startswith(rest):  # not a literal, or the output may complete it
-            return literal == text
-        if literal == text:
-            return True
-    return False
+    return tuple(_literal_text(parts) for parts in alternatives)
