@@ -134,17 +134,17 @@ def test_a_thinking_on_prompt_opens_the_reasoning_before_any_output(family: str)
 @pytest.mark.parametrize("family", ["deepseek_v31", "glm47"])
 def test_a_thinking_off_tool_call_follows_the_empty_reasoning(family: str) -> None:
     """The empty reasoning region the thinking-off prompt closes changes nothing for a call."""
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
     if family == "deepseek_v31":
-        output = ('<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}'
-                  "<｜tool▁call▁end｜><｜tool▁calls▁end｜>")
-    else:
-        output = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>"
+        body = '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>'
+        output, value = f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>", [call]
+    else:  # the call's name is captured by the open; one region per call
+        body = "<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+        output, value = f"<tool_call>get_weather{body}</tool_call>", call
     initial, message, events = _three_ways(family, _prompt(family, thinking=False), output)
     assert initial == _EMPTY_REASONING
-    assert message == {"role": "assistant", "tool_calls": [
-        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}
-    assert events[:2] == _EMPTY_REASONING
-    assert [event["type"] for event in events[2:]] == ["region_open", "region_chunk", "region_close"]
+    assert message == {"role": "assistant", "tool_calls": [call]}
+    assert events == [*_EMPTY_REASONING, *_opened("tool_calls", body, value, dirty=True)]
 
 
 @pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])
