@@ -54,7 +54,7 @@ def test_the_readme_example_prints_what_the_readme_shows(
     monkeypatch.chdir(ROOT)  # the README runs it from the checkout, beside the corpus
     assert main(["doctor", argument]) == 1
     printed = capsys.readouterr().out.splitlines()
-    assert len(printed) == len(shown) == 11
+    assert len(printed) == len(shown) == 12
     for line, expected in zip(printed, shown, strict=True):  # "[...]" in the README: JSON cut short
         pattern = ".*".join(re.escape(part) for part in expected.split("[...]"))
         assert re.fullmatch(pattern, line), (line, expected)

@@ -16,6 +16,7 @@ import pytest
 import chatcodec
 from chatcodec import profiles
 from chatcodec.events import merge_chunks
+from tests.conftest import corpus_template
 
 
 def events_both_ways(family: str, output: str, *, prefix: str, tools: Any = None,
@@ -44,32 +45,115 @@ def _opened(field: str, text: str, value: Any = None, *, dirty: bool = False) ->
             {"type": "region_close", "field": field, "value": text if value is None else value}]
 
 
-# --- a generation prompt that opens the reasoning -----------------------------------------------
+# --- thinking on and off: DeepSeek V3.1/V3.2 and GLM-4.7 write </think> alone for thinking off ------
+
+_REASONING_OPEN = {"type": "region_open", "field": "reasoning_content"}
+_EMPTY_REASONING = [_REASONING_OPEN, {"type": "region_close", "field": "reasoning_content", "value": ""}]
+_QUOTED_TAGS = "Tags look like <think>this</think>; write <think> to open one."
+
+
+def _v31_prompt(thinking: bool) -> str:
+    """The corpus DeepSeek-V3.1 chat template's prompt for one user turn, with its generation prompt."""
+    source = corpus_template("deepseek-ai--DeepSeek-V3.1.jinja")
+    special = profiles.load("deepseek_v31").special_tokens
+    return chatcodec.render_chat_template(source, [{"role": "user", "content": "Hi"}],
+                                          add_generation_prompt=True, thinking=thinking, **special)
+
+
+def _prompt(family: str, thinking: bool) -> str:
+    """The real prompt of one user turn ``Hi``: rendered with the corpus chat template for
+    DeepSeek V3.1, the family's generation prompt for the others (no corpus template; the profile's
+    ``generation_prompts`` are those the chat templates write)."""
+    if family == "deepseek_v31":
+        return _v31_prompt(thinking)
+    ending = "<think>" if thinking else "</think>"
+    if family == "deepseek_v32":
+        return f"<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>{ending}"
+    return f"[gMASK]<sop><|user|>Hi<|assistant|>{ending}"
+
+
+def _three_ways(family: str, prefix: str, output: str, tools: Any = None,
+                ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """``(initial_events, message, merged events)``, the same fed whole, 3 characters and 1 character
+    at a time (asserted), and the message the same as ``parse_response``."""
+    template = profiles.load(family).response_template
+    runs = []
+    for size in (len(output), 3, 1):
+        parser = chatcodec.ResponseParser(template, prefix=prefix, tools=tools)
+        initial = list(parser.initial_events)
+        events = list(initial)
+        for start in range(0, len(output), size):
+            events += parser.feed(output[start:start + size])
+        message, final = parser.finalize()
+        runs.append((initial, message, merge_chunks([*events, *final])))
+    assert runs[1] == runs[0] and runs[2] == runs[0]
+    assert runs[0][1] == chatcodec.parse_response(output, template, prefix=prefix, tools=tools)
+    return runs[0]
+
+
+def test_the_deepseek_v31_chat_template_writes_think_or_a_lone_close() -> None:
+    """What the prompts below are: the corpus template ends a thinking-on prompt with ``<think>``
+    and a thinking-off one with ``</think>`` and no ``<think>``."""
+    start = "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>"
+    assert _v31_prompt(thinking=True) == f"{start}<think>"
+    assert _v31_prompt(thinking=False) == f"{start}</think>"
+
 
 @pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])
-def test_a_prompt_that_opens_reasoning_opens_it_before_any_output(family: str) -> None:
-    """A thinking-on prompt ends with ``<think>``: the prompt alone opens the reasoning region, so
-    the region's open is among the parser's initial events before any output is fed. The engine
-    plugins read whether a request starts inside reasoning from that (SGLang's reasoning stage is
-    forced by it); an open the prompt leaves undecided put DeepSeek V3.1's reasoning into content
-    there (bench_engines: SGLang 5/6 -> 3/6 right)."""
-    header = "<｜Assistant｜>" if family.startswith("deepseek") else "<|assistant|>"
-    parser = chatcodec.ResponseParser(profiles.load(family).response_template, prefix=f"{header}<think>")
-    assert parser.initial_events == [{"type": "region_open", "field": "reasoning_content"}]
+def test_a_thinking_off_answer_keeps_think_tags_as_content(family: str) -> None:
+    """With thinking off the prompt's ``</think>`` is the reasoning's (empty) region: the reasoning
+    field opens where the text after the start anchor begins with ``</think>`` (``^(?=</think>)``),
+    so the ``opens_once`` reasoning has closed before any output, and a ``<think>...</think>`` the
+    answer writes is content, as vLLM reads a thinking-off answer (its reasoning parser is then the
+    identity). The start anchor used to swallow the ``</think>``, and the answer's
+    ``<think>this</think>`` became reasoning."""
+    initial, message, events = _three_ways(family, _prompt(family, thinking=False), _QUOTED_TAGS)
+    assert initial == _EMPTY_REASONING
+    assert message == {"role": "assistant", "content": _QUOTED_TAGS}
+    assert events == [*_EMPTY_REASONING, *_opened("content", _QUOTED_TAGS)]
 
 
 @pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])
-def test_thinking_on_and_a_bare_header_still_read_reasoning(family: str) -> None:
-    """A pre-opened ``<think>`` continues into the output, and after a bare header the model's own
-    ``<think>`` opens reasoning."""
-    header = "<｜Assistant｜>" if family.startswith("deepseek") else "<|assistant|>"
-    message, events = events_both_ways(family, "Plan.</think>Answer.", prefix=f"{header}<think>")
-    assert message == {"role": "assistant", "reasoning_content": "Plan.", "content": "Answer."}
-    assert events == [{"type": "region_open", "field": "reasoning_content"},
+def test_a_thinking_on_prompt_opens_the_reasoning_before_any_output(family: str) -> None:
+    """A thinking-on prompt ends with ``<think>``: the prompt alone opens the reasoning, so its open
+    is the parser's only initial event. The engine plugins read from that whether a request starts
+    inside reasoning (SGLang's reasoning stage is forced by it): with the open a pattern
+    (``<think>|^(?=</think>)``) the prompt's ``<think>`` used to stay undecided until the first
+    output, and SGLang's plugin put DeepSeek V3.1's reasoning into content (bench_engines 5/6 -> 3/6).
+    A ``<think>`` the answer writes after the reasoning closed is content."""
+    output = f"Plan.</think>{_QUOTED_TAGS}"
+    initial, message, events = _three_ways(family, _prompt(family, thinking=True), output)
+    assert initial == [_REASONING_OPEN]
+    assert message == {"role": "assistant", "reasoning_content": "Plan.", "content": _QUOTED_TAGS}
+    assert events == [_REASONING_OPEN,
                       {"type": "region_chunk", "field": "reasoning_content", "text": "Plan.", "dirty": False},
                       {"type": "region_close", "field": "reasoning_content", "value": "Plan."},
-                      *_opened("content", "Answer.")]
-    message, events = events_both_ways(family, "<think>Plan.</think>Answer.", prefix=header)
+                      *_opened("content", _QUOTED_TAGS)]
+
+
+@pytest.mark.parametrize("family", ["deepseek_v31", "glm47"])
+def test_a_thinking_off_tool_call_follows_the_empty_reasoning(family: str) -> None:
+    """The empty reasoning region the thinking-off prompt closes changes nothing for a call."""
+    call = {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    if family == "deepseek_v31":
+        body = '<｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris"}<｜tool▁call▁end｜>'
+        output, value = f"<｜tool▁calls▁begin｜>{body}<｜tool▁calls▁end｜>", [call]
+    else:  # the call's name is captured by the open; one region per call
+        body = "<arg_key>city</arg_key><arg_value>Paris</arg_value>"
+        output, value = f"<tool_call>get_weather{body}</tool_call>", call
+    initial, message, events = _three_ways(family, _prompt(family, thinking=False), output)
+    assert initial == _EMPTY_REASONING
+    assert message == {"role": "assistant", "tool_calls": [call]}
+    assert events == [*_EMPTY_REASONING, *_opened("tool_calls", body, value, dirty=True)]
+
+
+@pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])
+def test_a_bare_header_reads_the_models_own_think(family: str) -> None:
+    """After a bare header (no ``<think>``, no ``</think>``) the model's own ``<think>`` opens
+    reasoning."""
+    header = "<｜Assistant｜>" if family.startswith("deepseek") else "<|assistant|>"
+    initial, message, events = _three_ways(family, header, "<think>Plan.</think>Answer.")
+    assert initial == []
     assert message == {"role": "assistant", "reasoning_content": "Plan.", "content": "Answer."}
     assert events[3:] == _opened("content", "Answer.")
 

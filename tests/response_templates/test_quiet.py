@@ -78,6 +78,31 @@ def test_a_word_boundary_after_a_literal_word_keeps_the_first_characters(source:
     assert first_chars(regex_delimiter("f", True, source)) == expected
 
 
+@pytest.mark.parametrize(("source", "expected"), [
+    (r"<think>|^(?=</think>)", "<"),
+    (r"^\s*x", "\t\n\x0b\x0c\r x"),
+    (r"[\^a]b|^c", "^ac"),
+    (r"\^x", "^"),
+    (r"^(?<=a)b", None),
+])
+def test_a_caret_only_limits_where_a_match_starts_not_what_it_starts_with(source: str,
+                                                                           expected: str | None) -> None:
+    """``^`` matches only at the start of the text after the start anchor: the characters a match
+    starts with are those of the pattern without it (DeepSeek V3.1's thinking-off open keeps the
+    fast path). A look-behind still leaves them unknown."""
+    assert first_chars(regex_delimiter("f", True, source)) == expected
+
+
+@pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])
+def test_a_caret_alternative_in_the_reasoning_open_keeps_the_fast_path(family: str) -> None:
+    spec = json.loads((PROFILES / family / "response_template.json").read_text(encoding="utf-8"))
+    assert spec["fields"]["reasoning_content"]["open_pattern"] == "<think>|^(?=</think>)"
+    quiet = load_response_template(spec).outside_matcher.quiet
+    assert quiet is not None
+    texts = ["Sure, the answer", "a < b", "x<think>", "</think>"]
+    assert [quiet.search(text) is not None for text in texts] == [False, False, True, True]
+
+
 def test_the_gpt_oss_final_answer_state_has_a_fast_path() -> None:
     template = load_response_template(json.loads((PROFILES / "gpt_oss" / "response_template.json")
                                                  .read_text(encoding="utf-8")))

@@ -405,10 +405,38 @@ def first_chars(delimiter: Delimiter) -> str | None:
     """
     if delimiter.literals is not None:
         return "".join(sorted({lit[0] for lit in delimiter.literals}))
-    if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
+    pattern = _start_pattern(delimiter.pattern.pattern)
+    if pattern is None:
         return None
-    chars = "".join(chr(c) for c in range(128) if delimiter.pattern.match(chr(c), partial=True) is not None)
+    chars = "".join(chr(c) for c in range(128) if pattern.match(chr(c), partial=True) is not None)
     return None if len(chars) > 64 else chars
+
+
+@lru_cache(maxsize=1024)
+def _start_pattern(source: str) -> regex.Pattern[str] | None:
+    """The pattern to read what a match of the regex ``source`` starts with: ``source`` itself, or
+    ``None`` when that depends on the text before the match (:data:`_CONTEXT_DEPENDENT`). A ``^``
+    outside a class is the one exception: it only limits *where* a match starts (the start of the
+    text after the start anchor), never what it starts with, so the pattern without it, whose
+    matches are a superset, answers (``<think>|^(?=</think>)`` starts with ``<``)."""
+    if not _CONTEXT_DEPENDENT.search(source):
+        return compile_pattern(source)
+    out: list[str] = []
+    i, n = 0, len(source)
+    while i < n:
+        if source[i] == "\\":
+            out.append(source[i : i + 2])
+            i += 2
+        elif source[i] == "[":
+            end = _class_end(source, i)
+            out.append(source[i:end])
+            i = end
+        else:
+            if source[i] != "^":
+                out.append(source[i])
+            i += 1
+    stripped = "".join(out)
+    return None if _CONTEXT_DEPENDENT.search(stripped) else compile_pattern(stripped)
 
 
 #: A repetition count beyond the sampled runs' lengths (``{9}``, ``{12,}``, ``{3,40}``).
@@ -440,9 +468,10 @@ def after_whitespace(delimiter: Delimiter) -> str | None:
     if delimiter.literals is not None:
         led = {lit.lstrip(RUN_WHITESPACE)[:1] for lit in delimiter.literals if lit[0] in RUN_WHITESPACE}
         return "".join(sorted(led))
-    if _CONTEXT_DEPENDENT.search(delimiter.pattern.pattern):
+    pattern = _start_pattern(delimiter.pattern.pattern)
+    if pattern is None:
         return None
-    match = delimiter.pattern.match
+    match = pattern.match
     # a run can only lead a match that may start with whitespace (most delimiters may not): then
     # no sample can match either, and the ~10,000 samples are skipped (template loading time)
     leads = _WS_LEADS if any(match(c, partial=True) is not None for c in RUN_WHITESPACE) else ()

@@ -50,7 +50,7 @@ from chatcodec.errors import (
     UnknownPlaceholderError,
     caret_excerpt,
 )
-from chatcodec.response_templates import backtracking
+from chatcodec.response_templates import backtracking, prompt_end
 from chatcodec.response_templates.arguments import (
     ToolParameters,
     called_names,
@@ -219,6 +219,9 @@ class ResponseParser:
         response_template: a template dict or a loaded :class:`ResponseTemplate`.
         prefix: the prompt that preceded generation (required; ``""`` opts out). It is cut after
             the last start-anchor match and fed first, so regions the prompt opened are continued.
+            It is final text: a delimiter it ends with is decided before any output where no
+            output can change that (:mod:`~chatcodec.response_templates.prompt_end`), so a prompt
+            ending with ``<think>`` has the reasoning's ``region_open`` in :attr:`initial_events`.
         tools: tool JSON schemas or Python functions; tool-call arguments are typed with them, and
             a call to a function that is not among them is kept and recorded under the message's
             ``"parse_warnings"`` (:attr:`parse_warnings`).
@@ -286,6 +289,51 @@ class ResponseParser:
         if remainder:
             self._buffer.origin = -len(remainder)
             self.initial_events = self._advance(remainder, eos=False)
+            if self._buffer.pos < len(self._buffer.text):  # the prompt's own tail is undecided
+                self._settle_prompt_end()
+
+    def _settle_prompt_end(self) -> None:
+        """Decide before any output what the prompt's undecided tail already decides (the prompt is
+        final text: :mod:`~chatcodec.response_templates.prompt_end`). A delimiter no output can
+        change is committed, and the rest of the tail parsed on; an open whose end only the output
+        decides opens its region now (:meth:`_preopen`). Events go to :attr:`initial_events`."""
+        buffer = self._buffer
+        while buffer.pos < len(buffer.text):
+            matcher = self._region.matcher
+            decided = None if matcher is None else prompt_end.decide(matcher, buffer.text, buffer.pos)
+            if decided is None:
+                return
+            if not decided.final:
+                self._preopen(self.initial_events, decided.commit)
+                return
+            buffer.held = None  # nothing was fed yet: no chunk waits with the tail
+            buffer.pos = self._commit(self.initial_events, buffer.text, buffer.pos, decided.commit)
+            self.initial_events += self._advance("", eos=False)
+
+    def _preopen(self, events: list[dict[str, Any]], commit: Commit) -> None:
+        """Open the region of ``commit``'s field now, though its open delimiter is still undecided
+        (``buffer.text[commit.start:]`` stays unresolved): the region before it closes, and the
+        delimiter's commit, once the output decides where it ends, opens the region without a
+        second ``region_open`` (:meth:`_open_preopened`)."""
+        start = self._buffer.origin + commit.start
+        self._close(events, end=start, reopened=True)
+        self._region = self._outside()  # vacant: the commit at ``commit.start`` closes nothing more
+        if self._emits:
+            field = commit.delimiter.field
+            events.append({"type": "region_open", "field": field, "start": start}
+                          if self._offsets else {"type": "region_open", "field": field})
+        self._open = self._open_preopened  # type: ignore[method-assign]
+
+    def _open_preopened(self, events: list[dict[str, Any]], commit: Commit, opening: str) -> None:
+        """:meth:`_open` for the commit of the delimiter :meth:`_preopen` opened (the next open, by
+        construction: only that field's delimiters could still match where the tail begins), minus
+        the ``region_open`` already sent; every later open is the class's own again."""
+        del self._open
+        opened: list[dict[str, Any]] = []
+        self._open(opened, commit, opening)
+        if opened and opened[0]["type"] == "region_open":
+            del opened[0]
+        events += opened
 
     @property
     def lifecycle(self) -> Lifecycle:
