@@ -63,10 +63,10 @@ def test_qwen25_hermes_calls() -> None:
     assert result.response_template == {
         "version": 1, "defaults": {"role": "assistant"}, "start_anchor": "<|im_start|>assistant\n",
         "fields": {
-            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
-                           "transform": {"type": "function", "function": {
+            "tool_calls": {"open_pattern": r"(?:\n)?<tool_call>", "close": "</tool_call>", "repeats": True,
+                           "content": "json", "transform": {"type": "function", "function": {
                                "name": "{content.name}", "arguments": "{content.arguments}"}}},
-            "content": {"close": ["<|im_end|>"]}}}
+            "content": {"close": ["<|im_end|>"], "content_args": {"strip": "blank"}}}}
     assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
                                 "parallel_calls": "verified"}
     assert result.verified
@@ -87,9 +87,11 @@ def test_devstral_name_then_json_arguments_and_an_anchor_after_tool_results() ->
 def test_glm46_tagged_arguments_and_both_thinking_modes() -> None:
     result = derived(GLM46)
     fields = result.response_template["fields"]
-    assert fields["reasoning_content"] == {"open_pattern": "(?:<think>)+", "close": "</think>"}
+    assert fields["reasoning_content"] == {"open_pattern": r"(?:\n)?(?:<think>)+",
+                                           "close_pattern": r"</think>(?:\n)?",
+                                           "content_args": {"strip": "blank"}}
     assert fields["tool_calls"] == {
-        "open_pattern": r"<tool_call>(?P<name>[\w.\-]+)\s*", "close": "</tool_call>", "repeats": True,
+        "open_pattern": r"(?:\n)?<tool_call>(?P<name>[\w.\-]+)\s*", "close": "</tool_call>", "repeats": True,
         "require_close": True, "content": "xml-inline",
         "content_args": {"tag_pattern": r"<arg_key>(?P<key>[^\s<>=\"']+)</arg_key>\s*"
                                         r"<arg_value>(?P<value>.*?)</arg_value>",
@@ -154,7 +156,7 @@ def test_arguments_written_with_python_str_are_read_back_as_literals() -> None:
     """Seed-OSS writes a dict or list argument with `| string`: {'units': 'metric', 'on': True}."""
     result = derived(SEED_OSS)
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r"<seed:tool_call>\s*<function=(?P<name>[\w.\-]+)>\s*",
+        "open_pattern": r"(?:\n\n|\n)?<seed:tool_call>\s*<function=(?P<name>[\w.\-]+)>\s*",
         "close_pattern": r"</function>\s*</seed:tool_call>", "repeats": True, "require_close": True,
         "content": "xml-inline",
         "content_args": {"tag_pattern": r"<parameter=(?P<key>[^\s<>=\"']+)>(?P<value>.*?)</parameter>",
@@ -295,7 +297,8 @@ def test_a_section_end_without_a_call_before_it_stays_in_the_content() -> None:
     comes back whole as content; it was a discard of the content field, and the end marker the
     model wrote was lost."""
     result = derive_response_template(ID_BEFORE_NAME, variables={"eos_token": "<|end|>"})
-    assert result.response_template["fields"]["content"] == {"close": ["<|end|>"]}
+    assert result.response_template["fields"]["content"] == {"close": ["<|end|>"],
+                                                             "content_args": {"strip": "blank"}}
     output = '<|calls|>f<|args|>{"x": 1}<|/calls|>'
     assert parse_three_ways(result.response_template, output, prefix="<|assistant|>") == {
         "role": "assistant", "content": '<|calls|>f<|args|>{"x": 1}<|/calls|>'}
@@ -651,7 +654,8 @@ def test_recipient_addressed_messages_tell_text_from_calls() -> None:
     assert template["fields"]["tool_calls"] == {
         "open_pattern": r">>>(?!all\s)(?P<name>[\w.\-]+)\s*", "close_pattern": r"(?=>>>)|<\|end\|>",
         "repeats": True, "content": "json", "transform": CALL_TRANSFORM}
-    assert template["fields"]["content"] == {"close": [">>>all", "<|end|>"]}
+    assert template["fields"]["content"] == {"close_pattern": r"<\|end\|>|>>>all(?:\n)?",
+                                             "content_args": {"strip": "blank"}}
     assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
                                 "parallel_calls": "verified"}
     prefix = "<|user|>\nHi<|end|><|assistant|>\n>>>"
@@ -709,8 +713,9 @@ def test_a_generation_prompt_that_stops_inside_the_header_makes_the_header_rests
     template: dict[str, Any] = result.response_template
     assert template["start_anchor"] == "<|im_start|>assistant"
     after_header = r"(?:^|(?<=<\|im_start\|>assistant))\s*"
-    assert template["fields"]["reasoning_content"] == {"open_pattern": after_header + "(?:/think)",
-                                                       "close": "<|im_end|>"}
+    assert template["fields"]["reasoning_content"] == {"open_pattern": after_header + r"(?:/think)(?:\n)?",
+                                                       "close_pattern": r"<\|im_end\|>(?:\n)?",
+                                                       "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open_pattern"] == after_header + r"(?:\->\s*tool/function_call)"
     assert statuses(result) == {"content": "verified", "reasoning": "verified", "one_call": "verified",
                                 "parallel_calls": "verified"}
@@ -836,7 +841,8 @@ def test_markers_made_of_a_word_glued_between_two_tokens_are_one_marker() -> Non
     template = result.response_template
     assert template["start_anchor"] == "<|open|>assistant<|sep|>"
     assert template["fields"]["content"] == {"close": [
-        "<|open|>answer<|sep|>", "<|close|>answer<|sep|>", "<|close|>assistant<|sep|>", "<|eom|>"]}
+        "<|open|>answer<|sep|>", "<|close|>answer<|sep|>", "<|close|>assistant<|sep|>", "<|eom|>"],
+        "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open_pattern"] == (
         r'(?:<\|open\|>tools\s*<\|sep\|>\s*)?<\|open\|>call\s*name="(?P<name>[\w.\-]+)"\s*<\|sep\|>')
     assert template["fields"]["tool_calls"]["close_pattern"] == (
@@ -859,7 +865,8 @@ ANSWER_LABEL = (
 def test_a_label_every_answer_starts_with_is_discarded_only_at_the_start() -> None:
     result = derive_response_template(ANSWER_LABEL, variables={"eos_token": "<|eos|>"})
     template = result.response_template
-    assert template["fields"]["content"] == {"close_pattern": r"^\s*助手：|<\|eos\|>"}
+    assert template["fields"]["content"] == {"close_pattern": r"^\s*助手：|<\|eos\|>",
+                                             "content_args": {"strip": "blank"}}
     assert statuses(result) == VERIFIED_CALLS
     prefix = "用户：Hi<|extra_0|>"
     assert parse_three_ways(template, "助手：It is 助手：sunny.<|eos|>", prefix=prefix) == {
@@ -883,11 +890,12 @@ def test_messages_addressed_in_their_header_tell_text_reasoning_and_calls_apart(
     result = derive_response_template(RECIPIENT_HEADERS, variables={"eos_token": "<|eot|>"})
     template = result.response_template
     assert template["fields"]["reasoning_content"] == {
-        "open_pattern": r"(?:^|(?<=<\|start\|>assistant))\s*(?:to=self<\|message\|>)", "close": "<|eom|>"}
+        "open_pattern": r"(?:^|(?<=<\|start\|>assistant))\s*(?:to=self<\|message\|>)", "close": "<|eom|>",
+        "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open_pattern"] == (
-        r'to=(?P<name>[\w.\-]+)\s*<\|message\|><fn\s*name="(?P=name)">')
+        r'(?: )?to=(?P<name>[\w.\-]+)\s*<\|message\|><fn\s*name="(?P=name)">')
     assert template["fields"]["content"] == {"close": ["<|start|>assistant", "to=user<|message|>", "<|eom|>",
-                                                       "<|eot|>"]}
+                                                       "<|eot|>"], "content_args": {"strip": "blank"}}
     assert statuses(result) == {name: "verified" for name in ALL}
     output = (' to=self<|message|>Check.<|eom|><|start|>assistant to=f<|message|><fn name="f">'
               '<p name="city">Paris</p></fn><|eot|>')

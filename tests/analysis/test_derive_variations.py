@@ -45,10 +45,12 @@ REASONING_WITHOUT_CLOSER = (
 def test_reasoning_without_a_closer_ends_before_whichever_message_follows_it() -> None:
     result = derive_response_template(REASONING_WITHOUT_CLOSER, variables={"eos_token": "<|eot|>"})
     fields = result.response_template["fields"]
-    assert fields["reasoning_content"] == {"open_pattern": r"(?:<\|think\|>)+",
-                                           "close_pattern": r"(?=<\|out\|>|<\|act\|>)"}
-    assert fields["tool_calls"]["open"] == "<|act|>"
-    assert fields["content"] == {"close": ["<|out|>", "<|eot|>"]}
+    assert fields["reasoning_content"] == {"open_pattern": r"(?:<\|think\|>)+(?:\n)?",
+                                           "close_pattern": r"(?:\n)?(?=<\|out\|>|<\|act\|>)",
+                                           "content_args": {"strip": "blank"}}
+    assert fields["tool_calls"]["open_pattern"] == r"(?:\n)?<\|act\|>"
+    # the answer ends with the template's "\n" before <|eot|>, which no marker follows: stripped as before
+    assert fields["content"] == {"close_pattern": r"<\|out\|>(?:\n)?|<\|eot\|>"}
     assert statuses(result) == VERIFIED
     output = ('<|think|>\nThe forecast first.\n<|act|>\n'
               '{"name": "get_weather", "arguments": {"city": "Oslo"}}\n')
@@ -141,8 +143,9 @@ def test_a_thinking_switch_of_the_template_s_own_is_a_mode() -> None:
     result = derive_response_template(OWN_THINKING_SWITCH, variables={"eos_token": "<|im_end|>"})
     assert result.report.modes == [{}, {"auto_disable_thinking_with_tools": False, "enable_thinking": True}]
     assert result.report.shape.describe() == "the standard message shape"  # the prompt's </think> is no words
-    assert result.response_template["fields"]["reasoning_content"] == {"open_pattern": "(?:<think>)+",
-                                                                       "close": "</think>"}
+    assert result.response_template["fields"]["reasoning_content"] == {
+        "open_pattern": r"(?:<think>)+(?:\n)?", "close_pattern": r"(?:\n)?</think>(?:\n\n)?",
+        "content_args": {"strip": "blank"}}
     assert statuses(result) == VERIFIED
     assert result.notes[-1] == ("modes checked: default, auto_disable_thinking_with_tools=False, "
                                 "enable_thinking=True")
@@ -187,8 +190,9 @@ def test_reasoning_the_prompt_opens_with_words_its_turns_leave_out_is_read_from_
     result = derive_response_template(PROMPT_OPENS_REASONING_WITH_WORDS, variables={"eos_token": "<|end|>"})
     template = result.response_template
     assert template["start_anchor"] == "<|begin_assistant|>\n"
-    assert template["fields"]["reasoning_content"] == {"open": "Here are my reasoning steps:",
-                                                       "close": "[BEGIN FINAL RESPONSE]"}
+    assert template["fields"]["reasoning_content"] == {
+        "open_pattern": r"Here are my reasoning steps:(?:\n)?",
+        "close_pattern": r"(?:\n)?\[BEGIN FINAL RESPONSE\](?:\n)?", "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open"] == "<tool_calls>"
     assert statuses(result) == VERIFIED
     assert result.report.shape.reasoning
@@ -230,9 +234,9 @@ def test_a_turn_that_repeats_its_generation_prompt_before_each_message_discards_
     result = derive_response_template(HARMONY, variables={"eos_token": "<|return|>"})
     fields = result.response_template["fields"]
     assert fields["reasoning_content"] == {"open_pattern": r"(?:<\|channel\|>)+analysis<\|message\|>",
-                                           "close": "<|end|>"}
+                                           "close": "<|end|>", "content_args": {"strip": "blank"}}
     assert fields["content"] == {"close": ["<|start|>assistant", "<|channel|>final<|message|>", "<|end|>",
-                                           "<|start|>", "<|return|>"]}
+                                           "<|start|>", "<|return|>"], "content_args": {"strip": "blank"}}
     assert statuses(result) == {**VERIFIED, "parallel_calls": "unsupported"}
     output = ("<|channel|>analysis<|message|>Say hi.<|end|><|start|>assistant<|channel|>final<|message|>"
               "Hi there!")
