@@ -8,6 +8,7 @@ markers only the generation prompt shows) are also shown on small templates writ
 from __future__ import annotations
 
 import json
+from re import escape as regex_escape
 from typing import Any
 
 import pytest
@@ -51,6 +52,8 @@ def statuses(result: DerivedTemplate) -> dict[str, str]:
 
 
 ALL = ("content", "reasoning", "one_call", "parallel_calls")
+#: A bare call object opens on the keys it starts with: the name and the arguments key after it.
+NAME_THEN_PARAMETERS = r'(?=\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"parameters"\s*:)'
 CALL_TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
 
 
@@ -78,7 +81,7 @@ def test_devstral_name_then_json_arguments_and_an_anchor_after_tool_results() ->
     result = derived(DEVSTRAL)
     assert result.response_template["start_anchor"] == ["[/INST]", "[/TOOL_RESULTS]"]
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r"\[TOOL_CALLS\](?P<name>[\w.\-]+)\s*\[ARGS\]\s*",
+        "open_pattern": r"\[TOOL_CALLS\](?P<name>[\w.\-]+)\s*\[ARGS\]\s*|\[TOOL_CALLS\]",
         "close_pattern": r"(?=\[TOOL_CALLS\])|</s>", "repeats": True, "content": "json",
         "transform": CALL_TRANSFORM}
     assert result.verified
@@ -91,7 +94,8 @@ def test_glm46_tagged_arguments_and_both_thinking_modes() -> None:
                                            "close_pattern": r"</think>(?:\n)?",
                                            "content_args": {"strip": "blank"}}
     assert fields["tool_calls"] == {
-        "open_pattern": r"(?:\n)?<tool_call>(?P<name>[\w.\-]+)\s*", "close": "</tool_call>", "repeats": True,
+        "open_pattern": r"(?:\n)?(?:<tool_call>(?P<name>[\w.\-]+)\s*|<tool_call>)", "close": "</tool_call>",
+        "repeats": True,
         "require_close": True, "content": "xml-inline",
         "content_args": {"tag_pattern": r"<arg_key>(?P<key>[^\s<>=\"']+)</arg_key>\s*"
                                         r"<arg_value>(?P<value>.*?)</arg_value>",
@@ -119,13 +123,60 @@ def test_a_tagged_call_cut_off_before_its_close_is_a_parse_problem() -> None:
 
 def test_a_template_that_refuses_two_calls_is_verified_without_them() -> None:
     result = derived(LLAMA32)
-    assert result.response_template["fields"]["tool_calls"]["open_pattern"] == r'(?=\{\s*"name"\s*:)'
+    assert result.response_template["fields"]["tool_calls"]["open_pattern"] == NAME_THEN_PARAMETERS
     parallel = result.capabilities["parallel_calls"]
     assert (parallel.status, parallel.applicable) == ("unsupported", False)
     assert parallel.reason == ("the template refuses it: parallel_calls/two_calls/single: the chat "
                                "template raised on this conversation (This model only supports single "
                                "tool-calls at once!)")
     assert result.verified
+
+
+
+LLAMA_PROMPT = ("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                "<|start_header_id|>assistant<|end_header_id|>\n\n")
+
+
+@pytest.mark.parametrize("output", [
+    '{"name": "toolWithoutParams"}',  # vLLM's llama3json-vllm-missing-params
+    'The JSON {"name": "Ada", "age": 36} describes her.',
+])
+def test_a_bare_call_object_opens_on_its_name_and_arguments_keys(output: str) -> None:
+    """A bare JSON call has no marker: the keys every call starts with are its marker. An object with a
+    name alone is no call the template writes; it stays text, as vLLM and the bundled profile read it."""
+    template = derived(LLAMA32).response_template
+    assert parse_three_ways(template, output, prefix=LLAMA_PROMPT) == {"role": "assistant", "content": output}
+
+
+def test_a_bare_call_object_with_its_keys_is_a_call_and_broken_json_there_is_a_parse_problem() -> None:
+    template = derived(LLAMA32).response_template
+    output = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
+    assert parse_three_ways(template, output, prefix=LLAMA_PROMPT) == {"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}
+    broken = '{"name": "invalidTool", "parameters": {invalid json}'  # vLLM's llama3json-vllm-invalid-json
+    with pytest.raises(ResponseParseError, match="could not parse region as JSON"):
+        parse_response(broken, template, prefix=LLAMA_PROMPT)
+    kept = parse_response(broken, template, prefix=LLAMA_PROMPT, errors="keep")
+    assert kept["content"] == broken
+    assert kept["parse_errors"][0]["raw"] == broken
+
+
+GLM46_PROMPT = "[gMASK]<sop><|user|>\nHi<|assistant|>"
+
+
+@pytest.mark.parametrize(("output", "error"), [
+    ("<tool_call>   ", "the output ends before this region's close"),  # vLLM's glm45-vllm-open-tag-only
+    ("Let me look.<tool_call></tool_call>", "transform placeholder '{name}' is not defined"),
+])
+def test_a_call_marker_without_a_name_still_opens_a_call(output: str, error: str) -> None:
+    """GLM-4.6 writes ``<tool_call>`` only before a call's name: written alone it opens a call that cannot
+    be read, a parse problem as in the bundled profile, never prose; nothing is lost in keep mode."""
+    template = derived(GLM46).response_template
+    with pytest.raises(ResponseParseError, match=regex_escape(error)):
+        parse_response(output, template, prefix=GLM46_PROMPT)
+    kept = parse_response(output, template, prefix=GLM46_PROMPT, errors="keep")
+    assert kept["content"] == output
+    assert kept["parse_errors"][0]["raw"] == output.removeprefix("Let me look.")
 
 
 EACH_CALL = {"id": "{id?}", "type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
@@ -346,7 +397,7 @@ TRAILER = ("{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% end
 def test_bare_json_calls_written_back_to_back_are_read_by_one_region() -> None:
     result = derive_response_template(BARE_CONCATENATED, variables={"eos_token": "<|end|>"})
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r'(?=\{\s*"name"\s*:)', "close": "<|end|>", "content": "x-json-calls",
+        "open_pattern": NAME_THEN_PARAMETERS, "close": "<|end|>", "content": "x-json-calls",
         "content_args": {"name_keys": ["name"], "arguments_keys": ["parameters"]},
         "transform": {"id": "{id?}", "type": "function",
                       "function": {"name": "{name}", "arguments": "{arguments}"}},

@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import markupsafe
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcodec import parse_response
 from chatcodec.analysis.derive import derive_response_template
 from chatcodec.analysis.doctor import round_trip_findings
 from chatcodec.analysis.probes import mode_variants, used_as_boolean
 from chatcodec.analysis.round_trip import MARKUP_DECODED, markup_escaped, unescape_markup
+from chatcodec.errors import ResponseParseError
 from tests.profiles.helpers import parse_three_ways
 
 VERIFIED = {"content": "verified", "reasoning": "verified", "one_call": "verified",
@@ -329,7 +332,8 @@ COMMA_JOINED_CALLS = (
 def test_bare_call_objects_joined_by_a_comma_read_the_comma_as_their_separator() -> None:
     result = derive_response_template(COMMA_JOINED_CALLS, variables={"eos_token": "<|end|>"})
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r'(?=\{\s*"name"\s*:)', "close": "<|end|>", "content": "x-json-calls",
+        "open_pattern": r'(?=\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"arguments"\s*:)', "close": "<|end|>",
+        "content": "x-json-calls",
         "content_args": {"name_keys": ["name"], "arguments_keys": ["arguments"], "separators": [","]},
         "transform": {"id": "{id?}", "type": "function",
                       "function": {"name": "{name}", "arguments": "{arguments}"}},
@@ -340,3 +344,58 @@ def test_bare_call_objects_joined_by_a_comma_read_the_comma_as_their_separator()
         "role": "assistant", "tool_calls": [
             {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}},
             {"type": "function", "function": {"name": "g", "arguments": {}}}]}
+
+
+# --- several markers before each call ---------------------------------------------------------------------
+
+#: InternLM2's form (vLLM's ``tool_chat_template_internlm2_tool``; the corpus has no InternLM2 template):
+#: every call is written ``<|action_start|><|plugin|>\n{"name": ..., "arguments": ...}<|action_end|>``.
+ACTION_MARKERS = (
+    "{{- bos_token }}{%- for m in messages %}{%- if m.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' + (m.content or '') }}"
+    "{%- for c in m.tool_calls or [] %}{{- '<|action_start|><|plugin|>\\n' }}"
+    "{{- {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}{{- '<|action_end|>' }}"
+    "{%- endfor %}{{- '<|im_end|>\\n' }}"
+    "{%- elif m.role == 'tool' %}"
+    "{{- '<|im_start|>environment name=<|plugin|>\\n' + m.content + '<|im_end|>\\n' }}"
+    "{%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}")
+ACTION_TOKENS = {"eos_token": "<|im_end|>", "bos_token": "<s>"}
+ACTION_PROMPT = "<s><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_every_marker_each_call_repeats_is_part_of_its_opener() -> None:
+    """``<|action_start|>`` was a discard of the content and ``<|plugin|>`` alone opened the call, so a
+    call that could not be read lost that marker; now both open it, and nothing is lost."""
+    result = derive_response_template(ACTION_MARKERS, variables=ACTION_TOKENS)
+    fields = result.response_template["fields"]
+    assert fields["tool_calls"]["open_pattern"] == r"<\|action_start\|>\s*<\|plugin\|>"
+    assert fields["tool_calls"]["close"] == "<|action_end|>"
+    assert fields["content"] == {"close": ["<|im_end|>"], "content_args": {"strip": "blank"}}
+    assert statuses(result) == NO_REASONING
+    template = result.response_template
+    call = '<|action_start|> <|plugin|>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}<|action_end|>'
+    assert parse_three_ways(template, "Checking." + call, prefix=ACTION_PROMPT) == {
+        "role": "assistant", "content": "Checking.",
+        "tool_calls": [{"type": "function",
+                        "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}
+
+
+@pytest.mark.parametrize("output", [
+    "<|action_start|><|plugin|>not json<|action_end|>",  # vLLM's internlm2-vllm-not-json
+    'Sure.<|action_start|><|plugin|>\n{"name": "f", "arguments": {"x": 1}',  # cut off
+    "<|action_start|><|plugin|>",
+])
+def test_a_call_that_cannot_be_read_keeps_its_markers(output: str) -> None:
+    template = derive_response_template(ACTION_MARKERS, variables=ACTION_TOKENS).response_template
+    with pytest.raises(ResponseParseError, match="field 'tool_calls' \\(content parser 'json'\\)"):
+        parse_response(output, template, prefix=ACTION_PROMPT)
+    kept = parse_response(output, template, prefix=ACTION_PROMPT, errors="keep")
+    assert kept["content"] == output
+    assert kept["parse_errors"][0]["raw"] == output.removeprefix("Sure.")
+
+
+def test_the_first_marker_alone_is_text() -> None:
+    template = derive_response_template(ACTION_MARKERS, variables=ACTION_TOKENS).response_template
+    assert parse_three_ways(template, "Type <|action_start|> to act.", prefix=ACTION_PROMPT) == {
+        "role": "assistant", "content": "Type <|action_start|> to act."}

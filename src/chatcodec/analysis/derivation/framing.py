@@ -92,7 +92,7 @@ def _escape(text: str) -> str:
 
 
 def _literal_pattern(literals: Iterable[str]) -> str:
-    return "|".join(_escape(text) for text in sorted(literals, key=len, reverse=True))
+    return "|".join(_escape(text) for text in sorted(literals, key=lambda text: (-len(text), text)))
 
 
 def _pattern(spec: dict[str, Any], which: str) -> str | None:
