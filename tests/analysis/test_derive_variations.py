@@ -399,3 +399,36 @@ def test_the_first_marker_alone_is_text() -> None:
     template = derive_response_template(ACTION_MARKERS, variables=ACTION_TOKENS).response_template
     assert parse_three_ways(template, "Type <|action_start|> to act.", prefix=ACTION_PROMPT) == {
         "role": "assistant", "content": "Type <|action_start|> to act."}
+
+
+# --- the whole tool_calls list written as JSON -------------------------------------------------------------
+
+#: Jibay Chat Format's form (``bench/derive_external6_sources.json``): a call turn writes
+#: ``message.tool_calls | tojson``, the OpenAI entries themselves, then its end marker.
+WHOLE_LIST = (
+    "{%- for m in messages %}{%- if m.role == 'assistant' %}<[assistant]>\n"
+    "{%- if m.tool_calls %}{{ m.tool_calls | tojson }}{% else %}{{ m.content }}{% endif %}<[assistant_end]>\n"
+    "{%- else %}<[{{ m.role }}]>\n{{ m.content }}<[{{ m.role }}_end]>\n{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}<[assistant]>\n{%- endif %}")
+
+
+def test_the_whole_tool_calls_list_written_as_json_is_one_array_of_entries() -> None:
+    """Each entry holds its call inside ``function``: the array is the unit, read with the entry's
+    keys as paths, and it opens on the keys an entry starts with (its ``id`` and ``type``)."""
+    result = derive_response_template(WHOLE_LIST, variables={"eos_token": "<[assistant_end]>"})
+    field = result.response_template["fields"]["tool_calls"]
+    assert field == {
+        "open_pattern": r'(?=\[\s*\{\s*"id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"type"\s*:)',
+        "close": "<[assistant_end]>", "content": "json", "transform_each": True,
+        "transform": {"id": "{id?}", "type": "function",
+                      "function": {"name": "{function.name}", "arguments": "{function.arguments}"}}}
+    assert statuses(result) == NO_REASONING
+    output = ('[{"id": "call_7", "type": "function", "function": {"name": "get_weather", '
+              '"arguments": {"city": "Oslo"}}}]')
+    prefix = "<[user]>\nHi<[user_end]>\n<[assistant]>"
+    call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    assert parse_three_ways(result.response_template, output, prefix=prefix) == {
+        "role": "assistant", "tool_calls": [{"id": "call_7", "type": "function", "function": call}]}
+    prose = 'A list: [{"id": 3, "name": "x"}] is data.'
+    assert parse_three_ways(result.response_template, prose, prefix=prefix) == {
+        "role": "assistant", "content": prose}

@@ -201,11 +201,16 @@ def _json_unit(text: str, start: int, name: str, arguments: dict[str, Any]) -> _
         elif isinstance(value, dict) and found is not None and found.kind == "object":
             wrapped = _wrapped_call(value, found.info["keys"], name, arguments)
             if wrapped:
-                found = _Unit(opener, end, "object", info={"keys": wrapped, **_lead_keys(value)})
+                found = _Unit(opener, end, "object",
+                              info={"keys": wrapped, "plain_keys": found.info["keys"], **_lead_keys(value)})
         elif isinstance(value, list) and value and found is not None:
             keys = _is_call(value[0], name, arguments)
             if keys:
                 return _Unit(opener, end, "array", info={"keys": keys})
+            plain = found.info.get("plain_keys")
+            if plain and isinstance(value[0], dict) and _wrapped_call(value[0], plain, name, arguments):
+                # the whole tool_calls list written as JSON (Jibay): one array of OpenAI entries
+                return _Unit(opener, end, "array", info={"keys": found.info["keys"], **_lead_keys(value[0])})
     return found
 
 
@@ -809,7 +814,7 @@ def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: 
                                                     "arguments": "{" + keys["arguments"] + "}"}}
         if "id" in keys:
             element = {"id": "{" + keys["id"] + "?}", **element}
-        open_spec = _json_open(opener, "[", None)
+        open_spec = _json_open(opener, "[", unit.info.get("first_key"), "", unit.info.get("second_key"))
         if strings:
             return [{**open_spec, **close, "content": "x-json-calls", "content_args": _calls_args(keys),
                      "transform": {"id": "{id?}", "type": "function",
@@ -881,8 +886,9 @@ def _json_open(opener: str, bracket: str, first_key: str | None, section_open: s
         if loose(opener) != regex.escape(opener):  # several markers: any whitespace between them
             return {"open_pattern": loose(opener)}
         return _literal_or_pattern("open", opener)
-    if bracket == "{" and first_key and second_key:
-        return {"open_pattern": r"(?=\{\s*" + regex.escape(json.dumps(first_key))
+    lead = r"\{\s*" if bracket == "{" else r"\[\s*\{\s*"
+    if first_key and second_key:  # an array's look-ahead reads its first element's keys
+        return {"open_pattern": "(?=" + lead + regex.escape(json.dumps(first_key))
                 + r'\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*' + regex.escape(json.dumps(second_key)) + r"\s*:)"}
     if bracket == "{" and first_key:
         return {"open_pattern": r"(?=\{\s*" + regex.escape(json.dumps(first_key)) + r"\s*:)"}
