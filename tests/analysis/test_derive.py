@@ -8,6 +8,7 @@ markers only the generation prompt shows) are also shown on small templates writ
 from __future__ import annotations
 
 import json
+from re import escape as regex_escape
 from typing import Any
 
 import pytest
@@ -51,6 +52,8 @@ def statuses(result: DerivedTemplate) -> dict[str, str]:
 
 
 ALL = ("content", "reasoning", "one_call", "parallel_calls")
+#: A bare call object opens on the keys it starts with: the name and the arguments key after it.
+NAME_THEN_PARAMETERS = r'(?=\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"parameters"\s*:)'
 CALL_TRANSFORM = {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}
 
 
@@ -63,10 +66,10 @@ def test_qwen25_hermes_calls() -> None:
     assert result.response_template == {
         "version": 1, "defaults": {"role": "assistant"}, "start_anchor": "<|im_start|>assistant\n",
         "fields": {
-            "tool_calls": {"open": "<tool_call>", "close": "</tool_call>", "repeats": True, "content": "json",
-                           "transform": {"type": "function", "function": {
+            "tool_calls": {"open_pattern": r"(?:\n)?<tool_call>", "close": "</tool_call>", "repeats": True,
+                           "content": "json", "transform": {"type": "function", "function": {
                                "name": "{content.name}", "arguments": "{content.arguments}"}}},
-            "content": {"close": ["<|im_end|>"]}}}
+            "content": {"close": ["<|im_end|>"], "content_args": {"strip": "blank"}}}}
     assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
                                 "parallel_calls": "verified"}
     assert result.verified
@@ -78,7 +81,7 @@ def test_devstral_name_then_json_arguments_and_an_anchor_after_tool_results() ->
     result = derived(DEVSTRAL)
     assert result.response_template["start_anchor"] == ["[/INST]", "[/TOOL_RESULTS]"]
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r"\[TOOL_CALLS\](?P<name>[\w.\-]+)\s*\[ARGS\]\s*",
+        "open_pattern": r"\[TOOL_CALLS\](?P<name>[\w.\-]+)\s*\[ARGS\]\s*|\[TOOL_CALLS\]",
         "close_pattern": r"(?=\[TOOL_CALLS\])|</s>", "repeats": True, "content": "json",
         "transform": CALL_TRANSFORM}
     assert result.verified
@@ -87,9 +90,12 @@ def test_devstral_name_then_json_arguments_and_an_anchor_after_tool_results() ->
 def test_glm46_tagged_arguments_and_both_thinking_modes() -> None:
     result = derived(GLM46)
     fields = result.response_template["fields"]
-    assert fields["reasoning_content"] == {"open_pattern": "(?:<think>)+", "close": "</think>"}
+    assert fields["reasoning_content"] == {"open_pattern": r"(?:\n)?(?:<think>)+",
+                                           "close_pattern": r"</think>(?:\n)?",
+                                           "content_args": {"strip": "blank"}}
     assert fields["tool_calls"] == {
-        "open_pattern": r"<tool_call>(?P<name>[\w.\-]+)\s*", "close": "</tool_call>", "repeats": True,
+        "open_pattern": r"(?:\n)?(?:<tool_call>(?P<name>[\w.\-]+)\s*|<tool_call>)", "close": "</tool_call>",
+        "repeats": True,
         "require_close": True, "content": "xml-inline",
         "content_args": {"tag_pattern": r"<arg_key>(?P<key>[^\s<>=\"']+)</arg_key>\s*"
                                         r"<arg_value>(?P<value>.*?)</arg_value>",
@@ -117,13 +123,60 @@ def test_a_tagged_call_cut_off_before_its_close_is_a_parse_problem() -> None:
 
 def test_a_template_that_refuses_two_calls_is_verified_without_them() -> None:
     result = derived(LLAMA32)
-    assert result.response_template["fields"]["tool_calls"]["open_pattern"] == r'(?=\{\s*"name"\s*:)'
+    assert result.response_template["fields"]["tool_calls"]["open_pattern"] == NAME_THEN_PARAMETERS
     parallel = result.capabilities["parallel_calls"]
     assert (parallel.status, parallel.applicable) == ("unsupported", False)
     assert parallel.reason == ("the template refuses it: parallel_calls/two_calls/single: the chat "
                                "template raised on this conversation (This model only supports single "
                                "tool-calls at once!)")
     assert result.verified
+
+
+
+LLAMA_PROMPT = ("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+                "<|start_header_id|>assistant<|end_header_id|>\n\n")
+
+
+@pytest.mark.parametrize("output", [
+    '{"name": "toolWithoutParams"}',  # vLLM's llama3json-vllm-missing-params
+    'The JSON {"name": "Ada", "age": 36} describes her.',
+])
+def test_a_bare_call_object_opens_on_its_name_and_arguments_keys(output: str) -> None:
+    """A bare JSON call has no marker: the keys every call starts with are its marker. An object with a
+    name alone is no call the template writes; it stays text, as vLLM and the bundled profile read it."""
+    template = derived(LLAMA32).response_template
+    assert parse_three_ways(template, output, prefix=LLAMA_PROMPT) == {"role": "assistant", "content": output}
+
+
+def test_a_bare_call_object_with_its_keys_is_a_call_and_broken_json_there_is_a_parse_problem() -> None:
+    template = derived(LLAMA32).response_template
+    output = '{"name": "get_weather", "parameters": {"city": "Paris"}}'
+    assert parse_three_ways(template, output, prefix=LLAMA_PROMPT) == {"role": "assistant", "tool_calls": [
+        {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}
+    broken = '{"name": "invalidTool", "parameters": {invalid json}'  # vLLM's llama3json-vllm-invalid-json
+    with pytest.raises(ResponseParseError, match="could not parse region as JSON"):
+        parse_response(broken, template, prefix=LLAMA_PROMPT)
+    kept = parse_response(broken, template, prefix=LLAMA_PROMPT, errors="keep")
+    assert kept["content"] == broken
+    assert kept["parse_errors"][0]["raw"] == broken
+
+
+GLM46_PROMPT = "[gMASK]<sop><|user|>\nHi<|assistant|>"
+
+
+@pytest.mark.parametrize(("output", "error"), [
+    ("<tool_call>   ", "the output ends before this region's close"),  # vLLM's glm45-vllm-open-tag-only
+    ("Let me look.<tool_call></tool_call>", "transform placeholder '{name}' is not defined"),
+])
+def test_a_call_marker_without_a_name_still_opens_a_call(output: str, error: str) -> None:
+    """GLM-4.6 writes ``<tool_call>`` only before a call's name: written alone it opens a call that cannot
+    be read, a parse problem as in the bundled profile, never prose; nothing is lost in keep mode."""
+    template = derived(GLM46).response_template
+    with pytest.raises(ResponseParseError, match=regex_escape(error)):
+        parse_response(output, template, prefix=GLM46_PROMPT)
+    kept = parse_response(output, template, prefix=GLM46_PROMPT, errors="keep")
+    assert kept["content"] == output
+    assert kept["parse_errors"][0]["raw"] == output.removeprefix("Let me look.")
 
 
 EACH_CALL = {"id": "{id?}", "type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}}
@@ -154,7 +207,7 @@ def test_arguments_written_with_python_str_are_read_back_as_literals() -> None:
     """Seed-OSS writes a dict or list argument with `| string`: {'units': 'metric', 'on': True}."""
     result = derived(SEED_OSS)
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r"<seed:tool_call>\s*<function=(?P<name>[\w.\-]+)>\s*",
+        "open_pattern": r"(?:\n\n|\n)?<seed:tool_call>\s*<function=(?P<name>[\w.\-]+)>\s*",
         "close_pattern": r"</function>\s*</seed:tool_call>", "repeats": True, "require_close": True,
         "content": "xml-inline",
         "content_args": {"tag_pattern": r"<parameter=(?P<key>[^\s<>=\"']+)>(?P<value>.*?)</parameter>",
@@ -295,7 +348,8 @@ def test_a_section_end_without_a_call_before_it_stays_in_the_content() -> None:
     comes back whole as content; it was a discard of the content field, and the end marker the
     model wrote was lost."""
     result = derive_response_template(ID_BEFORE_NAME, variables={"eos_token": "<|end|>"})
-    assert result.response_template["fields"]["content"] == {"close": ["<|end|>"]}
+    assert result.response_template["fields"]["content"] == {"close": ["<|end|>"],
+                                                             "content_args": {"strip": "blank"}}
     output = '<|calls|>f<|args|>{"x": 1}<|/calls|>'
     assert parse_three_ways(result.response_template, output, prefix="<|assistant|>") == {
         "role": "assistant", "content": '<|calls|>f<|args|>{"x": 1}<|/calls|>'}
@@ -343,7 +397,7 @@ TRAILER = ("{%- for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% end
 def test_bare_json_calls_written_back_to_back_are_read_by_one_region() -> None:
     result = derive_response_template(BARE_CONCATENATED, variables={"eos_token": "<|end|>"})
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r'(?=\{\s*"name"\s*:)', "close": "<|end|>", "content": "x-json-calls",
+        "open_pattern": NAME_THEN_PARAMETERS, "close": "<|end|>", "content": "x-json-calls",
         "content_args": {"name_keys": ["name"], "arguments_keys": ["parameters"]},
         "transform": {"id": "{id?}", "type": "function",
                       "function": {"name": "{name}", "arguments": "{arguments}"}},
@@ -651,7 +705,8 @@ def test_recipient_addressed_messages_tell_text_from_calls() -> None:
     assert template["fields"]["tool_calls"] == {
         "open_pattern": r">>>(?!all\s)(?P<name>[\w.\-]+)\s*", "close_pattern": r"(?=>>>)|<\|end\|>",
         "repeats": True, "content": "json", "transform": CALL_TRANSFORM}
-    assert template["fields"]["content"] == {"close": [">>>all", "<|end|>"]}
+    assert template["fields"]["content"] == {"close_pattern": r"<\|end\|>|>>>all(?:\n)?",
+                                             "content_args": {"strip": "blank"}}
     assert statuses(result) == {"content": "verified", "reasoning": "unsupported", "one_call": "verified",
                                 "parallel_calls": "verified"}
     prefix = "<|user|>\nHi<|end|><|assistant|>\n>>>"
@@ -709,8 +764,9 @@ def test_a_generation_prompt_that_stops_inside_the_header_makes_the_header_rests
     template: dict[str, Any] = result.response_template
     assert template["start_anchor"] == "<|im_start|>assistant"
     after_header = r"(?:^|(?<=<\|im_start\|>assistant))\s*"
-    assert template["fields"]["reasoning_content"] == {"open_pattern": after_header + "(?:/think)",
-                                                       "close": "<|im_end|>"}
+    assert template["fields"]["reasoning_content"] == {"open_pattern": after_header + r"(?:/think)(?:\n)?",
+                                                       "close_pattern": r"<\|im_end\|>(?:\n)?",
+                                                       "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open_pattern"] == after_header + r"(?:\->\s*tool/function_call)"
     assert statuses(result) == {"content": "verified", "reasoning": "verified", "one_call": "verified",
                                 "parallel_calls": "verified"}
@@ -836,7 +892,8 @@ def test_markers_made_of_a_word_glued_between_two_tokens_are_one_marker() -> Non
     template = result.response_template
     assert template["start_anchor"] == "<|open|>assistant<|sep|>"
     assert template["fields"]["content"] == {"close": [
-        "<|open|>answer<|sep|>", "<|close|>answer<|sep|>", "<|close|>assistant<|sep|>", "<|eom|>"]}
+        "<|open|>answer<|sep|>", "<|close|>answer<|sep|>", "<|close|>assistant<|sep|>", "<|eom|>"],
+        "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open_pattern"] == (
         r'(?:<\|open\|>tools\s*<\|sep\|>\s*)?<\|open\|>call\s*name="(?P<name>[\w.\-]+)"\s*<\|sep\|>')
     assert template["fields"]["tool_calls"]["close_pattern"] == (
@@ -859,7 +916,8 @@ ANSWER_LABEL = (
 def test_a_label_every_answer_starts_with_is_discarded_only_at_the_start() -> None:
     result = derive_response_template(ANSWER_LABEL, variables={"eos_token": "<|eos|>"})
     template = result.response_template
-    assert template["fields"]["content"] == {"close_pattern": r"^\s*助手：|<\|eos\|>"}
+    assert template["fields"]["content"] == {"close_pattern": r"^\s*助手：|<\|eos\|>",
+                                             "content_args": {"strip": "blank"}}
     assert statuses(result) == VERIFIED_CALLS
     prefix = "用户：Hi<|extra_0|>"
     assert parse_three_ways(template, "助手：It is 助手：sunny.<|eos|>", prefix=prefix) == {
@@ -883,11 +941,12 @@ def test_messages_addressed_in_their_header_tell_text_reasoning_and_calls_apart(
     result = derive_response_template(RECIPIENT_HEADERS, variables={"eos_token": "<|eot|>"})
     template = result.response_template
     assert template["fields"]["reasoning_content"] == {
-        "open_pattern": r"(?:^|(?<=<\|start\|>assistant))\s*(?:to=self<\|message\|>)", "close": "<|eom|>"}
+        "open_pattern": r"(?:^|(?<=<\|start\|>assistant))\s*(?:to=self<\|message\|>)", "close": "<|eom|>",
+        "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open_pattern"] == (
-        r'to=(?P<name>[\w.\-]+)\s*<\|message\|><fn\s*name="(?P=name)">')
+        r'(?: )?to=(?P<name>[\w.\-]+)\s*<\|message\|><fn\s*name="(?P=name)">')
     assert template["fields"]["content"] == {"close": ["<|start|>assistant", "to=user<|message|>", "<|eom|>",
-                                                       "<|eot|>"]}
+                                                       "<|eot|>"], "content_args": {"strip": "blank"}}
     assert statuses(result) == {name: "verified" for name in ALL}
     output = (' to=self<|message|>Check.<|eom|><|start|>assistant to=f<|message|><fn name="f">'
               '<p name="city">Paris</p></fn><|eot|>')

@@ -11,13 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 import markupsafe
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from chatcodec import parse_response
 from chatcodec.analysis.derive import derive_response_template
 from chatcodec.analysis.doctor import round_trip_findings
 from chatcodec.analysis.probes import mode_variants, used_as_boolean
 from chatcodec.analysis.round_trip import MARKUP_DECODED, markup_escaped, unescape_markup
+from chatcodec.errors import ResponseParseError
 from tests.profiles.helpers import parse_three_ways
 
 VERIFIED = {"content": "verified", "reasoning": "verified", "one_call": "verified",
@@ -45,10 +48,12 @@ REASONING_WITHOUT_CLOSER = (
 def test_reasoning_without_a_closer_ends_before_whichever_message_follows_it() -> None:
     result = derive_response_template(REASONING_WITHOUT_CLOSER, variables={"eos_token": "<|eot|>"})
     fields = result.response_template["fields"]
-    assert fields["reasoning_content"] == {"open_pattern": r"(?:<\|think\|>)+",
-                                           "close_pattern": r"(?=<\|out\|>|<\|act\|>)"}
-    assert fields["tool_calls"]["open"] == "<|act|>"
-    assert fields["content"] == {"close": ["<|out|>", "<|eot|>"]}
+    assert fields["reasoning_content"] == {"open_pattern": r"(?:<\|think\|>)+(?:\n)?",
+                                           "close_pattern": r"(?:\n)?(?=<\|out\|>|<\|act\|>)",
+                                           "content_args": {"strip": "blank"}}
+    assert fields["tool_calls"]["open_pattern"] == r"(?:\n)?<\|act\|>"
+    # the answer ends with the template's "\n" before <|eot|>, which no marker follows: stripped as before
+    assert fields["content"] == {"close_pattern": r"<\|out\|>(?:\n)?|<\|eot\|>"}
     assert statuses(result) == VERIFIED
     output = ('<|think|>\nThe forecast first.\n<|act|>\n'
               '{"name": "get_weather", "arguments": {"city": "Oslo"}}\n')
@@ -141,8 +146,9 @@ def test_a_thinking_switch_of_the_template_s_own_is_a_mode() -> None:
     result = derive_response_template(OWN_THINKING_SWITCH, variables={"eos_token": "<|im_end|>"})
     assert result.report.modes == [{}, {"auto_disable_thinking_with_tools": False, "enable_thinking": True}]
     assert result.report.shape.describe() == "the standard message shape"  # the prompt's </think> is no words
-    assert result.response_template["fields"]["reasoning_content"] == {"open_pattern": "(?:<think>)+",
-                                                                       "close": "</think>"}
+    assert result.response_template["fields"]["reasoning_content"] == {
+        "open_pattern": r"(?:<think>)+(?:\n)?", "close_pattern": r"(?:\n)?</think>(?:\n\n)?",
+        "content_args": {"strip": "blank"}}
     assert statuses(result) == VERIFIED
     assert result.notes[-1] == ("modes checked: default, auto_disable_thinking_with_tools=False, "
                                 "enable_thinking=True")
@@ -187,8 +193,9 @@ def test_reasoning_the_prompt_opens_with_words_its_turns_leave_out_is_read_from_
     result = derive_response_template(PROMPT_OPENS_REASONING_WITH_WORDS, variables={"eos_token": "<|end|>"})
     template = result.response_template
     assert template["start_anchor"] == "<|begin_assistant|>\n"
-    assert template["fields"]["reasoning_content"] == {"open": "Here are my reasoning steps:",
-                                                       "close": "[BEGIN FINAL RESPONSE]"}
+    assert template["fields"]["reasoning_content"] == {
+        "open_pattern": r"Here are my reasoning steps:(?:\n)?",
+        "close_pattern": r"(?:\n)?\[BEGIN FINAL RESPONSE\](?:\n)?", "content_args": {"strip": "blank"}}
     assert template["fields"]["tool_calls"]["open"] == "<tool_calls>"
     assert statuses(result) == VERIFIED
     assert result.report.shape.reasoning
@@ -230,9 +237,9 @@ def test_a_turn_that_repeats_its_generation_prompt_before_each_message_discards_
     result = derive_response_template(HARMONY, variables={"eos_token": "<|return|>"})
     fields = result.response_template["fields"]
     assert fields["reasoning_content"] == {"open_pattern": r"(?:<\|channel\|>)+analysis<\|message\|>",
-                                           "close": "<|end|>"}
+                                           "close": "<|end|>", "content_args": {"strip": "blank"}}
     assert fields["content"] == {"close": ["<|start|>assistant", "<|channel|>final<|message|>", "<|end|>",
-                                           "<|start|>", "<|return|>"]}
+                                           "<|start|>", "<|return|>"], "content_args": {"strip": "blank"}}
     assert statuses(result) == {**VERIFIED, "parallel_calls": "unsupported"}
     output = ("<|channel|>analysis<|message|>Say hi.<|end|><|start|>assistant<|channel|>final<|message|>"
               "Hi there!")
@@ -325,7 +332,8 @@ COMMA_JOINED_CALLS = (
 def test_bare_call_objects_joined_by_a_comma_read_the_comma_as_their_separator() -> None:
     result = derive_response_template(COMMA_JOINED_CALLS, variables={"eos_token": "<|end|>"})
     assert result.response_template["fields"]["tool_calls"] == {
-        "open_pattern": r'(?=\{\s*"name"\s*:)', "close": "<|end|>", "content": "x-json-calls",
+        "open_pattern": r'(?=\{\s*"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"arguments"\s*:)', "close": "<|end|>",
+        "content": "x-json-calls",
         "content_args": {"name_keys": ["name"], "arguments_keys": ["arguments"], "separators": [","]},
         "transform": {"id": "{id?}", "type": "function",
                       "function": {"name": "{name}", "arguments": "{arguments}"}},
@@ -336,3 +344,91 @@ def test_bare_call_objects_joined_by_a_comma_read_the_comma_as_their_separator()
         "role": "assistant", "tool_calls": [
             {"type": "function", "function": {"name": "f", "arguments": {"x": 1}}},
             {"type": "function", "function": {"name": "g", "arguments": {}}}]}
+
+
+# --- several markers before each call ---------------------------------------------------------------------
+
+#: InternLM2's form (vLLM's ``tool_chat_template_internlm2_tool``; the corpus has no InternLM2 template):
+#: every call is written ``<|action_start|><|plugin|>\n{"name": ..., "arguments": ...}<|action_end|>``.
+ACTION_MARKERS = (
+    "{{- bos_token }}{%- for m in messages %}{%- if m.role == 'assistant' %}"
+    "{{- '<|im_start|>assistant\\n' + (m.content or '') }}"
+    "{%- for c in m.tool_calls or [] %}{{- '<|action_start|><|plugin|>\\n' }}"
+    "{{- {'name': c.function.name, 'arguments': c.function.arguments} | tojson }}{{- '<|action_end|>' }}"
+    "{%- endfor %}{{- '<|im_end|>\\n' }}"
+    "{%- elif m.role == 'tool' %}"
+    "{{- '<|im_start|>environment name=<|plugin|>\\n' + m.content + '<|im_end|>\\n' }}"
+    "{%- else %}{{- '<|im_start|>' + m.role + '\\n' + m.content + '<|im_end|>\\n' }}{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}")
+ACTION_TOKENS = {"eos_token": "<|im_end|>", "bos_token": "<s>"}
+ACTION_PROMPT = "<s><|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_every_marker_each_call_repeats_is_part_of_its_opener() -> None:
+    """``<|action_start|>`` was a discard of the content and ``<|plugin|>`` alone opened the call, so a
+    call that could not be read lost that marker; now both open it, and nothing is lost."""
+    result = derive_response_template(ACTION_MARKERS, variables=ACTION_TOKENS)
+    fields = result.response_template["fields"]
+    assert fields["tool_calls"]["open_pattern"] == r"<\|action_start\|>\s*<\|plugin\|>"
+    assert fields["tool_calls"]["close"] == "<|action_end|>"
+    assert fields["content"] == {"close": ["<|im_end|>"], "content_args": {"strip": "blank"}}
+    assert statuses(result) == NO_REASONING
+    template = result.response_template
+    call = '<|action_start|> <|plugin|>\n{"name": "get_weather", "arguments": {"city": "Oslo"}}<|action_end|>'
+    assert parse_three_ways(template, "Checking." + call, prefix=ACTION_PROMPT) == {
+        "role": "assistant", "content": "Checking.",
+        "tool_calls": [{"type": "function",
+                        "function": {"name": "get_weather", "arguments": {"city": "Oslo"}}}]}
+
+
+@pytest.mark.parametrize("output", [
+    "<|action_start|><|plugin|>not json<|action_end|>",  # vLLM's internlm2-vllm-not-json
+    'Sure.<|action_start|><|plugin|>\n{"name": "f", "arguments": {"x": 1}',  # cut off
+    "<|action_start|><|plugin|>",
+])
+def test_a_call_that_cannot_be_read_keeps_its_markers(output: str) -> None:
+    template = derive_response_template(ACTION_MARKERS, variables=ACTION_TOKENS).response_template
+    with pytest.raises(ResponseParseError, match="field 'tool_calls' \\(content parser 'json'\\)"):
+        parse_response(output, template, prefix=ACTION_PROMPT)
+    kept = parse_response(output, template, prefix=ACTION_PROMPT, errors="keep")
+    assert kept["content"] == output
+    assert kept["parse_errors"][0]["raw"] == output.removeprefix("Sure.")
+
+
+def test_the_first_marker_alone_is_text() -> None:
+    template = derive_response_template(ACTION_MARKERS, variables=ACTION_TOKENS).response_template
+    assert parse_three_ways(template, "Type <|action_start|> to act.", prefix=ACTION_PROMPT) == {
+        "role": "assistant", "content": "Type <|action_start|> to act."}
+
+
+# --- the whole tool_calls list written as JSON -------------------------------------------------------------
+
+#: Jibay Chat Format's form (``bench/derive_external6_sources.json``): a call turn writes
+#: ``message.tool_calls | tojson``, the OpenAI entries themselves, then its end marker.
+WHOLE_LIST = (
+    "{%- for m in messages %}{%- if m.role == 'assistant' %}<[assistant]>\n"
+    "{%- if m.tool_calls %}{{ m.tool_calls | tojson }}{% else %}{{ m.content }}{% endif %}<[assistant_end]>\n"
+    "{%- else %}<[{{ m.role }}]>\n{{ m.content }}<[{{ m.role }}_end]>\n{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}<[assistant]>\n{%- endif %}")
+
+
+def test_the_whole_tool_calls_list_written_as_json_is_one_array_of_entries() -> None:
+    """Each entry holds its call inside ``function``: the array is the unit, read with the entry's
+    keys as paths, and it opens on the keys an entry starts with (its ``id`` and ``type``)."""
+    result = derive_response_template(WHOLE_LIST, variables={"eos_token": "<[assistant_end]>"})
+    field = result.response_template["fields"]["tool_calls"]
+    assert field == {
+        "open_pattern": r'(?=\[\s*\{\s*"id"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"type"\s*:)',
+        "close": "<[assistant_end]>", "content": "json", "transform_each": True,
+        "transform": {"id": "{id?}", "type": "function",
+                      "function": {"name": "{function.name}", "arguments": "{function.arguments}"}}}
+    assert statuses(result) == NO_REASONING
+    output = ('[{"id": "call_7", "type": "function", "function": {"name": "get_weather", '
+              '"arguments": {"city": "Oslo"}}}]')
+    prefix = "<[user]>\nHi<[user_end]>\n<[assistant]>"
+    call = {"name": "get_weather", "arguments": {"city": "Oslo"}}
+    assert parse_three_ways(result.response_template, output, prefix=prefix) == {
+        "role": "assistant", "tool_calls": [{"id": "call_7", "type": "function", "function": call}]}
+    prose = 'A list: [{"id": 3, "name": "x"}] is data.'
+    assert parse_three_ways(result.response_template, prose, prefix=prefix) == {
+        "role": "assistant", "content": prose}

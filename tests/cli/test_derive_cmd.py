@@ -28,7 +28,7 @@ def test_a_model_directory_prints_the_template_and_the_labels(tmp_path: Path,
     captured = capsys.readouterr()
     template = json.loads(captured.out)
     assert template["start_anchor"] == "<|im_start|>assistant\n"
-    assert template["fields"]["content"] == {"close": ["<|im_end|>"]}
+    assert template["fields"]["content"] == {"close": ["<|im_end|>"], "content_args": {"strip": "blank"}}
     assert captured.err.splitlines() == [
         f"chatcodec: derived from {directory}: verified: every capability the template renders round-trips",
         "  content         verified",
@@ -56,7 +56,8 @@ def test_a_hub_id_is_read_from_the_hub_cache(tmp_path: Path, monkeypatch: pytest
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["verified"] is True
-    assert report["response_template"]["fields"]["content"] == {"close": ["<|im_end|>"]}
+    assert report["response_template"]["fields"]["content"] == {"close": ["<|im_end|>"],
+                                                                 "content_args": {"strip": "blank"}}
     assert captured.err == ""
 
 
@@ -84,7 +85,8 @@ def test_a_bundled_profile(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["derive", "qwen3", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["capabilities"]["reasoning"]["status"] == "verified"
-    assert report["response_template"]["fields"]["reasoning_content"]["close"] == "</think>"
+    reasoning = report["response_template"]["fields"]["reasoning_content"]
+    assert reasoning["close_pattern"] == r"(?:\n)?</think>(?:\n\n)?"
 
 
 def test_a_template_that_does_not_compile(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -128,6 +128,7 @@ def derive_response_template(chat_template: str, *,
     """
     from chatcodec.analysis.derivation.atoms import Atoms
     from chatcodec.analysis.derivation.context import DerivationContext
+    from chatcodec.analysis.derivation.framing import frame_text_fields
     from chatcodec.analysis.derivation.headers import anchor_header_rests, find_open_headers
     from chatcodec.analysis.derivation.labels import answer_label, discard_answer_label
     from chatcodec.analysis.derivation.recipients import (
@@ -181,6 +182,8 @@ def derive_response_template(chat_template: str, *,
     if open_headers:
         template = anchor_header_rests(template, open_headers)
     template = discard_answer_label(template, answer_label(ctx))  # Hunyuan's "助手：" (derivation.labels)
+    heuristic = candidate.reasoning is not None and bool(candidate.reasoning.heuristic)
+    template = frame_text_fields(ctx, template, heuristic)  # Qwen3's "<think>\n" (derivation.framing)
     report = round_trip(chat_template, template, variables=values, modes=modes, shape=shape)
     nothing = _renders_nothing(chat_template, values, report)
     if nothing is not None:

@@ -179,13 +179,22 @@ class DerivationContext:
 
     def message(self, spec_name: str, variant: str = "single") -> dict[str, Any]:
         """The sentinel assistant message :data:`SPECS` names, in the template's shape."""
-        return self.shape.message(SPECS[spec_name], first_id=len(self.history(variant)), ids=list(PLAIN_IDS))
+        return self._message(SPECS[spec_name], variant)
+
+    def _message(self, spec: Mapping[str, Any], variant: str) -> dict[str, Any]:
+        return self.shape.message(spec, first_id=len(self.history(variant)), ids=list(PLAIN_IDS))
 
     def turn(self, spec_name: str, mode: Mapping[str, Any], variant: str = "single") -> Turn | None:
         """Render a sentinel turn (:data:`SPECS`) in a mode; ``None`` when the template raises."""
+        return self.turn_for(SPECS[spec_name], mode, variant)
+
+    def turn_for(self, spec: Mapping[str, Any], mode: Mapping[str, Any],
+                 variant: str = "single") -> Turn | None:
+        """Render the sentinel turn ``spec`` (fields as in a :data:`SPECS` entry: ``content``,
+        ``reasoning_content``, ``calls``) in a mode; ``None`` when the template raises."""
         variables = {**self.variables, **mode}
         history = self.history(variant)
-        message = self.message(spec_name, variant)
+        message = self._message(spec, variant)
         prompt = self.cache.render(history, self.tools, True, variables)
         past = self.cache.render(history, self.tools, False, variables)
         full = self.cache.render([*history, message], self.tools, False, variables)

@@ -171,6 +171,16 @@ def _json_object(text: str) -> Any:
         return None
 
 
+def _lead_keys(value: dict[str, Any]) -> dict[str, str]:
+    """``first_key``, and ``second_key`` when the first holds a string (a call's name): what a bare
+    call object starts with, for its look-ahead (:func:`_json_open`)."""
+    keys = list(value)
+    lead = {"first_key": keys[0]}
+    if len(keys) > 1 and isinstance(value[keys[0]], str):
+        lead["second_key"] = keys[1]
+    return lead
+
+
 def _json_unit(text: str, start: int, name: str, arguments: dict[str, Any]) -> _Unit | None:
     """The JSON object (or array of objects) that holds the call named ``name``."""
     position = text.find(name, start)
@@ -187,15 +197,20 @@ def _json_unit(text: str, start: int, name: str, arguments: dict[str, Any]) -> _
         if isinstance(value, dict) and found is None:
             keys = _is_call(value, name, arguments)
             if keys:
-                found = _Unit(opener, end, "object", info={"keys": keys, "first_key": next(iter(value))})
+                found = _Unit(opener, end, "object", info={"keys": keys, **_lead_keys(value)})
         elif isinstance(value, dict) and found is not None and found.kind == "object":
             wrapped = _wrapped_call(value, found.info["keys"], name, arguments)
             if wrapped:
-                found = _Unit(opener, end, "object", info={"keys": wrapped, "first_key": next(iter(value))})
+                found = _Unit(opener, end, "object",
+                              info={"keys": wrapped, "plain_keys": found.info["keys"], **_lead_keys(value)})
         elif isinstance(value, list) and value and found is not None:
             keys = _is_call(value[0], name, arguments)
             if keys:
                 return _Unit(opener, end, "array", info={"keys": keys})
+            plain = found.info.get("plain_keys")
+            if plain and isinstance(value[0], dict) and _wrapped_call(value[0], plain, name, arguments):
+                # the whole tool_calls list written as JSON (Jibay): one array of OpenAI entries
+                return _Unit(opener, end, "array", info={"keys": found.info["keys"], **_lead_keys(value[0])})
     return found
 
 
@@ -510,6 +525,8 @@ def _build(ctx: DerivationContext, out1: str, start1: int, unit: _Unit, out2: st
         post2 = units2[1].name_post
     opener = (_marker_tail(ctx, opener_raw) if unit.kind in ("array", "object", "python_list")
               else opener_raw.strip())
+    if unit.kind == "object" and between is not None:  # every marker each call repeats opens it
+        opener = _marker_run_end(ctx, opener_raw) or opener
     if unit.kind in ("array", "object", "python_list") and opener and not section_open.strip():
         opener = _with_label(opener_raw, opener)
         opener = _header_run(ctx, opener_raw) or opener
@@ -689,6 +706,8 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
     if "recipient" in unit.info:  # MuseGlimmer's "to=NAME<|message|>" before the call's own name
         open_pattern = (regex.escape(unit.info["recipient"]) + _NAME + r"\s*"
                         + _open_pattern("", opener, "(?P=name)" + post))
+    elif _TAG_MARKERS.fullmatch(opener) and ID_MARK not in opener:  # the marker alone opens a call too
+        open_pattern += "|" + _open_pattern(section_open, opener, "")
     if not closer:
         close = _next_opener_or_eos(opener, eos)
     transform: dict[str, Any] = dict(_TRANSFORM)
@@ -711,6 +730,12 @@ def _fields(unit: _Unit, opener: str, closer: str, section_open: str, post2: str
         return [{**base, **cut_off, "content": "x-xml-tree", "content_args": _tree_args(unit.info),
                  "transform": transform}, inline]
     return [inline]
+
+
+#: An opener made of tag-like markers only (``<tool_call>``, ``[TOOL_CALLS]``), which the template writes
+#: only to open a call: written without a name a region can read, it still opens a call, so a call
+#: the model broke there is a parse problem (its text kept in ``errors="keep"``), never prose.
+_TAG_MARKERS = regex.compile(r"(?:\s*(?:<[^<>\s]+>|\[[^\[\]\s]+\]))+\s*")
 
 
 def _tree_args(info: dict[str, Any]) -> dict[str, Any]:
@@ -789,7 +814,7 @@ def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: 
                                                     "arguments": "{" + keys["arguments"] + "}"}}
         if "id" in keys:
             element = {"id": "{" + keys["id"] + "?}", **element}
-        open_spec = _json_open(opener, "[", None)
+        open_spec = _json_open(opener, "[", unit.info.get("first_key"), "", unit.info.get("second_key"))
         if strings:
             return [{**open_spec, **close, "content": "x-json-calls", "content_args": _calls_args(keys),
                      "transform": {"id": "{id?}", "type": "function",
@@ -800,7 +825,8 @@ def _json_fields(unit: _Unit, opener: str, close: dict[str, Any], section_open: 
                                                 "arguments": "{content." + keys["arguments"] + "}"}}
     if "id" in keys:
         element = {"id": "{content." + keys["id"] + "?}", **element}
-    open_spec = _json_open(opener, "{", unit.info.get("first_key"), section_open)
+    open_spec = _json_open(opener, "{", unit.info.get("first_key"), section_open,
+                           unit.info.get("second_key"))
     if strings:
         return [{**open_spec, **close, "repeats": True, "content": "x-json-calls",
                  "content_args": {**_calls_args(keys), "single": True},
@@ -843,14 +869,27 @@ def _calls_args(keys: dict[str, str]) -> dict[str, Any]:
     return args
 
 
-def _json_open(opener: str, bracket: str, first_key: str | None, section_open: str = "") -> dict[str, Any]:
-    """How a JSON region opens: its marker, a word glued to the bracket, or a look-ahead alone."""
+def _json_open(opener: str, bracket: str, first_key: str | None, section_open: str = "",
+               second_key: str | None = None) -> dict[str, Any]:
+    """How a JSON region opens: its marker, a word glued to the bracket, or a look-ahead alone.
+
+    A bare call object has no marker: the keys it starts with are its marker, so the look-ahead
+    reads the first key and, when the first holds a string (the name), the second (Llama 3's
+    ``{"name": "...", "parameters":``); an object with a name alone, or a JSON object in prose that
+    starts with ``"name"``, is not a call the template writes and stays text (vLLM's reading of
+    ``{"name": "toolWithoutParams"}``)."""
     if opener and regex.fullmatch(r"\w+", opener):
         return {"open_pattern": regex.escape(opener) + rf"(?=\s*{regex.escape(bracket)})"}
     if opener:
         if section_open:
             return {"open_pattern": _open_pattern(section_open, opener, "")}
+        if loose(opener) != regex.escape(opener):  # several markers: any whitespace between them
+            return {"open_pattern": loose(opener)}
         return _literal_or_pattern("open", opener)
+    lead = r"\{\s*" if bracket == "{" else r"\[\s*\{\s*"
+    if first_key and second_key:  # an array's look-ahead reads its first element's keys
+        return {"open_pattern": "(?=" + lead + regex.escape(json.dumps(first_key))
+                + r'\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*' + regex.escape(json.dumps(second_key)) + r"\s*:)"}
     if bracket == "{" and first_key:
         return {"open_pattern": r"(?=\{\s*" + regex.escape(json.dumps(first_key)) + r"\s*:)"}
     return {"open_pattern": r"(?=\[\s*\{)"}
