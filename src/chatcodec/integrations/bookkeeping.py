@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["forget", "record", "reset", "take_back"]
+__all__ = ["add_arguments", "forget", "record", "reset", "take_back"]
 
 
 def reset(parser: Any) -> None:
@@ -53,6 +53,24 @@ def record(parser: Any, entries: list[dict[str, Any]]) -> None:
         if fragment:
             sent[index] += fragment
             calls[index]["arguments"] = sent[index]
+
+
+def add_arguments(parser: Any, index: int, fragment: str) -> None:
+    """:func:`record` of one entry that carries only an argument fragment (the usual entry), in
+    fewer steps: the same records.
+
+    Args:
+        parser: the engine's tool parser object.
+        index: the call's index.
+        fragment: the argument text being sent (not empty).
+    """
+    sent: list[str] = parser.streamed_args_for_tool
+    try:
+        text = sent[index] = sent[index] + fragment
+    except IndexError:  # a call recorded nowhere yet: record's own way
+        record(parser, [{"index": index, "function": {"arguments": fragment}}])
+        return
+    parser.prev_tool_call_arr[index]["arguments"] = text
 
 
 def take_back(parser: Any, entries: list[dict[str, Any]]) -> None:

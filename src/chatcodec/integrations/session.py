@@ -233,6 +233,9 @@ class Session:
         # Completions chunks first (the same fields ChatCompletionStream would write)
         self._writer = StepWriter(self._parser.template, _ids(serving.profile))
         self._events = self._writer.events
+        self._texts = self._writer.texts
+        #: :attr:`calls_started` before the last :meth:`feed` (calls from there started in its step)
+        self.calls_before_feed = 0
         initial = self._parser.initial_events
         #: the prompt's events, which go out with the first delta (as ``StreamBase`` replays them)
         self._initial = self._writer.prompt(list(initial))
@@ -301,6 +304,7 @@ class Session:
 
     def feed(self, text: str) -> Step:
         """Feed one engine delta (any number of tokens' text)."""
+        self.calls_before_feed = self._writer.calls
         if not text:
             return Step()
         if self.keep_raw:
@@ -311,7 +315,56 @@ class Session:
             return self._step(self._events(batch), events, None, text)
         if not events:  # nothing decided: an empty step (the raw text's bookkeeping aside)
             return self._step((), events, None, text) if self._track_outside else Step()
-        return self._step(self._events(events), events, None, text)
+        # the usual deltas take a short path (no walk over the events, no list of steps): one
+        # text chunk of a reasoning or content field, or a call region's raw chunk with more text
+        # of the argument string being written; the same state changes and the same step as
+        # self._step(self._events(events), ...) gives them (tests/integrations/test_session.py)
+        first, last = events[0], events[-1]
+        texts = self._texts
+        if first is last:
+            if first["type"] != "region_chunk" or first["field"] not in texts:
+                return self._step(self._events(events), events, None, text)
+            text_field = texts[first["field"]]
+            written = text_field.feed(first["text"])
+            if not written:
+                step = Step(tool_calls=[], parts=[])
+            elif text_field.kind == "content":
+                step = Step(content=written, tool_calls=[], parts=[("content", written)])
+            else:
+                step = Step(reasoning=written, tool_calls=[], parts=[("reasoning", written)])
+        elif (
+            last["type"] == "region_value" and events[1] is last and first["type"] == "region_chunk"
+            and first["field"] not in texts
+        ):
+            more = self._writer.more_arguments(last)
+            if more is None:
+                return self._step(self._events(events), events, None, text)
+            if more[1]:
+                entry = {"index": more[0], "function": {"arguments": more[1]}}
+                step = Step(tool_calls=[entry], parts=[("call", entry)])
+            else:
+                step = Step(tool_calls=[], parts=[])
+        else:
+            return self._step(self._events(events), events, None, text)
+        if not self._track_outside:
+            return step
+        self._unsent += text
+        resolved = self._parser.resolved
+        cut = resolved - self._cursor
+        if self.in_reasoning:  # nothing decided inside reasoning goes out
+            if cut > 0:
+                self._unsent, self._cursor = self._unsent[cut:], resolved
+        elif self._blank is None:
+            if cut > 0:  # the text decided goes out as it is
+                unsent = self._unsent  # (slices, no len(): a whole slice is the string itself)
+                step.outside, self._unsent = unsent[:cut], unsent[cut:]
+                self._cursor = resolved
+        else:
+            outside: list[str] = []
+            self._hand_out(outside, resolved)
+            if outside:
+                step.outside = "".join(outside)
+        return step
 
     @property
     def calls_started(self) -> int:
@@ -405,11 +458,8 @@ class Session:
         elif not outside and self._blank is None and not self.finished:
             cut = resolved - self._cursor
             if cut > 0:  # the usual delta: the text decided goes out as it is
-                unsent = self._unsent
-                if cut == len(unsent):
-                    step.outside, self._unsent = unsent, ""
-                else:
-                    step.outside, self._unsent = unsent[:cut], unsent[cut:]
+                unsent = self._unsent  # (slices, no len(): a whole slice is the string itself)
+                step.outside, self._unsent = unsent[:cut], unsent[cut:]
                 self._cursor = resolved
         else:
             self._hand_out(outside, resolved)

@@ -236,10 +236,19 @@ class ChatcodecToolDetector(BaseFormatDetector):
         if handoff is not None and self._claimed:  # the usual call: read the reasoning stage's step
             step = handoff.read(new_text)
             if step is not None:
-                self._received.append(new_text)
-                if step.tool_calls:
-                    return self._result(step, reasoning=False)
-                return _new_result({"normal_text": step.content, "calls": []}) if step.content else _NOTHING
+                self._received += (new_text,)  # (no method call: this runs for every delta)
+                entries = step.tool_calls
+                if not entries:
+                    if not step.content:
+                        return _NOTHING
+                    return _new_result({"normal_text": step.content, "calls": []})
+                if entries[0] is entries[-1] and "id" not in entries[0]:  # one more argument fragment
+                    entry = entries[0]
+                    fragment = entry["function"]["arguments"]
+                    bookkeeping.add_arguments(self, entry["index"], fragment)
+                    return _new_result({"normal_text": step.content, "calls": [
+                        {"tool_index": entry["index"], "name": None, "parameters": fragment}]})
+                return self._result(step, reasoning=False)
         step = self._shared(new_text, tools)
         if step is not None:  # read from the reasoning stage, which returned its reasoning
             return self._result(step, reasoning=False)

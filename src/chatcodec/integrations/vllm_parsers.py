@@ -81,9 +81,8 @@ class _Request:
         #: (:func:`_in_order`); what cannot go out in order waits here for the next delta
         self.responses = False
         self.held: list[tuple[str, Any]] = []
-        #: the session's call count before its last feed: calls from there are in the delta of the
-        #: engine output being parsed, which vLLM sends only after ``finish_streaming``
-        self.unsent_from = 0
+        #: the request object whose kind ``responses`` says (asked once per request object)
+        self.request: Any = None
         self.last: int | str | None = None  # what the last delta sent ended with: a call index or "text"
         #: the tool half's last delta, its parts, and ``last`` before it
         self.returned: tuple[DeltaMessage | None, list[tuple[str, Any]], int | str | None] | None = None
@@ -112,6 +111,28 @@ class _Request:
         events need (:func:`_in_order`): what cannot go out in order waits for the next delta, and
         the last delta is completed in place (:func:`_last_in_order`).
         """
+        if not self.responses and not final:  # the usual delta (Chat Completions, not the last)
+            entries = step.tool_calls
+            if not entries:  # text only, or nothing
+                text = step.reasoning or step.content
+                delta = _new_delta(
+                    {"reasoning": step.reasoning or None, "content": step.content or None, "tool_calls": []}
+                ) if text else None
+                self.returned = (delta, [], None)
+                return delta
+            if entries[0] is entries[-1] and "id" not in entries[0]:  # one more argument fragment
+                entry = entries[0]
+                fragment = entry["function"]["arguments"]
+                half = self.tool_half() if self.tool_half is not None else None
+                if half is not None:
+                    bookkeeping.add_arguments(half, entry["index"], fragment)
+                delta = _new_delta({
+                    "reasoning": step.reasoning or None, "content": step.content or None,
+                    "tool_calls": [{"index": entry["index"], "id": None, "type": None,
+                                    "function": {"name": None, "arguments": fragment}}],
+                })
+                self.returned = (delta, [], None)
+                return delta
         half = self.tool_half() if self.tool_half is not None else None
         if not self.responses:  # a chat delta carries reasoning, content and calls in any order
             if final:
@@ -454,9 +475,12 @@ class ChatcodecReasoningParser(ReasoningParser):
         if state.phase != "start" and state.phase != "reasoning":  # vLLM asks again after the handoff
             return DeltaMessage(content=delta_text) if delta_text else None
         state.phase = "reasoning"
-        session = state.stream()
-        state.unsent_from = session.calls_started
-        return self._reasoning_delta(session.feed(delta_text))
+        step = (state.session or state.stream()).feed(delta_text)
+        if step.other_start is None and step.reasoning_end is None:  # the usual delta: reasoning only
+            if not step.reasoning:
+                return None
+            return _new_delta({"reasoning": step.reasoning, "content": None, "tool_calls": []})
+        return self._reasoning_delta(step)
 
     def _reasoning_delta(self, step: Step) -> DeltaMessage | None:
         state = self._request
@@ -562,15 +586,14 @@ class ChatcodecToolParser(ToolParser):
         **kwargs: Any,
     ) -> DeltaMessage | None:
         state = self._request
-        state.responses = type(request).__name__ == "ResponsesRequest"
+        if request is not state.request:  # vLLM passes the same request object with every delta
+            state.request, state.responses = request, type(request).__name__ == "ResponsesRequest"
         if state.phase == "handoff":  # the reasoning half's last delta: the session parsed it already
             step = state.pending or Step()
             state.pending, state.phase = None, "tools"
         else:
             state.phase = "tools"
-            session = state.session or state.stream()
-            state.unsent_from = session.calls_started
-            step = session.feed(delta_text)
+            step = (state.session or state.stream()).feed(delta_text)
         return state.send(step)
 
     def finish_streaming(self) -> DeltaMessage | None:
@@ -578,8 +601,9 @@ class ChatcodecToolParser(ToolParser):
         state = self._request
         if state.phase not in ("reasoning", "tools") or state.session is None:
             return None  # nothing fed, or vLLM's own path ran after the handoff
-        # a Chat Completions delta can still lose the calls its engine output started (see send)
-        unsent = None if state.responses else state.unsent_from
+        # a Chat Completions delta can still lose the calls its engine output started (see send):
+        # those its last feed started, in the delta of the engine output vLLM has not sent yet
+        unsent = None if state.responses else state.session.calls_before_feed
         return state.send(state.session.finish(unsent_from=unsent), final=True)
 
 
