@@ -322,16 +322,19 @@ class Session:
         first, last = events[0], events[-1]
         texts = self._texts
         if first is last:
-            if first["type"] != "region_chunk" or first["field"] not in texts:
+            if first["type"] != "region_chunk":
                 return self._step(self._events(events), events, None, text)
-            text_field = texts[first["field"]]
-            written = text_field.feed(first["text"])
-            if not written:
+            if first["field"] not in texts:  # a call region's raw text: nothing for the writer
                 step = Step(tool_calls=[], parts=[])
-            elif text_field.kind == "content":
-                step = Step(content=written, tool_calls=[], parts=[("content", written)])
             else:
-                step = Step(reasoning=written, tool_calls=[], parts=[("reasoning", written)])
+                text_field = texts[first["field"]]
+                written = text_field.feed(first["text"])
+                if not written:
+                    step = Step(tool_calls=[], parts=[])
+                elif text_field.kind == "content":
+                    step = Step(content=written, tool_calls=[], parts=[("content", written)])
+                else:
+                    step = Step(reasoning=written, tool_calls=[], parts=[("reasoning", written)])
         elif (
             last["type"] == "region_value" and events[1] is last and first["type"] == "region_chunk"
             and first["field"] not in texts
@@ -407,16 +410,22 @@ class Session:
               text: str) -> Step:
         """The :class:`Step` of the OpenAI layer's ``steps`` (``chatcodec.openai.steps``), with the
         region bookkeeping of the parser's ``events`` that gave them; ``text`` is the raw text fed."""
-        step = Step(finish_reason=finish_reason)
-        if len(steps) == 1 and steps[0][0] == TEXT:  # the usual delta: one text (no lists to join)
-            _, kind, written = steps[0]
-            if kind == "content":
-                step.content = written
-                step.parts.append(("content", written))
+        only = steps[0] if steps else None
+        if only is None:
+            step = Step(finish_reason=finish_reason, tool_calls=[], parts=[])
+        elif only is steps[-1] and only[0] == TEXT:  # one text (no lists to join)
+            written = only[2]
+            if only[1] == "content":
+                step = Step(content=written, finish_reason=finish_reason, tool_calls=[],
+                            parts=[("content", written)])
             else:
-                step.reasoning = written
-                step.parts.append(("reasoning", written))
-        elif steps:
+                step = Step(reasoning=written, finish_reason=finish_reason, tool_calls=[],
+                            parts=[("reasoning", written)])
+        elif only is steps[-1] and only[0] == ARGUMENTS and only[2]:  # one argument fragment
+            fragment = {"index": only[1], "function": {"arguments": only[2]}}
+            step = Step(finish_reason=finish_reason, tool_calls=[fragment], parts=[("call", fragment)])
+        else:
+            step = Step(finish_reason=finish_reason, tool_calls=[], parts=[])
             parts, calls = step.parts, step.tool_calls
             reasoning, content = [], []
             for item in steps:
