@@ -42,17 +42,21 @@ def record(parser: Any, entries: list[dict[str, Any]]) -> None:
     for entry in entries:
         index = entry["index"]
         function = entry.get("function") or {}
-        while len(calls) <= index:
-            calls.append({"name": None, "arguments": ""})
-            sent.append("")
+        while True:  # (no len() per entry: a call's first delta runs this)
+            try:
+                call = calls[index]
+                break
+            except IndexError:
+                calls.append({"name": None, "arguments": ""})
+                sent.append("")
         if function.get("name"):
-            calls[index]["name"] = function["name"]
+            call["name"] = function["name"]
             parser.current_tool_id = index
             parser.current_tool_name_sent = True
-        fragment = function.get("arguments") or ""
+        fragment = function.get("arguments")
         if fragment:
             sent[index] += fragment
-            calls[index]["arguments"] = sent[index]
+            call["arguments"] = sent[index]
 
 
 def add_arguments(parser: Any, index: int, fragment: str) -> None:

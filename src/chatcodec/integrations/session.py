@@ -196,6 +196,25 @@ def _anchored(template: ResponseTemplate, prefix: str) -> bool:
     return known
 
 
+#: (a loaded template) -> what a session reads of it (see _template_facts)
+_FACTS: ObjectCache[tuple[str | None, str | None, bool]] = ObjectCache()
+
+
+def _template_facts(template: ResponseTemplate) -> tuple[str | None, str | None, bool]:
+    """The template's reasoning field, its implicit field, and whether the implicit field keeps
+    whitespace as written (its ``strip`` is ``false``); read once per loaded template, not once
+    per request."""
+    known = _FACTS.get(template)
+    if known is None:
+        implicit = template.implicit
+        known = _FACTS.put(template, (
+            reasoning_field(template),
+            implicit.name if implicit is not None else None,
+            implicit is not None and implicit.content_args.get("strip", True) is False,
+        ))
+    return known
+
+
 #: the events that open or close a region
 _BOUNDARIES = frozenset(("region_open", "region_close"))
 
@@ -227,7 +246,7 @@ class Session:
         stream_values: bool = True,
     ) -> None:
         self.serving = serving
-        self._reasoning = reasoning_field(serving.template)
+        self._reasoning, self._implicit, self._keeps_blank = _template_facts(serving.template)
         self._parser = new_parser(serving, prefix, tools, stream_values=stream_values)
         # the OpenAI layer's step writer: a Step is made from its steps without writing Chat
         # Completions chunks first (the same fields ChatCompletionStream would write)
@@ -248,9 +267,6 @@ class Session:
         # with track_outside: whitespace outside reasoning not handed out yet, while all the text of
         # the implicit field's region so far is whitespace (the message may leave it out as layout)
         self._blank: str | None = ""
-        implicit = serving.template.implicit
-        self._keeps_blank = implicit is not None and implicit.content_args.get("strip", True) is False
-        self._implicit = implicit.name if implicit is not None else None
         self.finished = False
         #: whether a reasoning region is open right now (the prefix may have opened one)
         self.in_reasoning = self._reasoning is not None and _open_field(initial) == self._reasoning

@@ -190,6 +190,26 @@ class _Request:
 _REASONING_ENDS: ObjectCache[bool] = ObjectCache()
 
 
+_Facts = tuple["str | None", "str | None", "tuple[str, ...] | None", "tuple[str, ...] | None"]
+#: (a loaded template) -> :func:`_reasoning_facts`: vLLM builds a reasoning half per request
+_FACTS: ObjectCache[_Facts] = ObjectCache()
+
+
+def _reasoning_facts(template: Any) -> _Facts:
+    """The reasoning field of a loaded template, its open literal, its close literals (``None`` for
+    a regex close) and the literals that end reasoning; read once per template."""
+    known = _FACTS.get(template)
+    if known is None:
+        field = reasoning_field(template)
+        spec = template.fields.get(field) if field else None
+        opener = spec.open.literals[0] if spec and spec.open and spec.open.literals else None
+        close = spec.close if spec else None
+        literals = close.literals if close and close.literals else None
+        ends = literals or (tuple(sorted(close.final)) if close else ()) or None
+        known = _FACTS.put(template, (field, opener, literals, ends))
+    return known
+
+
 class _Pairing:
     """Hands the reasoning half built last in this thread to the tool half built right after it."""
 
@@ -335,15 +355,13 @@ class ChatcodecReasoningParser(ReasoningParser):
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
         self._request = _Request(serving_template(tokenizer), tokenizer)
-        self._field = reasoning_field(self._request.serving.template)
-        spec = self._request.serving.template.fields.get(self._field) if self._field else None
-        self._open_literal = spec.open.literals[0] if spec and spec.open and spec.open.literals else None
-        close = spec.close if spec else None
-        #: the close as literals only (the token-id check of a stream); None for a regex close
-        self._close_literals = close.literals if close and close.literals else None
-        #: the literal texts that end reasoning (a regex close's literal alternatives, such as
-        #: ``</think>`` of ``</think>|(?=<tool_call>)``): what vLLM's thinking budget writes
-        self._end_literals = self._close_literals or (tuple(sorted(close.final)) if close else ()) or None
+        #: the reasoning field; its open literal; its close as literals only (the token-id check of
+        #: a stream; None for a regex close); the literal texts that end reasoning (a regex close's
+        #: literal alternatives, such as ``</think>`` of ``</think>|(?=<tool_call>)``: what vLLM's
+        #: thinking budget writes)
+        self._field, self._open_literal, self._close_literals, self._end_literals = _reasoning_facts(
+            self._request.serving.template
+        )
         self._end_ids: list[list[int]] | None = None
         self._fed = False
         _Pairing.offer(self)

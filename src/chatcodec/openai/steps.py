@@ -444,11 +444,16 @@ class StepWriter:
     def _advance(self, out: list[tuple[Any, ...]], region: _Region) -> None:
         """Start, write and end the calls of ``region`` as far as they are known, in order."""
         calls = region.calls
-        while region.first < len(calls):
-            call = calls[region.first]
+        while True:  # (no len() per event: this runs for every value event of a call)
+            try:
+                call = calls[region.first]
+            except IndexError:
+                return
             if call.header is None:
-                later = region.first + 1 < len(calls)
-                if not call.name_done or not (call.id_done or call.args.started or call.ended or later):
+                if not call.name_done:
+                    return
+                later = calls[-1] is not call
+                if not (call.id_done or call.args.started or call.ended or later):
                     return
                 self._start(out, call, "".join(call.name), "".join(call.id) or None)
             if call.pending:
