@@ -38,6 +38,7 @@ import copy
 import logging
 import os
 import platform
+import statistics
 import sys
 import time
 import warnings
@@ -457,6 +458,9 @@ def call_counts(engine: str, counter: CallCounter) -> dict[str, Counts]:
     for kind, rows in groups.items():
         core, plugin, own = (sum(row[at] for row in rows) / len(rows) for at in range(3))
         table[kind] = (len(rows), core, plugin, own)
+        if kind == "text":  # most text deltas are alike; a few open or end an argument value
+            medians = (float(statistics.median(row[at] for row in rows)) for at in range(3))
+            table["text, median"] = (len(rows), *medians)
     everything = [row for rows in groups.values() for row in rows]
     core, plugin, own = (sum(row[at] for row in everything) / deltas for at in range(3))
     table["all"] = (deltas, core, plugin, own)
@@ -465,12 +469,12 @@ def call_counts(engine: str, counter: CallCounter) -> dict[str, Counts]:
 
 def render_calls(counted: dict[str, dict[str, dict[str, Counts]]]) -> str:
     """The ``--calls`` table: per engine and family, Python calls per delta: core + plugin + engine."""
-    kinds = ("all", "text", "none", "call", "first", "last", "start")
+    kinds = ("all", "text", "text, median", "none", "call", "first", "last", "start")
     lines = [
         "Python calls of chatcodec's streams, core + plugin + engine (see CallCounter; deltas in "
         "parentheses): all = per delta, everything counted; text / none / call = deltas between the "
         "first and the last that sent only text (reasoning, content, arguments) / nothing / a call's "
-        "start; start = building the parsers, per request.",
+        "start (means; the median of each count for text); start = building the parsers, per request.",
         "",
         "| engine | family | " + " | ".join(kinds) + " |",
         "|---|---|" + "---|" * len(kinds),
