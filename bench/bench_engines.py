@@ -22,6 +22,13 @@ Run it in the engine environment (``bash scripts/engines_env.sh``)::
 
     .engines-venv/bin/python bench/bench_engines.py            # writes the table in docs/serving.md
     .engines-venv/bin/python bench/bench_engines.py --no-write
+    .engines-venv/bin/python bench/bench_engines.py --calls --family deepseek_v31   # Python calls
+
+``--calls`` counts, instead of timing, the Python calls (functions and builtins, as ``cProfile``
+counts them) of chatcodec's streams, per engine call the bench makes (a delta's, the parsers'
+construction, the end of the stream), split into the parsing core's (``response_templates``: its
+functions and the builtins they call) and the rest (the engine's wrappers, the plugins, the step
+writer, the engine's result objects). Unlike the times these counts do not move with the load.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import copy
 import logging
 import os
 import platform
+import statistics
 import sys
 import time
 import warnings
@@ -100,6 +108,8 @@ def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
     def expire(*_: Any) -> None:
         raise TimeoutError(f"more than {LIMIT} s")
 
+    if COUNTER is not None:
+        return COUNTER.run(run), 0.0
     previous = signal.signal(signal.SIGALRM, expire)
     best, value = float("inf"), None
     try:
@@ -113,6 +123,63 @@ def _timed(run: Callable[[], Any]) -> tuple[Any, float]:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     return value, best
+
+
+#: set by ``--calls``: a :class:`CallCounter` that each chatcodec stream runs under instead of timing
+COUNTER: CallCounter | None = None
+
+
+class CallCounter:
+    """Python calls per engine call, as ``sys.setprofile`` sees them (``cProfile``'s counts).
+
+    An *entry* is a call the bench's code makes into the engine (a parser built, a delta parsed,
+    the stream ended); everything it calls until it returns is counted for it: each Python
+    function by the file that defines it, each builtin by the file of the function calling it, as
+    ``core`` (``chatcodec/response_templates/``), ``engine`` (the engine's own code: its wrappers
+    around the plugin, its result objects' validators; the entry call itself counts here) or
+    ``plugin`` (everything else: the plugins, the step writer, the result objects built from
+    their data).
+    """
+
+    CORE = os.sep + os.path.join("chatcodec", "response_templates") + os.sep
+    ENGINES = (os.sep + "vllm" + os.sep, os.sep + "sglang" + os.sep)
+
+    def __init__(self) -> None:
+        #: one list per stream of ``(entry name, (core, plugin, engine) calls, entry's return value)``
+        self.streams: list[list[tuple[str, list[int], Any]]] = []
+        self._entry: Any = None
+        self._counts = [0, 0, 0]
+        self._where: dict[str, int] = {}
+
+    def _bucket(self, filename: str) -> int:
+        known = self._where.get(filename)
+        if known is None:
+            known = 0 if self.CORE in filename else 2 if any(part in filename for part in self.ENGINES) else 1
+            self._where[filename] = known
+        return known
+
+    def _hook(self, frame: Any, event: str, arg: Any) -> None:
+        if self._entry is None:
+            caller = frame.f_back  # an entry: called from the bench's code, defined elsewhere
+            here = frame.f_code.co_filename
+            if event == "call" and caller is not None and caller.f_code.co_filename == __file__ != here:
+                self._entry, self._counts = frame, [0, 0, 1]
+            return
+        if event == "call" or event == "c_call":
+            self._counts[self._bucket(frame.f_code.co_filename)] += 1
+        elif event == "return" and frame is self._entry:
+            self.streams[-1].append((frame.f_code.co_name, self._counts, arg))
+            self._entry = None
+
+    def run(self, stream: Callable[[], Any]) -> Any:
+        """Run one stream once (warmed up by a run before it) and record its entries' counts."""
+        stream()
+        self.streams.append([])
+        sys.setprofile(self._hook)
+        try:
+            return stream()
+        finally:
+            sys.setprofile(None)
 
 
 def _thinking_template(family: str) -> dict[str, Any]:
@@ -332,6 +399,121 @@ def measure(families: list[str]) -> dict[str, dict[str, dict[str, Result]]]:
     return table
 
 
+def _delta_kind(engine: str, returned: list[Any]) -> str:
+    """What one delta sent the client: ``"call"`` (a call starts), ``"text"`` (reasoning, content or
+    argument text only) or ``"none"``."""
+    if engine == "vLLM":
+        delta = returned[0]
+        if delta is None:
+            return "none"
+        if any(call.id or (call.function is not None and call.function.name) for call in delta.tool_calls):
+            return "call"
+        return "text" if delta.reasoning or delta.content or delta.tool_calls else "none"
+    sent: list[Any] = []
+    for value in returned:  # reasoning stage: (reasoning, normal); tool stage: (normal, call items)
+        if isinstance(value[1], list):
+            if any(item.name for item in value[1]):
+                return "call"
+            sent += [value[0], *(item.parameters for item in value[1])]
+        else:
+            sent.append(value[0])
+    return "text" if any(sent) else "none"
+
+
+Counts = tuple[int, float, float, float]
+
+
+def call_counts(engine: str, counter: CallCounter) -> dict[str, Counts]:
+    """``{kind: (deltas, core, plugin, engine calls per delta)}`` over a counter's streams: the
+    parsers' construction per request (``start``), the first and last delta of each stream, the
+    deltas between by what they sent (:func:`_delta_kind`), and ``all`` deltas (the construction
+    counted in)."""
+    groups: dict[str, list[list[int]]] = {}
+    deltas = 0
+    for stream in counter.streams:
+        start = [0, 0, 0]
+        per_delta: list[list[tuple[str, list[int], Any]]] = []
+        for entry in stream:
+            if entry[0] == "__init__":
+                start = [a + b for a, b in zip(start, entry[1], strict=True)]
+                continue
+            # SGLang: a delta ends with its tool stage's chunk (and the stream with its end calls)
+            last = per_delta[-1][-1] if per_delta else None
+            if engine == "vLLM" or last is None or (
+                last[0] == entry[0] == "parse_stream_chunk" and isinstance(last[2][1], list)
+            ):
+                per_delta.append([])
+            per_delta[-1].append(entry)
+        groups.setdefault("start", []).append(start)
+        deltas += len(per_delta)
+        for number, entries in enumerate(per_delta):
+            if number == 0:
+                kind = "first"
+            elif number == len(per_delta) - 1:
+                kind = "last"
+            else:
+                kind = _delta_kind(engine, [entry[2] for entry in entries])
+            groups.setdefault(kind, []).append([sum(entry[1][at] for entry in entries) for at in range(3)])
+    table: dict[str, Counts] = {}
+    for kind, rows in groups.items():
+        core, plugin, own = (sum(row[at] for row in rows) / len(rows) for at in range(3))
+        table[kind] = (len(rows), core, plugin, own)
+        if kind == "text":  # most text deltas are alike; a few open or end an argument value
+            medians = (float(statistics.median(row[at] for row in rows)) for at in range(3))
+            table["text, median"] = (len(rows), *medians)
+    everything = [row for rows in groups.values() for row in rows]
+    core, plugin, own = (sum(row[at] for row in everything) / deltas for at in range(3))
+    table["all"] = (deltas, core, plugin, own)
+    return table
+
+
+def render_calls(counted: dict[str, dict[str, dict[str, Counts]]]) -> str:
+    """The ``--calls`` table: per engine and family, Python calls per delta: core + plugin + engine."""
+    kinds = ("all", "text", "text, median", "none", "call", "first", "last", "start")
+    lines = [
+        "Python calls of chatcodec's streams, core + plugin + engine (see CallCounter; deltas in "
+        "parentheses): all = per delta, everything counted; text / none / call = deltas between the "
+        "first and the last that sent only text (reasoning, content, arguments) / nothing / a call's "
+        "start (means; the median of each count for text); start = building the parsers, per request.",
+        "",
+        "| engine | family | " + " | ".join(kinds) + " |",
+        "|---|---|" + "---|" * len(kinds),
+    ]
+    for engine, rows in counted.items():
+        for family, table in rows.items():
+            cells = []
+            for kind in kinds:
+                if kind not in table:
+                    cells.append("—")
+                    continue
+                count, core, plugin, own = table[kind]
+                cells.append(f"{core:.1f} + {plugin:.1f} + {own:.1f} ({count})")
+            lines.append(f"| {engine} | {family} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def count_calls(families: list[str]) -> dict[str, dict[str, dict[str, Counts]]]:
+    """``{engine: {family: call_counts(...)}}`` for chatcodec's streams of each family."""
+    from tests_engines.harness import tokenizer, vectors
+
+    from chatcodec.integrations.discovery import ENV_VAR
+
+    global COUNTER
+    runners: dict[str, Callable[..., None]] = {"vLLM": run_vllm, "SGLang": run_sglang}
+    counted: dict[str, dict[str, dict[str, Counts]]] = {engine: {} for engine in runners}
+    try:
+        for family in families:
+            os.environ[ENV_VAR] = family
+            for engine, runner in runners.items():
+                COUNTER = CallCounter()
+                runner(family, ("chatcodec", "chatcodec"), vectors(family), tokenizer(family), Result())
+                counted[engine][family] = call_counts(engine, COUNTER)
+    finally:
+        COUNTER = None
+        os.environ.pop(ENV_VAR, None)
+    return counted
+
+
 def render(table: dict[str, dict[str, dict[str, Result]]]) -> str:
     from importlib.metadata import version
 
@@ -366,6 +548,9 @@ def main() -> int:
         "--no-write", action="store_true", help="print the table, leave docs/serving.md alone"
     )
     parser.add_argument("--family", action="append", choices=sorted(FAMILIES), help="only these families")
+    parser.add_argument(
+        "--calls", action="store_true", help="count chatcodec's Python calls per delta instead (no timing)"
+    )
     options = parser.parse_args()
     logging.disable(logging.WARNING)
     warnings.simplefilter("ignore")
@@ -374,6 +559,9 @@ def main() -> int:
 
     load_general_plugins()
     load_plugins()
+    if options.calls:
+        print(render_calls(count_calls(options.family or list(FAMILIES))))
+        return 0
     text = render(measure(options.family or list(FAMILIES)))
     print(text)
     if not options.no_write:

@@ -4,6 +4,7 @@ of what was streamed (``chatcodec.integrations.bookkeeping``); pure Python, no e
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from hypothesis import given
@@ -246,3 +247,81 @@ def test_a_stream_ends_without_building_the_message_and_sends_the_same_steps() -
         {"type": "region_close", "field": "content", "value": "<tool_call>{bad"},
     ])
     assert parser.parse_errors[0]["raw"] == "<tool_call>{bad"
+
+
+class _EventWalk(Session):
+    """A session whose every delta takes the general path (all events through the step writer's
+    ``events``, then ``_step``): the reference for :meth:`Session.feed`'s short paths."""
+
+    def feed(self, text: str) -> Any:
+        self.calls_before_feed = self._writer.calls
+        if not text:
+            return Session.feed(self, text)
+        if self.keep_raw:
+            self.raw.append(text)
+        events = self._parser.feed(text)
+        batch, self._initial = [*self._initial, *events], []
+        return self._step(self._events(batch), events, None, text)
+
+
+#: corpus-like outputs whose deltas take every short path: reasoning text, content text, a call
+#: region's raw text, argument fragments inside a string, and the deltas around them
+SHORT_PATH_OUTPUTS = [
+    ("qwen3", PROMPT, OUTPUT),
+    ("qwen3", PROMPT + "<think>\n", 'The user wants Paris.\n</think>\n\nChecking.<tool_call>\n{"name": "f", '
+     '"arguments": {"city": "Par\\"is", "n": [1, 2.5], "o": {"k": "v w"}}}\n</tool_call>'),
+    ("deepseek_v3", "<｜Assistant｜>",
+     "Let me see.<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n"
+     '```json\n{"city": "Tokyo", "unit": "c"}\n```<｜tool▁call▁end｜>'
+     "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n"
+     '```json\n{"q": "two words"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after'),
+]
+
+
+@given(
+    st.sampled_from(SHORT_PATH_OUTPUTS),
+    st.lists(st.integers(0, 400), max_size=40),
+    st.booleans(),
+)
+def test_the_short_paths_give_the_steps_of_the_event_walk(
+    case: tuple[str, str, str], cuts: list[int], track_outside: bool
+) -> None:
+    family, prompt, output = case
+    serving = ServingTemplate(
+        load_response_template(profiles.load(family).response_template), f"profile:{family}", "m", family
+    )
+    sessions = [kind(serving, prompt, TOOLS, track_outside=track_outside) for kind in (Session, _EventWalk)]
+    for piece in _pieces(output, cuts):
+        short, walked = (session.feed(piece) for session in sessions)
+        assert _same_ids(short) == _same_ids(walked)
+        assert sessions[0].position == sessions[1].position
+        assert sessions[0].calls_before_feed == sessions[1].calls_before_feed
+    assert _same_ids(sessions[0].finish()) == _same_ids(sessions[1].finish())
+
+
+def _same_ids(step: Any) -> str:
+    """The step's repr with each generated call id (random) written as ``call_ID``."""
+    text = repr(step)
+    assert len(re.findall(r"'call_", text)) == len(re.findall(r"'call_[A-Za-z0-9]{24}'", text))
+    return re.sub(r"'call_[A-Za-z0-9]{24}'", "'call_ID'", text)
+
+
+def test_an_argument_fragment_is_recorded_as_record_records_it() -> None:
+    class Parser:
+        pass
+
+    short, full = Parser(), Parser()
+    for parser in (short, full):
+        bookkeeping.reset(parser)
+        bookkeeping.record(parser, [{"index": 0, "id": "a", "type": "function",
+                                     "function": {"name": "f", "arguments": ""}}])
+    bookkeeping.add_arguments(short, 0, '{"a": ')
+    bookkeeping.record(full, [{"index": 0, "function": {"arguments": '{"a": '}}])
+    bookkeeping.add_arguments(short, 1, "{")  # a call recorded nowhere yet
+    bookkeeping.record(full, [{"index": 1, "function": {"arguments": "{"}}])
+    assert vars(short) == vars(full) == {
+        "prev_tool_call_arr": [{"name": "f", "arguments": '{"a": '}, {"name": None, "arguments": "{"}],
+        "streamed_args_for_tool": ['{"a": ', "{"],
+        "current_tool_id": 0,
+        "current_tool_name_sent": True,
+    }

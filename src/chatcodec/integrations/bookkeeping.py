@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["forget", "record", "reset", "take_back"]
+__all__ = ["add_arguments", "forget", "record", "reset", "take_back"]
 
 
 def reset(parser: Any) -> None:
@@ -42,17 +42,39 @@ def record(parser: Any, entries: list[dict[str, Any]]) -> None:
     for entry in entries:
         index = entry["index"]
         function = entry.get("function") or {}
-        while len(calls) <= index:
-            calls.append({"name": None, "arguments": ""})
-            sent.append("")
+        while True:  # (no len() per entry: a call's first delta runs this)
+            try:
+                call = calls[index]
+                break
+            except IndexError:
+                calls.append({"name": None, "arguments": ""})
+                sent.append("")
         if function.get("name"):
-            calls[index]["name"] = function["name"]
+            call["name"] = function["name"]
             parser.current_tool_id = index
             parser.current_tool_name_sent = True
-        fragment = function.get("arguments") or ""
+        fragment = function.get("arguments")
         if fragment:
             sent[index] += fragment
-            calls[index]["arguments"] = sent[index]
+            call["arguments"] = sent[index]
+
+
+def add_arguments(parser: Any, index: int, fragment: str) -> None:
+    """:func:`record` of one entry that carries only an argument fragment (the usual entry), in
+    fewer steps: the same records.
+
+    Args:
+        parser: the engine's tool parser object.
+        index: the call's index.
+        fragment: the argument text being sent (not empty).
+    """
+    sent: list[str] = parser.streamed_args_for_tool
+    try:
+        text = sent[index] = sent[index] + fragment
+    except IndexError:  # a call recorded nowhere yet: record's own way
+        record(parser, [{"index": index, "function": {"arguments": fragment}}])
+        return
+    parser.prev_tool_call_arr[index]["arguments"] = text
 
 
 def take_back(parser: Any, entries: list[dict[str, Any]]) -> None:

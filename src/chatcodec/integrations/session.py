@@ -196,6 +196,25 @@ def _anchored(template: ResponseTemplate, prefix: str) -> bool:
     return known
 
 
+#: (a loaded template) -> what a session reads of it (see _template_facts)
+_FACTS: ObjectCache[tuple[str | None, str | None, bool]] = ObjectCache()
+
+
+def _template_facts(template: ResponseTemplate) -> tuple[str | None, str | None, bool]:
+    """The template's reasoning field, its implicit field, and whether the implicit field keeps
+    whitespace as written (its ``strip`` is ``false``); read once per loaded template, not once
+    per request."""
+    known = _FACTS.get(template)
+    if known is None:
+        implicit = template.implicit
+        known = _FACTS.put(template, (
+            reasoning_field(template),
+            implicit.name if implicit is not None else None,
+            implicit is not None and implicit.content_args.get("strip", True) is False,
+        ))
+    return known
+
+
 #: the events that open or close a region
 _BOUNDARIES = frozenset(("region_open", "region_close"))
 
@@ -227,12 +246,15 @@ class Session:
         stream_values: bool = True,
     ) -> None:
         self.serving = serving
-        self._reasoning = reasoning_field(serving.template)
+        self._reasoning, self._implicit, self._keeps_blank = _template_facts(serving.template)
         self._parser = new_parser(serving, prefix, tools, stream_values=stream_values)
         # the OpenAI layer's step writer: a Step is made from its steps without writing Chat
         # Completions chunks first (the same fields ChatCompletionStream would write)
         self._writer = StepWriter(self._parser.template, _ids(serving.profile))
         self._events = self._writer.events
+        self._texts = self._writer.texts
+        #: :attr:`calls_started` before the last :meth:`feed` (calls from there started in its step)
+        self.calls_before_feed = 0
         initial = self._parser.initial_events
         #: the prompt's events, which go out with the first delta (as ``StreamBase`` replays them)
         self._initial = self._writer.prompt(list(initial))
@@ -245,9 +267,6 @@ class Session:
         # with track_outside: whitespace outside reasoning not handed out yet, while all the text of
         # the implicit field's region so far is whitespace (the message may leave it out as layout)
         self._blank: str | None = ""
-        implicit = serving.template.implicit
-        self._keeps_blank = implicit is not None and implicit.content_args.get("strip", True) is False
-        self._implicit = implicit.name if implicit is not None else None
         self.finished = False
         #: whether a reasoning region is open right now (the prefix may have opened one)
         self.in_reasoning = self._reasoning is not None and _open_field(initial) == self._reasoning
@@ -301,6 +320,7 @@ class Session:
 
     def feed(self, text: str) -> Step:
         """Feed one engine delta (any number of tokens' text)."""
+        self.calls_before_feed = self._writer.calls
         if not text:
             return Step()
         if self.keep_raw:
@@ -311,7 +331,59 @@ class Session:
             return self._step(self._events(batch), events, None, text)
         if not events:  # nothing decided: an empty step (the raw text's bookkeeping aside)
             return self._step((), events, None, text) if self._track_outside else Step()
-        return self._step(self._events(events), events, None, text)
+        # the usual deltas take a short path (no walk over the events, no list of steps): one
+        # text chunk of a reasoning or content field, or a call region's raw chunk with more text
+        # of the argument string being written; the same state changes and the same step as
+        # self._step(self._events(events), ...) gives them (tests/integrations/test_session.py)
+        first, last = events[0], events[-1]
+        texts = self._texts
+        if first is last:
+            if first["type"] != "region_chunk":
+                return self._step(self._events(events), events, None, text)
+            if first["field"] not in texts:  # a call region's raw text: nothing for the writer
+                step = Step(tool_calls=[], parts=[])
+            else:
+                text_field = texts[first["field"]]
+                written = text_field.feed(first["text"])
+                if not written:
+                    step = Step(tool_calls=[], parts=[])
+                elif text_field.kind == "content":
+                    step = Step(content=written, tool_calls=[], parts=[("content", written)])
+                else:
+                    step = Step(reasoning=written, tool_calls=[], parts=[("reasoning", written)])
+        elif (
+            last["type"] == "region_value" and events[1] is last and first["type"] == "region_chunk"
+            and first["field"] not in texts
+        ):
+            more = self._writer.more_arguments(last)
+            if more is None:
+                return self._step(self._events(events), events, None, text)
+            if more[1]:
+                entry = {"index": more[0], "function": {"arguments": more[1]}}
+                step = Step(tool_calls=[entry], parts=[("call", entry)])
+            else:
+                step = Step(tool_calls=[], parts=[])
+        else:
+            return self._step(self._events(events), events, None, text)
+        if not self._track_outside:
+            return step
+        self._unsent += text
+        resolved = self._parser.resolved
+        cut = resolved - self._cursor
+        if self.in_reasoning:  # nothing decided inside reasoning goes out
+            if cut > 0:
+                self._unsent, self._cursor = self._unsent[cut:], resolved
+        elif self._blank is None:
+            if cut > 0:  # the text decided goes out as it is
+                unsent = self._unsent  # (slices, no len(): a whole slice is the string itself)
+                step.outside, self._unsent = unsent[:cut], unsent[cut:]
+                self._cursor = resolved
+        else:
+            outside: list[str] = []
+            self._hand_out(outside, resolved)
+            if outside:
+                step.outside = "".join(outside)
+        return step
 
     @property
     def calls_started(self) -> int:
@@ -354,16 +426,22 @@ class Session:
               text: str) -> Step:
         """The :class:`Step` of the OpenAI layer's ``steps`` (``chatcodec.openai.steps``), with the
         region bookkeeping of the parser's ``events`` that gave them; ``text`` is the raw text fed."""
-        step = Step(finish_reason=finish_reason)
-        if len(steps) == 1 and steps[0][0] == TEXT:  # the usual delta: one text (no lists to join)
-            _, kind, written = steps[0]
-            if kind == "content":
-                step.content = written
-                step.parts.append(("content", written))
+        only = steps[0] if steps else None
+        if only is None:
+            step = Step(finish_reason=finish_reason, tool_calls=[], parts=[])
+        elif only is steps[-1] and only[0] == TEXT:  # one text (no lists to join)
+            written = only[2]
+            if only[1] == "content":
+                step = Step(content=written, finish_reason=finish_reason, tool_calls=[],
+                            parts=[("content", written)])
             else:
-                step.reasoning = written
-                step.parts.append(("reasoning", written))
-        elif steps:
+                step = Step(reasoning=written, finish_reason=finish_reason, tool_calls=[],
+                            parts=[("reasoning", written)])
+        elif only is steps[-1] and only[0] == ARGUMENTS and only[2]:  # one argument fragment
+            fragment = {"index": only[1], "function": {"arguments": only[2]}}
+            step = Step(finish_reason=finish_reason, tool_calls=[fragment], parts=[("call", fragment)])
+        else:
+            step = Step(finish_reason=finish_reason, tool_calls=[], parts=[])
             parts, calls = step.parts, step.tool_calls
             reasoning, content = [], []
             for item in steps:
@@ -405,11 +483,8 @@ class Session:
         elif not outside and self._blank is None and not self.finished:
             cut = resolved - self._cursor
             if cut > 0:  # the usual delta: the text decided goes out as it is
-                unsent = self._unsent
-                if cut == len(unsent):
-                    step.outside, self._unsent = unsent, ""
-                else:
-                    step.outside, self._unsent = unsent[:cut], unsent[cut:]
+                unsent = self._unsent  # (slices, no len(): a whole slice is the string itself)
+                step.outside, self._unsent = unsent[:cut], unsent[cut:]
                 self._cursor = resolved
         else:
             self._hand_out(outside, resolved)

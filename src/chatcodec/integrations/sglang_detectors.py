@@ -99,6 +99,24 @@ def _inferred_prefix(serving: ServingTemplate, in_reasoning: bool) -> str:
     return anchor + opener
 
 
+#: (a loaded template) -> the reasoning open and close literals SGLang's base class is given
+_REASONING_TOKENS: ObjectCache[tuple[str, str]] = ObjectCache()
+
+
+def _reasoning_tokens(serving: ServingTemplate) -> tuple[str, str]:
+    """The reasoning field's open literal and close literal (a regex close: its literal alternative,
+    ``</think>``), ``""`` where there is none; worked out once per loaded template (SGLang builds a
+    reasoning detector per request)."""
+    known = _REASONING_TOKENS.get(serving.template)
+    if known is None:
+        field = reasoning_field(serving.template)
+        spec = serving.template.fields.get(field) if field else None
+        start = spec.open.literals[0] if spec and spec.open and spec.open.literals else ""
+        ends = (spec.close.literals or tuple(sorted(spec.close.final))) if spec and spec.close else ()
+        known = _REASONING_TOKENS.put(serving.template, (start, ends[0] if ends else ""))
+    return known
+
+
 #: the result of a delta with nothing decided yet (text held as a possible delimiter's start):
 #: SGLang reads its two fields and never changes them
 _NO_TEXT = ReasoningResult()
@@ -122,11 +140,7 @@ class ChatcodecReasoningDetector(BaseReasoningFormatDetector):
         **kwargs: Any,
     ) -> None:
         self._serving = _template_for(tokenizer)
-        field = reasoning_field(self._serving.template)
-        spec = self._serving.template.fields.get(field) if field else None
-        start = spec.open.literals[0] if spec and spec.open and spec.open.literals else ""
-        ends = (spec.close.literals or tuple(sorted(spec.close.final))) if spec and spec.close else ()
-        end = ends[0] if ends else ""  # a regex close: its literal alternative (``</think>``)
+        start, end = _reasoning_tokens(self._serving)
         super().__init__(start, end, force_reasoning=bool(force_reasoning), stream_reasoning=stream_reasoning)
         self._prefix = inferred_prefix(self._serving, bool(force_reasoning))
         #: the request's parse, which the tool detector built next may read instead of parsing again
@@ -236,10 +250,19 @@ class ChatcodecToolDetector(BaseFormatDetector):
         if handoff is not None and self._claimed:  # the usual call: read the reasoning stage's step
             step = handoff.read(new_text)
             if step is not None:
-                self._received.append(new_text)
-                if step.tool_calls:
-                    return self._result(step, reasoning=False)
-                return _new_result({"normal_text": step.content, "calls": []}) if step.content else _NOTHING
+                self._received += (new_text,)  # (no method call: this runs for every delta)
+                entries = step.tool_calls
+                if not entries:
+                    if not step.content:
+                        return _NOTHING
+                    return _new_result({"normal_text": step.content, "calls": []})
+                if entries[0] is entries[-1] and "id" not in entries[0]:  # one more argument fragment
+                    entry = entries[0]
+                    fragment = entry["function"]["arguments"]
+                    bookkeeping.add_arguments(self, entry["index"], fragment)
+                    return _new_result({"normal_text": step.content, "calls": [
+                        {"tool_index": entry["index"], "name": None, "parameters": fragment}]})
+                return self._result(step, reasoning=False)
         step = self._shared(new_text, tools)
         if step is not None:  # read from the reasoning stage, which returned its reasoning
             return self._result(step, reasoning=False)

@@ -95,7 +95,9 @@ class Handoff:
         self._fed: list[str] = []  # while open: the deltas fed
         self._steps: list[Step] = []  # while open: the steps returned
         self._feeds = 0
-        self._queue: list[Step] = []  # while shared: steps the tool stage has not read
+        #: while shared: the steps the tool stage has not read are ``_queue`` then ``_next``
+        self._queue: list[Step] = []
+        self._next: Step | None = None
         self._reader: weakref.ref[Any] | None = None
 
     @property
@@ -107,12 +109,12 @@ class Handoff:
 
     def feed(self, text: str) -> Step:
         """Feed one delta (the reasoning stage's call)."""
-        if self.state == "shared":  # the usual call: the step is queued for the tool stage
+        if self.state == "shared":  # the usual call: the step waits for the tool stage
             step = self._session.feed(text)  # type: ignore[union-attr]
-            if self._reader() is not None:  # type: ignore[misc]
-                self._queue.append(step)
+            if self._next is None:  # the usual case: the tool stage read the step before
+                self._next = step
             else:
-                self.state = "alone"
+                self._enqueue(step)
             return step
         if self.state == "open" and self._feeds:
             self._close()  # no tool stage claimed it with the first delta: none will read
@@ -128,14 +130,22 @@ class Handoff:
 
     def _keep(self, step: Step) -> Step:
         if self.state == "shared":  # the usual case once a tool stage reads
-            if self._reader is not None and self._reader() is not None:
-                self._queue.append(step)
+            if self._next is None:
+                self._next = step
             else:
-                self.state = "alone"
+                self._enqueue(step)
             return step
         if self.state == "open":
             self._steps.append(step)
         return step
+
+    def _enqueue(self, step: Step) -> None:
+        """A step while one waits already: both wait in order, while the tool stage lives."""
+        if self._reader is None or self._reader() is None:  # no tool stage reads any more
+            self.state, self._next, self._queue = "alone", None, []
+            return
+        self._queue.append(self._next)  # type: ignore[arg-type]
+        self._next = step
 
     def _close(self) -> None:
         self.state = "alone"
@@ -185,17 +195,20 @@ class Handoff:
         """From now on, queue each step for ``reader``; ``pending`` is what it has not read yet."""
         self.state = "shared"
         self._reader = weakref.ref(reader)
-        self._queue = [pending]
+        self._queue, self._next = [], pending
 
     def read(self, received: str) -> Step | None:
         """The steps queued since the last read, merged, if ``received`` is the raw text they
         handed on; else ``None`` (the stages did not pass the text on as expected; nothing is
         read). Their reasoning is in the step, but the reasoning stage returned it already."""
-        queue = self._queue
-        step = queue[0] if len(queue) == 1 else merge(queue)
+        step = self._next
+        if self._queue:
+            step = merge([*self._queue, step]) if step is not None else merge(self._queue)
+        elif step is None:  # nothing waits
+            step = Step()
         if step.outside != received:
             return None
-        self._queue = []
+        self._queue, self._next = [], None
         return step
 
     def finish_for_reader(self) -> Step | None:
@@ -210,5 +223,5 @@ class Handoff:
         if self.session.finished:
             return pending
         end = self.session.finish()
-        self._queue = []
+        self._queue, self._next = [], None
         return merge([pending, end])

@@ -81,9 +81,8 @@ class _Request:
         #: (:func:`_in_order`); what cannot go out in order waits here for the next delta
         self.responses = False
         self.held: list[tuple[str, Any]] = []
-        #: the session's call count before its last feed: calls from there are in the delta of the
-        #: engine output being parsed, which vLLM sends only after ``finish_streaming``
-        self.unsent_from = 0
+        #: the request object whose kind ``responses`` says (asked once per request object)
+        self.request: Any = None
         self.last: int | str | None = None  # what the last delta sent ended with: a call index or "text"
         #: the tool half's last delta, its parts, and ``last`` before it
         self.returned: tuple[DeltaMessage | None, list[tuple[str, Any]], int | str | None] | None = None
@@ -112,6 +111,28 @@ class _Request:
         events need (:func:`_in_order`): what cannot go out in order waits for the next delta, and
         the last delta is completed in place (:func:`_last_in_order`).
         """
+        if not self.responses and not final:  # the usual delta (Chat Completions, not the last)
+            entries = step.tool_calls
+            if not entries:  # text only, or nothing
+                text = step.reasoning or step.content
+                delta = _new_delta(
+                    {"reasoning": step.reasoning or None, "content": step.content or None, "tool_calls": []}
+                ) if text else None
+                self.returned = (delta, [], None)
+                return delta
+            if entries[0] is entries[-1] and "id" not in entries[0]:  # one more argument fragment
+                entry = entries[0]
+                fragment = entry["function"]["arguments"]
+                half = self.tool_half() if self.tool_half is not None else None
+                if half is not None:
+                    bookkeeping.add_arguments(half, entry["index"], fragment)
+                delta = _new_delta({
+                    "reasoning": step.reasoning or None, "content": step.content or None,
+                    "tool_calls": [{"index": entry["index"], "id": None, "type": None,
+                                    "function": {"name": None, "arguments": fragment}}],
+                })
+                self.returned = (delta, [], None)
+                return delta
         half = self.tool_half() if self.tool_half is not None else None
         if not self.responses:  # a chat delta carries reasoning, content and calls in any order
             if final:
@@ -167,6 +188,26 @@ class _Request:
 #: :meth:`ChatcodecReasoningParser.is_reasoning_end`: vLLM asks it of every request's prompt,
 #: whose end is nearly always one of a few generation prompts
 _REASONING_ENDS: ObjectCache[bool] = ObjectCache()
+
+
+_Facts = tuple["str | None", "str | None", "tuple[str, ...] | None", "tuple[str, ...] | None"]
+#: (a loaded template) -> :func:`_reasoning_facts`: vLLM builds a reasoning half per request
+_FACTS: ObjectCache[_Facts] = ObjectCache()
+
+
+def _reasoning_facts(template: Any) -> _Facts:
+    """The reasoning field of a loaded template, its open literal, its close literals (``None`` for
+    a regex close) and the literals that end reasoning; read once per template."""
+    known = _FACTS.get(template)
+    if known is None:
+        field = reasoning_field(template)
+        spec = template.fields.get(field) if field else None
+        opener = spec.open.literals[0] if spec and spec.open and spec.open.literals else None
+        close = spec.close if spec else None
+        literals = close.literals if close and close.literals else None
+        ends = literals or (tuple(sorted(close.final)) if close else ()) or None
+        known = _FACTS.put(template, (field, opener, literals, ends))
+    return known
 
 
 class _Pairing:
@@ -314,15 +355,13 @@ class ChatcodecReasoningParser(ReasoningParser):
     def __init__(self, tokenizer: Any, *args: Any, **kwargs: Any) -> None:
         super().__init__(tokenizer, *args, **kwargs)
         self._request = _Request(serving_template(tokenizer), tokenizer)
-        self._field = reasoning_field(self._request.serving.template)
-        spec = self._request.serving.template.fields.get(self._field) if self._field else None
-        self._open_literal = spec.open.literals[0] if spec and spec.open and spec.open.literals else None
-        close = spec.close if spec else None
-        #: the close as literals only (the token-id check of a stream); None for a regex close
-        self._close_literals = close.literals if close and close.literals else None
-        #: the literal texts that end reasoning (a regex close's literal alternatives, such as
-        #: ``</think>`` of ``</think>|(?=<tool_call>)``): what vLLM's thinking budget writes
-        self._end_literals = self._close_literals or (tuple(sorted(close.final)) if close else ()) or None
+        #: the reasoning field; its open literal; its close as literals only (the token-id check of
+        #: a stream; None for a regex close); the literal texts that end reasoning (a regex close's
+        #: literal alternatives, such as ``</think>`` of ``</think>|(?=<tool_call>)``: what vLLM's
+        #: thinking budget writes)
+        self._field, self._open_literal, self._close_literals, self._end_literals = _reasoning_facts(
+            self._request.serving.template
+        )
         self._end_ids: list[list[int]] | None = None
         self._fed = False
         _Pairing.offer(self)
@@ -454,9 +493,12 @@ class ChatcodecReasoningParser(ReasoningParser):
         if state.phase != "start" and state.phase != "reasoning":  # vLLM asks again after the handoff
             return DeltaMessage(content=delta_text) if delta_text else None
         state.phase = "reasoning"
-        session = state.stream()
-        state.unsent_from = session.calls_started
-        return self._reasoning_delta(session.feed(delta_text))
+        step = (state.session or state.stream()).feed(delta_text)
+        if step.other_start is None and step.reasoning_end is None:  # the usual delta: reasoning only
+            if not step.reasoning:
+                return None
+            return _new_delta({"reasoning": step.reasoning, "content": None, "tool_calls": []})
+        return self._reasoning_delta(step)
 
     def _reasoning_delta(self, step: Step) -> DeltaMessage | None:
         state = self._request
@@ -562,15 +604,14 @@ class ChatcodecToolParser(ToolParser):
         **kwargs: Any,
     ) -> DeltaMessage | None:
         state = self._request
-        state.responses = type(request).__name__ == "ResponsesRequest"
+        if request is not state.request:  # vLLM passes the same request object with every delta
+            state.request, state.responses = request, type(request).__name__ == "ResponsesRequest"
         if state.phase == "handoff":  # the reasoning half's last delta: the session parsed it already
             step = state.pending or Step()
             state.pending, state.phase = None, "tools"
         else:
             state.phase = "tools"
-            session = state.session or state.stream()
-            state.unsent_from = session.calls_started
-            step = session.feed(delta_text)
+            step = (state.session or state.stream()).feed(delta_text)
         return state.send(step)
 
     def finish_streaming(self) -> DeltaMessage | None:
@@ -578,8 +619,9 @@ class ChatcodecToolParser(ToolParser):
         state = self._request
         if state.phase not in ("reasoning", "tools") or state.session is None:
             return None  # nothing fed, or vLLM's own path ran after the handoff
-        # a Chat Completions delta can still lose the calls its engine output started (see send)
-        unsent = None if state.responses else state.unsent_from
+        # a Chat Completions delta can still lose the calls its engine output started (see send):
+        # those its last feed started, in the delta of the engine output vLLM has not sent yet
+        unsent = None if state.responses else state.session.calls_before_feed
         return state.send(state.session.finish(unsent_from=unsent), final=True)
 
 

@@ -152,7 +152,10 @@ class ArgumentWriter:
             if not isinstance(key, str):
                 self._break()
                 return None
-            lead = f"{', ' if parent.count else ''}{json.dumps(key, ensure_ascii=False)}: "
+            if _ESCAPED.search(key) is None:  # the usual key: nothing to escape
+                lead = f'{", " if parent.count else ""}"{key}": '
+            else:
+                lead = f"{', ' if parent.count else ''}{json.dumps(key, ensure_ascii=False)}: "
         else:
             if key != parent.count:
                 self._break()

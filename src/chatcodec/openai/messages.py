@@ -59,6 +59,12 @@ def _json_infinity(match: re.Match[str]) -> str:
     return "-1e999" if token[0] == "-" else "1e999"
 
 
+#: ``json.dumps(value, ensure_ascii=False, allow_nan=False)`` is this encoder's ``encode(value)``; made
+#: once, not per call (``json.dumps`` builds an encoder for every call with options: it runs for every
+#: call's arguments at the end of its region)
+_STRICT = json.JSONEncoder(ensure_ascii=False, allow_nan=False)
+
+
 def json_text(value: Any) -> str:
     """``value`` as JSON text: ``json.dumps(value, ensure_ascii=False)``, except that a float past
     the range (``inf``, which the JSON content parser reads from ``1e999``) is written ``1e999`` /
@@ -70,7 +76,7 @@ def json_text(value: Any) -> str:
         ValueError: ``NaN``, which no JSON number reads as (no JSON parser gives it), or a cycle.
     """
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+        return _STRICT.encode(value)
     except ValueError:  # a non-finite float somewhere (rare: the plain call above is the fast path)
         written = json.dumps(value, ensure_ascii=False)
     if "NaN" in _STRING_OR_INFINITY.sub('""', written):  # outside every string: the float

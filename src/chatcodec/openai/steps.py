@@ -211,10 +211,13 @@ class StepWriter:
 
     Attributes:
         calls: how many calls started; ``completed``: how many ended ``"completed"``.
+        texts: the reasoning and content fields by name, with their stream state (read-only for
+            callers: a caller that takes a short path for a text chunk feeds the field itself,
+            as :meth:`events` would).
     """
 
     def __init__(self, template: Any, ids: IdFactory) -> None:
-        self._texts = text_fields(template)
+        self._texts = self.texts = text_fields(template)
         self._ids = ids
         self._region: _Region | None = None  # the open tool-call region
         self.calls = 0
@@ -256,6 +259,27 @@ class StepWriter:
                 self._close_calls(out, self._region, event)
                 self._region = None
         return out
+
+    def more_arguments(self, event: dict[str, Any]) -> tuple[int, str] | None:
+        """A short path of :meth:`events` for a batch of one ``region_value`` event (after chunks of
+        fields that are not text fields, which :meth:`events` passes over): the event appends text to
+        the argument string being written of a call that started and has no fragments waiting.
+
+        Returns:
+            ``(call index, fragment)``, the one ``("arguments", index, fragment)`` step that
+            :meth:`events` would give (no step when the fragment is ``""``), with the same state
+            changes; ``None`` for any other event, which changes nothing (give the batch to
+            :meth:`events`).
+        """
+        region = self._region
+        if region is None or event["op"] != "text" or event["field"] != TOOL_CALLS:
+            return None
+        call = region.string_call
+        if (event["path"] != region.string or region.string_target != "arguments" or call is None
+                or call.header is None or call.pending):
+            return None
+        self._batch_first = self.calls
+        return call.header, call.args.add_text(region.string_path, event["text"])
 
     def prompt(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The prompt's events (a parser's ``initial_events``) as the message counts them.
@@ -321,12 +345,17 @@ class StepWriter:
             return
         if not path:
             return  # the region's value itself (a list of calls, or one call) begins or ends
-        key, rest = (path[0], path[1:]) if isinstance(path[0], int) else (0, path)
+        key, rest = path[0], path[1:]
+        if key.__class__ is not int:  # (no isinstance() call: this runs for most value events)
+            key, rest = 0, path
         calls = region.calls
-        while len(calls) <= key:
-            calls.append(_Call())
-        call = calls[key]
-        if len(calls) > key + 1 or call.done:
+        try:
+            call = calls[key]
+        except IndexError:  # the call's first event
+            while len(calls) <= key:
+                calls.append(_Call())
+            call = calls[key]
+        if calls[-1] is not call or call.done:
             return  # an event for a call the engine already moved past breaks the contract
         if not rest:
             if op == "end":
@@ -352,9 +381,30 @@ class StepWriter:
                 call.name_done = _scalar(call.name, op, event) or call.name_done
                 self._follow(region, call, event, "name", [])
             elif rest[0] == "arguments":
-                self._arguments(call, _write(call.args, op, rest[1:], event))
-                self._follow(region, call, event, "arguments", rest[1:])
+                inner = rest[1:]
+                fragment = _write(call.args, op, inner, event)
+                if op == "begin":  # (_follow(), inlined: once per argument value)
+                    if event.get("kind") == "string":
+                        region.string, region.string_call = path, call
+                        region.string_target, region.string_path = "arguments", inner
+                elif op == "end" and path == region.string:
+                    region.string = None
+                index = call.header
+                if index is not None and not call.pending and region.first == key:
+                    # the usual case: the call being written (the last one) started; what
+                    # _advance() does for it, without its loop
+                    if fragment:
+                        if out and out[-1][0] == ARGUMENTS and out[-1][1] == index:
+                            out[-1] = (ARGUMENTS, index, out[-1][2] + fragment)
+                        else:
+                            out.append((ARGUMENTS, index, fragment))
+                    if call.args.complete and not call.args.broken:
+                        self._done(out, call, call.args.text, "completed")
+                        region.first += 1
+                    return None
+                self._arguments(call, fragment)
         self._advance(out, region)
+        return None
 
     @staticmethod
     def _follow(region: _Region, call: _Call, event: dict[str, Any], target: str, inner: list[Any]) -> None:
@@ -394,11 +444,16 @@ class StepWriter:
     def _advance(self, out: list[tuple[Any, ...]], region: _Region) -> None:
         """Start, write and end the calls of ``region`` as far as they are known, in order."""
         calls = region.calls
-        while region.first < len(calls):
-            call = calls[region.first]
+        while True:  # (no len() per event: this runs for every value event of a call)
+            try:
+                call = calls[region.first]
+            except IndexError:
+                return
             if call.header is None:
-                later = region.first + 1 < len(calls)
-                if not call.name_done or not (call.id_done or call.args.started or call.ended or later):
+                if not call.name_done:
+                    return
+                later = calls[-1] is not call
+                if not (call.id_done or call.args.started or call.ended or later):
                     return
                 self._start(out, call, "".join(call.name), "".join(call.id) or None)
             if call.pending:

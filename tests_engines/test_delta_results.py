@@ -1,0 +1,116 @@
+"""The engines' result objects, delta by delta, exactly as their servers put them on the wire.
+
+The plugins build the usual delta (reasoning or content text only, or one more fragment of a
+call's arguments) on a short path (``Session.feed``, ``_Request.send``, the SGLang tool detector);
+these pin, for one output cut into deltas by hand, every object vLLM's ``ChatStreamProcessor``
+and SGLang's two parsers return: text-only deltas, the delta that starts a call, argument
+fragments, the delta that ends the call, and the end of the stream. vLLM's JSON is what its chat
+server sends (``model_dump_json(exclude_unset=True)``: the fields set, not only their values).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from sglang.srt.function_call.function_call_parser import FunctionCallParser
+from sglang.srt.parser.reasoning_parser import ReasoningParser
+from vllm.entrypoints.openai.chat_completion.stream_processor import ChatStreamProcessor
+
+from tests_engines import drivers
+from tests_engines.harness import prefix, tokenizer
+from tests_engines.test_vllm_serving import THINKING
+
+#: THINKING's output in deltas: reasoning, its close, content, the call's markup, its start, an
+#: argument key, two fragments of a string, the string's and the arguments' end, the call's end
+PIECES = [
+    "The user wants Paris.", "\n</think>", "\n\nChecking.", "<tool_call>", '\n{"name": "get_weather", ',
+    '"arguments": {', '"city": "', "Par", "is", '"}', "}\n", "</tool_call>",
+]
+_ID = re.compile(r'"id":"call_[A-Za-z0-9]{24}"')
+
+
+def test_vllm_sends_these_deltas() -> None:
+    assert "".join(PIECES) == THINKING["output"]
+    tok = tokenizer("qwen3")
+    parser_cls = drivers.vllm_parser_cls("qwen3")
+    request = drivers.chat_request(THINKING)
+    parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
+    processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
+    prompt = tok.encode(prefix(THINKING), add_special_tokens=False)
+    sent: list[tuple[str | None, str | None]] = []
+    for number, text in enumerate(PIECES):
+        last = number == len(PIECES) - 1
+        ids = tok.encode(text, add_special_tokens=False)
+        step = processor.step(text, ids, "stop" if last else None, prompt if number == 0 else None)
+        wire = None if step.delta is None else step.delta.model_dump_json(exclude_unset=True)
+        if wire is not None:
+            assert len(_ID.findall(wire)) == wire.count('"id":"')  # a generated id, or none
+            wire = _ID.sub('"id":"call_ID"', wire)
+        sent.append((wire, step.finish_reason))
+    no_text = '"content":null,"reasoning":null'
+    fragment = no_text + (
+        ',"tool_calls":[{"id":null,"type":null,"index":0,"function":{"name":null,"arguments":%s}}]'
+    )
+    assert sent == [
+        ('{"content":null,"reasoning":"The user wants Paris."}', None),  # reasoning only
+        ('{"reasoning":"\\n"}', None),  # reasoning ends (vLLM's own delta at its hand-off)
+        ('{"content":"\\n\\nChecking.","reasoning":null}', None),  # content only
+        (None, None),
+        (None, None),  # the call's name is known; it starts with its arguments
+        ("{" + no_text + ',"tool_calls":[{"id":"call_ID","type":"function","index":0,'
+         '"function":{"name":"get_weather","arguments":"{"}}]}', None),
+        ("{" + fragment % '"\\"city\\": \\""' + "}", None),
+        ("{" + fragment % '"Par"' + "}", None),
+        ("{" + fragment % '"is"' + "}", None),
+        ("{" + fragment % '"\\"}"' + "}", None),  # the arguments end
+        (None, None),
+        (None, "tool_calls"),  # the call's region ends: nothing left to send
+    ]
+    tool_parser = parser._tool_parser
+    assert tool_parser.prev_tool_call_arr == [{"name": "get_weather", "arguments": '{"city": "Paris"}'}]
+    assert tool_parser.streamed_args_for_tool == ['{"city": "Paris"}']
+
+
+def _items(calls: list[Any]) -> list[str]:
+    return [item.model_dump_json(exclude_unset=True) for item in calls]
+
+
+def test_sglang_returns_these_results() -> None:
+    tok = tokenizer("qwen3")
+    force = drivers.prompt_opens_reasoning(THINKING)
+    reasoning_parser = ReasoningParser(
+        "chatcodec", stream_reasoning=True, force_reasoning=force, tokenizer=tok
+    )
+    tool_parser = FunctionCallParser(drivers.sglang_tools(THINKING), "chatcodec", tokenizer=tok)
+    returned = []
+    for text in PIECES:
+        reasoning, normal = reasoning_parser.parse_stream_chunk(text)
+        content, calls = tool_parser.parse_stream_chunk(normal)
+        returned.append((reasoning, normal, content, _items(calls)))
+    reasoning, normal = reasoning_parser.parse_stream_end()
+    content, calls = tool_parser.parse_stream_chunk(normal)
+    end, end_calls = tool_parser.parse_stream_end()
+    returned.append((reasoning, normal, content + end, _items(calls + end_calls)))
+
+    def fragment(text: str) -> str:
+        return '{"tool_index":0,"name":null,"parameters":"' + text + '"}'
+
+    assert returned == [
+        ("The user wants Paris.", "", "", []),  # reasoning only
+        ("\n", "", "", []),
+        ("", "\n\nChecking.", "\n\nChecking.", []),  # content only
+        ("", "", "", []),  # held: a delimiter may follow
+        ("", '<tool_call>\n{"name": "get_weather", ', "", []),
+        ("", '"arguments": {', "", ['{"tool_index":0,"name":"get_weather","parameters":""}', fragment("{")]),
+        ("", '"city": "', "", [fragment('\\"city\\": \\"')]),
+        ("", "Par", "", [fragment("Par")]),
+        ("", "is", "", [fragment("is")]),
+        ("", '"}', "", [fragment('\\"}')]),  # the arguments end
+        ("", "}\n", "", []),
+        ("", "", "", []),
+        ("", "</tool_call>", "", []),  # the end of the stream
+    ]
+    detector = tool_parser.detector
+    assert detector.prev_tool_call_arr == [{"name": "get_weather", "arguments": '{"city": "Paris"}'}]
+    assert detector.streamed_args_for_tool == ['{"city": "Paris"}']
