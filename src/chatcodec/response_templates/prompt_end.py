@@ -29,9 +29,7 @@ open, which comes with the first ``feed`` (``docs/compatibility.md``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
 
 from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.backtracking import UNTIMED_SPAN
@@ -39,14 +37,16 @@ from chatcodec.response_templates.delimiters import _literal_text
 from chatcodec.response_templates.matcher import Commit, _longer_pending, _unsettled
 from chatcodec.response_templates.pattern_tokens import tokens
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from chatcodec.response_templates.delimiters import Delimiter
     from chatcodec.response_templates.matcher import Matcher
 
 __all__ = ["PromptEnd", "decide"]
 
 
-@dataclass(frozen=True, slots=True)
 class PromptEnd:
     """What the prompt's undecided tail decides.
 
@@ -56,8 +56,14 @@ class PromptEnd:
             opens now (an open delimiter whose end the output decides).
     """
 
-    commit: Commit
-    final: bool
+    __slots__ = ("commit", "final")
+
+    def __init__(self, commit: Commit, final: bool) -> None:
+        self.commit = commit
+        self.final = final
+
+    def __repr__(self) -> str:
+        return f"PromptEnd(commit={self.commit!r}, final={self.final!r})"
 
 
 def decide(matcher: Matcher, buf: str, pos: int) -> PromptEnd | None:
