@@ -28,6 +28,7 @@ import regex
 from chatcodec.response_templates.lax_json import SENTINEL_CLOSE, SENTINEL_OPEN, decode_number
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH
 from chatcodec.response_templates.scanners.protocol import Delta, Path
+from chatcodec.response_templates.scanners.text_run import NOTHING, TextRun
 
 __all__ = ["JsonOrTextScanner", "JsonReader", "JsonScanner", "json_scanner"]
 
@@ -43,6 +44,15 @@ _WORD = regex.compile(r"\w*")
 _LITERALS = {"true": True, "false": False, "null": None}
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = frozenset("0123456789abcdefABCDEF")
+
+#: What a reader state watches on its short path (``scanners.text_run``): inside a ``"..."``
+#: string its end, an escape or a control character; in a number anything that cannot continue it;
+#: between tokens anything but JSON whitespace.
+_STRING_WATCH = (r'["\\\x00-\x1f]',)
+_NUMBER_WATCH = ("[^-+0-9.eE]",)
+_SPACE_WATCH = (r"[^ \t\n\r]",)
+_NOTHING_WATCH = (NOTHING,)
+
 
 class _Run(Protocol):
     """A pattern of the form ``[...]*``: it matches (maybe nothing) at every position."""
@@ -488,6 +498,33 @@ class JsonScanner:
         self._offset += len(text)
         out, reader.out = reader.out, []
         return out
+
+    def text_run(self) -> TextRun | None:
+        """The short path of the current state (``scanners.text_run``): the reader's, or, once the
+        value and the whitespace after it ended, every chunk is plain."""
+        if self.complete is not None:
+            return _NOTHING_WATCH, None
+        reader = self._reader  # the reader's own state, read directly (as feed does)
+        if reader._carry or reader._pairs:
+            return None
+        state = reader._state
+        if state == _STRING:
+            if reader._closer != '"' or reader._high is not None or reader._text:
+                return None
+            return _STRING_WATCH, None if reader._is_key else reader._path
+        if state == _NUMBER_RUN:
+            return _NUMBER_WATCH, None
+        if state <= _AFTER or state == _DONE:
+            return _SPACE_WATCH, None
+        return None
+
+    def skip(self, text: str) -> None:
+        """Take ``text``, plain chunks of the last :meth:`text_run` (``scanners.text_run``)."""
+        self._offset += len(text)
+        reader = self._reader  # the reader's own state, read directly: a key's or a number's text is kept
+        state = reader._state
+        if self.complete is None and (state == _NUMBER_RUN or (state == _STRING and reader._is_key)):
+            reader._run.append(text)
 
     def end(self) -> list[Delta]:
         self._reader.finish()
