@@ -36,10 +36,17 @@ class _Node:
         self.children: Any = {} if kind == _OBJECT else [] if kind == _ARRAY else None
 
 
+#: Value types compared with ``==`` alone (same type on both sides): no container, no NaN.
+_PLAIN = frozenset((str, int, bool, type(None)))
+
+
 def same_value(left: Any, right: Any) -> bool:
     """JSON equality that keeps ``1``, ``1.0`` and ``True`` apart (NaN equals NaN)."""
-    if type(left) is not type(right):
+    kind = type(left)
+    if kind is not type(right):
         return False
+    if kind in _PLAIN:  # the usual leaf, told without a call
+        return bool(left == right)
     if isinstance(left, dict):
         return left.keys() == right.keys() and all(same_value(left[k], right[k]) for k in left)
     if isinstance(left, list):
