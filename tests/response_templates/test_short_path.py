@@ -22,6 +22,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from chatcodec import ResponseParser, profiles
+from chatcodec.response_templates.arguments import tool_parameters
 from chatcodec.response_templates.template import load_response_template
 from chatcodec.response_templates.value_stream import RegionValues, region_values
 from tests.conftest import load_json
@@ -199,3 +200,22 @@ def test_minimax_m2_parameter_text_takes_the_short_path_through_two_scanners() -
     assert values.feed("<") == []  # which may start the call's own end (</invoke>) for the outer scanner
     assert values.feed("parameter") == [
         {"type": "region_value", "field": "tool_calls", "op": "end", "path": path}]
+
+
+def test_glm45_json_text_of_a_typed_argument_is_held_on_the_short_path() -> None:
+    """An ``array`` parameter written as JSON text is held by typing to its end: the chunks after
+    the first one only join what is held (no event), then the typed value is set."""
+    tools = [{"type": "function", "function": {"name": "todo_write", "parameters": {
+        "type": "object", "properties": {"todos": {"type": "array"}}}}}]
+    template = load_response_template(profiles.load("glm45").response_template)
+    params = tool_parameters(tools)
+    values = region_values(template.fields["tool_calls"], {"name": "todo_write"}, params, True)
+    assert values is not None
+    values.start()
+    assert values.feed("<arg_key>") == [{"type": "region_value", "field": "tool_calls", "op": "begin",
+                                         "path": ["function", "arguments"], "kind": "object"}]
+    chunks = ["todos", "</arg_key>", "<arg_value>", "[{", '"id', '": ', '"1', " 2", '"}]', "</arg_value>"]
+    assert [values.feed(chunk) for chunk in chunks] == [[]] * len(chunks)
+    assert values.short_feeds == 5  # every chunk after "[{" up to the value's close
+    assert values.feed("\n") == [{"type": "region_value", "field": "tool_calls", "op": "set",
+                                  "path": ["function", "arguments", "todos"], "value": [{"id": "1 2"}]}]

@@ -74,6 +74,9 @@ def _plan(spec: FieldSpec) -> PathPlan:
     return _PLANS.put(spec, plan)
 
 
+#: The search of a short path: ``None`` when a chunk is plain in the scanner's state.
+_Search = Callable[[str], "re.Match[str] | None"]
+
 #: The ``pending`` of a :class:`RegionValues` whose deltas were all taken (shared, never changed).
 _NO_DELTAS: list[Delta] = []
 
@@ -90,7 +93,8 @@ class RegionValues:
     """
 
     __slots__ = ("_events", "_fast", "_field", "_mapper", "_shadow", "_short", "_short_parts", "_short_path",
-                 "_skipped", "_text_run", "_typing", "emit", "pending", "scanner", "short_feeds", "stopped")
+                 "_skipped", "_text_run", "_typed_run", "_typing", "emit", "pending", "scanner",
+                 "short_feeds", "stopped")
 
     #: Whether chunks may take the short path (``scanners.text_run``); the same events either way
     #: (the tests compare the two paths by turning it off).
@@ -115,10 +119,12 @@ class RegionValues:
         #: (``None``: no short path now), where its text goes (region path) and is recorded, and the
         #: chunks it took that the scanner has not read yet (:meth:`_fold`)
         self._text_run: Callable[[], TextRun | None] | None = getattr(scanner, "text_run", None)
-        self._short: Callable[[str], re.Match[str] | None] | None = None
+        self._short: _Search | None = None
         self._short_path: Path | None = None
         self._short_parts: list[str] | None = None
         self._skipped: list[str] = []
+        #: after a text that typing holds to its string's end: (its content path, the held parts)
+        self._typed_run: tuple[Path, list[str]] | None = None
         #: chunks the short path took (the scanner read them later, joined)
         self.short_feeds = 0
 
@@ -170,24 +176,28 @@ class RegionValues:
         else:
             events = self.take(deltas)
             fast = self._fast
-        if asks and fast is not None:  # text goes to a string: more of it may follow, plain
+        if asks and (fast is not None or self._typed_run is not None):  # more text of it may follow
             self._short = self._short_for(fast)
         return events
 
-    def _short_for(self, fast: tuple[Path, Path, list[str]]) -> Callable[[str], re.Match[str] | None] | None:
+    def _short_for(self, fast: tuple[Path, Path, list[str]] | None) -> _Search | None:
         """The short path's search in the scanner's current state (``None``: none), asked after a
-        chunk whose text went to a string (``fast``: where it went): the scanner's run, when its
-        text goes to that string too (no mapping, typing or check to apply) or nowhere."""
+        chunk whose text went to a string (``fast``: where it went and was emitted; or
+        ``_typed_run``: where typing holds it): the scanner's run, when its text goes to that
+        string too (no mapping, typing or check to apply) or nowhere."""
         if self.stopped or not self.short_path:
             return None
         run = self._text_run()  # type: ignore[misc]
         if run is None:
             return None
         watch, path = run
+        typed = self._typed_run
         if path is None:
             self._short_path = self._short_parts = None
-        elif path == fast[0]:
+        elif fast is not None and path == fast[0]:
             self._short_path, self._short_parts = fast[1], fast[2]
+        elif typed is not None and path == typed[0]:
+            self._short_path, self._short_parts = None, typed[1]  # held: no event
         else:
             return None
         try:
@@ -214,7 +224,7 @@ class RegionValues:
 
     def take(self, deltas: list[Delta]) -> list[dict[str, Any]]:
         """The events of content deltas already read from the scanner."""
-        self._fast = None
+        self._fast = self._typed_run = None
         if self.stopped:
             return []
         mapped: list[Delta] = []
@@ -229,6 +239,10 @@ class RegionValues:
             parts = self._shadow.open_string(mapped[-1][1])
             if parts is not None:
                 self._fast = (path, mapped[-1][1], parts)
+        elif op == "text" and not events and len(mapped) == before + 1 and self._typing is not None:
+            held = self._typing.held_text(mapped[-1][1])
+            if held is not None:  # typing holds this string's text to its end (JSON in a typed argument)
+                self._typed_run = (path, held)
         return events
 
     def close(self, value: Any) -> list[dict[str, Any]]:
