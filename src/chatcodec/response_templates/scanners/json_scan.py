@@ -196,7 +196,8 @@ class JsonReader:
             if i >= n:
                 break
             i = self._structural(text, i)
-        self._flush()
+        if self._text:  # _flush's own test
+            self._flush()
         return i
 
     def _structural(self, text: str, i: int) -> int:

@@ -315,7 +315,14 @@ class RegexItemsScanner:
             if decided is not None:  # no match can start in it: what the terminator's search would say
                 self.quiet_feeds += 1
                 self._text += text
-                self._group_text(held[:decided], out)
+                piece = held[:decided]
+                if piece:  # _group_text and _inner_feed, inlined (a space in DeepSeek's arguments)
+                    self._verify.append(piece)
+                    inner, part = self._inner, self._part
+                    if inner is not None and part is not None and part.ok:
+                        deltas = inner.feed(piece)
+                        if deltas:
+                            part.emit(deltas, out, self._under)
                 self._pos += decided
                 if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                     self._trim()
