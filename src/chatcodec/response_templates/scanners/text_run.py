@@ -15,7 +15,9 @@ skip the scanner's ``feed`` and emit the text delta itself, provided it later ha
 the skipped text with ``skip(text)`` (the chunks joined, before any other call on the scanner):
 ``skip`` leaves the scanner exactly as feeding those chunks would have, and their deltas are the
 ones the caller emitted (``feed`` would have returned ``[("text", path, chunk)]``, or nothing). A
-run is valid only until the scanner's next ``feed``, ``skip`` or ``end``.
+run is valid until the scanner's next ``feed`` or ``end`` (``skip`` leaves the state, and so the
+run, as it was). The value stream (``value_stream.RegionValues``) asks for a run only after text
+went to a string: asking after every chunk costs more on short arguments than it saves.
 
 Sources combine: a scanner whose inner scanner reads a group (``x-findall``'s arguments) watches
 its own terminator's sources and the inner scanner's; the caller compiles the union once per
