@@ -219,3 +219,27 @@ def test_glm45_json_text_of_a_typed_argument_is_held_on_the_short_path() -> None
     assert values.short_feeds == 5  # every chunk after "[{" up to the value's close
     assert values.feed("\n") == [{"type": "region_value", "field": "tool_calls", "op": "set",
                                   "path": ["function", "arguments", "todos"], "value": [{"id": "1 2"}]}]
+
+
+def test_hermes_json_call_argument_text_takes_the_short_path() -> None:
+    """``x-switch`` over ``x-json-calls``: after the first text of a string the rest is plain."""
+    values = _values("hermes")
+    values.start()
+    head = ['{"', "name", '": "', "write", '", "', "arguments", '": {"', "text", '": "', "def"]
+    events = [event for chunk in head for event in values.feed(chunk)]
+    path = [0, "function", "arguments", "text"]
+    assert events[-2:] == [
+        {"type": "region_value", "field": "tool_calls", "op": "begin", "path": path, "kind": "string"},
+        _text("tool_calls", path, "def"),
+    ]
+    assert values.short_feeds == 0  # the name's text and "def" each came first in their string
+    assert [values.feed(chunk) for chunk in [" f", "():", "\\n", "x"]] == [
+        [_text("tool_calls", path, " f")], [_text("tool_calls", path, "():")],
+        [_text("tool_calls", path, "\n")], [_text("tool_calls", path, "x")]]
+    assert values.short_feeds == 3  # " f", "():" and, after the escape the full path read, "x"
+    assert values.feed('"}}') == [
+        {"type": "region_value", "field": "tool_calls", "op": "end", "path": path},
+        {"type": "region_value", "field": "tool_calls", "op": "end", "path": [0, "function", "arguments"]},
+        {"type": "region_value", "field": "tool_calls", "op": "end", "path": [0, "function"]},
+        {"type": "region_value", "field": "tool_calls", "op": "end", "path": [0]},
+    ]

@@ -30,7 +30,7 @@ from chatcodec.response_templates.limits import MAX_NESTING_DEPTH
 from chatcodec.response_templates.scanners.protocol import Delta, Path
 from chatcodec.response_templates.scanners.text_run import NOTHING, TextRun
 
-__all__ = ["JsonOrTextScanner", "JsonReader", "JsonScanner", "json_scanner"]
+__all__ = ["STRING_WATCH", "JsonOrTextScanner", "JsonReader", "JsonScanner", "json_scanner"]
 
 # ASCII classes: the standard ``re`` module runs them in about half the time of ``regex`` on the
 # short texts of a stream (``\w`` stays with ``regex``, whose idea of a word character the
@@ -48,7 +48,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 #: What a reader state watches on its short path (``scanners.text_run``): inside a ``"..."``
 #: string its end, an escape or a control character; in a number anything that cannot continue it;
 #: between tokens anything but JSON whitespace.
-_STRING_WATCH = (r'["\\\x00-\x1f]',)
+STRING_WATCH = (r'["\\\x00-\x1f]',)
 _NUMBER_WATCH = ("[^-+0-9.eE]",)
 _SPACE_WATCH = (r"[^ \t\n\r]",)
 _NOTHING_WATCH = (NOTHING,)
@@ -159,6 +159,16 @@ class JsonReader:
         self._carry = ""
         at = self._read(carry + text[i:], 0)
         return max(i, i + at - len(carry))
+
+    def plain_string(self) -> Path | None:
+        """The path of the value string being read when a chunk without a quote, a backslash or a
+        control character (:data:`STRING_WATCH`) only adds its text there (``feed`` then emits
+        one text delta and changes nothing else), else ``None`` (a key, an escape or a delimiter
+        start cut off, the ``string_delims`` dialect, any other state)."""
+        if self._state != _STRING or self._is_key or self._carry or self._pairs or self._closer != '"' \
+                or self._high is not None or self._text:
+            return None
+        return self._path
 
     def finish(self) -> None:
         """The text ended: a number at the very end is complete."""
@@ -512,7 +522,7 @@ class JsonScanner:
         if state == _STRING:
             if reader._closer != '"' or reader._high is not None or reader._text:
                 return None
-            return _STRING_WATCH, None if reader._is_key else reader._path
+            return STRING_WATCH, None if reader._is_key else reader._path
         if state == _NUMBER_RUN:
             return _NUMBER_WATCH, None
         if state <= _AFTER or state == _DONE:
