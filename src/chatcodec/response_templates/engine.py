@@ -165,13 +165,16 @@ class _Region:
 
     def compact(self) -> None:
         """Join the parts added since the last call into one string (memory close to the text's size
-        whatever the chunk size; called at each buffer trim, so each character is copied once)."""
+        whatever the chunk size; called at each buffer trim, so each character is copied once), and
+        let the value stream's short path hand its scanner what it took (the same bound)."""
         parts, joined = self.parts, self.joined
         if self.strings is not None:
             self._track()
         if len(parts) - joined > 1:
             parts[joined:] = ["".join(parts[joined:])]
         self.joined = self.tracked = len(parts)
+        if self.values is not None:
+            self.values.compact()
 
     def inside_string(self, delimiter_text: str) -> bool:
         """Whether a close delimiter (``delimiter_text``) right after the text so far is string content
@@ -429,7 +432,7 @@ class ResponseParser:
             ParserStateError: the parser already finished or failed.
             ResponseParseError: (strict) a region that closed cannot be parsed; the parser fails.
         """
-        if not isinstance(text, str):
+        if type(text) is not str and not isinstance(text, str):  # (``type`` first: no call for a str)
             raise TypeError(
                 f"ResponseParser.feed: expected the generated text (str), got {type(text).__name__}. "
                 "Token ids go through ChatCodec.get_response_parser(), whose parser decodes them")
@@ -445,7 +448,8 @@ class ResponseParser:
         if quiet is not None and text:
             buf = buffer.text
             pos = buffer.pos
-            if pos == len(buf):
+            size = len(buf)
+            if pos == size:
                 found = quiet(text)
                 if found is None:  # the fast path: all of ``text`` goes to the region, no scan
                     buffer.zero_width = _NONE
@@ -460,9 +464,9 @@ class ResponseParser:
                     else:
                         events = []
                         self._route(events, text, pos)
-                    buf += text  # the buffer takes ``text``, all of it decided
-                    buffer.text, buffer.pos = buf, len(buf)
-                    if len(buf) > TRIM_THRESHOLD:
+                    size += len(text)  # the buffer takes ``text``, all of it decided
+                    buffer.text, buffer.pos = buf + text, size
+                    if size > TRIM_THRESHOLD:
                         buffer.trim()
                         region.compact()
                     return events

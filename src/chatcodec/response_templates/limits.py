@@ -76,7 +76,7 @@ def exceeds_depth(value: Any, limit: int = MAX_NESTING_DEPTH) -> bool:
         deeper = []
         for item in level:
             for child in item.values() if isinstance(item, dict) else item:
-                if isinstance(child, _CONTAINERS):
+                if type(child) not in _ATOMS and isinstance(child, _CONTAINERS):  # (a leaf: no call)
                     deeper.append(child)
         level, depth = deeper, depth + 1
     return False
@@ -115,3 +115,5 @@ def static_depth(value: Any) -> int:
 
 
 _CONTAINERS = (dict, list)
+#: Leaf value types (by exact type): never a container, told without a call.
+_ATOMS = frozenset((str, int, float, bool, type(None)))

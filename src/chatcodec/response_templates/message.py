@@ -42,23 +42,29 @@ def copy_value(value: Any) -> Any:
 
     Iterative, so no nesting and no caller's stack depth can make it raise ``RecursionError``.
     """
-    if not isinstance(value, (dict, list)):
+    if type(value) in _ATOMS or not isinstance(value, (dict, list)):
         return value
     root: Any = {} if isinstance(value, dict) else []
     stack: list[tuple[Any, Any]] = [(value, root)]
     while stack:
         source, target = stack.pop()
-        items = source.items() if isinstance(source, dict) else enumerate(source)
+        is_dict = isinstance(target, dict)
+        items = source.items() if is_dict else enumerate(source)
         for key, item in items:
-            if isinstance(item, (dict, list)):
+            # a str, number or None is copied as is, told without a call (the usual item)
+            if type(item) not in _ATOMS and isinstance(item, (dict, list)):
                 child: Any = {} if isinstance(item, dict) else []
                 stack.append((item, child))
                 item = child
-            if isinstance(target, dict):
+            if is_dict:
                 target[key] = item
             else:
                 target.append(item)
     return root
+
+
+#: Immutable JSON values (by exact type): :func:`copy_value` keeps them as they are.
+_ATOMS = frozenset((str, int, float, bool, type(None)))
 
 
 #: The values that are empty when they hold nothing (``None`` is empty too).

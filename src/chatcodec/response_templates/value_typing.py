@@ -154,6 +154,13 @@ class ArgumentTyping:
         self._params = params
         return True
 
+    def held_text(self, path: Path) -> list[str] | None:
+        """The text parts of the string argument at ``path`` when it is held to its end whatever
+        text follows (it starts like a JSON object or array): appending to them holds more text,
+        as :meth:`filter` does with a ``text`` delta there. ``None`` otherwise."""
+        held = self._held.get(path)
+        return held.parts if held is not None and held.container else None
+
     def filter(self, delta: Delta, emit: Emit) -> None:
         """Pass ``delta`` on to ``emit`` typed, now, later or (held to the close) never."""
         op, path, _ = delta

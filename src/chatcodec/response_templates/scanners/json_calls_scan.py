@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.lax_json import loads_json
-from chatcodec.response_templates.scanners.json_scan import JsonReader
+from chatcodec.response_templates.scanners.json_scan import STRING_WATCH, JsonReader
 from chatcodec.response_templates.scanners.protocol import Delta, Path
+from chatcodec.response_templates.scanners.text_run import TextRun
 
 __all__ = ["JsonCallsScanner", "json_calls_scanner"]
 
@@ -148,6 +149,20 @@ class JsonCallsScanner:
             self._count += len(self._calls)
             self._calls = {}
         return i
+
+    def text_run(self) -> TextRun | None:
+        """The short path (``scanners.text_run``) inside a call's string whose text goes out as
+        it comes (a name, an id, a string argument): its plain text is more of the string the last
+        text went to."""
+        reader = self._reader
+        if reader is None or self._dead or self.complete is not None or self._carry \
+                or self._text_raw is None or reader.plain_string() != self._text_raw:
+            return None
+        return STRING_WATCH, self._text_out
+
+    def skip(self, text: str) -> None:
+        """Take ``text``, plain chunks of the last :meth:`text_run` (their text was emitted)."""
+        self._offset += len(text)
 
     @property
     def held(self) -> int:

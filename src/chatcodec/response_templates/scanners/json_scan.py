@@ -28,8 +28,9 @@ import regex
 from chatcodec.response_templates.lax_json import SENTINEL_CLOSE, SENTINEL_OPEN, decode_number
 from chatcodec.response_templates.limits import MAX_NESTING_DEPTH
 from chatcodec.response_templates.scanners.protocol import Delta, Path
+from chatcodec.response_templates.scanners.text_run import NOTHING, TextRun
 
-__all__ = ["JsonOrTextScanner", "JsonReader", "JsonScanner", "json_scanner"]
+__all__ = ["STRING_WATCH", "JsonOrTextScanner", "JsonReader", "JsonScanner", "json_scanner"]
 
 # ASCII classes: the standard ``re`` module runs them in about half the time of ``regex`` on the
 # short texts of a stream (``\w`` stays with ``regex``, whose idea of a word character the
@@ -43,6 +44,15 @@ _WORD = regex.compile(r"\w*")
 _LITERALS = {"true": True, "false": False, "null": None}
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 _HEX = frozenset("0123456789abcdefABCDEF")
+
+#: What a reader state watches on its short path (``scanners.text_run``): inside a ``"..."``
+#: string its end, an escape or a control character; in a number anything that cannot continue it;
+#: between tokens anything but JSON whitespace.
+STRING_WATCH = (r'["\\\x00-\x1f]',)
+_NUMBER_WATCH = ("[^-+0-9.eE]",)
+_SPACE_WATCH = (r"[^ \t\n\r]",)
+_NOTHING_WATCH = (NOTHING,)
+
 
 class _Run(Protocol):
     """A pattern of the form ``[...]*``: it matches (maybe nothing) at every position."""
@@ -150,6 +160,16 @@ class JsonReader:
         at = self._read(carry + text[i:], 0)
         return max(i, i + at - len(carry))
 
+    def plain_string(self) -> Path | None:
+        """The path of the value string being read when a chunk without a quote, a backslash or a
+        control character (:data:`STRING_WATCH`) only adds its text there (``feed`` then emits
+        one text delta and changes nothing else), else ``None`` (a key, an escape or a delimiter
+        start cut off, the ``string_delims`` dialect, any other state)."""
+        if self._state != _STRING or self._is_key or self._carry or self._pairs or self._closer != '"' \
+                or self._high is not None or self._text:
+            return None
+        return self._path
+
     def finish(self) -> None:
         """The text ended: a number at the very end is complete."""
         if self._state == _NUMBER_RUN and not self._stack:
@@ -186,7 +206,8 @@ class JsonReader:
             if i >= n:
                 break
             i = self._structural(text, i)
-        self._flush()
+        if self._text:  # _flush's own test
+            self._flush()
         return i
 
     def _structural(self, text: str, i: int) -> int:
@@ -488,6 +509,33 @@ class JsonScanner:
         self._offset += len(text)
         out, reader.out = reader.out, []
         return out
+
+    def text_run(self) -> TextRun | None:
+        """The short path of the current state (``scanners.text_run``): the reader's, or, once the
+        value and the whitespace after it ended, every chunk is plain."""
+        if self.complete is not None:
+            return _NOTHING_WATCH, None
+        reader = self._reader  # the reader's own state, read directly (as feed does)
+        if reader._carry or reader._pairs:
+            return None
+        state = reader._state
+        if state == _STRING:
+            if reader._closer != '"' or reader._high is not None or reader._text:
+                return None
+            return STRING_WATCH, None if reader._is_key else reader._path
+        if state == _NUMBER_RUN:
+            return _NUMBER_WATCH, None
+        if state <= _AFTER or state == _DONE:
+            return _SPACE_WATCH, None
+        return None
+
+    def skip(self, text: str) -> None:
+        """Take ``text``, plain chunks of the last :meth:`text_run` (``scanners.text_run``)."""
+        self._offset += len(text)
+        reader = self._reader  # the reader's own state, read directly: a key's or a number's text is kept
+        state = reader._state
+        if self.complete is None and (state == _NUMBER_RUN or (state == _STRING and reader._is_key)):
+            reader._run.append(text)
 
     def end(self) -> list[Delta]:
         self._reader.finish()

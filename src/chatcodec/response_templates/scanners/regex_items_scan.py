@@ -63,6 +63,7 @@ from chatcodec.response_templates.scanners.pattern_split import (
     split_pattern,
 )
 from chatcodec.response_templates.scanners.protocol import Delta, Path, ValueScanner
+from chatcodec.response_templates.scanners.text_run import TextRun
 
 __all__ = ["RegexItemsScanner", "findall_scanner", "streamed_groups", "xml_inline_scanner"]
 
@@ -95,7 +96,7 @@ class _Matchers:
     """A regex searched as a delimiter: ``$`` cannot match before the text ends (``final``)."""
 
     __slots__ = ("_pattern", "_plain", "_required", "_starts", "_wide", "dollar", "final", "open",
-                 "plain_ascii", "quiet", "tail", "triggers")
+                 "plain_ascii", "quiet", "tail", "triggers", "watch")
 
     def __init__(self, source: str) -> None:
         self.triggers = punctuation(source)
@@ -125,6 +126,12 @@ class _Matchers:
         #: finer than the first characters: ``\\s*```\\s*<｜tool▁call▁end｜>`` only counts a
         #: whitespace run followed by a backtick or by the end of the text
         self.quiet = self.open.quiet
+        #: what a streamed group's short path watches (``scanners.text_run``): the quiet search's
+        #: source, and a newline at the end where ``$`` could match before it (``None``: no quiet
+        #: search, no short path)
+        self.watch: tuple[str, ...] | None = None
+        if self.quiet is not None:
+            self.watch = (self.quiet.pattern, r"\n\Z") if self.dollar else (self.quiet.pattern,)
 
     def may_start(self, text: str) -> bool:
         """Whether a match could start anywhere in ``text`` (``False``: all of it is plain text)."""
@@ -265,6 +272,10 @@ class RegexItemsScanner:
         self.held_feeds = 0
         # the last hold :meth:`_still_held` told: its matchers, where, and up to where it read
         self._held: tuple[_Matchers, int, int] | None = None
+        #: the streamed group's scanner's ``text_run`` (``None``: it has none), and the path of the
+        #: text of the last run this scanner told (``None``: the run emits nothing)
+        self._inner_run: Callable[[], TextRun | None] | None = None
+        self._run_path: Path | None = None
 
     def streamed_groups(self) -> tuple[str, ...]:
         """The groups whose text streams (see :func:`streamed_groups`)."""
@@ -304,7 +315,14 @@ class RegexItemsScanner:
             if decided is not None:  # no match can start in it: what the terminator's search would say
                 self.quiet_feeds += 1
                 self._text += text
-                self._group_text(held[:decided], out)
+                piece = held[:decided]
+                if piece:  # _group_text and _inner_feed, inlined (a space in DeepSeek's arguments)
+                    self._verify.append(piece)
+                    inner, part = self._inner, self._part
+                    if inner is not None and part is not None and part.ok:
+                        deltas = inner.feed(piece)
+                        if deltas:
+                            part.emit(deltas, out, self._under)
                 self._pos += decided
                 if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
                     self._trim()
@@ -326,6 +344,46 @@ class RegexItemsScanner:
             self._rescan_at = end + (end - self._pos)  # the undecided text doubles before a search
         self._trim()
         return out
+
+    def text_run(self) -> TextRun | None:
+        """The short path (``scanners.text_run``) while a match's group streams with nothing held:
+        what its terminator's quiet search watches (nothing, for a group that runs to the end),
+        with the run of the group's scanner; its text goes to the match's path."""
+        if self._state != _GROUP or self._pos != self._base + len(self._text):
+            return None
+        part, inner_run = self._part, self._inner_run
+        if inner_run is None or part is None or not part.ok:
+            return None
+        if self._to_end:
+            own: tuple[str, ...] | None = ()
+        else:
+            term = self._current
+            own = term.watch if term is not None else None
+            if own is None:
+                return None
+        run = inner_run()
+        if run is None:
+            return None
+        watch, path = run
+        self._run_path = path
+        if path is not None:
+            path = (*part.base, *self._under, *path)
+        return (own + watch if own else watch), path
+
+    def skip(self, text: str) -> None:
+        """Take ``text``, plain chunks of the last :meth:`text_run`, as :meth:`feed`'s plain group
+        text would: the group's scanner and the match's part record it (its deltas were emitted)."""
+        self._text += text
+        self._pos += len(text)
+        self._verify.append(text)
+        inner, part = self._inner, self._part
+        assert inner is not None and part is not None
+        inner.skip(text)  # type: ignore[attr-defined]
+        path = self._run_path
+        if path is not None:
+            part.emit([("text", path, text)], [], self._under)
+        if self._pos - self._base > 8 * LOOKBEHIND_CONTEXT:
+            self._trim()
 
     def _search_settles(self, text: str) -> bool:
         """Feed ``text`` while the next match's head is searched, without the search, when the
@@ -659,6 +717,7 @@ class RegexItemsScanner:
             part, under = Part((key,)), ()
         self._part, self._under = part, under
         self._inner = self._scan(group)
+        self._inner_run = getattr(self._inner, "text_run", None)
         self._state = _GROUP
         self._current = None if to_end else self._term()
         if lead:

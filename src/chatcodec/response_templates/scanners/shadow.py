@@ -36,10 +36,17 @@ class _Node:
         self.children: Any = {} if kind == _OBJECT else [] if kind == _ARRAY else None
 
 
+#: Value types compared with ``==`` alone (same type on both sides): no container, no NaN.
+_PLAIN = frozenset((str, int, bool, type(None)))
+
+
 def same_value(left: Any, right: Any) -> bool:
     """JSON equality that keeps ``1``, ``1.0`` and ``True`` apart (NaN equals NaN)."""
-    if type(left) is not type(right):
+    kind = type(left)
+    if kind is not type(right):
         return False
+    if kind in _PLAIN:  # the usual leaf, told without a call
+        return bool(left == right)
     if isinstance(left, dict):
         return left.keys() == right.keys() and all(same_value(left[k], right[k]) for k in left)
     if isinstance(left, list):
@@ -52,12 +59,16 @@ def same_value(left: Any, right: Any) -> bool:
 class Shadow:
     """The deltas emitted for one value, as a tree (see the module docstring)."""
 
-    __slots__ = ("_last", "_last_path", "root")
+    __slots__ = ("_last", "_last_path", "_parent", "_parent_path", "root")
 
     def __init__(self) -> None:
         self.root: _Node | None = None
         self._last: _Node | None = None  # the node of the last text delta (text comes in runs)
         self._last_path: Path | None = None
+        #: the parent of the last child begun or set, and its path (siblings come in runs; a node
+        #: never moves, so the pair stays true)
+        self._parent: _Node | None = None
+        self._parent_path: Path | None = None
 
     def _node(self, path: Path) -> _Node | None:
         node = self.root
@@ -83,7 +94,7 @@ class Shadow:
             self._last, self._last_path = node, path
             return True
         if op == "end":
-            node = self._node(path)
+            node = self._last if path == self._last_path else self._node(path)
             if node is None or node.closed:
                 return False
             node.closed = True
@@ -101,7 +112,13 @@ class Shadow:
                 return False
             self.root = child
             return True
-        parent = self._node(path[:-1])
+        above = path[:-1]
+        if above == self._parent_path:
+            parent = self._parent
+        else:
+            parent = self._node(above)
+            if parent is not None:
+                self._parent, self._parent_path = parent, above
         if parent is None or parent.closed or parent.children is None:
             return False
         key = path[-1]

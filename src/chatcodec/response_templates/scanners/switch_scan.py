@@ -17,6 +17,7 @@ from typing import Any
 from chatcodec.object_cache import ObjectCache
 from chatcodec.response_templates.ext_switch import choose_case
 from chatcodec.response_templates.scanners.protocol import Delta, ScannerFactory, ValueScanner
+from chatcodec.response_templates.scanners.text_run import TextRun
 
 __all__ = ["SwitchScanner", "switch_scanner"]
 
@@ -57,6 +58,16 @@ class SwitchScanner:
             return []
         self._kept += text
         return self._decide(final=False)
+
+    def text_run(self) -> TextRun | None:
+        """The chosen case's scanner's short path (``scanners.text_run``), once there is one."""
+        run = getattr(self._chosen, "text_run", None)
+        return run() if run is not None else None
+
+    def skip(self, text: str) -> None:
+        """Take ``text``, plain chunks of the last :meth:`text_run`: the chosen case's scanner does
+        (a run changes neither its value's end nor what it holds)."""
+        self._chosen.skip(text)  # type: ignore[union-attr]
 
     def end(self) -> list[Delta]:
         out = self._decide(final=True) if self._chosen is None and not self._stopped else []

@@ -15,10 +15,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from chatcodec.response_templates.scanners.protocol import Delta
+from chatcodec.response_templates.scanners.text_run import NOTHING, TextRun
 
 __all__ = ["TextScanner", "text_scanner"]
 
 _BLANK = "blank"
+#: The short path's runs (``scanners.text_run``): the text is emitted as it comes (nothing watched),
+#: or, while ``strip`` may hold a whitespace run back, anything but printable ASCII other than the
+#: space is watched (every character ``str.strip`` strips is among them).
+_VERBATIM_RUN = ((NOTHING,), ())
+_STRIPPED_RUN = (("[^!-~]",), ())
 
 
 class TextScanner:
@@ -61,6 +67,23 @@ class TextScanner:
         out.append(("text", (), "".join(self._held) + text[:cut]))
         self._held = [text[cut:]] if cut < len(text) else []
         return out
+
+    def text_run(self) -> TextRun | None:
+        """The short path (``scanners.text_run``) once the string is begun and nothing is held:
+        every chunk streams as it comes (``strip`` false, or ``"blank"`` after its first
+        non-whitespace character), or, with ``strip``, a chunk without whitespace."""
+        if not self._started or self._held:
+            return None
+        strip = self._strip
+        if strip is False:
+            return _VERBATIM_RUN
+        if strip == _BLANK:
+            return _VERBATIM_RUN if self._seen else None
+        return _STRIPPED_RUN if self._seen else None
+
+    def skip(self, text: str) -> None:
+        """Take ``text``, plain chunks of the last :meth:`text_run`: nothing to keep (their text
+        was emitted by the caller)."""
 
     def end(self) -> list[Delta]:
         out: list[Delta] = [] if self._started else [("begin", (), "string")]
