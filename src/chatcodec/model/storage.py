@@ -42,7 +42,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, broken_link, is_model_file, read_json_file
+from chatcodec.model.config import (
+    TOKENIZER_CONFIG_FILE,
+    broken_link,
+    is_directory,
+    is_model_file,
+    read_json_file,
+)
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
@@ -129,7 +135,7 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
             directory, a FIFO), or a legacy ``chat_template.json`` is combined with ``.jinja`` files.
     """
     directory = Path(path)
-    if not directory.is_dir():
+    if not is_directory(directory):
         bundled = _profile_chat_template(str(path))
         if bundled is not None:
             return bundled
@@ -179,7 +185,7 @@ def _stored_templates(directory: Path, *, migrating: bool = False
     Raises:
         ModelStorageError: as for :func:`load_chat_templates`.
     """
-    if not directory.is_dir():
+    if not is_directory(directory):
         what = ("it is a file; pass the directory holding it" if directory.exists()
                 else broken_link(directory) or "no such directory")
         raise ModelStorageError(f"{directory}: not a model directory ({what})", path=str(directory))
