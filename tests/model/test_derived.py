@@ -121,3 +121,21 @@ def test_a_template_that_runs_out_of_time_is_the_reason_there_is_no_template(
         "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; nothing was derived (the derivation renders "
         "dozens of conversations), line 1 of the chat template)). Pass one (schema= / response_template=), "
         "set codec.response_template, or load a bundled profile: ChatCodec.from_pretrained('qwen3').")
+
+
+def test_a_special_token_too_long_to_derive_with_is_the_reason_there_is_no_template(tmp_path: Path) -> None:
+    """QA: from_pretrained on a directory whose eos_token was 100,000 characters ran the derivation for
+    over 100 s (10,000 characters: 4 s); a token over MAX_DERIVE_TOKEN_CHARS (1,000) is not derived with."""
+    template, variables = template_and_variables(HY3)
+    directory = make_model_dir(tmp_path / "model", chat_template=template,
+                               special_tokens={**variables, "eos_token": "x" * 100_000})
+    codec = ChatCodec.from_pretrained(directory)  # returns at once: the token is checked before deriving
+    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
+    with pytest.raises(ResponseTemplateNotFoundError) as caught:
+        codec.parse_response("Hi", prefix="")
+    assert str(caught.value) == (
+        "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
+        "profile matched its chat template; its special token eos_token is 100,000 characters long, more "
+        "than MAX_DERIVE_TOKEN_CHARS (1,000) allows deriving with (real special tokens are a few dozen "
+        "characters)). Pass one (schema= / response_template=), set codec.response_template, or load a "
+        "bundled profile: ChatCodec.from_pretrained('qwen3').")

@@ -24,12 +24,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chatcodec.model.responses import ModelResponseParser
 
-__all__ = ["DERIVED_SOURCE", "Derivation", "UnverifiedCapabilityWarning", "derive_for_model",
-           "warn_unverified", "watch_parser"]
+__all__ = ["DERIVED_SOURCE", "MAX_DERIVE_TOKEN_CHARS", "Derivation", "UnverifiedCapabilityWarning",
+           "derive_for_model", "warn_unverified", "watch_parser"]
 
 
 #: ``codec.response_template_source`` of a derived response template.
 DERIVED_SOURCE = "derived"
+
+#: Longest special token a response template is derived with, in characters. The derivation
+#: compiles patterns around each token it finds, and its time grows faster than the token: a
+#: 10,000-character ``eos_token`` took 4 s in ``from_pretrained``, a 100,000-character one over 100 s.
+#: Real special tokens are a few dozen characters. Read at each call.
+MAX_DERIVE_TOKEN_CHARS = 1_000
 
 
 class UnverifiedCapabilityWarning(UserWarning):
@@ -62,9 +68,15 @@ def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping
 
     Returns:
         The :class:`Derivation`; a template that cannot be analysed (one that does not compile, or
-        runs out of render time on the plain conversation: one render, then the derivation stops)
-        gives no template and the error as its reason.
+        runs out of render time on the plain conversation: one render, then the derivation stops),
+        or a special token longer than :data:`MAX_DERIVE_TOKEN_CHARS`, gives no template and the
+        reason.
     """
+    for name, token in special_tokens.items():
+        if isinstance(token, str) and len(token) > MAX_DERIVE_TOKEN_CHARS:
+            return Derivation(None, {}, f"its special token {name} is {len(token):,} characters long, more "
+                                        f"than MAX_DERIVE_TOKEN_CHARS ({MAX_DERIVE_TOKEN_CHARS:,}) allows "
+                                        "deriving with (real special tokens are a few dozen characters)")
     from chatcodec.analysis.derive import derive_response_template
     from chatcodec.chat_templates.errors import ChatTemplateError
     from chatcodec.chat_templates.selection import select_chat_template
