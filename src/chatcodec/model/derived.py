@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from chatcodec.model.responses import ModelResponseParser
 
 __all__ = ["DERIVED_SOURCE", "MAX_DERIVE_SECONDS", "MAX_DERIVE_TOKEN_CHARS", "Derivation",
-           "UnverifiedCapabilityWarning", "derive_for_model", "warn_unverified", "watch_parser"]
+           "UnverifiedCapabilityWarning", "derive_for_model", "long_token_problem", "warn_unverified",
+           "watch_parser"]
 
 
 #: ``codec.response_template_source`` of a derived response template.
@@ -64,6 +65,24 @@ class Derivation:
     reason: str
 
 
+def long_token_problem(variables: Mapping[str, Any]) -> str | None:
+    """Why a response template cannot be derived with these template variables: one of them (a
+    special token) is a string longer than :data:`MAX_DERIVE_TOKEN_CHARS`; ``None`` when none is.
+
+    Args:
+        variables: the special tokens (and any other template variables) the derivation renders with.
+
+    Returns:
+        ``"its special token eos_token is 100,000 characters long, more than ..."``, or ``None``.
+    """
+    for name, token in variables.items():
+        if isinstance(token, str) and len(token) > MAX_DERIVE_TOKEN_CHARS:
+            return (f"its special token {name} is {len(token):,} characters long, more than "
+                    f"MAX_DERIVE_TOKEN_CHARS ({MAX_DERIVE_TOKEN_CHARS:,}) allows deriving with (real special "
+                    "tokens are a few dozen characters)")
+    return None
+
+
 def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping[str, Any],
                      where: str) -> Derivation:
     """Derive a response template from a model's chat template (``tool_use`` when it has one).
@@ -79,11 +98,9 @@ def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping
         whose renders take longer than :data:`MAX_DERIVE_SECONDS` together, or a special token
         longer than :data:`MAX_DERIVE_TOKEN_CHARS`, gives no template and the reason.
     """
-    for name, token in special_tokens.items():
-        if isinstance(token, str) and len(token) > MAX_DERIVE_TOKEN_CHARS:
-            return Derivation(None, {}, f"its special token {name} is {len(token):,} characters long, more "
-                                        f"than MAX_DERIVE_TOKEN_CHARS ({MAX_DERIVE_TOKEN_CHARS:,}) allows "
-                                        "deriving with (real special tokens are a few dozen characters)")
+    too_long = long_token_problem(special_tokens)
+    if too_long is not None:
+        return Derivation(None, {}, too_long)
     import time
 
     from chatcodec.analysis.derive import derive_response_template
