@@ -12,7 +12,8 @@ What is bounded, and where it is enforced:
   ``sort``, ``join``, ``list``, ...), or :data:`TEXT_CHARS_PER_STEP` characters of text a filter,
   ``str`` method or operator goes through, so the clock is read whatever a template spends its
   time on. :data:`MAX_TEMPLATE_STEPS` caps the steps too (a limit that does not depend on the
-  machine's speed), set so high that the clock is what stops real templates;
+  machine's speed), set so high that the clock is what stops real templates. Work that renders
+  many conversations can give all the renders of a block one deadline (:func:`render_deadline`);
 * memory: every string a template builds (:data:`MAX_STRING_LENGTH`: operators, ``str`` methods,
   filters, ``{% set %}`` blocks and macros, checked before building wherever the size can be
   known first), the text any list or dict would print as (the same limit, estimated without
