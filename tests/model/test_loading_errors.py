@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatcodec import ChatCodec, load_chat_templates
-from chatcodec.errors import ModelStorageError, UnknownProfileError
+from chatcodec.errors import ModelStorageError, ResponseTemplateError, UnknownProfileError
 
 
 @pytest.mark.parametrize(("source", "kind"), [(5, "int"), (None, "NoneType")])
@@ -65,3 +65,21 @@ def test_a_long_unknown_name_is_shown_cut() -> None:
     assert str(caught.value) == (
         f"from_pretrained: {('org/' + 'x' * 196)!r}... (304 characters) is neither a model directory nor a "
         "bundled profile, nor a Hub model id ('org/name'; `chatcodec profiles` lists the bundled profiles)")
+
+
+def test_a_stored_response_template_nested_past_the_recursion_limit_names_the_file(tmp_path: Path) -> None:
+    """QA: an open_pattern of 500 nested groups in tokenizer_config.json's response_template escaped
+    from_pretrained as a bare RecursionError (from the regex module's parser)."""
+    import json
+
+    template = {"start_anchor": "<|im_start|>assistant\n", "fields": {
+        "content": {"close": "<|im_end|>"},
+        "tool_calls": {"open_pattern": "(" * 500 + "a" + ")" * 500, "close": "</tool_call>",
+                       "content": "json"}}}
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"response_template": template}),
+                                                    encoding="utf-8")
+    with pytest.raises(ResponseTemplateError) as caught:
+        ChatCodec.from_pretrained(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path / 'tokenizer_config.json'}: response_template: nested too deeply to load (past Python's "
+        "recursion limit; a regex of hundreds of nested groups?)")

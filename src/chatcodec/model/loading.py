@@ -84,6 +84,9 @@ def _validated(template: dict[str, Any], where: str) -> dict[str, Any]:
     except ResponseTemplateError as error:
         raise ResponseTemplateError(f"{where}: response_template: {error}", field=error.field,
                                     key=error.key, path=error.path) from None
+    except RecursionError:  # a regex of hundreds of nested groups: the regex module's parser recurses
+        raise ResponseTemplateError(f"{where}: response_template: nested too deeply to load (past Python's "
+                                    "recursion limit; a regex of hundreds of nested groups?)") from None
     return template
 
 
