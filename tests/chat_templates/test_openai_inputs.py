@@ -303,6 +303,12 @@ class TestToolCalls:
                 "messages[1].tool_calls[0].function.arguments: the number 1e400 is beyond the range of a "
                 "float, so it would be written as Infinity: '{\"n\": 1e400}'",
             ),
+            (  # QA: a bare ValueError from json.loads, naming no message
+                '{"n": ' + "9" * 5000 + "}",
+                "messages[1].tool_calls[0].function.arguments: Exceeds the limit (4300 digits) for integer "
+                "string conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase the "
+                "limit: '{\"n\": " + "9" * 74 + "'",
+            ),
         ],
     )
     def test_arguments_that_would_change_as_a_mapping_are_refused(

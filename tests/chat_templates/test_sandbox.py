@@ -580,6 +580,39 @@ class TestTime:
         _limit("{{ range(30000)|sum }}", "MAX_TEMPLATE_STEPS")
 
 
+class TestRenderDeadline:
+    """``limits.render_deadline``: a time budget for all the renders of a block (deriving a response
+    template while a model loads renders dozens of conversations, each allowed MAX_RENDER_SECONDS)."""
+
+    LOOP = "{% for i in range(100000) %}{% for j in range(100) %}{% endfor %}{% endfor %}"
+
+    def test_a_render_past_the_block_deadline_names_the_blocks_limit(self) -> None:
+        with limits.render_deadline(0.0, "MAX_EXAMPLE_SECONDS", "the time of the example's renders",
+                                    "raise example.MAX_EXAMPLE_SECONDS"), \
+                pytest.raises(ChatTemplateLimitError) as caught:
+            render(self.LOOP)
+        assert (caught.value.limit, caught.value.value) == ("MAX_EXAMPLE_SECONDS", 0.0)
+        assert caught.value.message == ("chat template sandbox: the time of the example's renders exceeds "
+                                        "MAX_EXAMPLE_SECONDS (0.0). raise example.MAX_EXAMPLE_SECONDS")
+
+    def test_render_time_still_applies_inside_a_longer_block(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(limits, "MAX_RENDER_SECONDS", 0.0)
+        with limits.render_deadline(3600.0, "MAX_EXAMPLE_SECONDS", "the example's renders"):
+            _limit(self.LOOP, "MAX_RENDER_SECONDS")
+
+    def test_the_deadline_ends_with_the_block_and_stays_in_its_thread(self) -> None:
+        import threading
+
+        seen: list[str] = []
+        with limits.render_deadline(0.0, "MAX_EXAMPLE_SECONDS", "the example's renders"):
+            loop = "{% for i in range(3000) %}{% endfor %}ok"
+            thread = threading.Thread(target=lambda: seen.append(render(loop)))
+            thread.start()
+            thread.join()
+        assert seen == ["ok"]
+        assert render(loop) == "ok"
+
+
 class TestCompileLimits:
     """Templates too deeply nested for Python to compile fail with a limit error, not a raw one."""
 

@@ -184,3 +184,20 @@ def test_a_template_that_raises_on_every_probe_fails_naming_the_raise_and_the_co
         f"  line 1 of the chat template '{template}':",
         "    {{ raise_exception('boom') }}",
     ]
+
+
+@pytest.mark.parametrize("where", ["directory", "--var"])
+def test_a_special_token_too_long_to_derive_with_is_an_error(tmp_path: Path, where: str,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """QA: a 100,000-character eos_token kept the derivation busy for minutes (10,000: 4 s)."""
+    token = "x" * 100_000
+    directory = make_model_dir(tmp_path / "model", chat_template=corpus_template(QWEN25),
+                               special_tokens={"eos_token": token if where == "directory" else "<|im_end|>"})
+    extra = [] if where == "directory" else ["--var", f"eos_token={token}"]
+    assert main(["derive", str(directory), *extra]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"chatcodec: ValueError: derive: {directory}: nothing was derived: its special token eos_token is "
+        "100,000 characters long, more than MAX_DERIVE_TOKEN_CHARS (1,000) allows deriving with (real "
+        "special tokens are a few dozen characters)\n")

@@ -247,3 +247,13 @@ def test_bundled_response_templates_have_no_errors(tmp_path: Path,
     assert main(["lint", *map(str, paths)]) == 0
     severities = {line.split(" ")[1] for line in capsys.readouterr().out.splitlines()}
     assert severities == {"warning"}
+
+
+def test_text_nested_past_the_recursion_limit_is_linted_as_a_chat_template(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """QA: an object nested 5,000 deep in a file not named .json escaped as 'internal error
+    (RecursionError)' while lint looked for a configuration in it; it is text to Jinja, so a chat template."""
+    path = tmp_path / "deep.txt"
+    path.write_text('{"a": ' + "[" * 5000 + "]" * 5000 + "}")
+    assert main(["lint", str(path)]) == 0
+    assert capsys.readouterr() == ("", "")

@@ -18,8 +18,10 @@ from chatcodec.cli.options import positive_int, positive_seconds, seconds
         (positive_int, " 12 ", 12),
         (seconds, "0", 0.0),
         (seconds, "0.25", 0.25),
+        (seconds, "3600", 3600.0),
         (positive_seconds, "0.25", 0.25),
         (positive_seconds, " 120 ", 120.0),
+        (positive_seconds, "1e308", 1e308),  # a render timeout has no upper bound: the clock only compares
     ],
 )
 def test_good_values(convert: Any, text: str, expected: Any) -> None:
@@ -33,6 +35,9 @@ def test_good_values(convert: Any, text: str, expected: Any) -> None:
         (positive_int, "1.5", "expected a whole number of at least 1, got '1.5'"),
         (seconds, "-0.1", "expected seconds, a finite number of at least 0, got '-0.1'"),
         (seconds, "1e999", "expected seconds, a finite number of at least 0, got '1e999'"),
+        # QA: time.sleep(1e308) escaped as an internal error (OverflowError) after the first chunk
+        (seconds, "1e308", "expected seconds, at most MAX_DELAY_SECONDS (3600), got '1e308'"),
+        (seconds, "3600.5", "expected seconds, at most MAX_DELAY_SECONDS (3600), got '3600.5'"),
         (positive_seconds, "0", "expected seconds, a finite number more than 0, got '0'"),
         (positive_seconds, "-1", "expected seconds, a finite number more than 0, got '-1'"),
         (positive_seconds, "nan", "expected seconds, a finite number more than 0, got 'nan'"),
@@ -86,3 +91,14 @@ def test_a_render_out_of_time_tells_the_command_line_user_to_pass_timeout(limit:
     library_hint = r"raise chatcodec\.chat_templates\.limits\.MAX_RENDER_SECONDS$"
     with pytest.raises(ChatTemplateLimitError, match=library_hint):
         limits.RenderState(deadline=0.0).check_clock()
+
+
+@pytest.mark.parametrize("command", [["parse", "--no-prefix", "qwen3", "output.txt"], ["demo"]])
+def test_a_delay_past_the_hour_is_a_usage_error(command: list[str],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main([*command, "--delay", "1e308"])
+    assert raised.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (
+        f"chatcodec {command[0]}: error: argument --delay: expected seconds, at most MAX_DELAY_SECONDS "
+        "(3600), got '1e308'")

@@ -318,6 +318,19 @@ class TestErrors:
         assert code == 1
         assert err == f"chatcodec: ValueError: {conversation}: invalid conversation: nested too deeply\n"
 
+    def test_an_integer_past_4300_digits(self, tmp_path: Path,
+                                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+        """QA: json.loads raises a plain ValueError for it, and the message named no file."""
+        template = tmp_path / "t.jinja"
+        template.write_text("x")
+        conversation = tmp_path / "c.json"
+        conversation.write_text('[{"role": "user", "content": ' + "9" * 5000 + "}]")
+        code, _, err = run(capsysbinary, "render", str(template), str(conversation))
+        assert code == 1
+        assert err == (f"chatcodec: ValueError: {conversation}: invalid conversation: Exceeds the limit "
+                       "(4300 digits) for integer string conversion: value has 5000 digits; use "
+                       "sys.set_int_max_str_digits() to increase the limit\n")
+
     def test_a_model_directory_with_a_deeply_nested_config(
         self, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
     ) -> None:

@@ -399,6 +399,39 @@ class TestPaddingAndTensors:
         assert str(caught.value) == (
             "padding='max_length': pass max_length= (the model sets no model_max_length)")
 
+    @pytest.mark.parametrize(("kwargs", "prompts", "padded", "source", "total"), [
+        ({"padding": "max_length", "max_length": 10**10}, 1, "10,000,000,000", "max_length",
+         "10,000,000,000"),
+        ({"padding": "max_length", "max_length": 2**25 + 1}, 2, "33,554,433", "max_length", "67,108,866"),
+        ({"padding": True, "tokenizer_kwargs": {"pad_to_multiple_of": 10**10}}, 1, "10,000,000,000",
+         "the longest prompt rounded up to a multiple of pad_to_multiple_of (10,000,000,000)",
+         "10,000,000,000"),
+    ])
+    def test_padding_past_max_padded_tokens_is_an_error(self, qwen3: ChatCodec, kwargs: dict[str, Any],
+                                                        prompts: int, padded: str, source: str,
+                                                        total: str) -> None:
+        """QA: padding to max_length=10**10 built lists of ten billion ids: a bare MemoryError, or the
+        system's out-of-memory killer."""
+        chat = [{"role": "user", "content": "hi"}]
+        with pytest.raises(ValueError) as caught:
+            qwen3.apply_chat_template(chat if prompts == 1 else [chat] * prompts, **kwargs)
+        assert str(caught.value) == (
+            f"padding: {prompts} prompt(s) padded to {padded} tokens ({source}) would hold {total} token "
+            "ids, more than MAX_PADDED_TOKENS (67,108,864, in chatcodec.model.encoding); pass a smaller "
+            "max_length or pad_to_multiple_of")
+
+    def test_padding_up_to_max_padded_tokens_is_done(self, qwen3: ChatCodec,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        from chatcodec.model import encoding
+
+        monkeypatch.setattr(encoding, "MAX_PADDED_TOKENS", 20)
+        chat = [{"role": "user", "content": "hi"}]
+        ids = qwen3.apply_chat_template(chat, return_dict=False)
+        padded = qwen3.apply_chat_template([chat, chat], padding="max_length", max_length=10)
+        assert padded["attention_mask"] == [[1] * len(ids) + [0] * (10 - len(ids))] * 2
+        with pytest.raises(ValueError, match=r"^padding: 2 prompt\(s\) padded to 11 tokens"):
+            qwen3.apply_chat_template([chat, chat], padding="max_length", max_length=11)
+
     @pytest.mark.parametrize("max_length", [-1, "5", 2.5, True])
     def test_other_max_lengths_are_errors(self, qwen3: ChatCodec, max_length: Any) -> None:
         # The reference raises a bare OverflowError for -1 and TypeError for "5" from inside the

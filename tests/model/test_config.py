@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from chatcodec.errors import ModelStorageError
+from chatcodec.model import config as config_module
 from chatcodec.model.config import (
     AddedToken,
     read_tokenizer_config,
@@ -214,6 +215,45 @@ def test_json_nested_past_the_recursion_limit_names_the_file(tmp_path: Path, nam
         read_tokenizer_config(tmp_path)
     assert str(caught.value) == f"{tmp_path / name}: invalid JSON: nested too deeply"
     assert caught.value.path == str(tmp_path / name)
+
+
+class TestOversizedConfigurationFiles:
+    """QA: a configuration file had no size limit; a sparse 6 GB ``tokenizer_config.json`` (a few bytes
+    on disk) made ``from_pretrained`` read it whole and die with a bare ``MemoryError``."""
+
+    def test_the_limit_is_32_mib(self) -> None:
+        assert config_module.MAX_CONFIG_BYTES == 32 * 1024 * 1024
+
+    @pytest.mark.parametrize("name", ["tokenizer_config.json", "special_tokens_map.json",
+                                      "generation_config.json"])
+    def test_a_file_one_byte_over_is_refused_naming_it(self, tmp_path: Path, name: str) -> None:
+        with open(tmp_path / name, "wb") as handle:  # sparse: nothing is written
+            handle.truncate(32 * 1024 * 1024 + 1)
+        with pytest.raises(ModelStorageError) as caught:
+            read_tokenizer_config(tmp_path)
+        assert str(caught.value) == (
+            f"{tmp_path / name}: larger than MAX_CONFIG_BYTES (33,554,432 bytes), more than a configuration "
+            "file holds (raise chatcodec.model.config.MAX_CONFIG_BYTES for a trusted one)")
+        assert caught.value.path == str(tmp_path / name)
+
+    def test_the_limit_is_read_at_each_call(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        (tmp_path / "tokenizer_config.json").write_bytes(b'{"eos_token": "</s>"}')  # 21 bytes
+        monkeypatch.setattr(config_module, "MAX_CONFIG_BYTES", 21)
+        assert read_tokenizer_config(tmp_path).special_tokens == {"eos_token": "</s>"}
+        monkeypatch.setattr(config_module, "MAX_CONFIG_BYTES", 20)
+        with pytest.raises(ModelStorageError, match=r"larger than MAX_CONFIG_BYTES \(20 bytes\)"):
+            read_tokenizer_config(tmp_path)
+
+    def test_an_integer_too_long_to_convert_names_the_file(self, tmp_path: Path) -> None:
+        """Was a bare ``ValueError`` from ``json.loads``."""
+        (tmp_path / "tokenizer_config.json").write_text('{"model_max_length": ' + "9" * 5000 + "}",
+                                                        encoding="utf-8")
+        with pytest.raises(ModelStorageError) as caught:
+            read_tokenizer_config(tmp_path)
+        assert str(caught.value) == (
+            f"{tmp_path / 'tokenizer_config.json'}: invalid JSON: Exceeds the limit (4300 digits) for "
+            "integer string conversion: value has 5000 digits; use sys.set_int_max_str_digits() to increase "
+            "the limit")
 
 
 class TestFilesThatAreThereButCannotBeRead:

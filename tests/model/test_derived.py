@@ -121,3 +121,45 @@ def test_a_template_that_runs_out_of_time_is_the_reason_there_is_no_template(
         "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; nothing was derived (the derivation renders "
         "dozens of conversations), line 1 of the chat template)). Pass one (schema= / response_template=), "
         "set codec.response_template, or load a bundled profile: ChatCodec.from_pretrained('qwen3').")
+
+
+def test_a_special_token_too_long_to_derive_with_is_the_reason_there_is_no_template(tmp_path: Path) -> None:
+    """QA: from_pretrained on a directory whose eos_token was 100,000 characters ran the derivation for
+    over 100 s (10,000 characters: 4 s); a token over MAX_DERIVE_TOKEN_CHARS (1,000) is not derived with."""
+    template, variables = template_and_variables(HY3)
+    directory = make_model_dir(tmp_path / "model", chat_template=template,
+                               special_tokens={**variables, "eos_token": "x" * 100_000})
+    codec = ChatCodec.from_pretrained(directory)  # returns at once: the token is checked before deriving
+    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
+    with pytest.raises(ResponseTemplateNotFoundError) as caught:
+        codec.parse_response("Hi", prefix="")
+    assert str(caught.value) == (
+        "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
+        "profile matched its chat template; its special token eos_token is 100,000 characters long, more "
+        "than MAX_DERIVE_TOKEN_CHARS (1,000) allows deriving with (real special tokens are a few dozen "
+        "characters)). Pass one (schema= / response_template=), set codec.response_template, or load a "
+        "bundled profile: ChatCodec.from_pretrained('qwen3').")
+
+
+def test_a_derivation_past_max_derive_seconds_is_the_reason_there_is_no_template(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """QA: a chat template that worked on every render and then raised kept from_pretrained deriving
+    for minutes (over a hundred renders, each allowed MAX_RENDER_SECONDS: 1.6 s of work each took
+    190 s; 59 s each would take nearly two hours). The renders share MAX_DERIVE_SECONDS."""
+    from chatcodec.model import derived
+
+    monkeypatch.setattr(derived, "MAX_DERIVE_SECONDS", 0.2)
+    directory = make_model_dir(
+        tmp_path / "model", special_tokens={"eos_token": "</s>"},
+        chat_template="{% for i in range(100000) %}{% for j in range(2) %}{% endfor %}{% endfor %}"
+                      "{{ raise_exception('refused') }}")
+    codec = ChatCodec.from_pretrained(directory)
+    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
+    with pytest.raises(ResponseTemplateNotFoundError) as caught:
+        codec.parse_response("Hi", prefix="")
+    assert str(caught.value) == (
+        "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
+        "profile matched its chat template; deriving one from its chat template took longer than "
+        "MAX_DERIVE_SECONDS (0.2 s of renders); run `chatcodec derive` on it). Pass one (schema= / "
+        "response_template=), set codec.response_template, or load a bundled profile: "
+        "ChatCodec.from_pretrained('qwen3').")

@@ -237,6 +237,28 @@ class TestLoadErrors:
         assert str(caught.value) == (f"{tmp_path / 'chat_template.jinja'}: a symbolic link to "
                                      "../../blobs/9f8e7d, which does not exist")
 
+    def test_templates_larger_than_the_total_bound(self, tmp_path: Path) -> None:
+        """QA: 3,000 sparse additional_chat_templates/*.jinja files just under MAX_TEMPLATE_BYTES each
+        (12 GB to read, nothing on disk) made from_pretrained die with a bare MemoryError after 30 s."""
+        from chatcodec.model import storage
+
+        assert storage.MAX_TEMPLATES_TOTAL_BYTES == 16 * 1024 * 1024
+        write(tmp_path, {"chat_template.jinja": "{{ messages }}"})  # 14 bytes
+        (tmp_path / "additional_chat_templates").mkdir()
+        for index in range(4):
+            with open(tmp_path / "additional_chat_templates" / f"t{index}.jinja", "wb") as handle:
+                handle.truncate(4 * 1024 * 1024)  # sparse: nothing is written
+        with pytest.raises(ModelStorageError) as caught:
+            load_chat_templates(tmp_path)
+        assert str(caught.value) == (
+            f"{tmp_path}: 5 chat template files of 16,777,230 bytes in all, more than "
+            "MAX_TEMPLATES_TOTAL_BYTES (16,777,216) allows; real models hold a few templates of a few dozen "
+            "kilobytes (raise "
+            "chatcodec.model.storage.MAX_TEMPLATES_TOTAL_BYTES for a trusted directory)")
+        assert caught.value.path == str(tmp_path)
+        (tmp_path / "chat_template.jinja").unlink()  # 16 MiB exactly: read
+        assert sorted(load_chat_templates(tmp_path)) == ["t0", "t1", "t2", "t3"]
+
     def test_a_template_larger_than_the_bound(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """QA: a 55 MB chat_template.jinja took two minutes and 1.9 GB in from_pretrained."""
         from chatcodec.model import storage

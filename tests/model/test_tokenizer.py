@@ -106,6 +106,22 @@ class TestLoading:
         with pytest.raises(ModelStorageError, match=r"tokenizer.json: tokenizers cannot load it: "):
             load_tokenizer(tmp_path)
 
+    def test_a_tokenizer_json_larger_than_the_bound_is_not_read(self, tmp_path: Path) -> None:
+        """QA: tokenizers reads the whole file first: a sparse 6 GB tokenizer.json (nothing on disk)
+        took 6 GB of memory before failing to parse."""
+        from chatcodec.model import tokenizer
+
+        assert tokenizer.MAX_TOKENIZER_BYTES == 256 * 1024 * 1024
+        with open(tmp_path / "tokenizer.json", "wb") as handle:
+            handle.truncate(6 * 1024**3)
+        with pytest.raises(ModelStorageError) as caught:
+            load_tokenizer(tmp_path)  # not lazy: read now
+        assert str(caught.value) == (
+            f"{tmp_path / 'tokenizer.json'}: 6,442,450,944 bytes, more than MAX_TOKENIZER_BYTES "
+            "(268,435,456) allows; real tokenizer.json files are a few dozen megabytes (raise "
+            "chatcodec.model.tokenizer.MAX_TOKENIZER_BYTES for a trusted one)")
+        assert caught.value.path == str(tmp_path / "tokenizer.json")
+
     def test_a_model_directory_reads_its_tokenizer_on_first_use(self, tmp_path: Path) -> None:
         from chatcodec.model.codec import ChatCodec
 

@@ -12,7 +12,8 @@ What is bounded, and where it is enforced:
   ``sort``, ``join``, ``list``, ...), or :data:`TEXT_CHARS_PER_STEP` characters of text a filter,
   ``str`` method or operator goes through, so the clock is read whatever a template spends its
   time on. :data:`MAX_TEMPLATE_STEPS` caps the steps too (a limit that does not depend on the
-  machine's speed), set so high that the clock is what stops real templates;
+  machine's speed), set so high that the clock is what stops real templates. Work that renders
+  many conversations can give all the renders of a block one deadline (:func:`render_deadline`);
 * memory: every string a template builds (:data:`MAX_STRING_LENGTH`: operators, ``str`` methods,
   filters, ``{% set %}`` blocks and macros, checked before building wherever the size can be
   known first), the text any list or dict would print as (the same limit, estimated without
@@ -34,6 +35,7 @@ This module keeps one rule: checks are cheap enough to run on every operation th
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import os
 import sys
@@ -82,6 +84,7 @@ __all__ = [
     "memory_error",
     "process_memory",
     "recursion_error",
+    "render_deadline",
 ]
 
 #: Maximum steps in one render (see the module docstring for what a step is). A safety net for
@@ -318,7 +321,7 @@ class RenderState:
 
     now: datetime | None = None
     steps_left: int = field(default_factory=lambda: MAX_TEMPLATE_STEPS)
-    deadline: float = field(default_factory=lambda: time.monotonic() + MAX_RENDER_SECONDS)
+    deadline: float = field(default_factory=lambda: _first_deadline())
     memory_base: int = field(default_factory=lambda: process_memory())
     memory_next: int = field(default_factory=lambda: MAX_TEMPLATE_STEPS - MEMORY_CHECK_STEPS)
     #: items a comparison or hash of a container goes through, by ``id`` (the container is kept,
@@ -369,6 +372,10 @@ class RenderState:
             ChatTemplateLimitError: the deadline has passed.
         """
         if time.monotonic() > self.deadline:
+            shared = _DEADLINE.get()
+            if shared is not None and shared[0] == self.deadline:
+                _, limit, seconds, what, hint = shared
+                raise limit_error(what, limit, seconds, hint)
             raise limit_error("the render time", "MAX_RENDER_SECONDS", MAX_RENDER_SECONDS, RENDER_TIME_HINT)
 
     def charge(self, steps: int) -> None:
@@ -443,6 +450,48 @@ SIZED_TYPES = frozenset({list, tuple, dict, str, range})
 
 _STATE: contextvars.ContextVar[RenderState | None] = contextvars.ContextVar("chatcodec_render_state",
                                                                             default=None)
+
+#: The deadline :func:`render_deadline` sets for every render of its block: ``(time.monotonic()
+#: value, the limit's name, its seconds, what runs out of time, the hint)``.
+_DEADLINE: contextvars.ContextVar[tuple[float, str, float, str, str] | None] = contextvars.ContextVar(
+    "chatcodec_render_deadline", default=None)
+
+
+def _first_deadline() -> float:
+    """A new render's deadline: :data:`MAX_RENDER_SECONDS` from now, or the block's deadline of
+    :func:`render_deadline` when that comes first."""
+    own = time.monotonic() + MAX_RENDER_SECONDS
+    shared = _DEADLINE.get()
+    return own if shared is None else min(own, shared[0])
+
+
+@contextlib.contextmanager
+def render_deadline(seconds: float, limit: str, what: str, hint: str = "") -> Iterator[float]:
+    """Within the block, every render must end within ``seconds`` of the block's start, besides
+    :data:`MAX_RENDER_SECONDS` each: for work that renders many conversations (deriving a response
+    template while a model loads), whose total time one render's limit does not bound. The
+    deadline holds in this thread or task only (a context variable), never in another render.
+
+    Args:
+        seconds: the time the block's renders may take together.
+        limit: the constant that holds ``seconds``, named by the error.
+        what: what runs out of time, for the message (``"the time of the derivation's renders"``).
+        hint: how to proceed, if the template is trusted (default: raise the constant, as if it
+            were one of this module's).
+
+    Yields:
+        The deadline, a ``time.monotonic()`` value (the caller may check it after the block).
+
+    Raises:
+        ChatTemplateLimitError: (from a render in the block) the deadline has passed; its ``limit``
+            is ``limit``.
+    """
+    deadline = time.monotonic() + seconds
+    token = _DEADLINE.set((deadline, limit, seconds, what, hint))
+    try:
+        yield deadline
+    finally:
+        _DEADLINE.reset(token)
 
 
 def active_state() -> RenderState | None:

@@ -224,6 +224,8 @@ def _arguments(arguments: Any, as_text: bool, where: str) -> Any:
             "arguments are a JSON object, as a string (the OpenAI wire form) or as a mapping") from None
     except _ChangedValue as error:
         raise ConversationError(f"{where}: {error}: {arguments[:80]!r}") from None
+    except ValueError as error:  # an integer past Python's conversion limit (4,300 digits): a bare ValueError
+        raise ConversationError(f"{where}: {error}: {arguments[:80]!r}") from None
     if not isinstance(value, dict):
         raise ConversationError(f"{where}: expected a JSON object, got {type(value).__name__} "
                                 f"{arguments[:80]!r}")

@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     """Derive, print the template (or the JSON report) and the labels; returns the exit code, 0.
 
     Raises:
-        OSError, ValueError: the input cannot be read.
+        OSError, ValueError: the input cannot be read, or a special token (``--var`` too) is longer than
+            :data:`~chatcodec.model.derived.MAX_DERIVE_TOKEN_CHARS`.
         ChatTemplateNotFoundError, ModelStorageError: no usable chat template.
         ChatTemplateError: the chat template does not compile, or raises on every probe conversation.
     """
@@ -62,6 +63,11 @@ def run(args: argparse.Namespace) -> int:
     source = read_chat_template_source(args.source)
     template = select_chat_template(source.templates, args.template_name, [{"type": "function"}])
     variables: dict[str, Any] = {**source.special_tokens, **dict(args.var)}
+    from chatcodec.model.derived import long_token_problem
+
+    too_long = long_token_problem(variables)
+    if too_long is not None:  # the derivation's time grows faster than a token (100,000 characters: minutes)
+        raise ValueError(f"derive: {source.origin}: nothing was derived: {too_long}")
     if "eos_token" not in variables:
         print("chatcodec: warning: no eos_token is known (a bare template file): outputs are compared up to "
               "the end of the turn; pass --var eos_token=... for the model's", file=sys.stderr)

@@ -125,8 +125,9 @@ def read_json(source: str, what: str = "JSON") -> Any:
 
     Raises:
         OSError: the file cannot be read.
-        ValueError: the file is empty, not valid JSON (the message names the file, line and column)
-            or nested too deeply. A leading byte-order mark is skipped.
+        ValueError: the file is empty, not valid JSON (the message names the file, line and column),
+            nested too deeply or holds an integer of more than 4,300 digits (the message names the
+            file). A leading byte-order mark is skipped.
     """
     text = read_text(source).removeprefix("\ufeff")
     if not text.strip():
@@ -141,6 +142,8 @@ def read_json(source: str, what: str = "JSON") -> Any:
         ) from None
     except RecursionError:
         raise ValueError(f"{source}: invalid {what}: nested too deeply") from None
+    except ValueError as error:  # an integer past Python's conversion limit (4,300 digits)
+        raise ValueError(f"{source}: invalid {what}: {error}") from None
 
 
 def read_tools(source: str | None) -> list[Any] | None:

@@ -145,5 +145,5 @@ def _json_inputs(held: TemplateFile, path: str) -> list[tuple[str, str, Any]]:
 def _is_json_object(text: str) -> bool:
     try:
         return isinstance(json.loads(text), dict)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, an integer past 4,300 digits, nested too deeply
         return False

@@ -12,7 +12,8 @@ import contextlib
 import math
 from collections.abc import Iterator
 
-__all__ = ["add_timeout", "positive_int", "positive_seconds", "render_timeout", "seconds"]
+__all__ = ["MAX_DELAY_SECONDS", "add_timeout", "positive_int", "positive_seconds", "render_timeout",
+           "seconds"]
 
 
 def positive_int(text: str) -> int:
@@ -30,18 +31,31 @@ def positive_int(text: str) -> int:
     return value
 
 
+#: Longest ``--delay``, in seconds: a pause after each chunk, to watch a stream (``time.sleep`` fails
+#: past about 9.2e9 seconds, which escaped as an internal error).
+MAX_DELAY_SECONDS = 3600.0
+
+
+def _finite_seconds(text: str) -> float:
+    """``text`` as a number of seconds, ``nan`` when it is not a number."""
+    try:
+        return float(text)
+    except ValueError:
+        return math.nan
+
+
 def seconds(text: str) -> float:
-    """A finite number of seconds, at least 0 (``--delay``).
+    """A finite number of seconds from 0 to :data:`MAX_DELAY_SECONDS` (``--delay``).
 
     Raises:
-        argparse.ArgumentTypeError: a negative number, ``nan``, ``inf`` or not a number.
+        argparse.ArgumentTypeError: a negative number, more than an hour, ``nan``, ``inf`` or not a number.
     """
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
+    value = _finite_seconds(text)
     if not math.isfinite(value) or value < 0:
         raise argparse.ArgumentTypeError(f"expected seconds, a finite number of at least 0, got {text!r}")
+    if value > MAX_DELAY_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds, at most MAX_DELAY_SECONDS ({MAX_DELAY_SECONDS:g}), got {text!r}")
     return value
 
 
@@ -51,11 +65,8 @@ def positive_seconds(text: str) -> float:
     Raises:
         argparse.ArgumentTypeError: zero, a negative number, ``nan``, ``inf`` or not a number.
     """
-    try:
-        value = seconds(text)
-    except argparse.ArgumentTypeError:
-        value = 0.0
-    if value <= 0:
+    value = _finite_seconds(text)
+    if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"expected seconds, a finite number more than 0, got {text!r}")
     return value
 

@@ -276,7 +276,7 @@ def template_json_text(text: str, source: str) -> TemplateFile | None:
         return None
     try:
         data = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON (a chat template), or nested past the recursion limit
         return None
     if not isinstance(data, dict) or RESPONSE_TEMPLATE_KEYS & data.keys():
         return None

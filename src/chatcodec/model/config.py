@@ -26,6 +26,7 @@ from chatcodec.errors import ModelStorageError
 
 __all__ = [
     "GENERATION_CONFIG_FILE",
+    "MAX_CONFIG_BYTES",
     "SPECIAL_TOKENS_ATTRIBUTES",
     "SPECIAL_TOKENS_MAP_FILE",
     "TOKENIZER_CONFIG_FILE",
@@ -34,10 +35,12 @@ __all__ = [
     "broken_link",
     "check_side",
     "config_special_tokens",
+    "is_directory",
     "is_model_file",
     "json_file_text",
     "read_json_file",
     "read_tokenizer_config",
+    "shown_name",
     "token_content",
     "write_tokenizer_config",
 ]
@@ -45,6 +48,14 @@ __all__ = [
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 SPECIAL_TOKENS_MAP_FILE = "special_tokens_map.json"
 GENERATION_CONFIG_FILE = "generation_config.json"
+
+#: Largest JSON configuration file a model directory may hold (``tokenizer_config.json``,
+#: ``special_tokens_map.json``, ``generation_config.json``, ``chat_template.json``,
+#: ``processor_config.json``), in bytes. Real ones are a few kilobytes to about a megabyte (a config
+#: listing thousands of added tokens); the file is read whole and parsed into Python objects, which
+#: take several times its size, so a multi-gigabyte file would exhaust memory. Read at each call:
+#: raise ``chatcodec.model.config.MAX_CONFIG_BYTES`` for a trusted larger one.
+MAX_CONFIG_BYTES = 32 * 1024 * 1024
 
 #: The named special tokens a chat template sees as variables (the reference's
 #: ``PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES``, transformers 5.24).
@@ -123,6 +134,47 @@ class TokenizerConfig:
         return value if isinstance(value, int) and 0 < value < 10**12 else None
 
 
+#: Characters of a path or name that error messages show (one of thousands is cut, saying so).
+SHOWN_NAME_CHARS = 200
+
+
+def shown_name(name: str, *, quoted: bool = False) -> str:
+    """A path or name as an error message shows it: cut to :data:`SHOWN_NAME_CHARS` characters and
+    followed by its length when it is longer.
+
+    Args:
+        name: the path or name.
+        quoted: show it as a Python string literal (``repr``).
+    """
+    head = name[:SHOWN_NAME_CHARS]
+    text = repr(head) if quoted else head
+    return text if len(name) <= SHOWN_NAME_CHARS else f"{text}... ({len(name):,} characters)"
+
+
+def is_directory(path: Path) -> bool:
+    """Whether ``path`` is a directory (following symbolic links), as ``Path.is_dir`` answers, except
+    that a name the system cannot look up is an error rather than a bare ``OSError``.
+
+    Args:
+        path: a path given by the caller.
+
+    Returns:
+        ``True`` for a directory; ``False`` when nothing is there, something else is, or no file
+        can have the name (it holds a NUL character or a lone surrogate).
+
+    Raises:
+        ModelStorageError: the name is too long for the file system, or a folder on the way cannot be
+            searched; the message names the path (cut to :data:`SHOWN_NAME_CHARS` characters) and the
+            system's reason.
+    """
+    try:
+        return path.is_dir()
+    except OSError as error:  # ENAMETOOLONG, EACCES: Path.is_dir lets them through
+        shown = shown_name(str(path))
+        raise ModelStorageError(f"{shown}: cannot be a model directory: {error.strerror or error}",
+                                path=str(path)) from None
+
+
 def is_model_file(path: Path) -> bool:
     """Whether a model directory holds the file ``path``, refusing what is there but cannot be read.
 
@@ -171,6 +223,8 @@ def broken_link(path: Path) -> str | None:
         return f"a symbolic link to {os.readlink(path)}, which does not exist"
     except OSError as error:  # a link loop (ELOOP), no permission on a folder on the way
         return f"cannot be read: {error.strerror or error}"
+    except ValueError:  # a NUL character or a lone surrogate: no file can have this name
+        return None
     return None
 
 
@@ -184,10 +238,18 @@ def read_json_file(path: Path) -> Any:
         The parsed value.
 
     Raises:
-        ModelStorageError: the file is not UTF-8 JSON, or nests past Python's recursion limit.
+        ModelStorageError: the file is larger than :data:`MAX_CONFIG_BYTES`, is not UTF-8 JSON, nests
+            past Python's recursion limit, holds an integer longer than Python converts (4,300
+            digits), or does not fit in memory.
     """
+    with open(path, "rb") as handle:  # the size read, not stat's: a file may grow, /proc lies
+        data = handle.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ModelStorageError(
+            f"{path}: larger than MAX_CONFIG_BYTES ({MAX_CONFIG_BYTES:,} bytes), more than a configuration "
+            "file holds (raise chatcodec.model.config.MAX_CONFIG_BYTES for a trusted one)", path=str(path))
     try:
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ModelStorageError(
             f"{path}: not UTF-8 text (byte {error.start}: {error.reason})", path=str(path)
@@ -201,6 +263,11 @@ def read_json_file(path: Path) -> Any:
         ) from None
     except RecursionError:
         raise ModelStorageError(f"{path}: invalid JSON: nested too deeply", path=str(path)) from None
+    except MemoryError:
+        raise ModelStorageError(f"{path}: invalid JSON: too large to parse in memory",
+                                path=str(path)) from None
+    except ValueError as error:  # an integer of more than sys.get_int_max_str_digits() digits
+        raise ModelStorageError(f"{path}: invalid JSON: {error}", path=str(path)) from None
 
 
 def token_content(value: Any, where: str) -> str | None:

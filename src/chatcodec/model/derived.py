@@ -24,12 +24,26 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from chatcodec.model.responses import ModelResponseParser
 
-__all__ = ["DERIVED_SOURCE", "Derivation", "UnverifiedCapabilityWarning", "derive_for_model",
-           "warn_unverified", "watch_parser"]
+__all__ = ["DERIVED_SOURCE", "MAX_DERIVE_SECONDS", "MAX_DERIVE_TOKEN_CHARS", "Derivation",
+           "UnverifiedCapabilityWarning", "derive_for_model", "long_token_problem", "warn_unverified",
+           "watch_parser"]
 
 
 #: ``codec.response_template_source`` of a derived response template.
 DERIVED_SOURCE = "derived"
+
+#: Most seconds the renders of one derivation may take together while a model loads. Deriving
+#: renders over a hundred conversations, each allowed ``MAX_RENDER_SECONDS``: a chat template that
+#: worked 1.6 s on every render and then raised kept ``from_pretrained`` busy for 190 s (one that
+#: worked 59 s would have for nearly two hours). Real templates derive in a few seconds. Read at
+#: each call.
+MAX_DERIVE_SECONDS = 60.0
+
+#: Longest special token a response template is derived with, in characters. The derivation
+#: compiles patterns around each token it finds, and its time grows faster than the token: a
+#: 10,000-character ``eos_token`` took 4 s in ``from_pretrained``, a 100,000-character one over 100 s.
+#: Real special tokens are a few dozen characters. Read at each call.
+MAX_DERIVE_TOKEN_CHARS = 1_000
 
 
 class UnverifiedCapabilityWarning(UserWarning):
@@ -51,6 +65,24 @@ class Derivation:
     reason: str
 
 
+def long_token_problem(variables: Mapping[str, Any]) -> str | None:
+    """Why a response template cannot be derived with these template variables: one of them (a
+    special token) is a string longer than :data:`MAX_DERIVE_TOKEN_CHARS`; ``None`` when none is.
+
+    Args:
+        variables: the special tokens (and any other template variables) the derivation renders with.
+
+    Returns:
+        ``"its special token eos_token is 100,000 characters long, more than ..."``, or ``None``.
+    """
+    for name, token in variables.items():
+        if isinstance(token, str) and len(token) > MAX_DERIVE_TOKEN_CHARS:
+            return (f"its special token {name} is {len(token):,} characters long, more than "
+                    f"MAX_DERIVE_TOKEN_CHARS ({MAX_DERIVE_TOKEN_CHARS:,}) allows deriving with (real special "
+                    "tokens are a few dozen characters)")
+    return None
+
+
 def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping[str, Any],
                      where: str) -> Derivation:
     """Derive a response template from a model's chat template (``tool_use`` when it has one).
@@ -62,22 +94,43 @@ def derive_for_model(templates: str | Mapping[str, str], special_tokens: Mapping
 
     Returns:
         The :class:`Derivation`; a template that cannot be analysed (one that does not compile, or
-        runs out of render time on the plain conversation: one render, then the derivation stops)
-        gives no template and the error as its reason.
+        runs out of render time on the plain conversation: one render, then the derivation stops),
+        whose renders take longer than :data:`MAX_DERIVE_SECONDS` together, or a special token
+        longer than :data:`MAX_DERIVE_TOKEN_CHARS`, gives no template and the reason.
     """
+    too_long = long_token_problem(special_tokens)
+    if too_long is not None:
+        return Derivation(None, {}, too_long)
+    import time
+
     from chatcodec.analysis.derive import derive_response_template
     from chatcodec.chat_templates.errors import ChatTemplateError
+    from chatcodec.chat_templates.limits import render_deadline
     from chatcodec.chat_templates.selection import select_chat_template
     from chatcodec.errors import ChatCodecError
 
+    out_of_time = Derivation(None, {}, "deriving one from its chat template took longer than "
+                                       f"MAX_DERIVE_SECONDS ({MAX_DERIVE_SECONDS:g} s of renders); run "
+                                       "`chatcodec derive` on it")
+    deadline = time.monotonic() + MAX_DERIVE_SECONDS
     try:
         template = select_chat_template(templates, None, [{"type": "function"}])
-        derived = derive_response_template(template, variables=dict(special_tokens))
+        budget = render_deadline(
+            MAX_DERIVE_SECONDS, "MAX_DERIVE_SECONDS", "the time of the derivation's renders",
+            "if the template is trusted, raise chatcodec.model.derived.MAX_DERIVE_SECONDS")
+        with budget as deadline:
+            derived = derive_response_template(template, variables=dict(special_tokens))
     except ChatTemplateError as error:  # one line: the reason goes inside parse_response's error
+        if time.monotonic() > deadline:  # the renders were cut short, whatever the error says
+            return out_of_time
         line = "" if error.lineno is None else f", line {error.lineno} of the chat template"
         return Derivation(None, {}, f"its chat template could not be analysed ({error.message}{line})")
     except ChatCodecError as error:
+        if time.monotonic() > deadline:
+            return out_of_time
         return Derivation(None, {}, f"its chat template could not be analysed ({error})")
+    if time.monotonic() > deadline:  # renders were cut short: what was derived is not verified
+        return out_of_time
     labels = {name: label.to_json() for name, label in derived.capabilities.items()}
     content = derived.capabilities["content"]
     if content.status != "verified":

@@ -23,7 +23,14 @@ from chatcodec.model.control_tokens import encode_marked_chat
 from chatcodec.model.masks import assistant_mask
 from chatcodec.model.tokenizer import Tokenizer
 
-__all__ = ["EncodedChat", "PaddingOptions", "batch_output", "encode_chat"]
+__all__ = ["MAX_PADDED_TOKENS", "EncodedChat", "PaddingOptions", "batch_output", "encode_chat"]
+
+#: Most token ids one call may pad its prompts to, over the whole batch (the padded length times the
+#: number of prompts): ``padding="max_length", max_length=10**10`` asked for lists of ten billion ids
+#: and died with a bare ``MemoryError`` (or the system's out-of-memory killer). 2**26 ids are about
+#: 1 GB of ``input_ids`` and ``attention_mask`` lists; the longest context of a model today (10M
+#: tokens) fits with room. Read at each call.
+MAX_PADDED_TOKENS = 2**26
 
 
 @dataclass
@@ -82,7 +89,8 @@ class PaddingOptions:
             The length to pad every prompt to, or ``None``.
 
         Raises:
-            ValueError: an unknown ``padding`` value, or ``"max_length"`` with no length known.
+            ValueError: an unknown ``padding`` value, ``"max_length"`` with no length known, or a
+                padded batch of more than :data:`MAX_PADDED_TOKENS` ids.
         """
         strategy = self.strategy()
         if strategy == "do_not_pad":
@@ -96,7 +104,17 @@ class PaddingOptions:
                     "padding='max_length': pass max_length= (the model sets no model_max_length)")
             length = known
         multiple = self.pad_to_multiple_of
-        return length if not multiple else -(-length // multiple) * multiple
+        length = length if not multiple else -(-length // multiple) * multiple
+        if length > max(lengths, default=0) and length * len(lengths) > MAX_PADDED_TOKENS:
+            source = "max_length" if strategy == "max_length" and self.max_length is not None else (
+                "model_max_length" if strategy == "max_length" else "the longest prompt")
+            rounded = f" rounded up to a multiple of pad_to_multiple_of ({multiple:,})" if multiple else ""
+            raise ValueError(
+                f"padding: {len(lengths):,} prompt(s) padded to {length:,} tokens ({source}{rounded}) would "
+                f"hold {length * len(lengths):,} token ids, more than MAX_PADDED_TOKENS "
+                f"({MAX_PADDED_TOKENS:,}, in chatcodec.model.encoding); pass a smaller max_length or "
+                "pad_to_multiple_of")
+        return length
 
     def strategy(self) -> str:
         """The padding strategy: ``"longest"``, ``"max_length"`` or ``"do_not_pad"``.

@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from chatcodec.errors import ResponseTemplateError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, TokenizerConfig, read_tokenizer_config
+from chatcodec.model.config import (
+    TOKENIZER_CONFIG_FILE,
+    TokenizerConfig,
+    is_directory,
+    read_tokenizer_config,
+    shown_name,
+)
 from chatcodec.model.tokenizer import Tokenizer, load_tokenizer, tokenizer_unavailable
 
 if TYPE_CHECKING:
@@ -78,6 +84,9 @@ def _validated(template: dict[str, Any], where: str) -> dict[str, Any]:
     except ResponseTemplateError as error:
         raise ResponseTemplateError(f"{where}: response_template: {error}", field=error.field,
                                     key=error.key, path=error.path) from None
+    except RecursionError:  # a regex of hundreds of nested groups: the regex module's parser recurses
+        raise ResponseTemplateError(f"{where}: response_template: nested too deeply to load (past Python's "
+                                    "recursion limit; a regex of hundreds of nested groups?)") from None
     return template
 
 
@@ -218,7 +227,7 @@ def load_model(path_or_profile: str | os.PathLike[str], *, revision: str | None 
             "from_pretrained: empty name; pass a model directory (use '.' for the current one) or the name "
             "of a bundled profile (`chatcodec profiles` lists them)", name=name, available=[])
     path = Path(name)
-    if path.is_dir():
+    if is_directory(path):
         return _load_directory(path, load_tokenizer)
     try:
         return _load_profile(name)
@@ -266,8 +275,9 @@ def _not_found(name: str, available: list[str]) -> str:
     (for a Hub id such as ``Qwen/Qwen3-0.6B``, close to its last part)."""
     import difflib
 
-    message = (f"from_pretrained: {name!r} is neither a model directory nor a bundled profile, nor a Hub "
-               "model id ('org/name'; `chatcodec profiles` lists the bundled profiles)")
+    message = (f"from_pretrained: {shown_name(name, quoted=True)} is neither a model directory nor a "
+               "bundled profile, nor a Hub model id ('org/name'; `chatcodec profiles` lists the bundled "
+               "profiles)")
     stem = name.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     close = difflib.get_close_matches(stem.lower().replace("-", "_"), available, n=1)
     return f"{message}. Did you mean {close[0]!r}?" if close else message

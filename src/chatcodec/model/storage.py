@@ -42,12 +42,19 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chatcodec.errors import ChatTemplateNotFoundError, ModelStorageError
-from chatcodec.model.config import TOKENIZER_CONFIG_FILE, broken_link, is_model_file, read_json_file
+from chatcodec.model.config import (
+    TOKENIZER_CONFIG_FILE,
+    broken_link,
+    is_directory,
+    is_model_file,
+    read_json_file,
+)
 
 __all__ = [
     "ADDITIONAL_TEMPLATES_DIR",
     "CHAT_TEMPLATE_FILE",
     "LEGACY_PROCESSOR_FILE",
+    "MAX_TEMPLATES_TOTAL_BYTES",
     "MAX_TEMPLATE_BYTES",
     "MAX_TEMPLATE_NAME_BYTES",
     "PROCESSOR_CONFIG_FILE",
@@ -76,6 +83,12 @@ PROCESSOR_CONFIG_FILE = "processor_config.json"
 #: few dozen kilobytes). Loading a directory reads, detects and may derive from its template: a
 #: 55 MB ``chat_template.jinja`` took two minutes and 1.9 GB in ``from_pretrained``.
 MAX_TEMPLATE_BYTES = 4 * 1024 * 1024
+
+#: Largest total of the ``.jinja`` chat templates one model directory may hold, in bytes (each is
+#: also bounded by :data:`MAX_TEMPLATE_BYTES`): 3,000 sparse ``additional_chat_templates/*.jinja``
+#: files just under 4 MiB each (12 GB to read, nothing on disk) made ``from_pretrained`` die with a
+#: bare ``MemoryError`` after 30 s. Real models hold one to a few templates of a few dozen kilobytes.
+MAX_TEMPLATES_TOTAL_BYTES = 16 * 1024 * 1024
 
 #: Longest template name, in UTF-8 bytes: ``<name>.jinja`` must fit a file name (255 bytes).
 MAX_TEMPLATE_NAME_BYTES = 255 - len(".jinja")
@@ -125,11 +138,12 @@ def load_chat_templates(path: str | os.PathLike[str]) -> str | dict[str, str]:
         ChatTemplateNotFoundError: the directory holds no chat template, or the profile bundles none.
         ModelStorageError: the directory does not exist, a file is malformed (not JSON, not UTF-8,
             a wrongly shaped ``chat_template`` value), a template is larger than
-            :data:`MAX_TEMPLATE_BYTES`, a file is there but cannot be read (a link to nothing, a
+            :data:`MAX_TEMPLATE_BYTES`, the ``.jinja`` files together are larger than
+            :data:`MAX_TEMPLATES_TOTAL_BYTES`, a file is there but cannot be read (a link to nothing, a
             directory, a FIFO), or a legacy ``chat_template.json`` is combined with ``.jinja`` files.
     """
     directory = Path(path)
-    if not directory.is_dir():
+    if not is_directory(directory):
         bundled = _profile_chat_template(str(path))
         if bundled is not None:
             return bundled
@@ -179,7 +193,7 @@ def _stored_templates(directory: Path, *, migrating: bool = False
     Raises:
         ModelStorageError: as for :func:`load_chat_templates`.
     """
-    if not directory.is_dir():
+    if not is_directory(directory):
         what = ("it is a file; pass the directory holding it" if directory.exists()
                 else broken_link(directory) or "no such directory")
         raise ModelStorageError(f"{directory}: not a model directory ({what})", path=str(directory))
@@ -197,6 +211,7 @@ def _stored_templates(directory: Path, *, migrating: bool = False
             legacy = _templates_from_json(directory / legacy_name)
             if legacy:
                 break
+    _check_total_size(directory, [default_file] * has_default + list(named_files.values()))
     files = {name: _read_template(file) for name, file in named_files.items()}
     if has_default:
         files = {"default": _read_template(default_file), **files}
@@ -418,6 +433,18 @@ def _read_template(file: Path) -> str:
         return file.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise _not_utf8(file, error) from None
+
+
+def _check_total_size(directory: Path, files: list[Path]) -> None:
+    """Refuse template files whose sizes add up to more than :data:`MAX_TEMPLATES_TOTAL_BYTES`,
+    before any is read."""
+    total = sum(file.stat().st_size for file in files)
+    if total > MAX_TEMPLATES_TOTAL_BYTES:
+        raise ModelStorageError(
+            f"{directory}: {len(files):,} chat template files of {total:,} bytes in all, more than "
+            f"MAX_TEMPLATES_TOTAL_BYTES ({MAX_TEMPLATES_TOTAL_BYTES:,}) allows; real models hold a few "
+            "templates of a few dozen kilobytes (raise chatcodec.model.storage.MAX_TEMPLATES_TOTAL_BYTES for "
+            "a trusted directory)", path=str(directory))
 
 
 def _check_template_size(size: int, where: str, unit: str) -> None:

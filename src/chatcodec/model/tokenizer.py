@@ -38,6 +38,7 @@ from chatcodec.model.incremental import (
 
 __all__ = [
     "INSTALL_FIX",
+    "MAX_TOKENIZER_BYTES",
     "NO_TOKENIZER_GIVEN",
     "TOKENIZER_FILE",
     "Tokenizer",
@@ -47,6 +48,11 @@ __all__ = [
 ]
 
 TOKENIZER_FILE = "tokenizer.json"
+
+#: Largest ``tokenizer.json`` read, in bytes. Real ones are up to a few dozen megabytes (a 256,000-token
+#: vocabulary is about 35 MB); ``tokenizers`` reads the whole file into memory first, so a sparse
+#: 6 GB file (nothing on disk) would take 6 GB before failing to parse. Read at each load.
+MAX_TOKENIZER_BYTES = 256 * 1024 * 1024
 
 
 #: How to get a tokenizer when the ``tokenizers`` package is missing.
@@ -162,6 +168,16 @@ class Tokenizer:
         from chatcodec.errors import ModelStorageError
 
         tokenizers = _import_tokenizers()
+        try:
+            size = self.path.stat().st_size if self.path is not None else 0
+        except OSError as error:
+            raise ModelStorageError(f"{self.path}: cannot be read: {error.strerror or error}",
+                                    path=str(self.path)) from None
+        if size > MAX_TOKENIZER_BYTES:
+            raise ModelStorageError(
+                f"{self.path}: {size:,} bytes, more than MAX_TOKENIZER_BYTES ({MAX_TOKENIZER_BYTES:,}) "
+                "allows; real tokenizer.json files are a few dozen megabytes (raise "
+                "chatcodec.model.tokenizer.MAX_TOKENIZER_BYTES for a trusted one)", path=str(self.path))
         try:
             self._backend = tokenizers.Tokenizer.from_file(str(self.path))
         except Exception as error:  # tokenizers raises a bare Exception on malformed files
