@@ -22,7 +22,7 @@ import regex
 from chatcodec.response_templates.backtracking import judge
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_size import check_size
-from chatcodec.response_templates.pattern_tokens import tokens
+from chatcodec.response_templates.pattern_tokens import tokens, top_level_alternatives
 
 __all__ = [
     "RUN_WHITESPACE",
@@ -320,17 +320,7 @@ def final_literals(source: str) -> frozenset[str]:
     Returns:
         The literals, or an empty set when the pattern does not qualify.
     """
-    alternatives: list[list[str]] = [[]]
-    depth = 0
-    for token in tokens(source):
-        if token == "|" and depth == 0:
-            alternatives.append([])
-            continue
-        if token.startswith("(") and not token.startswith("(?#"):
-            depth += 1
-        elif token == ")":
-            depth -= 1
-        alternatives[-1].append(token)
+    alternatives = top_level_alternatives(tokens(source))
     literals: list[str] = []
     for parts in alternatives:
         if len(parts) >= 2 and parts[0] == "(?=" and parts[-1] == ")" and _balanced(parts[1:-1]):

@@ -14,7 +14,7 @@ import regex
 
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 
-__all__ = ["TOKEN", "tokens"]
+__all__ = ["TOKEN", "tokens", "top_level_alternatives"]
 
 #: One token of a pattern (see the module docstring).
 TOKEN = LazyPattern(
@@ -38,3 +38,28 @@ def tokens(source: str) -> list[str]:
     """
     found: list[str] = TOKEN.findall(source)
     return found
+
+
+def top_level_alternatives(parts: list[str]) -> list[list[str]]:
+    """``parts`` (a pattern's tokens) cut at its top-level ``|``.
+
+    Args:
+        parts: tokens as :func:`tokens` gives them.
+
+    Returns:
+        The tokens of each top-level alternative, in order (one list when there is no top-level
+        ``|``). A token that opens a group raises the depth; a whole-token construct such as a
+        comment, inline flags or a recursion (``(?#c)``, ``(?i)``, ``(?1)``) does not.
+    """
+    out: list[list[str]] = [[]]
+    depth = 0
+    for token in parts:
+        if token == "|" and depth == 0:
+            out.append([])
+            continue
+        if token.startswith("(") and not token.endswith(")"):
+            depth += 1
+        elif token == ")":
+            depth -= 1
+        out[-1].append(token)
+    return out

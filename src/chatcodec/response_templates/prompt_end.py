@@ -35,7 +35,7 @@ from chatcodec.response_templates import backtracking
 from chatcodec.response_templates.backtracking import UNTIMED_SPAN
 from chatcodec.response_templates.delimiters import _literal_text
 from chatcodec.response_templates.matcher import Commit, _longer_pending, _unsettled
-from chatcodec.response_templates.pattern_tokens import tokens
+from chatcodec.response_templates.pattern_tokens import tokens, top_level_alternatives
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -157,15 +157,5 @@ def _first_literal(delimiter: Delimiter, text: str, rest: str) -> bool:
 def _alternative_literals(source: str) -> tuple[str | None, ...]:
     """The text of each top-level alternative of the regex ``source`` that is a plain literal
     (``None`` for any other), in order; read once per pattern."""
-    alternatives: list[list[str]] = [[]]
-    depth = 0
-    for token in tokens(source):
-        if token == "|" and depth == 0:
-            alternatives.append([])
-            continue
-        if token.startswith("(") and not token.startswith("(?#"):
-            depth += 1
-        elif token == ")":
-            depth -= 1
-        alternatives[-1].append(token)
+    alternatives = top_level_alternatives(tokens(source))
     return tuple(_literal_text(parts) for parts in alternatives)

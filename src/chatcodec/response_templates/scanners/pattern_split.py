@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import regex
 
-from chatcodec.response_templates.pattern_tokens import tokens
+from chatcodec.response_templates.pattern_tokens import tokens, top_level_alternatives
 
 __all__ = ["Branch", "Branched", "Split", "literal_tail", "literal_tail_allowed", "literal_text",
            "punctuation", "python_dollar", "required_literal", "split_branches", "split_pattern"]
@@ -334,7 +334,7 @@ def split_branches(source: str, groups: tuple[str, ...]) -> Branched | None:
         return None
     tail = "".join(toks[end + 1 :])
     branches = []
-    for alternative in _alternatives(toks[start + 1 : end]):
+    for alternative in top_level_alternatives(toks[start + 1 : end]):
         branch = _branch(alternative, groups, tail)
         if branch is None:
             return None
@@ -375,22 +375,6 @@ def _top_level_group(toks: list[str], groups: tuple[str, ...]) -> tuple[int, int
             if depth == 0 and holds and found is None:
                 found = (opened, index)
     return found
-
-
-def _alternatives(body: list[str]) -> list[list[str]]:
-    """``body`` cut at its top-level ``|``."""
-    out: list[list[str]] = [[]]
-    depth = 0
-    for token in body:
-        if token == "|" and depth == 0:
-            out.append([])
-            continue
-        if token.startswith("(") and not token.endswith(")"):
-            depth += 1
-        elif token == ")":
-            depth -= 1
-        out[-1].append(token)
-    return out
 
 
 def _branch(alternative: list[str], groups: tuple[str, ...], tail: str) -> Branch | None:
