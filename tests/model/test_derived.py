@@ -24,6 +24,15 @@ def corpus_dir(tmp_path: Path, name: str) -> Path:
     return make_model_dir(tmp_path / "model", chat_template=template, special_tokens=variables)
 
 
+def no_template_reason(codec: ChatCodec) -> str:
+    """The error parse_response gives on a codec that loaded without a response template (which
+    says why none was derived)."""
+    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
+    with pytest.raises(ResponseTemplateNotFoundError) as caught:
+        codec.parse_response("Hi", prefix="")
+    return str(caught.value)
+
+
 def test_the_templates_are_development_templates_no_profile_detects() -> None:
     for name in (HY3, PHI4_REASONING):
         assert not is_held_out(name)
@@ -110,10 +119,7 @@ def test_a_template_that_runs_out_of_time_is_the_reason_there_is_no_template(
         tmp_path / "model", special_tokens={"eos_token": "</s>"},
         chat_template="{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}")
     codec = ChatCodec.from_pretrained(directory)
-    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
-    with pytest.raises(ResponseTemplateNotFoundError) as caught:
-        codec.parse_response("Hi", prefix="")
-    assert str(caught.value) == (
+    assert no_template_reason(codec) == (
         "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
         "profile matched its chat template; its chat template could not be analysed (derive: the chat "
         "template runs out of time on the plain conversation: chat template sandbox: the render time exceeds "
@@ -130,10 +136,7 @@ def test_a_special_token_too_long_to_derive_with_is_the_reason_there_is_no_templ
     directory = make_model_dir(tmp_path / "model", chat_template=template,
                                special_tokens={**variables, "eos_token": "x" * 100_000})
     codec = ChatCodec.from_pretrained(directory)  # returns at once: the token is checked before deriving
-    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
-    with pytest.raises(ResponseTemplateNotFoundError) as caught:
-        codec.parse_response("Hi", prefix="")
-    assert str(caught.value) == (
+    assert no_template_reason(codec) == (
         "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
         "profile matched its chat template; its special token eos_token is 100,000 characters long, more "
         "than MAX_DERIVE_TOKEN_CHARS (1,000) allows deriving with (real special tokens are a few dozen "
@@ -154,10 +157,7 @@ def test_a_derivation_past_max_derive_seconds_is_the_reason_there_is_no_template
         chat_template="{% for i in range(100000) %}{% for j in range(2) %}{% endfor %}{% endfor %}"
                       "{{ raise_exception('refused') }}")
     codec = ChatCodec.from_pretrained(directory)
-    assert (codec.response_template, codec.response_template_capabilities) == (None, None)
-    with pytest.raises(ResponseTemplateNotFoundError) as caught:
-        codec.parse_response("Hi", prefix="")
-    assert str(caught.value) == (
+    assert no_template_reason(codec) == (
         "parse_response: this model has no response template (none in tokenizer_config.json, and no bundled "
         "profile matched its chat template; deriving one from its chat template took longer than "
         "MAX_DERIVE_SECONDS (0.2 s of renders); run `chatcodec derive` on it). Pass one (schema= / "
