@@ -40,24 +40,34 @@ def test_import_chatcodec_alone_loads_no_submodule_of_decoding() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def test_chatcodec_parse_with_a_template_file_loads_no_tokenizer_config_logging_or_profiles() -> None:
-    """A template path with a folder in it is never a profile name: the profiles package (its
-    dataclasses and markers) is not imported to find that out."""
+def modules_loaded_by_parse(*names: str, new_only: bool = False) -> str:
+    """Which of ``names`` are in ``sys.modules`` after ``chatcodec parse TEMPLATE_FILE OUTPUT`` ran
+    in a new interpreter (comma-joined, sorted; ``new_only``: leave out those the interpreter had
+    loaded before chatcodec was imported)."""
     probe = (
         "import sys\n"
+        "before = set(sys.modules) if sys.argv[3] == '1' else set()\n"
         "from chatcodec.cli import main\n"
         "assert main(['parse', sys.argv[1], sys.argv[2], '--no-prefix']) == 0\n"
-        "names = ('chatcodec.model.tokenizer', 'chatcodec.model.config', 'chatcodec.model.incremental',\n"
-        "         'logging', 'chatcodec.profiles')\n"
-        "print(','.join(sorted(name for name in names if name in sys.modules)))\n"
+        "names = sys.argv[4:]\n"
+        "print(','.join(sorted(name for name in names if name in sys.modules and name not in before)))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", probe, str(EXAMPLE / "response_template.json"), str(EXAMPLE / "output.txt")],
+        [sys.executable, "-c", probe, str(EXAMPLE / "response_template.json"), str(EXAMPLE / "output.txt"),
+         "1" if new_only else "0", *names],
         capture_output=True,
         text=True,
         check=True,
     )
-    assert result.stdout.splitlines()[-1] == ""
+    return result.stdout.splitlines()[-1]
+
+
+def test_chatcodec_parse_with_a_template_file_loads_no_tokenizer_config_logging_or_profiles() -> None:
+    """A template path with a folder in it is never a profile name: the profiles package (its
+    dataclasses and markers) is not imported to find that out."""
+    assert modules_loaded_by_parse(
+        "chatcodec.model.tokenizer", "chatcodec.model.config", "chatcodec.model.incremental", "logging",
+        "chatcodec.profiles") == ""
 
 
 def test_chatcodec_parse_with_a_template_file_imports_no_dataclasses_pathlib_typing_or_scanners() -> None:
@@ -65,18 +75,6 @@ def test_chatcodec_parse_with_a_template_file_imports_no_dataclasses_pathlib_typ
     ``regex``: dataclasses (with inspect), pathlib (with urllib.parse and ipaddress) and typing cost
     a third of a bare interpreter's start each, and the value scanners serve ``value_deltas`` only
     (docs/performance.md, "Start-up")."""
-    probe = (
-        "import sys\n"
-        "before = set(sys.modules)\n"
-        "from chatcodec.cli import main\n"
-        "assert main(['parse', sys.argv[1], sys.argv[2], '--no-prefix']) == 0\n"
-        "names = ('dataclasses', 'inspect', 'pathlib', 'typing', 'chatcodec.response_templates.scanners')\n"
-        "print(','.join(sorted(name for name in names if name in sys.modules and name not in before)))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", probe, str(EXAMPLE / "response_template.json"), str(EXAMPLE / "output.txt")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert result.stdout.splitlines()[-1] == ""
+    assert modules_loaded_by_parse(
+        "dataclasses", "inspect", "pathlib", "typing", "chatcodec.response_templates.scanners",
+        new_only=True) == ""
