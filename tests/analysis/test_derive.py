@@ -976,16 +976,35 @@ def test_a_template_that_runs_out_of_time_stops_the_derivation_at_once(
         "dozens of conversations)", "MAX_RENDER_SECONDS", 0.2, 1)
 
 
+#: Doubles a string a hundred times: MAX_STRING_LENGTH stops it after 26 doublings, a fraction of a
+#: second a render, but dozens of probe renders kept `chatcodec derive` busy past 120 s.
+DOUBLING = ("{% set ns = namespace(x='a') %}{% for i in range(100) %}{% set ns.x = ns.x ~ ns.x %}"
+            "{% endfor %}{{ ns.x }}")
+
+
+def test_a_template_that_hits_any_sandbox_limit_stops_the_derivation_at_once() -> None:
+    from chatcodec.chat_templates.errors import ChatTemplateLimitError
+
+    with pytest.raises(ChatTemplateLimitError) as raised:
+        derive_response_template(DOUBLING, variables={"eos_token": "<|im_end|>"})
+    assert (raised.value.message, raised.value.limit, raised.value.value, raised.value.lineno) == (
+        "derive: the chat template hits the sandbox limit MAX_STRING_LENGTH on the plain conversation: "
+        "chat template sandbox: a concatenated string of 67,108,864 characters exceeds MAX_STRING_LENGTH "
+        "(50,000,000). if the template is trusted, raise chatcodec.chat_templates.limits.MAX_STRING_LENGTH; "
+        "nothing was derived (the derivation renders dozens of conversations)", "MAX_STRING_LENGTH",
+        50_000_000, 1)
+
+
 def test_a_template_that_fails_otherwise_is_not_stopped_by_the_time_check() -> None:
     """Running out of time stops the derivation before the probes; a template that raises on every
     probe conversation is stopped after them, with its own error, its line and the plain
     conversation (it printed ``{"start_anchor": "\\n", "fields": {"content": {}}}`` before, as if
     something had been derived)."""
-    from chatcodec.analysis.render_time import plain_render_stall
+    from chatcodec.analysis.render_time import plain_render_limit
     from chatcodec.chat_templates.errors import ChatTemplateError, ChatTemplateLimitError
 
     refusing = "{{ raise_exception('no system message') }}"
-    assert plain_render_stall(refusing, {}) is None
+    assert plain_render_limit(refusing, {}) is None
     with pytest.raises(ChatTemplateError) as raised:
         derive_response_template(refusing)
     assert not isinstance(raised.value, ChatTemplateLimitError)

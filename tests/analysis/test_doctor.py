@@ -242,10 +242,12 @@ def test_a_template_that_renders_no_conversation_is_an_error() -> None:
 def test_minijinja_that_runs_out_of_memory_is_an_info_finding() -> None:
     """QA: MiniJinja rendered in the doctor's own process, without limits; a template that doubles a
     string in a loop made it ask for 4 GiB and abort the process (SIGABRT: Rust aborts when an
-    allocation fails), so `chatcodec doctor` died with a Rust backtrace instead of reporting."""
+    allocation fails), so `chatcodec doctor` died with a Rust backtrace instead of reporting.
+    (``run_doctor`` itself now stops before: the template hits chatcodec's MAX_STRING_LENGTH on the
+    plain conversation; the engine check, which a template hitting no limit of chatcodec's but one
+    of MiniJinja's reaches, is called directly.)"""
     template = '{{ ("a" * 100000000)|replace("a", "abcdefghijklmnopqrstuvwxyz") }}'
-    huge = DoctorTarget("huge.jinja", {"default": template})
-    found = run_doctor(huge, ("cross-engine:minijinja",))
+    found = cross_engine.check_cross_engines(template, {}, ("minijinja",))
     assert [(finding.check, finding.severity) for finding in found] == [("cross-engine:minijinja", "info")]
     assert re.fullmatch(
         r"not run: MiniJinja failed: memory allocation of \d+ bytes failed \(it renders within "
@@ -298,6 +300,24 @@ def test_a_template_that_runs_out_of_time_is_rendered_once(monkeypatch: pytest.M
         "message": "the chat template runs out of time on the plain conversation: chat template sandbox: the "
                    "render time exceeds MAX_RENDER_SECONDS (1.0). if the template is trusted, raise "
                    "chatcodec.chat_templates.limits.MAX_RENDER_SECONDS; the checks that render it were not "
+                   "run (each renders dozens of conversations)",
+        "line": 1,
+        "conversation": {"messages": [{"role": "user", "content": "What is the capital of France?"}],
+                         "tools": None, "add_generation_prompt": True, "kwargs": {}}}]
+
+
+def test_a_template_that_hits_any_sandbox_limit_is_rendered_once() -> None:
+    """QA: a string doubled up to MAX_STRING_LENGTH took a fraction of a second a render, and
+    `chatcodec doctor` 97 s over all its probe renders; now the plain render's limit stops it."""
+    doubling = DoctorTarget("doubling.jinja", {"default": (
+        "{% set ns = namespace(x='a') %}{% for i in range(100) %}{% set ns.x = ns.x ~ ns.x %}"
+        "{% endfor %}{{ ns.x }}")})
+    assert [finding.to_json() for finding in run_doctor(doubling)] == [{
+        "check": "round-trip", "severity": "error",
+        "message": "the chat template hits the sandbox limit MAX_STRING_LENGTH on the plain conversation: "
+                   "chat template sandbox: a concatenated string of 67,108,864 characters exceeds "
+                   "MAX_STRING_LENGTH (50,000,000). if the template is trusted, raise "
+                   "chatcodec.chat_templates.limits.MAX_STRING_LENGTH; the checks that render it were not "
                    "run (each renders dozens of conversations)",
         "line": 1,
         "conversation": {"messages": [{"role": "user", "content": "What is the capital of France?"}],

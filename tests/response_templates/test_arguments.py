@@ -289,6 +289,36 @@ def test_a_call_to_a_function_not_in_tools_is_kept_and_flagged(errors: str) -> N
     assert "parse_errors" not in message
 
 
+def _tools_named(names: list[str]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+            for name in names]
+
+
+def test_the_unknown_tool_warning_lists_twenty_tools_alphabetically_then_counts_the_rest() -> None:
+    names = [f"t{i:02d}" for i in range(23)]
+    output = ('<tool_call>{"name": "x", "arguments": {}}</tool_call>'
+              '<tool_call>{"name": "y", "arguments": {}}</tool_call>')
+    message = parse_response(output, _HERMES, prefix="", tools=_tools_named(names[::-1]))
+    listed = ", ".join(names[:20])
+    assert message["parse_warnings"] == [
+        {"field": "tool_calls", "kind": "unknown_tool", "name": "x", "offset": 11,
+         "message": f"field 'tool_calls': a call to 'x', which is not one of the tools given "
+                    f"({listed}, ... and 3 more); the call is kept as written"},
+        {"field": "tool_calls", "kind": "unknown_tool", "name": "y", "offset": 64,
+         "message": f"field 'tool_calls': a call to 'y', which is not one of the tools given "
+                    f"({listed}, ... and 3 more); the call is kept as written"},
+    ]
+
+
+def test_the_unknown_tool_warning_lists_all_of_twenty_tools() -> None:
+    names = [f"t{i:02d}" for i in range(20)]
+    output = '<tool_call>{"name": "x", "arguments": {}}</tool_call>'
+    message = parse_response(output, _HERMES, prefix="", tools=_tools_named(names[::-1]))
+    assert message["parse_warnings"][0]["message"] == (
+        f"field 'tool_calls': a call to 'x', which is not one of the tools given ({', '.join(names)}); "
+        "the call is kept as written")
+
+
 def test_without_tools_no_call_is_flagged() -> None:
     output = '<tool_call>{"name": "get_time", "arguments": {}}</tool_call>'
     assert "parse_warnings" not in parse_response(output, _HERMES, prefix="")

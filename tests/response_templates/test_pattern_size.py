@@ -16,7 +16,7 @@ import pytest
 from chatcodec import parse_response
 from chatcodec.analysis.lint import response_template_findings
 from chatcodec.errors import ResponseTemplateError
-from chatcodec.response_templates.pattern_size import expanded_size
+from chatcodec.response_templates.pattern_size import expanded_size, group_depth, recursive_call
 
 TOO_BIG = (
     "its counted repetitions ({m}, {m,}, {m,n}) make about 1,000,000,000 elements once compiled (the "
@@ -186,3 +186,93 @@ def test_as_many_fields_as_allowed_load() -> None:
     fields = {f"f{i}": {"open": f"<{i}>", "close": f"</{i}>"} for i in range(255)}
     template = {"start_anchor": "A", "fields": {"content": {}, **fields}}
     assert parse_response("a<254>b</254>", template, prefix="") == {"content": "a", "f254": "b"}
+
+
+#: 500 nested groups: the regex module's parser recursed past Python's limit (a bare RecursionError
+#: from load_response_template, "internal error" from chatcodec lint).
+DEEP = "(" * 500 + "a" + ")" * 500
+DEEP_ERROR = (
+    "its groups are nested {depth} deep, more than MAX_GROUP_DEPTH (50) in "
+    "chatcodec.response_templates.limits (the bundled profiles' patterns nest 5 at most): the regex "
+    "module compiles groups recursively and would pass Python's recursion limit"
+)
+RECURSION_ERROR = (
+    "it calls a group recursively ({call}): a recursive pattern can match without bound (one took 784 MB "
+    "before a MemoryError), and no chat format needs one; write it without (?R), (?1), (?-1), (?&name) or "
+    "(?P>name)"
+)
+
+
+def _with_pattern(key: str, source: str) -> dict[str, Any]:
+    """A template with ``source`` at ``key`` (a delimiter, the start anchor, or a content argument)."""
+    if key == "start_anchor_pattern":
+        return {"start_anchor_pattern": source, "fields": {"content": {}}}
+    if key in ("open_pattern", "close_pattern"):
+        other = {"close": ">"} if key == "open_pattern" else {"open": "<"}
+        return {"start_anchor": "A", "fields": {"content": {}, "x": {key: source, **other}}}
+    args = ({"tag_pattern": f"(?P<key>a)(?P<value>{source})"} if key == "tag_pattern"
+            else {"pattern": f"(?P<v>{source})"} if key == "pattern"
+            else {"pattern": "(?P<v>a)", key: source})
+    content = "xml-inline" if key == "tag_pattern" else "x-findall"
+    return {"start_anchor": "A", "fields": {"content": {}, "x": {
+        "open": "<", "close": ">", "content": content, "content_args": args}}}
+
+
+#: Each regex key, and how the load error names it (field and key) and the extra group it wraps
+#: the pattern in (tag_pattern and x-findall's pattern need named groups around it).
+WHERE = [
+    ("open_pattern", "fields.x.open_pattern: invalid open_pattern regex", 0),
+    ("close_pattern", "fields.x.close_pattern: invalid close_pattern regex", 0),
+    ("start_anchor_pattern", "start_anchor_pattern: invalid start_anchor_pattern regex", 0),
+    ("tag_pattern", "fields.x.content_args.tag_pattern: invalid tag_pattern regex", 1),
+    ("pattern", "fields.x.content_args.pattern: invalid regex", 1),
+    ("between", "fields.x.content_args.between: invalid regex", 0),
+]
+
+
+@pytest.mark.parametrize(("key", "where", "wrap"), WHERE, ids=[key for key, _, _ in WHERE])
+def test_groups_nested_past_the_limit_are_refused_naming_field_and_key(key: str, where: str,
+                                                                      wrap: int) -> None:
+    template = _with_pattern(key, DEEP)
+    message = f"{where}: {DEEP_ERROR.format(depth=500 + wrap)}"
+    assert _refused(template) == message
+    assert [(finding.code, finding.message) for finding in response_template_findings(template)
+            if finding.code == "RT000"] == [("RT000", message)]
+
+
+@pytest.mark.parametrize(("key", "where", "wrap"), WHERE, ids=[key for key, _, _ in WHERE])
+@pytest.mark.parametrize("call", ["(?R)", "(?1)", "(?-1)", "(?&n)", "(?P>n)"])
+def test_a_recursive_pattern_is_refused_naming_field_and_key(key: str, where: str, wrap: int,
+                                                             call: str) -> None:
+    """QA: ``(?R)?a`` as a delimiter took 3-6 s and 784 MB before a MemoryError (the load-time
+    check for empty matches ran it)."""
+    source = f"(?P<n>a{call}?b)" if call != "(?R)" else "(?R)?a"
+    assert _refused(_with_pattern(key, source)) == f"{where}: {RECURSION_ERROR.format(call=call)}"
+
+
+def test_groups_nested_as_deep_as_allowed_load() -> None:
+    source = "(" * 50 + "a" + ")" * 50
+    template = _with_pattern("open_pattern", source)
+    assert parse_response("b<a>c", {**template, "fields": {**template["fields"], "x": {
+        "open_pattern": "<" + source + ">", "close": "!"}}}, prefix="") == {"content": "b", "x": "c"}
+
+
+@pytest.mark.parametrize("source", ["[(?R)]", "\\(\\?R\\)", "(a)?(?(1)b|c)", "(a)\\g<1>", "(?#R)x"])
+def test_what_only_looks_like_a_recursive_call_still_loads(source: str) -> None:
+    assert parse_response("x", _with_pattern("close_pattern", f"{source}!"), prefix="") == {"content": "x"}
+
+
+@pytest.mark.parametrize(("source", "depth"), [
+    ("ab", 0), ("(a)|(?:b)", 1), ("((a))", 2), ("(?(1)(a)|b)", 2), ("(?i)a(?1)", 0), ("[((]\\((a)", 1),
+    ("(a", 1), ("a)", 0),
+])
+def test_group_depth(source: str, depth: int) -> None:
+    assert group_depth(source) == depth
+
+
+@pytest.mark.parametrize(("source", "call"), [
+    ("(?R)?a", "(?R)"), ("(a(?1)?b)", "(?1)"), ("(a(?+1))(b)", "(?+1)"), ("(?P<n>a(?&n)?b)", "(?&n)"),
+    ("(?P<n>a(?P>n)?b)", "(?P>n)"), ("(?0)", "(?0)"), ("[(?R)](a)\\g<1>(?(1)x|y)", None),
+])
+def test_recursive_call(source: str, call: str | None) -> None:
+    assert recursive_call(source) == call

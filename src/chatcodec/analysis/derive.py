@@ -118,9 +118,10 @@ def derive_response_template(chat_template: str, *,
 
     Raises:
         ChatTemplateError: the template does not compile.
-        ChatTemplateLimitError: the plain conversation runs out of render time
-            (``MAX_RENDER_SECONDS`` or ``MAX_TEMPLATE_STEPS``): the derivation renders dozens of
-            conversations, so it stops after that one render (:mod:`chatcodec.analysis.render_time`).
+        ChatTemplateLimitError: the plain conversation hits a sandbox limit (runs out of render
+            time, ``MAX_RENDER_SECONDS`` or ``MAX_TEMPLATE_STEPS``, or builds too much:
+            ``MAX_STRING_LENGTH``, ...): the derivation renders dozens of conversations, so it stops
+            after that one render (:mod:`chatcodec.analysis.render_time`).
         ChatTemplateNotFoundError: the template text is empty.
         ChatTemplateError: the template raises on every probe conversation and on the plain one
             (nothing renders, so nothing can be derived); the message names the template's error,
@@ -154,7 +155,7 @@ def derive_response_template(chat_template: str, *,
         raise ChatTemplateNotFoundError(EMPTY_TEMPLATE_MESSAGE)
     compile_chat_template(chat_template)  # a syntax error is the caller's to see, with its line
     values = dict(variables or {})
-    _stop_when_out_of_time(chat_template, values)
+    _stop_at_a_limit(chat_template, values)
     shape = discover_shape(chat_template, values)
     modes = template_modes(chat_template, values, shape)
     ctx = DerivationContext.create(chat_template, values, shape, modes)
@@ -201,23 +202,23 @@ def derive_response_template(chat_template: str, *,
     return DerivedTemplate(template, labels, report, notes)
 
 
-def _stop_when_out_of_time(chat_template: str, values: dict[str, Any]) -> None:
-    """Raise when the plain conversation runs out of render time: every one of the dozens of
-    renders that follow would wait the limit too (an endless loop kept ``chatcodec derive``
-    running for over ten minutes, 60 s a render).
+def _stop_at_a_limit(chat_template: str, values: dict[str, Any]) -> None:
+    """Raise when the plain conversation hits a sandbox limit: every one of the dozens of renders
+    that follow would hit it too (an endless loop kept ``chatcodec derive`` running for over ten
+    minutes, 60 s a render; a string doubled up to ``MAX_STRING_LENGTH``, past 120 s).
 
     Raises:
         ChatTemplateLimitError: naming the limit and its value, at the template's line.
     """
-    from chatcodec.analysis.render_time import plain_render_stall
+    from chatcodec.analysis.render_time import limit_phrase, plain_render_limit
     from chatcodec.chat_templates.errors import ChatTemplateLimitError
 
-    stall = plain_render_stall(chat_template, values)
-    if stall is not None:
+    hit = plain_render_limit(chat_template, values)
+    if hit is not None:
         raise ChatTemplateLimitError(
-            f"derive: the chat template runs out of time on the plain conversation: {stall.message}; "
+            f"derive: the chat template {limit_phrase(hit)} on the plain conversation: {hit.message}; "
             "nothing was derived (the derivation renders dozens of conversations)",
-            limit=stall.limit, value=stall.value, lineno=stall.lineno, source_line=stall.source_line)
+            limit=hit.limit, value=hit.value, lineno=hit.lineno, source_line=hit.source_line)
 
 
 def _renders_nothing(chat_template: str, values: dict[str, Any], report: RoundTripReport) -> Exception | None:

@@ -61,7 +61,7 @@ def run_doctor(target: DoctorTarget, checks: tuple[str, ...] = CHECKS) -> list[F
     if unknown:
         raise ValueError(f"doctor: unknown check {unknown[0]!r}; the checks are {', '.join(CHECKS)}")
     findings: list[Finding] = []
-    stalled: dict[str, bool] = {}  # template name -> whether it runs out of time on the plain probe
+    stalled: dict[str, bool] = {}  # template name -> whether it hits a sandbox limit on the plain probe
     for check in CHECKS:
         if check not in checks:
             continue
@@ -72,7 +72,7 @@ def run_doctor(target: DoctorTarget, checks: tuple[str, ...] = CHECKS) -> list[F
         for name, template in target.chat_templates.items():
             if check != "lint":
                 if name not in stalled:
-                    stall = _out_of_time(check, template, target.variables)
+                    stall = _at_a_limit(check, template, target.variables)
                     stalled[name] = stall is not None
                     if stall is not None:
                         findings.append(_named(stall, name, len(target.chat_templates)))
@@ -84,20 +84,20 @@ def run_doctor(target: DoctorTarget, checks: tuple[str, ...] = CHECKS) -> list[F
     return sorted(findings, key=lambda finding: order[finding.check])
 
 
-def _out_of_time(check: str, template: str, variables: dict[str, Any]) -> Finding | None:
-    """An error (under ``check``, the first check that renders) when the plain conversation runs
-    out of the sandbox's time (:mod:`chatcodec.analysis.render_time`), else ``None``. The checks
-    render dozens of conversations, so such a template kept ``chatcodec doctor`` busy for
-    ``MAX_RENDER_SECONDS`` (60 s) each: more than ten minutes for one check. It is rendered once,
-    and the checks that render are skipped."""
+def _at_a_limit(check: str, template: str, variables: dict[str, Any]) -> Finding | None:
+    """An error (under ``check``, the first check that renders) when the plain conversation hits a
+    sandbox limit (:mod:`chatcodec.analysis.render_time`), else ``None``. The checks render dozens
+    of conversations, so such a template kept ``chatcodec doctor`` busy for ``MAX_RENDER_SECONDS``
+    (60 s) each on an endless loop (more than ten minutes for one check), and 97 s on a string
+    doubled up to ``MAX_STRING_LENGTH``. It is rendered once, and the checks that render are skipped."""
     from chatcodec.analysis.doctor_probes import Probe
-    from chatcodec.analysis.render_time import PLAIN_MESSAGES, plain_render_stall
+    from chatcodec.analysis.render_time import PLAIN_MESSAGES, limit_phrase, plain_render_limit
 
-    error = plain_render_stall(template, variables)
+    error = plain_render_limit(template, variables)
     if error is None:
         return None
     probe = Probe([dict(message) for message in PLAIN_MESSAGES], None, True, variables)
-    return Finding(check, "error", f"the chat template runs out of time on the plain conversation: "
+    return Finding(check, "error", f"the chat template {limit_phrase(error)} on the plain conversation: "
                    f"{error.message}; the checks that render it were not run (each renders dozens of "
                    "conversations)", error.lineno, probe.conversation())
 

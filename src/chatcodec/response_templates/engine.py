@@ -743,17 +743,32 @@ class ResponseParser:
     #: value, so a caller editing an event's value never edits the message.
     _emits = True
 
+    #: ``(tools, listing)``: the tools named in unknown-tool warnings, worked out once per tool set
+    _tool_listing: tuple[ToolParameters, str] | None = None
+
     def _check_tool_names(self, spec: FieldSpec, region: _Region, value: Any) -> None:
         """Record (both modes) each tool call to a function that ``tools=`` does not list: the call
-        is kept as written, and the caller who passed tools can see it is not one of them."""
-        if not self._tools:
+        is kept as written, and the caller who passed tools can see it is not one of them.
+
+        The message names the tools given, alphabetically, at most ``MAX_LISTED_TOOLS`` of them
+        (then ``... and N more``): the listing is worked out once per tool set, so a hundred unknown
+        calls against a hundred thousand tools cost a hundred short messages, not a hundred sorts.
+        """
+        tools = self._tools
+        if not tools:
             return
+        listing = None
         for name in called_names(value):
-            if name not in self._tools:
+            if name not in tools:
+                if listing is None:
+                    cached = self._tool_listing
+                    if cached is None or cached[0] is not tools:
+                        cached = self._tool_listing = (tools, _listed_tools(tools))
+                    listing = cached[1]
                 self._message.warnings.append({
                     "field": spec.name, "kind": "unknown_tool", "name": name, "offset": region.offset,
                     "message": f"field {spec.name!r}: a call to {name!r}, which is not one of the tools "
-                               f"given ({', '.join(sorted(self._tools))}); the call is kept as written"})
+                               f"given ({listing}); the call is kept as written"})
 
     def _restore(self, events: list[dict[str, Any]], failed: FieldSpec, record: dict[str, Any]) -> None:
         """(keep) Put a failed region's raw text, delimiters included, back into the implicit text
@@ -882,6 +897,20 @@ class ResponseParser:
             f"ResponseParser failed earlier ({type(self._failure).__name__}: "
             f"{str(self._failure).splitlines()[0]}); create a new ResponseParser. The message parsed "
             "up to the failure is on that exception's partial_message")
+
+
+#: The most tool names one unknown-tool warning lists (the first, alphabetically).
+MAX_LISTED_TOOLS = 20
+
+
+def _listed_tools(tools: ToolParameters) -> str:
+    """The tools given, as an unknown-tool warning lists them: ``"f, g"``, or the first
+    ``MAX_LISTED_TOOLS`` names alphabetically and ``"... and N more"`` (``heapq``: no full sort)."""
+    if len(tools) <= MAX_LISTED_TOOLS:
+        return ", ".join(sorted(tools))
+    import heapq  # only here: off the import path of decoding
+    first = heapq.nsmallest(MAX_LISTED_TOOLS, tools)
+    return f"{', '.join(first)}, ... and {len(tools) - MAX_LISTED_TOOLS} more"
 
 
 def _without_prompt_layout(spec: FieldSpec, raw: str, offset: int) -> str:

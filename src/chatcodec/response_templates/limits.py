@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_DELIMITER_LITERALS",
     "MAX_FIELDS",
+    "MAX_GROUP_DEPTH",
     "MAX_NESTING_DEPTH",
     "MAX_PATTERN_SIZE",
     "MAX_TEMPLATE_PATTERN_SIZE",
@@ -39,6 +40,12 @@ MAX_DELIMITER_LITERALS = 256
 #: other fields' delimiters, so its time grows with the square of their number (6,000 fields took
 #: over 20 s). Real formats have a handful.
 MAX_FIELDS = 256
+
+#: The deepest a template regex may nest its groups (``((a))`` is 2 deep): the ``regex`` module
+#: parses and compiles a pattern recursively, a few Python frames per group, so 500 nested groups
+#: raised ``RecursionError`` while the template loaded (about 250 already did, fewer from a deep
+#: caller). Checked on the pattern's text before it is compiled; the bundled profiles nest 5 at most.
+MAX_GROUP_DEPTH = 50
 
 #: The most elements a template regex may compile into (:mod:`~chatcodec.response_templates.pattern_size`
 #: estimates it from the text: a counted repetition ``X{m}`` is compiled as ``m`` copies of ``X``).

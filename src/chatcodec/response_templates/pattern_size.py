@@ -14,6 +14,12 @@ The estimate reads the pattern as ``regex`` reads it without the verbose flag. W
 ``(?x)(?:ab|cd){ 300000 }`` or ``(?x)(?:X{1000}) {1000}`` compile to what the estimate cannot see
 (a segmentation fault, as above): a pattern that turns verbose mode on is refused
 (:func:`check_size`).
+
+Two more shapes cannot be bounded once compiled, so they are refused from the text too: groups
+nested deeper than :data:`~chatcodec.response_templates.limits.MAX_GROUP_DEPTH` (``regex`` parses
+and compiles them recursively: 500 levels raised ``RecursionError``), and a recursive call
+(``(?R)``, ``(?1)``, ``(?-1)``, ``(?&name)``, ``(?P>name)``): ``(?R)?a`` took 784 MB and seconds
+before a ``MemoryError`` in the load-time check for empty matches. No real format needs either.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from chatcodec.response_templates import limits
 from chatcodec.response_templates.lazy_pattern import LazyPattern
 from chatcodec.response_templates.pattern_tokens import tokens
 
-__all__ = ["check_size", "expanded_size"]
+__all__ = ["check_size", "expanded_size", "group_depth", "recursive_call"]
 
 #: A counted repetition token: ``{m}``, ``{m,}``, ``{m,n}`` or ``{,n}`` (its least count first).
 _COUNT = LazyPattern(r"\{([0-9]*)(?:,[0-9]*)?\}", standard=True)
@@ -53,7 +59,7 @@ def expanded_size(source: str, *, counts: bool = True) -> int:
     frames: list[list[int]] = [[0, 0, 0]]
     for token in tokens(source):
         frame = frames[-1]
-        if token.startswith("(?(") or (token.startswith("(") and not token.endswith(")")):  # a group opens
+        if _opens_group(token):
             frames.append([0, 0, 0])
         elif token == ")" and len(frames) > 1:
             frames.pop()
@@ -79,9 +85,51 @@ def expanded_size(source: str, *, counts: bool = True) -> int:
     return frames[0][0] + frames[0][1]
 
 
+def group_depth(source: str) -> int:
+    """How deep the groups of ``source`` nest, read from its text (no recursion).
+
+    Args:
+        source: a regex pattern's text (an unbalanced ``)`` is ignored).
+
+    Returns:
+        The depth: 0 for ``ab``, 1 for ``(a)|(?:b)``, 2 for ``((a))`` and ``(?(1)(a)|b)``.
+    """
+    depth = deepest = 0
+    for token in tokens(source):
+        if _opens_group(token):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token == ")" and depth:
+            depth -= 1
+    return deepest
+
+
+def recursive_call(source: str) -> str | None:
+    """The first recursive call of ``source``, outside escapes and character classes.
+
+    Args:
+        source: a regex pattern's text.
+
+    Returns:
+        The call as written (``"(?R)"``, ``"(?1)"``, ``"(?-1)"``, ``"(?&name)"``, ``"(?P>name)"``),
+        or ``None`` (a conditional ``(?(1)...)`` and a back-reference ``\\g<1>`` are no calls).
+    """
+    position = 0
+    for token in tokens(source):
+        if _is_call(token):
+            return token
+        if token == "(?P>":
+            end = source.find(")", position)
+            return source[position:end + 1] if end >= 0 else source[position:]
+        position += len(token)
+    return None
+
+
 def check_size(source: str) -> None:
-    """Refuse ``source`` when :func:`expanded_size` passes ``MAX_PATTERN_SIZE``, before ``regex``
-    compiles it (the compile itself cannot be bounded: it exhausts memory or crashes).
+    """Refuse ``source`` when it cannot be compiled within bounds, before ``regex`` compiles it (the
+    compile itself cannot be bounded: it exhausts memory, crashes or recurses too deep): when
+    :func:`expanded_size` passes ``MAX_PATTERN_SIZE``, :func:`group_depth` passes
+    ``MAX_GROUP_DEPTH``, or it holds a :func:`recursive_call`.
 
     Args:
         source: a regex pattern's text.
@@ -89,13 +137,29 @@ def check_size(source: str) -> None:
     Raises:
         regex.error: the pattern is too big, with a message naming the estimate, the limit and the
             cause (its length as written, or its counted repetitions); or
-            it turns on verbose mode, whose ignored whitespace and comments the estimate cannot read.
+            it turns on verbose mode, whose ignored whitespace and comments the estimate cannot read;
+            or its groups nest too deep (the message names the depth and the limit); or it calls a
+            group recursively (the message names the call).
     """
     if _turns_verbose_on(source):
         raise regex.error(
             "it turns on verbose mode (the x flag), whose ignored whitespace and # comments hide "
             "counted repetitions from the size check (MAX_PATTERN_SIZE in "
             "chatcodec.response_templates.limits); write the pattern without the x flag"
+        )
+    depth = group_depth(source)
+    if depth > limits.MAX_GROUP_DEPTH:
+        raise regex.error(
+            f"its groups are nested {depth:,} deep, more than MAX_GROUP_DEPTH ({limits.MAX_GROUP_DEPTH}) "
+            "in chatcodec.response_templates.limits (the bundled profiles' patterns nest 5 at most): "
+            "the regex module compiles groups recursively and would pass Python's recursion limit"
+        )
+    call = recursive_call(source)
+    if call is not None:
+        raise regex.error(
+            f"it calls a group recursively ({call}): a recursive pattern can match without bound "
+            "(one took 784 MB before a MemoryError), and no chat format needs one; write it without "
+            "(?R), (?1), (?-1), (?&name) or (?P>name)"
         )
     size = expanded_size(source)
     if size > limits.MAX_PATTERN_SIZE:
@@ -114,6 +178,21 @@ def check_size(source: str) -> None:
             f"more than MAX_PATTERN_SIZE ({limits.MAX_PATTERN_SIZE:,}) in "
             "chatcodec.response_templates.limits: compiling it would exhaust memory or crash"
         )
+
+
+def _opens_group(token: str) -> bool:
+    """Whether ``token`` (of :func:`~chatcodec.response_templates.pattern_tokens.tokens`) opens a
+    group: ``(``, ``(?:``, ``(?P<name>``, ``(?(1)`` yes; ``(?i)``, ``(?1)``, ``(?#c)``, ``\\(`` no."""
+    return token.startswith("(?(") or (token.startswith("(") and not token.endswith(")"))
+
+
+def _is_call(token: str) -> bool:
+    """Whether ``token`` is a whole recursive call: ``(?R)``, ``(?0)``, ``(?1)``, ``(?+1)``,
+    ``(?-1)``, ``(?&name)`` (``(?P>name)`` is tokenized as ``(?P>`` and what follows)."""
+    if not (token.startswith("(?") and token.endswith(")")) or len(token) < 4:
+        return False
+    inner = token[2:-1]
+    return inner == "R" or inner.lstrip("+-").isdigit() or inner.startswith("&")
 
 
 def _turns_verbose_on(source: str) -> bool:
