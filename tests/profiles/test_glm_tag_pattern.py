@@ -1,6 +1,7 @@
-"""GLM-style ``tag_pattern`` (``glm45``, ``glm47``, ``ling3``): one pass, and what it always read.
+"""GLM-style ``tag_pattern`` (glm45, glm47, ling3, longcat): one pass, and what it always read.
 
-Up to 4700d91 GLM's key/value pattern was :data:`BEFORE` (Ling 3's :data:`BEFORE_LING3`). The
+Up to 4700d91 GLM's key/value pattern was :data:`BEFORE` (Ling 3's :data:`BEFORE_LING3`, LongCat's
+tagged calls' :data:`BEFORE_LONGCAT`: Ling's with ``<longcat_arg_*>`` tags and no ``$``). The
 load-time judge (:mod:`chatcodec.response_templates.backtracking`) could not call their heads
 linear, and was right: a key (tempered ``(?:(?!</?arg_(?:key|value)>).)*?``, Ling's ``.*?``)
 followed by ``\\s*</arg_key>`` reads a whitespace run inside a key again from each of its
@@ -14,7 +15,7 @@ The bundled patterns say the same with repetitions of one character each, posses
   taken (``(?<=<[^<>]{0,7})``: at most 7 characters since a ``<``, none of them ``<`` or ``>``);
   likewise the ``</arg_key>`` run and the ``\\n`` (two characters) layout after the key;
 * the key stops where the original's lazy key stopped: at a tag (GLM), or where ``</arg_key>``
-  (Ling: ``</arg_key>`` then ``<arg_value>``) or a whitespace run ending there begins, and only a
+  (Ling, LongCat: ``</arg_key>`` then ``<arg_value>``) or a whitespace run ending there begins; only a
   run's first character looks ahead over the run (``(?<!\\s)``), so each character is read a
   bounded number of times.
 
