@@ -303,7 +303,8 @@ class ResponseParser:
         buffer = self._buffer
         while buffer.pos < len(buffer.text):
             matcher = self._region.matcher
-            decided = None if matcher is None else prompt_end.decide(matcher, buffer.text, buffer.pos)
+            decided = (prompt_end.decide(matcher, buffer.text, buffer.pos)  # not a call's ValueEndMatcher
+                       if isinstance(matcher, Matcher) else None)
             if decided is None:
                 return
             if not decided.final:
