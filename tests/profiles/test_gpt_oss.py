@@ -37,6 +37,21 @@ def _parse(output: str, errors: str = "strict") -> dict[str, object]:
             "<|channel|>analysis<|message|>Think.<|end|>stray<|start|>assistant<|channel|>final<|message|>Hi",
             {"role": "assistant", "reasoning_content": "Think.", "content": "strayHi"},
         ),
+        # QA: the doubled-start close took any start token another one followed, role or not,
+        # and dropped it: start tokens without a role after them are the answer's text.
+        (
+            "<|channel|>final<|message|>x<|start|><|start|>y",
+            {"role": "assistant", "content": "x<|start|><|start|>y"},
+        ),
+        (
+            "<|channel|>final<|message|>x<|start|><|start|><|start|>y",
+            {"role": "assistant", "content": "x<|start|><|start|><|start|>y"},
+        ),
+        (
+            "<|channel|>analysis<|message|>Think.<|end|><|start|><|start|><|start|>assistant"
+            "<|channel|>final<|message|>Hi<|return|>",
+            {"role": "assistant", "reasoning_content": "Think.", "content": "Hi"},
+        ),
     ],
 )
 def test_text_outside_channel_messages_is_content(output: str, expected: dict[str, object]) -> None:
