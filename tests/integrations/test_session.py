@@ -275,6 +275,21 @@ SHORT_PATH_OUTPUTS = [
      '```json\n{"city": "Tokyo", "unit": "c"}\n```<｜tool▁call▁end｜>'
      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n"
      '```json\n{"q": "two words"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after'),
+    # one- and two-token values: most deltas inside a call open or end a value (argument_values)
+    ("qwen3_coder", PROMPT, "Checking.\n<tool_call>\n<function=f>\n<parameter=city>\nTokyo\n</parameter>\n"
+     "<parameter=unit>\nc\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=f>\n"
+     "<parameter=q>\ntwo words\n</parameter>\n</function>\n</tool_call>"),
+    ("glm45", "<|assistant|>", "<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+     "<arg_key>n</arg_key>\n<arg_value>2</arg_value>\n</tool_call><tool_call>f\n<arg_key>q</arg_key>\n"
+     "<arg_value>a b</arg_value>\n</tool_call>"),
+    ("kimi_k2", "<|im_assistant|>assistant<|im_middle|>",
+     "Reasoning. <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+     '{"city": "Tokyo", "n": 10, "o": {"k": [true, "v"]}}<|tool_call_end|><|tool_call_begin|>functions.f:1'
+     '<|tool_call_argument_begin|>{"q": "a b"}<|tool_call_end|><|tool_calls_section_end|>'),
+    # a call cut off inside its arguments: the end settles it
+    ("kimi_k2", "<|im_assistant|>assistant<|im_middle|>",
+     "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+     '{"city": "Tok'),
 ]
 
 

@@ -94,7 +94,10 @@ class ArgumentWriter:
         else:
             opener = _OPENERS[kind]
         self._stack.append(_Frame(kind, len(path)))
-        return self._write(lead + opener)
+        fragment = lead + opener
+        if fragment:  # (_write(), inlined: once per argument value)
+            self._parts.append(fragment)
+        return fragment
 
     def add_text(self, path: list[Any], text: str) -> str:
         """``text`` is appended to the string begun at ``path``."""
@@ -125,10 +128,12 @@ class ArgumentWriter:
         if self.broken or not stack or stack[-1].depth != len(path):
             return self._break()
         frame = stack.pop()
-        closer = "" if self._raw and not stack else _CLOSERS[frame.kind]
-        if not stack:
-            self.complete = True
-        return self._write(closer)
+        if stack:  # (_write(), inlined: once per argument value)
+            closer = _CLOSERS[frame.kind]
+            self._parts.append(closer)
+            return closer
+        self.complete = True
+        return self._write("" if self._raw else _CLOSERS[frame.kind])
 
     def _child(self, path: list[Any]) -> str | None:
         """What goes before a new value at ``path`` (separator, key), or ``None`` when it cannot be
@@ -143,13 +148,13 @@ class ArgumentWriter:
                 return None
             self.started = True
             return ""
-        if not stack or stack[-1].depth != len(path) - 1 or stack[-1].kind == "string":
+        parent = stack[-1] if stack else None
+        if parent is None or parent.depth != len(path) - 1 or parent.kind == "string":
             self._break()
             return None
-        parent = stack[-1]
         key = path[-1]
         if parent.kind == "object":
-            if not isinstance(key, str):
+            if key.__class__ is not str and not isinstance(key, str):  # (no call for the usual key)
                 self._break()
                 return None
             if _ESCAPED.search(key) is None:  # the usual key: nothing to escape
