@@ -85,6 +85,22 @@ class Step:
         """Whether the step carries anything for the client."""
         return bool(self.reasoning or self.content or self.tool_calls)
 
+    def call_start(self) -> tuple[int, str, str, str] | None:
+        """The delta that starts a call, as its parts: ``(index, id, name, first argument fragment)``
+        (``""`` when no arguments came with it) when :attr:`tool_calls` is a call's first entry,
+        maybe followed by one entry of its arguments; ``None`` for any other list."""
+        entries = self.tool_calls
+        start = entries[0] if entries else None
+        if start is None or "id" not in start:
+            return None
+        function = start["function"]
+        if start is entries[-1]:
+            return start["index"], start["id"], function["name"], ""
+        more = entries[1]
+        if more is not entries[-1] or "id" in more or more["index"] != start["index"]:
+            return None
+        return start["index"], start["id"], function["name"], more["function"]["arguments"]
+
     def without_reasoning(self) -> Step:
         """The same step with its reasoning left out (what a tool stage hands on)."""
         return Step(content=self.content, tool_calls=self.tool_calls, finish_reason=self.finish_reason,
