@@ -97,7 +97,7 @@ class Step:
         if start is entries[-1]:
             return start["index"], start["id"], function["name"], ""
         more = entries[1]
-        if more is not entries[-1] or "id" in more or more["index"] != start["index"]:
+        if entries[2:] or "id" in more or more["index"] != start["index"]:  # (a slice: no len() call)
             return None
         return start["index"], start["id"], function["name"], more["function"]["arguments"]
 
