@@ -85,7 +85,8 @@ class ArgumentWriter:
         """A container or string (``kind``: ``"object"``, ``"array"``, ``"string"``) starts at ``path``."""
         if kind not in _OPENERS:
             return self._break()
-        lead = self._child(path)
+        depth = len(path)
+        lead = self._child(path, depth)
         if lead is None:
             return ""
         if not path and kind == "string":
@@ -93,7 +94,7 @@ class ArgumentWriter:
             opener = ""
         else:
             opener = _OPENERS[kind]
-        self._stack.append(_Frame(kind, len(path)))
+        self._stack.append(_Frame(kind, depth))
         fragment = lead + opener
         if fragment:  # (_write(), inlined: once per argument value)
             self._parts.append(fragment)
@@ -112,7 +113,7 @@ class ArgumentWriter:
 
     def set(self, path: list[Any], value: Any) -> str:
         """The complete value at ``path``."""
-        lead = self._child(path)
+        lead = self._child(path, len(path))
         if lead is None:
             return ""
         if not path:
@@ -135,9 +136,9 @@ class ArgumentWriter:
         self.complete = True
         return self._write("" if self._raw else _CLOSERS[frame.kind])
 
-    def _child(self, path: list[Any]) -> str | None:
-        """What goes before a new value at ``path`` (separator, key), or ``None`` when it cannot be
-        the next value in document order."""
+    def _child(self, path: list[Any], depth: int) -> str | None:
+        """What goes before a new value at ``path`` (``depth`` long: its length) (separator, key), or
+        ``None`` when it cannot be the next value in document order."""
         if self.broken or self.complete:
             self._break()
             return None
@@ -149,7 +150,7 @@ class ArgumentWriter:
             self.started = True
             return ""
         parent = stack[-1] if stack else None
-        if parent is None or parent.depth != len(path) - 1 or parent.kind == "string":
+        if parent is None or parent.depth != depth - 1 or parent.kind == "string":
             self._break()
             return None
         key = path[-1]

@@ -479,6 +479,8 @@ class StepWriter:
                         region.first += 1
                     return None
                 self._arguments(call, fragment)
+        if call.header is None and not call.name_done and calls[region.first] is call:
+            return None  # what _advance() finds first: the call being written cannot start yet
         self._advance(out, region)
         return None
 
