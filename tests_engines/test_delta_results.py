@@ -4,8 +4,10 @@ The plugins build the usual delta (reasoning or content text only, or one more f
 call's arguments) on a short path (``Session.feed``, ``_Request.send``, the SGLang tool detector);
 these pin, for one output cut into deltas by hand, every object vLLM's ``ChatStreamProcessor``
 and SGLang's two parsers return: text-only deltas, the delta that starts a call, argument
-fragments, the delta that ends the call, and the end of the stream. vLLM's JSON is what its chat
-server sends (``model_dump_json(exclude_unset=True)``: the fields set, not only their values).
+fragments, the delta that ends the call, and the end of the stream; and for a Qwen3-Coder call
+whose values are one or two tokens, the deltas that open or end a value (``StepWriter.argument_values``)
+and the one that starts the call (``Step.call_start``). vLLM's JSON is what its chat server sends
+(``model_dump_json(exclude_unset=True)``: the fields set, not only their values).
 """
 
 from __future__ import annotations
@@ -114,3 +116,94 @@ def test_sglang_returns_these_results() -> None:
     detector = tool_parser.detector
     assert detector.prev_tool_call_arr == [{"name": "get_weather", "arguments": '{"city": "Paris"}'}]
     assert detector.streamed_args_for_tool == ['{"city": "Paris"}']
+
+
+#: a Qwen3-Coder call whose values are one or two tokens long: most of its deltas open or end a
+#: value (``StepWriter.argument_values``) and one starts the call (``Step.call_start``)
+CODER = {
+    "id": "qwen3-coder-call", "family": "qwen3_coder", "prompt_suffix": "", "tools": None,
+    "output": "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+    "<parameter=unit>\nc\n</parameter>\n</function>\n</tool_call>",
+    "expected": {"tool_calls": [{"name": "get_weather", "arguments": {"city": "Paris", "unit": "c"}}]},
+}
+#: CODER's output in deltas: content, the call's start, a value's key with its first text, more of
+#: it, its end, the next value with all its text, the last value's and the call's end
+CODER_PIECES = [
+    "Checking.", "\n<tool_call>\n<function=get_weather>\n", "<parameter=city>\nPar", "is", "\n</parameter>\n",
+    "<parameter=unit>\nc", "\n</parameter>\n</function>\n</tool_call>",
+]
+
+
+def test_vllm_sends_these_deltas_for_values_that_open_and_end() -> None:
+    assert "".join(CODER_PIECES) == CODER["output"]
+    tok = tokenizer("qwen3_coder")
+    parser_cls = drivers.vllm_parser_cls("qwen3_coder")
+    request = drivers.chat_request(CODER)
+    parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
+    processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
+    prompt = tok.encode(prefix(CODER), add_special_tokens=False)
+    sent: list[tuple[str | None, str | None]] = []
+    for number, text in enumerate(CODER_PIECES):
+        last = number == len(CODER_PIECES) - 1
+        ids = tok.encode(text, add_special_tokens=False)
+        step = processor.step(text, ids, "stop" if last else None, prompt if number == 0 else None)
+        wire = None if step.delta is None else step.delta.model_dump_json(exclude_unset=True)
+        if wire is not None:
+            assert len(_ID.findall(wire)) == wire.count('"id":"')
+            wire = _ID.sub('"id":"call_ID"', wire)
+        sent.append((wire, step.finish_reason))
+    fragment = (
+        '{"content":null,"reasoning":null,"tool_calls":[{"id":null,"type":null,"index":0,'
+        '"function":{"name":null,"arguments":%s}}]}'
+    )
+    assert sent == [
+        ('{"content":"Checking.","reasoning":null}', None),
+        ('{"content":"\\n","reasoning":null,"tool_calls":[{"id":"call_ID","type":"function","index":0,'
+         '"function":{"name":"get_weather","arguments":"{"}}]}', None),  # the call starts
+        (fragment % '"\\"city\\": \\"Par"', None),  # a value begins, with its first text
+        (fragment % '"is"', None),
+        (None, None),  # the value ends: its closing quote waits for what follows
+        (fragment % '"\\", \\"unit\\": \\"c"', None),  # one value ends, the next begins
+        (fragment % '"\\"}"', "tool_calls"),  # the last value, the arguments and the call end
+    ]
+    tool_parser = parser._tool_parser
+    arguments = '{"city": "Paris", "unit": "c"}'
+    assert tool_parser.prev_tool_call_arr == [{"name": "get_weather", "arguments": arguments}]
+    assert tool_parser.streamed_args_for_tool == [arguments]
+
+
+def test_sglang_returns_these_results_for_values_that_open_and_end() -> None:
+    tok = tokenizer("qwen3_coder")
+    force = drivers.prompt_opens_reasoning(CODER)
+    reasoning_parser = ReasoningParser(
+        "chatcodec", stream_reasoning=True, force_reasoning=force, tokenizer=tok
+    )
+    tool_parser = FunctionCallParser(drivers.sglang_tools(CODER), "chatcodec", tokenizer=tok)
+    returned = []
+    for text in CODER_PIECES:
+        reasoning, normal = reasoning_parser.parse_stream_chunk(text)
+        content, calls = tool_parser.parse_stream_chunk(normal)
+        returned.append((reasoning, normal, content, _items(calls)))
+    reasoning, normal = reasoning_parser.parse_stream_end()
+    content, calls = tool_parser.parse_stream_chunk(normal)
+    end, end_calls = tool_parser.parse_stream_end()
+    returned.append((reasoning, normal, content + end, _items(calls + end_calls)))
+
+    def fragment(text: str) -> str:
+        return '{"tool_index":0,"name":null,"parameters":"' + text + '"}'
+
+    assert returned == [
+        ("", "Checking.", "Checking.", []),
+        ("", "\n<tool_call>\n<function=get_weather>\n", "\n",
+         ['{"tool_index":0,"name":"get_weather","parameters":""}', fragment("{")]),  # the call starts
+        ("", "<parameter=city>\nPar", "", [fragment('\\"city\\": \\"Par')]),
+        ("", "is", "", [fragment("is")]),
+        ("", "\n", "", []),
+        ("", "</parameter>\n<parameter=unit>\nc", "", [fragment('\\", \\"unit\\": \\"c')]),
+        ("", "\n</parameter>\n", "", []),
+        ("", "</function>\n</tool_call>", "", [fragment('\\"}')]),  # the end of the stream
+    ]
+    detector = tool_parser.detector
+    arguments = '{"city": "Paris", "unit": "c"}'
+    assert detector.prev_tool_call_arr == [{"name": "get_weather", "arguments": arguments}]
+    assert detector.streamed_args_for_tool == [arguments]

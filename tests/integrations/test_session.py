@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from chatcodec import ResponseParser, load_response_template, profiles
 from chatcodec.integrations import bookkeeping
 from chatcodec.integrations.discovery import ServingTemplate
-from chatcodec.integrations.session import RawText, Session, assemble
+from chatcodec.integrations.session import RawText, Session, Step, assemble
 
 QWEN3 = ServingTemplate(
     load_response_template(profiles.load("qwen3").response_template), "profile:qwen3", "m", "qwen3"
@@ -275,6 +275,21 @@ SHORT_PATH_OUTPUTS = [
      '```json\n{"city": "Tokyo", "unit": "c"}\n```<｜tool▁call▁end｜>'
      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n"
      '```json\n{"q": "two words"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜> after'),
+    # one- and two-token values: most deltas inside a call open or end a value (argument_values)
+    ("qwen3_coder", PROMPT, "Checking.\n<tool_call>\n<function=f>\n<parameter=city>\nTokyo\n</parameter>\n"
+     "<parameter=unit>\nc\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=f>\n"
+     "<parameter=q>\ntwo words\n</parameter>\n</function>\n</tool_call>"),
+    ("glm45", "<|assistant|>", "<tool_call>f\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n"
+     "<arg_key>n</arg_key>\n<arg_value>2</arg_value>\n</tool_call><tool_call>f\n<arg_key>q</arg_key>\n"
+     "<arg_value>a b</arg_value>\n</tool_call>"),
+    ("kimi_k2", "<|im_assistant|>assistant<|im_middle|>",
+     "Reasoning. <|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+     '{"city": "Tokyo", "n": 10, "o": {"k": [true, "v"]}}<|tool_call_end|><|tool_call_begin|>functions.f:1'
+     '<|tool_call_argument_begin|>{"q": "a b"}<|tool_call_end|><|tool_calls_section_end|>'),
+    # a call cut off inside its arguments: the end settles it
+    ("kimi_k2", "<|im_assistant|>assistant<|im_middle|>",
+     "<|tool_calls_section_begin|><|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>"
+     '{"city": "Tok'),
 ]
 
 
@@ -325,3 +340,38 @@ def test_an_argument_fragment_is_recorded_as_record_records_it() -> None:
         "current_tool_id": 0,
         "current_tool_name_sent": True,
     }
+
+
+def test_a_call_start_is_recorded_as_record_records_it() -> None:
+    class Parser:
+        pass
+
+    short, full = Parser(), Parser()
+    for parser in (short, full):
+        bookkeeping.reset(parser)
+    bookkeeping.start_call(short, 0, "f", "{")
+    bookkeeping.start_call(short, 1, "g", "")  # no arguments in the call's first delta
+    bookkeeping.start_call(short, 3, "h", '{"a"')  # a call skipped: record's own way
+    for index, name, fragment in ((0, "f", "{"), (1, "g", ""), (3, "h", '{"a"')):
+        bookkeeping.record(full, [{"index": index, "id": "x", "type": "function",
+                                   "function": {"name": name, "arguments": ""}},
+                                  {"index": index, "function": {"arguments": fragment}}])
+    assert vars(short) == vars(full) == {
+        "prev_tool_call_arr": [{"name": "f", "arguments": "{"}, {"name": "g", "arguments": ""},
+                               {"name": None, "arguments": ""}, {"name": "h", "arguments": '{"a"'}],
+        "streamed_args_for_tool": ["{", "", "", '{"a"'],
+        "current_tool_id": 3,
+        "current_tool_name_sent": True,
+    }
+
+
+def test_the_step_that_starts_a_call_gives_its_parts() -> None:
+    start = {"index": 2, "id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}
+    more = {"index": 2, "function": {"arguments": "{"}}
+    assert Step(tool_calls=[start, more]).call_start() == (2, "call_1", "f", "{")
+    assert Step(tool_calls=[start]).call_start() == (2, "call_1", "f", "")
+    assert Step(tool_calls=[more]).call_start() is None
+    assert Step(tool_calls=[start, more, more]).call_start() is None
+    assert Step(tool_calls=[start, {**start, "index": 3}]).call_start() is None
+    assert Step(tool_calls=[start, {"index": 3, "function": {"arguments": "{"}}]).call_start() is None
+    assert Step().call_start() is None

@@ -24,7 +24,7 @@ from chatcodec.errors import ParserStateError
 from chatcodec.integrations.discovery import ServingTemplate
 from chatcodec.object_cache import ObjectCache
 from chatcodec.openai import ToolCallIds, to_chat_message
-from chatcodec.openai.steps import ARGUMENTS, CALL, TEXT, StepWriter
+from chatcodec.openai.steps import ARGUMENTS, CALL, CALL_DONE, TEXT, StepWriter
 from chatcodec.openai.stream import finish_reason_for
 from chatcodec.response_templates.engine import ResponseParser
 from chatcodec.response_templates.template import ResponseTemplate
@@ -84,6 +84,22 @@ class Step:
     def has_output(self) -> bool:
         """Whether the step carries anything for the client."""
         return bool(self.reasoning or self.content or self.tool_calls)
+
+    def call_start(self) -> tuple[int, str, str, str] | None:
+        """The delta that starts a call, as its parts: ``(index, id, name, first argument fragment)``
+        (``""`` when no arguments came with it) when :attr:`tool_calls` is a call's first entry,
+        maybe followed by one entry of its arguments; ``None`` for any other list."""
+        entries = self.tool_calls
+        start = entries[0] if entries else None
+        if start is None or "id" not in start:
+            return None
+        function = start["function"]
+        if start is entries[-1]:
+            return start["index"], start["id"], function["name"], ""
+        more = entries[1]
+        if entries[2:] or "id" in more or more["index"] != start["index"]:  # (a slice: no len() call)
+            return None
+        return start["index"], start["id"], function["name"], more["function"]["arguments"]
 
     def without_reasoning(self) -> Step:
         """The same step with its reasoning left out (what a tool stage hands on)."""
@@ -333,7 +349,8 @@ class Session:
             return self._step((), events, None, text) if self._track_outside else Step()
         # the usual deltas take a short path (no walk over the events, no list of steps): one
         # text chunk of a reasoning or content field, or a call region's raw chunk with more text
-        # of the argument string being written; the same state changes and the same step as
+        # of the argument string being written, or with value events of the arguments being
+        # written (a value begins or ends, the call ends); the same state changes and the same step as
         # self._step(self._events(events), ...) gives them (tests/integrations/test_session.py)
         first, last = events[0], events[-1]
         texts = self._texts
@@ -351,18 +368,27 @@ class Session:
                     step = Step(content=written, tool_calls=[], parts=[("content", written)])
                 else:
                     step = Step(reasoning=written, tool_calls=[], parts=[("reasoning", written)])
-        elif (
-            last["type"] == "region_value" and events[1] is last and first["type"] == "region_chunk"
-            and first["field"] not in texts
-        ):
-            more = self._writer.more_arguments(last)
-            if more is None:
-                return self._step(self._events(events), events, None, text)
-            if more[1]:
-                entry = {"index": more[0], "function": {"arguments": more[1]}}
-                step = Step(tool_calls=[entry], parts=[("call", entry)])
-            else:
-                step = Step(tool_calls=[], parts=[])
+        elif (last["type"] == "region_value" and first["type"] == "region_chunk"
+              and first["field"] not in texts):
+            more = self._writer.more_arguments(last) if events[1] is last and last["op"] == "text" else None
+            if more is not None:
+                if more[1]:
+                    entry = {"index": more[0], "function": {"arguments": more[1]}}
+                    step = Step(tool_calls=[entry], parts=[("call", entry)])
+                else:
+                    step = Step(tool_calls=[], parts=[])
+            else:  # a value of the arguments begins or ends, or they end (and the call with them)
+                steps = self._writer.argument_values(events, 1)
+                if steps is None:
+                    return self._step(self._events(events), events, None, text)
+                if not steps:
+                    step = Step(tool_calls=[], parts=[])
+                else:
+                    only, end = steps[0], steps[-1]
+                    if only[0] != ARGUMENTS or not (only is end or (end[0] == CALL_DONE and steps[1] is end)):
+                        return self._step(steps, events, None, text)
+                    entry = {"index": only[1], "function": {"arguments": only[2]}}
+                    step = Step(tool_calls=[entry], parts=[("call", entry)])
         else:
             return self._step(self._events(events), events, None, text)
         if not self._track_outside:

@@ -262,6 +262,14 @@ class ChatcodecToolDetector(BaseFormatDetector):
                     bookkeeping.add_arguments(self, entry["index"], fragment)
                     return _new_result({"normal_text": step.content, "calls": [
                         {"tool_index": entry["index"], "name": None, "parameters": fragment}]})
+                started = step.call_start()
+                if started is not None:  # a call starts (with its first argument fragment): _result()'s items
+                    index, _, name, fragment = started
+                    items = [{"tool_index": index, "name": name, "parameters": ""}]
+                    if fragment:
+                        items += ({"tool_index": index, "name": None, "parameters": fragment},)
+                    bookkeeping.start_call(self, index, name, fragment)
+                    return _new_result({"normal_text": step.content, "calls": items})
                 return self._result(step, reasoning=False)
         step = self._shared(new_text, tools)
         if step is not None:  # read from the reasoning stage, which returned its reasoning

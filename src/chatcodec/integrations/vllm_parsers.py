@@ -133,6 +133,19 @@ class _Request:
                 })
                 self.returned = (delta, [], None)
                 return delta
+            started = step.call_start()
+            if started is not None:  # a call starts (with its first argument fragment): as _tool_calls()
+                index, own, name, fragment = started
+                half = self.tool_half() if self.tool_half is not None else None
+                if half is not None:
+                    bookkeeping.start_call(half, index, name, fragment)
+                delta = _new_delta({
+                    "reasoning": step.reasoning or None, "content": step.content or None,
+                    "tool_calls": [{"index": index, "id": own, "type": "function",
+                                    "function": {"name": name, "arguments": fragment}}],
+                })
+                self.returned = (delta, [], None)
+                return delta
         half = self.tool_half() if self.tool_half is not None else None
         if not self.responses:  # a chat delta carries reasoning, content and calls in any order
             if final:

@@ -85,7 +85,8 @@ class ArgumentWriter:
         """A container or string (``kind``: ``"object"``, ``"array"``, ``"string"``) starts at ``path``."""
         if kind not in _OPENERS:
             return self._break()
-        lead = self._child(path)
+        depth = len(path)
+        lead = self._child(path, depth)
         if lead is None:
             return ""
         if not path and kind == "string":
@@ -93,8 +94,11 @@ class ArgumentWriter:
             opener = ""
         else:
             opener = _OPENERS[kind]
-        self._stack.append(_Frame(kind, len(path)))
-        return self._write(lead + opener)
+        self._stack.append(_Frame(kind, depth))
+        fragment = lead + opener
+        if fragment:  # (_write(), inlined: once per argument value)
+            self._parts.append(fragment)
+        return fragment
 
     def add_text(self, path: list[Any], text: str) -> str:
         """``text`` is appended to the string begun at ``path``."""
@@ -109,7 +113,7 @@ class ArgumentWriter:
 
     def set(self, path: list[Any], value: Any) -> str:
         """The complete value at ``path``."""
-        lead = self._child(path)
+        lead = self._child(path, len(path))
         if lead is None:
             return ""
         if not path:
@@ -125,14 +129,16 @@ class ArgumentWriter:
         if self.broken or not stack or stack[-1].depth != len(path):
             return self._break()
         frame = stack.pop()
-        closer = "" if self._raw and not stack else _CLOSERS[frame.kind]
-        if not stack:
-            self.complete = True
-        return self._write(closer)
+        if stack:  # (_write(), inlined: once per argument value)
+            closer = _CLOSERS[frame.kind]
+            self._parts.append(closer)
+            return closer
+        self.complete = True
+        return self._write("" if self._raw else _CLOSERS[frame.kind])
 
-    def _child(self, path: list[Any]) -> str | None:
-        """What goes before a new value at ``path`` (separator, key), or ``None`` when it cannot be
-        the next value in document order."""
+    def _child(self, path: list[Any], depth: int) -> str | None:
+        """What goes before a new value at ``path`` (``depth`` long: its length) (separator, key), or
+        ``None`` when it cannot be the next value in document order."""
         if self.broken or self.complete:
             self._break()
             return None
@@ -143,13 +149,13 @@ class ArgumentWriter:
                 return None
             self.started = True
             return ""
-        if not stack or stack[-1].depth != len(path) - 1 or stack[-1].kind == "string":
+        parent = stack[-1] if stack else None
+        if parent is None or parent.depth != depth - 1 or parent.kind == "string":
             self._break()
             return None
-        parent = stack[-1]
         key = path[-1]
         if parent.kind == "object":
-            if not isinstance(key, str):
+            if key.__class__ is not str and not isinstance(key, str):  # (no call for the usual key)
                 self._break()
                 return None
             if _ESCAPED.search(key) is None:  # the usual key: nothing to escape

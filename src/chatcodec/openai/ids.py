@@ -15,15 +15,15 @@ A form is literal text with placeholders:
 
 The default, :data:`DEFAULT_FORM`, is OpenAI's own ``call_`` + 24 alphanumerics. With ``seed``, ids
 are a pure function of ``(seed, name, index)``, so a stream and :func:`~chatcodec.openai.to_chat_message`
-give the same ids for the same calls (tests, reproducible logs); without it they come from
-:mod:`secrets`.
+give the same ids for the same calls (tests, reproducible logs); without it they come from the
+system's random bytes (``os.urandom``, as :mod:`secrets`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import secrets
 import string
 from collections.abc import Callable
 
@@ -117,15 +117,26 @@ class ToolCallIds:
 
 
 def _random_text(alphabet: str, size: int) -> str:
-    """``size`` characters drawn uniformly from ``alphabet`` (at most 256 characters) with
-    :mod:`secrets`: random bytes, those past the last whole multiple of the alphabet's size
-    rejected, so every character is equally likely; one draw of bytes, not one call per character."""
+    """``size`` characters drawn uniformly from ``alphabet`` (at most 256 ASCII characters) from the
+    system's random bytes (what :mod:`secrets` draws from): bytes past the last whole multiple of the
+    alphabet's size are rejected, so every character is equally likely; each byte is mapped to its
+    character by a table (one draw of bytes and one translation, not one call per character)."""
+    table, rejected = _DRAWS[alphabet]
+    drawn = os.urandom(2 * size).translate(table, rejected)
+    while len(drawn) < size:
+        drawn += os.urandom(2 * size).translate(table, rejected)
+    return drawn[:size].decode("ascii")
+
+
+def _draw_table(alphabet: str) -> tuple[bytes, bytes]:
+    """For :func:`_random_text`: byte ``b`` -> ``alphabet[b % len(alphabet)]``, and the bytes rejected."""
     count = len(alphabet)
     limit = 256 - 256 % count
-    chars: list[str] = []
-    while len(chars) < size:
-        chars += [alphabet[byte % count] for byte in secrets.token_bytes(2 * size) if byte < limit]
-    return "".join(chars[:size])
+    return bytes(ord(alphabet[byte % count]) for byte in range(256)), bytes(range(limit, 256))
+
+
+#: each alphabet's byte table and rejected bytes, made once
+_DRAWS = {alphabet: _draw_table(alphabet) for alphabet in _ALPHABETS.values()}
 
 
 def _compile(form: str) -> list[tuple[str, str | int]]:

@@ -188,14 +188,21 @@ class _Call:
 
 
 class _Region:
-    """The open tool-call region: its calls in order, the first one not done yet, and the string
-    being written (its ``text`` events take a short path)."""
+    """The open tool-call region: its calls in order, the first one not done yet, the string being
+    written (its ``text`` events take a short path) and the call whose arguments are being written
+    (its value events take a short path)."""
 
-    __slots__ = ("calls", "first", "string", "string_call", "string_path", "string_target")
+    __slots__ = ("arguments_depth", "arguments_path", "calls", "first", "string", "string_call",
+                 "string_path", "string_target", "writing")
 
     def __init__(self) -> None:
         self.calls: list[_Call] = []
         self.first = 0  # calls before this one are done
+        #: the last call whose arguments began (a container), the event path of its arguments and
+        #: that path's length: value events under that path take :meth:`StepWriter.argument_values`
+        self.writing: _Call | None = None
+        self.arguments_path: list[Any] = []
+        self.arguments_depth = 0
         self.string: list[Any] | None = None  # the event path of the string being written
         self.string_call: _Call | None = None
         self.string_target = ""  # "arguments", "name" or "id"
@@ -280,6 +287,73 @@ class StepWriter:
             return None
         self._batch_first = self.calls
         return call.header, call.args.add_text(region.string_path, event["text"])
+
+    def argument_values(self, events: list[dict[str, Any]], start: int) -> list[tuple[Any, ...]] | None:
+        """A short path of :meth:`events` for a batch whose events from ``start`` on are all value
+        events of the call whose arguments are being written (begin, text, set or end of a value
+        inside them, their own end), then only ends of the containers holding them (the call's end),
+        when that call started and has no fragments waiting; what comes before ``start`` is a chunk
+        of a field that is not a text field (which :meth:`events` passes over).
+
+        Returns:
+            The steps :meth:`events` gives for the batch, with the same state changes: argument
+            fragments of that call, and its ``call_done`` step when its arguments end; ``None`` for
+            any other batch, which changes nothing (give it to :meth:`events`).
+        """
+        region = self._region
+        if region is None:
+            return None
+        call = region.writing
+        if call is None or call.header is None or call.pending or call.done or region.calls[-1] is not call:
+            return None
+        prefix, depth = region.arguments_path, region.arguments_depth
+        batch = events[start:]
+        for event in batch:  # the whole batch is checked before anything changes
+            if event["type"] != "region_value" or event["field"] != TOOL_CALLS:
+                return None
+            path = event["path"]
+            if path[:depth] != prefix and (event["op"] != "end" or path != prefix[: len(path)]):
+                return None  # (the second test: an end of a container holding the arguments)
+        self._batch_first = self.calls
+        out: list[tuple[Any, ...]] = []
+        writer, index = call.args, call.header
+        for event in batch:
+            path, op = event["path"], event["op"]
+            if path[:depth] != prefix:  # a container holding the arguments ends
+                if not call.done:
+                    self._value(out, region, event)
+                continue
+            written = op != "text" or path != region.string
+            if not written:  # more of the string being written
+                fragment = writer.add_text(region.string_path, event["text"])
+            elif call.done:
+                continue  # (as _value: the call ended; the event breaks the contract)
+            else:  # (_write(), inlined)
+                inner = path[depth:]
+                if op == "begin":
+                    fragment = writer.begin(inner, event["kind"])
+                    if event["kind"] == "string":
+                        region.string, region.string_call = path, call
+                        region.string_target, region.string_path = "arguments", inner
+                elif op == "end":
+                    fragment = writer.end(inner)
+                    if path == region.string:
+                        region.string = None
+                elif op == "set":
+                    fragment = writer.set(inner, event["value"])
+                else:
+                    fragment = ""
+            if fragment:
+                if not out:
+                    out = [(ARGUMENTS, index, fragment)]
+                elif out[-1][0] == ARGUMENTS and out[-1][1] == index:
+                    out[-1] = (ARGUMENTS, index, out[-1][2] + fragment)
+                else:
+                    out.append((ARGUMENTS, index, fragment))
+            if written and writer.complete and not writer.broken:
+                self._done(out, call, writer.text, "completed")
+                region.first += 1
+        return out
 
     def prompt(self, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The prompt's events (a parser's ``initial_events``) as the message counts them.
@@ -387,6 +461,8 @@ class StepWriter:
                     if event.get("kind") == "string":
                         region.string, region.string_call = path, call
                         region.string_target, region.string_path = "arguments", inner
+                    elif not inner:  # the arguments begin: their later events take argument_values()
+                        region.writing, region.arguments_path, region.arguments_depth = call, path, len(path)
                 elif op == "end" and path == region.string:
                     region.string = None
                 index = call.header
@@ -403,6 +479,8 @@ class StepWriter:
                         region.first += 1
                     return None
                 self._arguments(call, fragment)
+        if call.header is None and not call.name_done and calls[region.first] is call:
+            return None  # what _advance() finds first: the call being written cannot start yet
         self._advance(out, region)
         return None
 
