@@ -35,7 +35,9 @@ PATTERN_TEXT = st.text(alphabet="()?:<>=!P&R|[]^$\\{},.*+-0129amisxVBAGZbKgpwdSW
 def test_the_checks_patterns_that_compile_with_re() -> None:
     assert sorted(STANDARD) == [
         "backtracking._COUNT", "backtracking._HARMLESS_FLAGS", "backtracking._LATIN1_ATOM",
-        "delimiters._ANY_CHAR", "delimiters._CONTEXT_DEPENDENT", "delimiters._LARGE_COUNT",
+        "delimiters._ANY_CHAR", "delimiters._CONTEXT_DEPENDENT",
+        "delimiters._CONTEXT_DEPENDENT_BUT_LOOKBEHIND", "delimiters._LARGE_COUNT",
+        "delimiters._LITERAL_TOKEN",
         "delimiters._MULTILINE_FLAG", "delimiters._READS_END", "matcher._NOT_COMBINABLE",
         "pattern_size._COUNT", "pattern_size._FLAGS", "whitespace._UNGUARDABLE",
     ]

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from chatcodec import ResponseParser, load_response_template
 from chatcodec.response_templates.delimiters import (
+    after_whitespace,
     after_whitespace_then,
     first_chars,
     literal_delimiter,
@@ -91,6 +92,64 @@ def test_a_caret_only_limits_where_a_match_starts_not_what_it_starts_with(source
     starts with are those of the pattern without it (DeepSeek V3.1's thinking-off open keeps the
     fast path). A look-behind still leaves them unknown."""
     assert first_chars(regex_delimiter("f", True, source)) == expected
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    (r"<a>(?<=<a>)b", "<"),
+    (r"<a>(?<=a[^>]{0,1})b", "<"),
+    (r"<a>?(?<=a>)x", "<"),
+    (r"\<\>(?<!\s)x", "<"),
+    (r"^<a>(?<=a)x", "<"),
+    (r"\n\n(?=(?<=\n\n))x", "\n"),
+    (r"(?<=x)y", None),
+    (r"(?<=x)<a>(?<=a)y", None),
+    (r"<a>(?<=x<a>)b", None),
+    (r"<a>(?<=a[^>]{0,3})b", None),
+    (r"<a>(?<=<[^>]*)b", None),
+    (r"<a|b(?<=b)", None),
+    (r"<a>(?<=^a)x", None),
+    (r"(?V1i)ss(?<=ss)x", None),
+])
+def test_a_look_behind_that_reads_only_the_literal_prefix_keeps_the_first_characters(
+        source: str, expected: str | None) -> None:
+    """A look-behind after a literal prefix at least as long as it reaches back reads only what the
+    match has read; a leading one, a longer or unbounded one, one under a top-level alternative,
+    or one after a prefix that full case folding may shorten leaves the first characters unknown."""
+    assert first_chars(regex_delimiter("f", True, source)) == expected
+
+
+@pytest.mark.parametrize(("family", "head"), [
+    ("glm45", "<arg_key>"), ("glm47", "<arg_key>"), ("ling3", "<arg_key>"), ("longcat", "<longcat_arg_key>"),
+])
+def test_the_glm_style_key_value_heads_start_with_a_less_than_sign(family: str, head: str) -> None:
+    """GLM's linear key/value head reads tags after their ``<`` by look-behinds (test_glm_tag_pattern)."""
+    text = (PROFILES / family / "response_template.json").read_text(encoding="utf-8")
+    sources = [m.group(1) for m in re.finditer(r'"tag_pattern": ("(?:[^"\\]|\\.)*")', text)]
+    assert sources
+    for source in map(json.loads, sources):
+        assert source.startswith(head) and "(?<" in source
+        delimiter = regex_delimiter("f", True, source)
+        assert (first_chars(delimiter), after_whitespace(delimiter)) == ("<", "")
+
+
+def _glm_heads() -> list[str]:
+    text = (PROFILES / "glm45" / "response_template.json").read_text(encoding="utf-8")
+    return [json.loads(m.group(1)) for m in re.finditer(r'"tag_pattern": ("(?:[^"\\]|\\.)*")', text)]
+
+
+@given(st.sampled_from([*_glm_heads(), r"<a>(?<=<a>)b", r"<a>?(?<=a>)x", r"\<\>(?<!\s)x"]),
+       st.lists(st.sampled_from(["<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", "<a>", "<a",
+                                 "x", "b", " ", "\n", "\\n", "<", ">", "/"]), max_size=12))
+def test_no_match_of_a_look_behind_head_starts_outside_its_first_characters(source: str,
+                                                                          pieces: list[str]) -> None:
+    """The pre-filter is right only if no match, whole or cut by the buffer's end, starts on
+    another character, whatever text comes before it."""
+    delimiter = regex_delimiter("f", True, source)
+    starts = first_chars(delimiter)
+    assert starts is not None
+    text = "".join(pieces)
+    assert all(text[p] in starts for p in range(len(text))
+               if delimiter.pattern.match(text, p, partial=True) is not None)
 
 
 @pytest.mark.parametrize("family", ["deepseek_v31", "deepseek_v32", "glm47"])

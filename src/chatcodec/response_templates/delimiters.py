@@ -21,6 +21,7 @@ import regex
 
 from chatcodec.response_templates.backtracking import judge
 from chatcodec.response_templates.lazy_pattern import LazyPattern
+from chatcodec.response_templates.lookbehind import _measure
 from chatcodec.response_templates.pattern_size import check_size
 from chatcodec.response_templates.pattern_tokens import tokens, top_level_alternatives
 
@@ -53,6 +54,12 @@ _WS_CONTEXTS = ("", "x", " ", "\n", ">")
 # the boundary only looks at the match and what follows it.
 _CONTEXT_DEPENDENT = LazyPattern(r"\(\?<[=!]|\\[BAGmMK]|(?<!(?<!\\)[A-Za-z0-9_])\\b|(?<![\[\\])\^|\(\?\(",
                                  standard=True)
+# The same constructs but look-behinds: a look-behind that only reads what the match has already
+# read (:func:`_reads_only_the_match`) leaves what can start a match alone.
+_CONTEXT_DEPENDENT_BUT_LOOKBEHIND = LazyPattern(
+    r"\\[BAGmMK]|(?<!(?<!\\)[A-Za-z0-9_])\\b|(?<![\[\\])\^|\(\?\(", standard=True)
+# The tokens of a literal prefix: a character that stands for itself, or an escaped one.
+_LITERAL_TOKEN = LazyPattern(r"[^\\.^$|?*\+()\[\]{}]|\\[^A-Za-z0-9]|\\[ntrfv]", standard=True)
 _MULTILINE_FLAG = LazyPattern(r"\(\?[a-zA-Z]*m[a-zA-Z]*[):]", standard=True)
 # Escapes and constructs after which nearly any character may appear in a match.
 _ANY_CHAR = LazyPattern(r"(?<!\\)\.|\\[SWDpPXNxuUhHVR0-7]|\[\^|\(\?[a-zA-Z]*i|\\[xuUN]", standard=True)
@@ -426,7 +433,38 @@ def _start_pattern(source: str) -> regex.Pattern[str] | None:
                 out.append(source[i])
             i += 1
     stripped = "".join(out)
-    return None if _CONTEXT_DEPENDENT.search(stripped) else compile_pattern(stripped)
+    if _CONTEXT_DEPENDENT.search(stripped) is None:
+        return compile_pattern(stripped)
+    if _CONTEXT_DEPENDENT_BUT_LOOKBEHIND.search(stripped) is None and _reads_only_the_match(source, stripped):
+        return compile_pattern(stripped)
+    return None
+
+
+def _reads_only_the_match(source: str, stripped: str) -> bool:
+    """Whether every look-behind of ``stripped`` (``source`` without its ``^``) reads only text the
+    match itself has already read: ``stripped`` starts with a literal prefix, outside any
+    alternative, at least as long as the farthest any look-behind after it reaches back
+    (``<arg_key>(?:(?<=<[^<>]{0,7})...)``, a prefix of 9 against a reach of 8). The characters a
+    match starts with are then those of the prefix, whatever text comes before the match. A
+    look-behind at the start of the pattern, one that reaches further back than the prefix is long
+    (or an unbounded one), a top-level alternative, verbose mode (spaces are not literal) or full
+    case folding (a literal may match fewer characters) leave them unknown: ``False``. So does
+    ``^`` or ``\\A`` inside a look-behind in ``source`` (such a delimiter does not load)."""
+    parts = tokens(stripped)
+    if len(top_level_alternatives(parts)) > 1:
+        return False
+    if compile_pattern(stripped).flags & (regex.VERBOSE | regex.FULLCASE):
+        return False
+    prefix = 0
+    while prefix < len(parts) and _LITERAL_TOKEN.fullmatch(parts[prefix]) is not None:
+        following = parts[prefix + 1] if prefix + 1 < len(parts) else ""
+        if following in ("?", "*", "+") or following.startswith("{"):  # the literal may not be there
+            break
+        prefix += 1
+    if prefix == 0 or _measure(source)[1]:
+        return False
+    reach, _ = _measure("".join(parts[prefix:]))
+    return reach is not None and reach <= prefix
 
 
 #: A repetition count beyond the sampled runs' lengths (``{9}``, ``{12,}``, ``{3,40}``).
