@@ -86,11 +86,12 @@ def test_glm_newline_is_not_streamed_as_value_text() -> None:
     assert texts == ["1"]
 
 
-def test_seed_oss_one_character_at_a_time_does_not_warn() -> None:
-    events, message, warned = _run("seed_oss", list(SEED))
-    assert warned == []
-    assert [e["text"] for e in _values(events) if e["op"] == "text"] == ["1"]
-    assert message == MESSAGE
+def test_seed_oss_value_ends_for_every_chunk_size() -> None:
+    for size in (1, 3, len(SEED)):
+        events, message, warned = _run("seed_oss", _pieces(SEED, size))
+        assert warned == []
+        assert _values(events) == GLM_VALUE_EVENTS  # the same call, the same events
+        assert message == MESSAGE
 
 
 def _chunks(text: str) -> st.SearchStrategy[list[str]]:
