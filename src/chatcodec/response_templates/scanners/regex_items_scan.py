@@ -296,8 +296,9 @@ class RegexItemsScanner:
             return out
         term = self._current
         if self._state == _GROUP and self._pos == self._base + len(self._text) and (self._to_end or (
-                term is not None and (term.plain_ascii(text) is None if term.plain_ascii is not None
-                                      and text.isascii() else not term.may_start(text)))):  # the group's
+                term is not None and not (term.dollar and text.endswith("\n"))  # "$" may match before it
+                and (term.plain_ascii(text) is None if term.plain_ascii is not None
+                     and text.isascii() else not term.may_start(text)))):  # the group's
             self._text += text
             self._pos += len(text)
             self._verify.append(text)
