@@ -77,16 +77,17 @@ def test_vllm_sends_these_deltas() -> None:
 def _items(calls: list[Any]) -> list[str]:
     return [item.model_dump_json(exclude_unset=True) for item in calls]
 
-
-def test_sglang_returns_these_results() -> None:
-    tok = tokenizer("qwen3")
-    force = drivers.prompt_opens_reasoning(THINKING)
+def _sglang_results(family: str, conversation: Any, pieces: list[str]) -> tuple[list[Any], Any]:
+    """Feed ``pieces`` through SGLang's reasoning stage and tool stage as its server does; each
+    entry: (reasoning, normal text, content, call items as JSON), the last one the stream's end."""
+    tok = tokenizer(family)
+    force = drivers.prompt_opens_reasoning(conversation)
     reasoning_parser = ReasoningParser(
         "chatcodec", stream_reasoning=True, force_reasoning=force, tokenizer=tok
     )
-    tool_parser = FunctionCallParser(drivers.sglang_tools(THINKING), "chatcodec", tokenizer=tok)
+    tool_parser = FunctionCallParser(drivers.sglang_tools(conversation), "chatcodec", tokenizer=tok)
     returned = []
-    for text in PIECES:
+    for text in pieces:
         reasoning, normal = reasoning_parser.parse_stream_chunk(text)
         content, calls = tool_parser.parse_stream_chunk(normal)
         returned.append((reasoning, normal, content, _items(calls)))
@@ -94,9 +95,17 @@ def test_sglang_returns_these_results() -> None:
     content, calls = tool_parser.parse_stream_chunk(normal)
     end, end_calls = tool_parser.parse_stream_end()
     returned.append((reasoning, normal, content + end, _items(calls + end_calls)))
+    return returned, tool_parser
 
-    def fragment(text: str) -> str:
-        return '{"tool_index":0,"name":null,"parameters":"' + text + '"}'
+
+def fragment(text: str) -> str:
+    """An SGLang call item that adds ``text`` to the first call's arguments, as JSON."""
+    return '{"tool_index":0,"name":null,"parameters":"' + text + '"}'
+
+
+
+def test_sglang_returns_these_results() -> None:
+    returned, tool_parser = _sglang_results("qwen3", THINKING, PIECES)
 
     assert returned == [
         ("The user wants Paris.", "", "", []),  # reasoning only
@@ -173,24 +182,7 @@ def test_vllm_sends_these_deltas_for_values_that_open_and_end() -> None:
 
 
 def test_sglang_returns_these_results_for_values_that_open_and_end() -> None:
-    tok = tokenizer("qwen3_coder")
-    force = drivers.prompt_opens_reasoning(CODER)
-    reasoning_parser = ReasoningParser(
-        "chatcodec", stream_reasoning=True, force_reasoning=force, tokenizer=tok
-    )
-    tool_parser = FunctionCallParser(drivers.sglang_tools(CODER), "chatcodec", tokenizer=tok)
-    returned = []
-    for text in CODER_PIECES:
-        reasoning, normal = reasoning_parser.parse_stream_chunk(text)
-        content, calls = tool_parser.parse_stream_chunk(normal)
-        returned.append((reasoning, normal, content, _items(calls)))
-    reasoning, normal = reasoning_parser.parse_stream_end()
-    content, calls = tool_parser.parse_stream_chunk(normal)
-    end, end_calls = tool_parser.parse_stream_end()
-    returned.append((reasoning, normal, content + end, _items(calls + end_calls)))
-
-    def fragment(text: str) -> str:
-        return '{"tool_index":0,"name":null,"parameters":"' + text + '"}'
+    returned, tool_parser = _sglang_results("qwen3_coder", CODER, CODER_PIECES)
 
     assert returned == [
         ("", "Checking.", "Checking.", []),
