@@ -31,18 +31,20 @@ PIECES = [
 ]
 _ID = re.compile(r'"id":"call_[A-Za-z0-9]{24}"')
 
-
-def test_vllm_sends_these_deltas() -> None:
-    assert "".join(PIECES) == THINKING["output"]
-    tok = tokenizer("qwen3")
-    parser_cls = drivers.vllm_parser_cls("qwen3")
-    request = drivers.chat_request(THINKING)
+def _vllm_deltas(
+        family: str, conversation: Any, pieces: list[str]) -> tuple[list[tuple[str | None, str | None]], Any]:
+    """Feed ``pieces`` through vLLM's chat stream processor as its server does; each entry: the
+    delta's JSON on the wire (a generated call id written ``call_ID``; ``None``: nothing sent) and
+    the finish reason; and the request's tool parser."""
+    tok = tokenizer(family)
+    parser_cls = drivers.vllm_parser_cls(family)
+    request = drivers.chat_request(conversation)
     parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
     processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
-    prompt = tok.encode(prefix(THINKING), add_special_tokens=False)
+    prompt = tok.encode(prefix(conversation), add_special_tokens=False)
     sent: list[tuple[str | None, str | None]] = []
-    for number, text in enumerate(PIECES):
-        last = number == len(PIECES) - 1
+    for number, text in enumerate(pieces):
+        last = number == len(pieces) - 1
         ids = tok.encode(text, add_special_tokens=False)
         step = processor.step(text, ids, "stop" if last else None, prompt if number == 0 else None)
         wire = None if step.delta is None else step.delta.model_dump_json(exclude_unset=True)
@@ -50,6 +52,13 @@ def test_vllm_sends_these_deltas() -> None:
             assert len(_ID.findall(wire)) == wire.count('"id":"')  # a generated id, or none
             wire = _ID.sub('"id":"call_ID"', wire)
         sent.append((wire, step.finish_reason))
+    return sent, parser
+
+
+
+def test_vllm_sends_these_deltas() -> None:
+    assert "".join(PIECES) == THINKING["output"]
+    sent, parser = _vllm_deltas("qwen3", THINKING, PIECES)
     no_text = '"content":null,"reasoning":null'
     fragment = no_text + (
         ',"tool_calls":[{"id":null,"type":null,"index":0,"function":{"name":null,"arguments":%s}}]'
@@ -145,22 +154,7 @@ CODER_PIECES = [
 
 def test_vllm_sends_these_deltas_for_values_that_open_and_end() -> None:
     assert "".join(CODER_PIECES) == CODER["output"]
-    tok = tokenizer("qwen3_coder")
-    parser_cls = drivers.vllm_parser_cls("qwen3_coder")
-    request = drivers.chat_request(CODER)
-    parser = parser_cls(tok, request.tools, chat_template_kwargs={}, model_config=None)
-    processor = ChatStreamProcessor(request, parser, enable_auto_tools=True, parser_cls=parser_cls)
-    prompt = tok.encode(prefix(CODER), add_special_tokens=False)
-    sent: list[tuple[str | None, str | None]] = []
-    for number, text in enumerate(CODER_PIECES):
-        last = number == len(CODER_PIECES) - 1
-        ids = tok.encode(text, add_special_tokens=False)
-        step = processor.step(text, ids, "stop" if last else None, prompt if number == 0 else None)
-        wire = None if step.delta is None else step.delta.model_dump_json(exclude_unset=True)
-        if wire is not None:
-            assert len(_ID.findall(wire)) == wire.count('"id":"')
-            wire = _ID.sub('"id":"call_ID"', wire)
-        sent.append((wire, step.finish_reason))
+    sent, parser = _vllm_deltas("qwen3_coder", CODER, CODER_PIECES)
     fragment = (
         '{"content":null,"reasoning":null,"tool_calls":[{"id":null,"type":null,"index":0,'
         '"function":{"name":null,"arguments":%s}}]}'
